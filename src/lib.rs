@@ -12,6 +12,7 @@ pub mod llm;
 pub mod logging;
 pub mod notification;
 pub mod paths;
+pub mod sandbox;
 pub mod store;
 pub mod workflow;
 

@@ -1,0 +1,1 @@
+//! Placeholder: being written (sandbox for the maintainer's eval and syntax checks).
