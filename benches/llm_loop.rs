@@ -198,6 +198,7 @@ async fn run_once(engine: &Engine, tools: ToolSet) {
             task_id: task.id,
             tier: Tier::Standard,
             system: "You look at scripts and note what is wrong.".to_string(),
+            history: Vec::new(),
             messages: vec![ChatMessage::User {
                 text: "report.py fails with KeyError: 'totl'.".to_string(),
             }],

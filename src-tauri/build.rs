@@ -34,6 +34,10 @@ fn main() {
         "get_budgets",
         "set_budgets",
         "usage_today",
+        "list_autofixes",
+        "get_autofix",
+        "get_planner_chat",
+        "send_planner_message",
     ]);
     if let Err(e) = tauri_build::try_build(tauri_build::Attributes::new().app_manifest(manifest)) {
         // A build script has no caller to return to: say what is wrong and stop the build.

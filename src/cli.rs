@@ -46,6 +46,10 @@ pub enum WorkflowCommand {
     /// Run now, wait for the outcome, and exit 0 when it succeeded
     Run {
         name: String,
+        /// Also wait for the heal a failure starts (the auto-fix task and the re-run of its
+        /// fix), and exit 0 when the workflow ends green
+        #[arg(long)]
+        until_healed: bool,
         #[arg(long)]
         json: bool,
     },
@@ -234,7 +238,12 @@ pub async fn run(command: WorkflowCommand, paths: &Paths) -> Result<bool> {
                 _ => unexpected(),
             }
         }
-        WorkflowCommand::Run { name, json } => {
+        WorkflowCommand::Run {
+            name,
+            until_healed: true,
+            json,
+        } => crate::heal_cli::run_until_healed(paths, name, json).await,
+        WorkflowCommand::Run { name, json, .. } => {
             let workflow = open(paths)?.workflow_by_name(&name)?;
             // Every attempt may take the whole time limit, plus the pauses between them.
             let retry = &workflow.retry;
@@ -242,7 +251,10 @@ pub async fn run(command: WorkflowCommand, paths: &Paths) -> Result<bool> {
             let wait = Duration::from_secs(u64::from(workflow.timeout_secs) * attempts)
                 + Duration::from_millis(u64::from(retry.max_interval_ms) * attempts)
                 + Duration::from_secs(60);
-            let request = Request::RunWorkflow { workflow: name };
+            let request = Request::RunWorkflow {
+                workflow: name,
+                until_healed: false,
+            };
             match act(paths, request, wait).await? {
                 Response::Run { detail } => {
                     let ok = detail.run.status == RunStatus::Succeeded;
@@ -375,7 +387,7 @@ fn unified_diff(from: &ScriptVersion, to: &ScriptVersion, entry: &str) -> String
         .to_string()
 }
 
-fn print_run(title: &str, detail: &RunDetail) {
+pub(crate) fn print_run(title: &str, detail: &RunDetail) {
     let run = &detail.run;
     println!(
         "Run {} of \"{title}\" (version {}): {}",
@@ -484,7 +496,7 @@ fn confirm(question: &str) -> Result<()> {
     }
 }
 
-async fn act(paths: &Paths, request: Request, wait: Duration) -> Result<Response> {
+pub(crate) async fn act(paths: &Paths, request: Request, wait: Duration) -> Result<Response> {
     client::act(paths, "healer CLI", request, wait).await
 }
 
@@ -502,7 +514,7 @@ pub(crate) fn print_json<T: Serialize>(value: &T) -> Result<bool> {
     Ok(true)
 }
 
-fn unexpected() -> Result<bool> {
+pub(crate) fn unexpected() -> Result<bool> {
     Err(Error::Internal(
         "the engine answered another question".to_string(),
     ))

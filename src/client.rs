@@ -6,11 +6,12 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{Engine, EngineOptions};
+use crate::engine::{Engine, EngineOptions, HealedRun};
 use crate::error::{Error, ErrorPayload, Result};
 use crate::heal::HealRecord;
 use crate::lease::Lease;
 use crate::paths::Paths;
+use crate::planner::PlannerChat;
 use crate::store::{RequestStatus, Store};
 use crate::workflow::{RunDetail, ScriptVersion, Workflow, WorkflowInput};
 
@@ -38,9 +39,17 @@ pub enum Request {
     DeleteWorkflow {
         workflow: String,
     },
-    /// Run now and answer when the run has finished.
+    /// Run now and answer when the run has finished (`until_healed`: and when the heal its
+    /// failure starts is over too).
     RunWorkflow {
         workflow: String,
+        #[serde(default)]
+        until_healed: bool,
+    },
+    /// One planner turn in the workflow's chat, answered when it is over.
+    Replan {
+        workflow: String,
+        message: String,
     },
     LoadExamples,
 }
@@ -53,6 +62,8 @@ pub enum Response {
     Workflow { workflow: Box<Workflow> },
     Version { version: Box<ScriptVersion> },
     Run { detail: Box<RunDetail> },
+    Healed { healed: Box<HealedRun> },
+    Chat { chat: Box<PlannerChat> },
     Workflows { workflows: Vec<Workflow> },
     Done,
 }
@@ -126,6 +137,7 @@ fn payload_kind(request: &Request) -> &'static str {
         Request::SetPaused { .. } => "set_paused",
         Request::DeleteWorkflow { .. } => "delete_workflow",
         Request::RunWorkflow { .. } => "run_workflow",
+        Request::Replan { .. } => "replan",
         Request::LoadExamples => "load_examples",
     }
 }

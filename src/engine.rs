@@ -2,6 +2,7 @@
 //! shell and the CLI are thin callers of this API.
 
 mod llm;
+mod maintainer;
 mod requests;
 mod workflows;
 
@@ -22,11 +23,13 @@ use crate::events::{Bus, Event, EventRecord};
 use crate::failure::{Evidence, Failure, FailureClass, FailureSource};
 use crate::heal::{HealContext, HealRecord, Pipeline};
 use crate::lease::Lease;
+use crate::maintainer::inbox::inbox_loop;
 use crate::notification::NotificationList;
 use crate::paths::Paths;
 use crate::store::{known_schema_version, Store};
 use crate::workflow::runner::{end_leftover_group, OutputChunk};
 use crate::workflow::scheduler::schedule_loop;
+pub use maintainer::HealedRun;
 use requests::serve_requests;
 
 /// How long shutdown waits for background tasks before abandoning them.
@@ -112,6 +115,8 @@ pub(crate) struct Inner {
     pub(crate) llm: crate::llm::Llm,
     /// Wakes the scheduler: a run was requested, a schedule changed, a run finished.
     pub(crate) wake: Notify,
+    /// Wakes the inbox worker: a maintainer or planner item was queued or finished.
+    pub(crate) inbox_wake: Notify,
     pipeline: Pipeline,
     role: String,
     scheduling: bool,
@@ -156,6 +161,7 @@ impl Engine {
             output,
             llm,
             wake: Notify::new(),
+            inbox_wake: Notify::new(),
             pipeline: options.pipeline,
             role: role.to_string(),
             scheduling: options.scheduler,
@@ -179,6 +185,7 @@ impl Engine {
         tasks.spawn(serve_requests(handle.clone(), cancel.clone()));
         if handle.inner.scheduling {
             tasks.spawn(schedule_loop(handle.inner.clone(), cancel.clone()));
+            tasks.spawn(inbox_loop(handle.inner.clone(), cancel.clone()));
             // The long-running engine (app, daemon) looks for a local model once.
             tasks.spawn(crate::llm::detect_ollama_at_start(handle.inner.llm.clone()));
         }
@@ -353,6 +360,12 @@ impl Inner {
             );
         }
         let runs = leftovers.len();
+        // Before tasks: a task whose item was being worked on is interrupted; one whose item
+        // is still pending waits for its turn.
+        let items = self.store.settle_taken_inbox_items()?;
+        if items > 0 {
+            tracing::warn!("{items} auto-fix or chat turn(s) were interrupted");
+        }
         let heals = self.store.interrupt_running_heals()?;
         let tasks = self.store.interrupt_running_tasks()?;
         let requests = self.store.fail_taken_requests(&failed_result(
@@ -372,6 +385,8 @@ impl Inner {
         let cx = HealContext {
             store: &self.store,
             bus: &self.bus,
+            llm: Some(&self.llm),
+            inbox: Some(&self.inbox_wake),
         };
         self.pipeline.heal(&cx, failure).await
     }

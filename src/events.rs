@@ -8,6 +8,7 @@ use crate::error::Result;
 use crate::failure::FailureClass;
 use crate::heal::{Outcome, RemedyStatus};
 use crate::llm::{MessageRole, TaskKind, TaskStatus};
+use crate::maintainer::AutoFixStatus;
 use crate::notification::Notification;
 use crate::store::Store;
 use crate::workflow::{Author, RunStatus, RunTrigger, Version};
@@ -111,6 +112,27 @@ pub enum Event {
         status: TaskStatus,
         summary: String,
     },
+    /// A logic failure put a workflow in maintenance: a maintainer task will repair it.
+    MaintenanceStarted {
+        workflow_id: i64,
+        task_id: i64,
+        run_id: i64,
+        title: String,
+    },
+    /// A maintainer task ended: fixed (a re-run follows), stale, gave up, or interrupted.
+    MaintenanceFinished {
+        workflow_id: i64,
+        task_id: Option<i64>,
+        status: AutoFixStatus,
+        summary: String,
+    },
+    /// The planner answered a message in a workflow's chat (`question`: it asks the person).
+    PlannerReplied {
+        workflow_id: i64,
+        task_id: i64,
+        question: Option<String>,
+        summary: String,
+    },
     /// Model providers, tiers or budgets changed.
     LlmSettingsChanged {
         what: String,
@@ -138,6 +160,9 @@ impl Event {
             Event::TaskStarted { .. } => "task_started",
             Event::TaskMessageAdded { .. } => "task_message_added",
             Event::TaskFinished { .. } => "task_finished",
+            Event::MaintenanceStarted { .. } => "maintenance_started",
+            Event::MaintenanceFinished { .. } => "maintenance_finished",
+            Event::PlannerReplied { .. } => "planner_replied",
             Event::LlmSettingsChanged { .. } => "llm_settings_changed",
         }
     }
@@ -253,6 +278,21 @@ impl Event {
                 status,
                 summary,
             } => format!("Task {task_id} {}: {summary}", status.as_str()),
+            Event::MaintenanceStarted { task_id, title, .. } => {
+                format!("Auto-fix task {task_id} started for \u{201c}{title}\u{201d}")
+            }
+            Event::MaintenanceFinished {
+                task_id, summary, ..
+            } => match task_id {
+                Some(id) => format!("Auto-fix task {id}: {summary}"),
+                None => format!("Auto-fix: {summary}"),
+            },
+            Event::PlannerReplied {
+                question, summary, ..
+            } => match question {
+                Some(q) => format!("The planner asks: {q}"),
+                None => format!("The planner answered: {summary}"),
+            },
             Event::LlmSettingsChanged { what } => format!("Model settings: {what}"),
         }
     }

@@ -127,6 +127,10 @@ pub struct HealRecord {
 pub struct HealContext<'a> {
     pub store: &'a Store,
     pub bus: &'a Bus,
+    /// The model layer, for remedies that start model work (`None` in a pipeline without it).
+    pub llm: Option<&'a crate::llm::Llm>,
+    /// Wakes the inbox worker when a remedy queued work for a task.
+    pub inbox: Option<&'a tokio::sync::Notify>,
 }
 
 /// Memory of earlier failures with the same signature. The healing-memory issue (#7) fills it.

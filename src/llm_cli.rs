@@ -89,10 +89,13 @@ pub enum TierCommand {
 
 #[derive(Subcommand)]
 pub enum TaskCommand {
-    /// The newest tasks
+    /// The newest tasks (with --workflow: that workflow's auto-fix tasks)
     List {
         #[arg(long, default_value_t = 20)]
         limit: u32,
+        /// Only this workflow's auto-fix tasks
+        #[arg(long, value_name = "NAME")]
+        workflow: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -355,7 +358,12 @@ pub fn usage(paths: &Paths, json: bool) -> Result<bool> {
 pub fn task(command: TaskCommand, paths: &Paths) -> Result<bool> {
     let store = open(paths)?;
     match command {
-        TaskCommand::List { limit, json } => {
+        TaskCommand::List {
+            limit,
+            workflow: Some(name),
+            json,
+        } => crate::heal_cli::workflow_tasks(paths, &name, limit, json),
+        TaskCommand::List { limit, json, .. } => {
             let tasks = store.list_tasks(limit)?;
             if json {
                 return print_json(&tasks);
@@ -388,7 +396,7 @@ pub fn task(command: TaskCommand, paths: &Paths) -> Result<bool> {
                 thread.task.title
             );
             for m in &thread.messages {
-                println!("  {}  {}", m.at, m.summary());
+                crate::heal_cli::print_message(m);
             }
             if !thread.task.summary.is_empty() {
                 println!("  → {}", thread.task.summary);

@@ -2,6 +2,7 @@
 //! Exit codes: 0 ok, 1 failure, 2 usage error.
 
 mod cli;
+mod heal_cli;
 mod llm_cli;
 
 use std::path::PathBuf;
@@ -89,6 +90,15 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Ask the workflow's planner to change it (one turn of its chat; what Re-plan opens)
+    Replan {
+        /// The workflow's name
+        name: String,
+        /// Your message to the planner
+        message: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// Tasks that talk to a model: list, show a thread, export it as ATIF
     Task {
         #[command(subcommand)]
@@ -134,6 +144,11 @@ async fn run(command: Command, paths: Paths) -> Result<bool> {
         Command::Tier { command } => llm_cli::tier(command, &paths),
         Command::Usage { json } => llm_cli::usage(&paths, json),
         Command::Task { command } => llm_cli::task(command, &paths),
+        Command::Replan {
+            name,
+            message,
+            json,
+        } => heal_cli::replan(&paths, name, message, json).await,
         Command::Examples { json } => {
             let response = client::act(
                 &paths,
@@ -178,20 +193,7 @@ async fn run(command: Command, paths: Paths) -> Result<bool> {
                 Ok(true)
             }
         }
-        Command::Notifications { json } => {
-            let store = cli::open(&paths)?;
-            let list = store.list_notifications()?;
-            if json {
-                cli::print_json(&list)
-            } else {
-                println!("{} unread", list.unread);
-                for n in &list.items {
-                    let mark = if n.read { " " } else { "•" };
-                    println!("{mark} {}  {}\n    {}", n.created_at, n.title, n.body);
-                }
-                Ok(true)
-            }
-        }
+        Command::Notifications { json } => heal_cli::notifications(&paths, json),
         Command::Check { json } => {
             let response =
                 client::act(&paths, "healer check", Request::SendTestAlert, ANSWER_WAIT).await?;

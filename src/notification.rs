@@ -10,6 +10,20 @@ pub enum NotificationKind {
     Info,
     /// A heal needed the person to know about it.
     Heal,
+    /// The maintainer could not repair a workflow; the person decides (Re-plan).
+    MaintenanceFailed,
+    /// A repair was needed but no model is configured.
+    NoModel,
+}
+
+/// A button a notification offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum NotificationAction {
+    /// Open the workflow's chat with the planner.
+    Replan,
+    /// Open Settings → Models.
+    OpenSettings,
 }
 
 impl NotificationKind {
@@ -17,15 +31,20 @@ impl NotificationKind {
         match self {
             NotificationKind::Info => "info",
             NotificationKind::Heal => "heal",
+            NotificationKind::MaintenanceFailed => "maintenance_failed",
+            NotificationKind::NoModel => "no_model",
         }
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "info" => Some(NotificationKind::Info),
-            "heal" => Some(NotificationKind::Heal),
-            _ => None,
-        }
+        [
+            NotificationKind::Info,
+            NotificationKind::Heal,
+            NotificationKind::MaintenanceFailed,
+            NotificationKind::NoModel,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s)
     }
 }
 
@@ -39,6 +58,12 @@ pub struct Notification {
     pub read: bool,
     /// The heal that raised it, if any.
     pub heal_id: Option<i64>,
+    /// What it is about: the workflow, the failed run, the maintainer task.
+    pub workflow_id: Option<i64>,
+    pub run_id: Option<i64>,
+    pub task_id: Option<i64>,
+    /// The buttons it offers.
+    pub actions: Vec<NotificationAction>,
 }
 
 /// A new notification, before the store gives it an id.
@@ -48,6 +73,25 @@ pub struct NewNotification {
     pub title: String,
     pub body: String,
     pub heal_id: Option<i64>,
+    pub workflow_id: Option<i64>,
+    pub run_id: Option<i64>,
+    pub task_id: Option<i64>,
+    pub actions: Vec<NotificationAction>,
+}
+
+impl NewNotification {
+    pub fn new(kind: NotificationKind, title: String, body: String) -> Self {
+        NewNotification {
+            kind,
+            title,
+            body,
+            heal_id: None,
+            workflow_id: None,
+            run_id: None,
+            task_id: None,
+            actions: Vec::new(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]

@@ -3,6 +3,7 @@
 
 mod events;
 mod heals;
+mod maintenance;
 mod notifications;
 mod providers;
 mod requests;
@@ -34,6 +35,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0001_foundation.sql"),
     include_str!("store/migrations/0002_workflows.sql"),
     include_str!("store/migrations/0003_llm.sql"),
+    include_str!("store/migrations/0004_maintainer.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -129,6 +129,10 @@ pub struct Workflow {
     pub status: WorkflowStatus,
     pub created_at: String,
     pub updated_at: String,
+    /// A maintainer task is repairing it (shown as "healing").
+    pub healing: bool,
+    /// Automatic fixes since its last green run.
+    pub fix_count: u32,
 }
 
 /// What a person fills in to create a workflow (or edit its settings: `code` is then ignored).
@@ -238,6 +242,8 @@ pub enum RunTrigger {
     Manual,
     /// Due while Healer was closed: run once at start-up.
     CatchUp,
+    /// The re-run after a maintainer's fix.
+    Fix,
 }
 
 impl RunTrigger {
@@ -246,6 +252,7 @@ impl RunTrigger {
             RunTrigger::Schedule => "schedule",
             RunTrigger::Manual => "manual",
             RunTrigger::CatchUp => "catch_up",
+            RunTrigger::Fix => "fix",
         }
     }
 
@@ -254,6 +261,7 @@ impl RunTrigger {
             RunTrigger::Schedule,
             RunTrigger::Manual,
             RunTrigger::CatchUp,
+            RunTrigger::Fix,
         ]
         .into_iter()
         .find(|v| v.as_str() == s)
@@ -358,6 +366,8 @@ pub struct WorkflowSummary {
     pub next_run_at: Option<String>,
     /// A run is queued or running now.
     pub busy: bool,
+    /// A maintainer task is repairing it.
+    pub healing: bool,
 }
 
 /// Everything the workflow page shows at the top.

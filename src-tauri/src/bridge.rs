@@ -2,6 +2,7 @@
 //! notifications.
 
 use healer::events::{Event, EventRecord};
+use healer::llm::ThreadText;
 use healer::workflow::runner::OutputChunk;
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Manager};
@@ -17,15 +18,36 @@ pub struct HealerEvent(pub EventRecord);
 #[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
 pub struct RunOutput(pub OutputChunk);
 
+/// Text of a task's thread as the model writes it (the stored message follows when done).
+#[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
+pub struct ThreadTextEvent(pub ThreadText);
+
 pub async fn forward(
     app: AppHandle,
     events: broadcast::Receiver<EventRecord>,
     output: broadcast::Receiver<OutputChunk>,
+    text: broadcast::Receiver<ThreadText>,
 ) {
     tokio::join!(
         forward_events(app.clone(), events),
-        forward_output(app, output)
+        forward_output(app.clone(), output),
+        forward_text(app, text)
     );
+}
+
+async fn forward_text(app: AppHandle, mut rx: broadcast::Receiver<ThreadText>) {
+    loop {
+        match rx.recv().await {
+            Ok(piece) => {
+                if let Err(e) = ThreadTextEvent(piece).emit(&app) {
+                    tracing::debug!("cannot send thread text to the window: {e}");
+                }
+            }
+            // Live text is a view; the stored message is complete.
+            Err(RecvError::Lagged(_)) => {}
+            Err(RecvError::Closed) => break,
+        }
+    }
 }
 
 async fn forward_output(app: AppHandle, mut rx: broadcast::Receiver<OutputChunk>) {

@@ -3,6 +3,7 @@
 
 mod bridge;
 mod commands;
+mod heal_commands;
 mod model_commands;
 mod state;
 
@@ -14,7 +15,7 @@ use healer::{logging, Engine, ErrorPayload, Paths};
 use tauri::{Manager, RunEvent};
 use tauri_specta::{collect_commands, collect_events};
 
-pub use bridge::{HealerEvent, RunOutput};
+pub use bridge::{HealerEvent, RunOutput, ThreadTextEvent};
 use state::AppState;
 
 /// The typed IPC surface: commands and events, from which `ui/src/bindings.ts` is generated.
@@ -53,8 +54,12 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             model_commands::get_budgets,
             model_commands::set_budgets,
             model_commands::usage_today,
+            heal_commands::list_autofixes,
+            heal_commands::get_autofix,
+            heal_commands::get_planner_chat,
+            heal_commands::send_planner_message,
         ])
-        .events(collect_events![HealerEvent, RunOutput])
+        .events(collect_events![HealerEvent, RunOutput, ThreadTextEvent])
         // Ids and counts stay far below 2^53.
         .dangerously_cast_bigints_to_number()
         // Our types serialise and deserialise alike; one TS type each is easier to read.
@@ -110,6 +115,7 @@ pub fn run() -> ExitCode {
                         app.handle().clone(),
                         engine.subscribe(),
                         engine.subscribe_output(),
+                        engine.subscribe_thread_text(),
                     ));
                     (Ok(engine), Some(bridge))
                 }

@@ -39,8 +39,20 @@ pub(super) async fn perform(engine: &Handle, request: Request) -> Result<Respons
             engine.delete_workflow(find(&workflow)?)?;
             Response::Done
         }
-        Request::RunWorkflow { workflow } => Response::Run {
+        Request::RunWorkflow {
+            workflow,
+            until_healed: false,
+        } => Response::Run {
             detail: Box::new(engine.run_and_wait(find(&workflow)?).await?),
+        },
+        Request::RunWorkflow {
+            workflow,
+            until_healed: true,
+        } => Response::Healed {
+            healed: Box::new(engine.run_until_healed(find(&workflow)?).await?),
+        },
+        Request::Replan { workflow, message } => Response::Chat {
+            chat: Box::new(engine.replan_and_wait(find(&workflow)?, &message).await?),
         },
         Request::LoadExamples => Response::Workflows {
             workflows: engine.load_examples()?,

@@ -1,7 +1,8 @@
 //! Plan: an ordered list of remedies for a failure, by rules over its scenario, class and
 //! history. Pure: planning never acts.
 
-use crate::failure::Failure;
+use crate::failure::{Failure, FailureClass};
+use crate::maintainer::Maintain;
 
 use super::{Recollection, RecordAndNotify, Remedy};
 
@@ -9,20 +10,25 @@ pub trait Planner: Send + Sync {
     fn plan(&self, failure: &Failure, recollection: &Recollection) -> Vec<Box<dyn Remedy>>;
 }
 
-/// The rules. Until the remedies of later issues exist (retry, known fix, maintainer,
-/// checkpoint), every failure is recorded and the person is told.
+/// The rules: a logic error goes to the maintainer (which repairs it, or tells the person
+/// itself); anything else, or a maintainer that could not start, is recorded and told.
 pub struct RulePlanner;
 
 impl Planner for RulePlanner {
-    fn plan(&self, _failure: &Failure, _recollection: &Recollection) -> Vec<Box<dyn Remedy>> {
-        vec![Box::new(RecordAndNotify)]
+    fn plan(&self, failure: &Failure, _recollection: &Recollection) -> Vec<Box<dyn Remedy>> {
+        let mut plan: Vec<Box<dyn Remedy>> = Vec::new();
+        if failure.class == FailureClass::Logic {
+            plan.push(Box::new(Maintain));
+        }
+        plan.push(Box::new(RecordAndNotify));
+        plan
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::failure::{Evidence, FailureClass, FailureSource};
+    use crate::failure::{Evidence, FailureSource};
 
     #[test]
     fn every_failure_is_at_least_told_to_the_person() {

@@ -47,6 +47,7 @@ impl Remedy for RecordAndNotify {
         heal_id: i64,
         failure: &Failure,
     ) -> Result<RemedyReport> {
+        let mut about = None;
         let (kind, title, body) = match &failure.source {
             FailureSource::SelfCheck => (
                 NotificationKind::Info,
@@ -59,11 +60,13 @@ impl Remedy for RecordAndNotify {
                 workflow_id,
                 run_id,
             } => {
-                let title = cx
-                    .store
-                    .workflow(*workflow_id)
-                    .map(|w| format!("\u{201c}{}\u{201d} failed", w.title))
-                    .unwrap_or_else(|_| format!("Workflow {workflow_id} failed"));
+                let title = match cx.store.workflow(*workflow_id) {
+                    Ok(w) => {
+                        about = Some((w.id, *run_id));
+                        format!("\u{201c}{}\u{201d} failed", w.title)
+                    }
+                    Err(_) => format!("Workflow {workflow_id} failed"),
+                };
                 (
                     NotificationKind::Heal,
                     title,
@@ -75,12 +78,13 @@ impl Remedy for RecordAndNotify {
                 )
             }
         };
-        let notification = cx.store.insert_notification(&NewNotification {
-            kind,
-            title,
-            body,
-            heal_id: Some(heal_id),
-        })?;
+        let mut new = NewNotification::new(kind, title, body);
+        new.heal_id = Some(heal_id);
+        if let Some((workflow_id, run_id)) = about {
+            new.workflow_id = Some(workflow_id);
+            new.run_id = Some(run_id);
+        }
+        let notification = cx.store.insert_notification(&new)?;
         let id = notification.id;
         cx.bus.emit(Event::NotificationCreated { notification })?;
         Ok(RemedyReport {

@@ -68,13 +68,14 @@ impl Llm {
         let deadline = Instant::now() + Duration::from_secs(u64::from(limits.max_duration_secs));
         let specs = run.tools.specs();
 
-        if !run.system.is_empty() {
+        if !run.system.is_empty() && run.history.is_empty() {
             self.record(run.task_id, NewMessage::system(&run.system))?;
         }
         for message in &run.messages {
             self.record(run.task_id, NewMessage::from_chat(message))?;
         }
-        let mut conversation = run.messages;
+        let mut conversation = run.history;
+        conversation.extend(run.messages);
         let mut prompt_chars = run.system.len()
             + conversation.iter().map(chars).sum::<usize>()
             + specs

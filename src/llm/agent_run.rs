@@ -33,7 +33,10 @@ pub struct AgentRun {
     pub task_id: i64,
     pub tier: Tier,
     pub system: String,
-    /// The conversation so far (usually the person's or the pipeline's request).
+    /// Earlier turns already stored in the thread (a chat that continues): sent, not stored
+    /// again. When it is not empty, the system prompt is not stored again either.
+    pub history: Vec<ChatMessage>,
+    /// The new messages of this turn (usually the person's or the pipeline's request).
     pub messages: Vec<ChatMessage>,
     pub tools: ToolSet,
     /// `None`: the `llm.loop` settings.

@@ -10,16 +10,23 @@ const LIST_LIMIT: u32 = 200;
 impl Store {
     pub fn insert_notification(&self, new: &NewNotification) -> Result<Notification> {
         let created_at = now();
+        let actions = serde_json::to_string(&new.actions)
+            .map_err(|e| Error::Internal(format!("actions do not serialise: {e}")))?;
         let id = self.call(|c| {
             c.execute(
-                "INSERT INTO notifications (kind, title, body, heal_id, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                "INSERT INTO notifications (kind, title, body, heal_id, created_at, workflow_id,
+                     run_id, task_id, actions)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 params![
                     new.kind.as_str(),
                     new.title,
                     new.body,
                     new.heal_id,
-                    created_at
+                    created_at,
+                    new.workflow_id,
+                    new.run_id,
+                    new.task_id,
+                    actions
                 ],
             )?;
             Ok(c.last_insert_rowid())
@@ -32,13 +39,18 @@ impl Store {
             created_at,
             read: false,
             heal_id: new.heal_id,
+            workflow_id: new.workflow_id,
+            run_id: new.run_id,
+            task_id: new.task_id,
+            actions: new.actions.clone(),
         })
     }
 
     pub fn list_notifications(&self) -> Result<NotificationList> {
         self.call(|c| {
             let mut stmt = c.prepare_cached(
-                "SELECT id, kind, title, body, created_at, read_at IS NOT NULL, heal_id
+                "SELECT id, kind, title, body, created_at, read_at IS NOT NULL, heal_id,
+                        workflow_id, run_id, task_id, actions
                  FROM notifications ORDER BY id DESC LIMIT ?1",
             )?;
             let items = stmt
@@ -78,6 +90,7 @@ impl Store {
 
 fn notification_from_row(r: &Row<'_>) -> rusqlite::Result<Notification> {
     let kind: String = r.get(1)?;
+    let actions: String = r.get(10)?;
     Ok(Notification {
         id: r.get(0)?,
         kind: NotificationKind::parse(&kind).ok_or_else(|| unknown_value(1, &kind))?,
@@ -86,6 +99,10 @@ fn notification_from_row(r: &Row<'_>) -> rusqlite::Result<Notification> {
         created_at: r.get(4)?,
         read: r.get(5)?,
         heal_id: r.get(6)?,
+        workflow_id: r.get(7)?,
+        run_id: r.get(8)?,
+        task_id: r.get(9)?,
+        actions: serde_json::from_str(&actions).map_err(|_| unknown_value(10, &actions))?,
     })
 }
 

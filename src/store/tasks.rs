@@ -62,7 +62,8 @@ impl Store {
         Ok(())
     }
 
-    /// Tasks a crash left running: mark them interrupted. Returns how many.
+    /// Tasks a crash left running: mark them interrupted. Returns how many. A task whose inbox
+    /// item is still pending has not started: it stays, and runs when its turn comes.
     pub fn interrupt_running_tasks(&self) -> Result<usize> {
         let at = now();
         self.call(|c| {
@@ -70,7 +71,8 @@ impl Store {
                 "UPDATE tasks SET status = 'interrupted',
                     summary = 'Interrupted: the engine stopped before this task finished',
                     finished_at = ?1
-                 WHERE status = 'running'",
+                 WHERE status = 'running'
+                   AND id NOT IN (SELECT task_id FROM inbox WHERE status = 'pending')",
                 [at],
             )
         })

@@ -9,7 +9,7 @@ use crate::workflow::{
     WorkflowSummary,
 };
 
-const WORKFLOW_COLUMNS: &str = "id, name, title, runtime, entry, schedule, env, timeout_secs, retry, status, created_at, updated_at";
+const WORKFLOW_COLUMNS: &str = "id, name, title, runtime, entry, schedule, env, timeout_secs, retry, status, created_at, updated_at, maintenance, fix_count";
 
 /// What the scheduler needs of a workflow.
 #[derive(Debug, Clone)]
@@ -131,7 +131,8 @@ impl Store {
                 "SELECT w.id, w.name, w.title, w.status, w.runtime, w.schedule, s.major, s.minor, w.next_run_at,
                         r.id, r.workflow_id, rs.major, rs.minor, r.trigger, r.status, r.class, r.attempts,
                         r.queued_at, r.started_at, r.finished_at, r.summary,
-                        EXISTS (SELECT 1 FROM runs o WHERE o.workflow_id = w.id AND o.status IN ('queued', 'running'))
+                        EXISTS (SELECT 1 FROM runs o WHERE o.workflow_id = w.id AND o.status IN ('queued', 'running')),
+                        w.maintenance
                  FROM workflows w
                  JOIN scripts s ON s.id = w.active_script_id
                  LEFT JOIN runs r ON r.id = (SELECT max(id) FROM runs WHERE workflow_id = w.id)
@@ -163,6 +164,7 @@ impl Store {
                         next_run_at: r.get(8)?,
                         last_run,
                         busy: r.get(21)?,
+                        healing: r.get(22)?,
                     })
                 })?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -184,8 +186,9 @@ impl Store {
         Ok(())
     }
 
-    /// After a run: a success makes a workflow that needed attention active again; a failure
-    /// makes an active one need attention. A paused workflow stays paused.
+    /// After a run: a success makes a workflow that needed attention active again and resets
+    /// its fix count (the repairs worked); a failure makes an active one need attention. A
+    /// paused workflow stays paused.
     pub fn settle_workflow_status(&self, id: i64, succeeded: bool) -> Result<()> {
         let (from, to) = if succeeded {
             ("needs_attention", "active")
@@ -194,10 +197,18 @@ impl Store {
         };
         let at = now();
         self.call(|c| {
-            c.execute(
+            let tx = c.transaction()?;
+            tx.execute(
                 "UPDATE workflows SET status = ?3, updated_at = ?4 WHERE id = ?1 AND status = ?2",
                 params![id, from, to, at],
-            )
+            )?;
+            if succeeded {
+                tx.execute(
+                    "UPDATE workflows SET fix_count = 0 WHERE id = ?1 AND fix_count > 0",
+                    [id],
+                )?;
+            }
+            tx.commit()
         })?;
         Ok(())
     }
@@ -216,7 +227,7 @@ impl Store {
         self.call(|c| {
             let mut stmt = c.prepare_cached(
                 "SELECT id, schedule, last_due_at, next_run_at, created_at FROM workflows
-                 WHERE status != 'paused' AND schedule NOT LIKE '{\"kind\":\"manual\"%'",
+                 WHERE status != 'paused' AND maintenance = 0 AND schedule NOT LIKE '{\"kind\":\"manual\"%'",
             )?;
             let rows = stmt
                 .query_map([], |r| {
@@ -333,6 +344,8 @@ fn workflow_from_row(r: &Row<'_>) -> rusqlite::Result<Workflow> {
         status: WorkflowStatus::parse(&status).ok_or_else(|| unknown_value(9, &status))?,
         created_at: r.get(10)?,
         updated_at: r.get(11)?,
+        healing: r.get(12)?,
+        fix_count: r.get(13)?,
     })
 }
 

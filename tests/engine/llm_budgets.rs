@@ -195,6 +195,7 @@ async fn ollama_is_found_with_its_models_and_needs_no_key() {
             task_id: task.id,
             tier: Tier::Cheap,
             system: String::new(),
+            history: Vec::new(),
             messages: vec![healer::llm::ChatMessage::User {
                 text: "hello".to_string(),
             }],

@@ -87,6 +87,7 @@ pub fn fix_request(engine: &Engine, tools: ToolSet, tier: Tier) -> AgentRun {
         task_id: task.id,
         tier,
         system: "You repair scripts. Use the tools; answer in one sentence when done.".to_string(),
+        history: Vec::new(),
         messages: vec![ChatMessage::User {
             text: "report.py fails with KeyError: 'totl'. Fix it.".to_string(),
         }],

@@ -11,6 +11,7 @@ mod llm_cli;
 mod llm_fixtures;
 mod llm_keys;
 mod llm_openai;
+mod maintainer;
 mod model_server;
 mod pipeline;
 mod store;

@@ -44,12 +44,21 @@ export const commands = {
 	getBudgets: () => typedError<Budgets, ErrorPayload>(__TAURI_INVOKE("get_budgets")),
 	setBudgets: (budgets: Budgets) => typedError<null, ErrorPayload>(__TAURI_INVOKE("set_budgets", { budgets })),
 	usageToday: () => typedError<UsageReport, ErrorPayload>(__TAURI_INVOKE("usage_today")),
+	/**  A workflow's auto-fix tasks, newest first. */
+	listAutofixes: (workflowId: number) => typedError<AutoFix[], ErrorPayload>(__TAURI_INVOKE("list_autofixes", { workflowId })),
+	/**  One auto-fix: its thread, and the code before and after. */
+	getAutofix: (taskId: number) => typedError<AutoFixDetail, ErrorPayload>(__TAURI_INVOKE("get_autofix", { taskId })),
+	/**  The workflow's chat with the planner. */
+	getPlannerChat: (workflowId: number) => typedError<PlannerChat, ErrorPayload>(__TAURI_INVOKE("get_planner_chat", { workflowId })),
+	/**  Send a message to the planner; its answer arrives as events (`planner_replied`). */
+	sendPlannerMessage: (workflowId: number, message: string) => typedError<number, ErrorPayload>(__TAURI_INVOKE("send_planner_message", { workflowId, message })),
 };
 
 /** Events */
 export const events = {
 	healerEvent: makeEvent<HealerEvent, HealerEvent>("healer-event"),
 	runOutput: makeEvent<RunOutput, RunOutput>("run-output"),
+	threadTextEvent: makeEvent<ThreadTextEvent, ThreadTextEvent>("thread-text-event"),
 };
 
 /* Types */
@@ -95,6 +104,50 @@ export type AttemptStatus = "running" | "succeeded" | "failed" | "interrupted";
 export type Author = { kind: "person" } | { kind: "planner" } | 
 /**  A maintainer task (its id). */
 { kind: "task"; task_id: number };
+
+/**  One maintainer task as the Auto-fix tab lists it. */
+export type AutoFix = {
+	task_id: number,
+	workflow_id: number | null,
+	title: string,
+	status: AutoFixStatus,
+	/**  The failed run it repairs. */
+	run_id: number | null,
+	/**  The version that failed ("1.0"). */
+	from_version: Version | null,
+	/**  The version its fix became ("1.1"). */
+	to_version: Version | null,
+	fix_comment: string | null,
+	/**  How the task ended, in words (the loop's summary or the reason it gave up). */
+	summary: string,
+	/**  Tokens its model calls used. */
+	tokens: number,
+	created_at: string,
+	finished_at: string | null,
+};
+
+/**  An auto-fix with its whole thread and the code before and after. */
+export type AutoFixDetail = {
+	fix: AutoFix,
+	thread: TaskThread,
+	/**  The failed version's code. */
+	failed_code: string | null,
+	/**  The fix's code, once stored. */
+	fixed_code: string | null,
+};
+
+/**  How an auto-fix task stands. */
+export type AutoFixStatus = 
+/**  Waiting its turn or working. */
+"working" | 
+/**  Its fix is stored as the next minor version. */
+"fixed" | 
+/**  Its fix was not applied: the script changed to a new major meanwhile. */
+"stale" | 
+/**  It found no fix; the person was asked. */
+"gave_up" | 
+/**  Healer stopped while it worked. */
+"interrupted";
 
 /**  The caps a person sets (settings key `llm.budgets`). */
 export type Budgets = {
@@ -168,6 +221,12 @@ retry_in_ms: number | null } | { kind: "run_finished"; run_id: number; workflow_
 { kind: "task_started"; task_id: number; task_kind: TaskKind; title: string } | 
 /**  A step was added to a task's thread: assistant text, a tool call, a tool result. */
 { kind: "task_message_added"; task_id: number; message_id: number; role: MessageRole; summary: string } | { kind: "task_finished"; task_id: number; status: TaskStatus; summary: string } | 
+/**  A logic failure put a workflow in maintenance: a maintainer task will repair it. */
+{ kind: "maintenance_started"; workflow_id: number; task_id: number; run_id: number; title: string } | 
+/**  A maintainer task ended: fixed (a re-run follows), stale, gave up, or interrupted. */
+{ kind: "maintenance_finished"; workflow_id: number; task_id: number | null; status: AutoFixStatus; summary: string } | 
+/**  The planner answered a message in a workflow's chat (`question`: it asks the person). */
+{ kind: "planner_replied"; workflow_id: number; task_id: number; question: string | null; summary: string } | 
 /**  Model providers, tiers or budgets changed. */
 { kind: "llm_settings_changed"; what: string };
 
@@ -262,13 +321,30 @@ export type Notification = {
 	read: boolean,
 	/**  The heal that raised it, if any. */
 	heal_id: number | null,
+	/**  What it is about: the workflow, the failed run, the maintainer task. */
+	workflow_id: number | null,
+	run_id: number | null,
+	task_id: number | null,
+	/**  The buttons it offers. */
+	actions: NotificationAction[],
 };
+
+/**  A button a notification offers. */
+export type NotificationAction = 
+/**  Open the workflow's chat with the planner. */
+"replan" | 
+/**  Open Settings → Models. */
+"open_settings";
 
 export type NotificationKind = 
 /**  For information only; nothing to do. */
 "info" | 
 /**  A heal needed the person to know about it. */
-"heal";
+"heal" | 
+/**  The maintainer could not repair a workflow; the person decides (Re-plan). */
+"maintenance_failed" | 
+/**  A repair was needed but no model is configured. */
+"no_model";
 
 export type NotificationList = {
 	items: Notification[],
@@ -304,6 +380,22 @@ export type OutputChunk = {
 };
 
 export type OutputStream = "stdout" | "stderr";
+
+/**  A workflow's chat as the UI shows it. */
+export type PlannerChat = {
+	workflow_id: number,
+	/**  `None` until the first message. */
+	task_id: number | null,
+	/**
+	 *  The person's messages, the planner's answers, and its tool calls and results (the
+	 *  system prompt is left out).
+	 */
+	messages: ThreadMessage[],
+	/**  A turn is waiting or running. */
+	busy: boolean,
+	/**  The planner's open question, when its last turn asked one. */
+	question: string | null,
+};
 
 /**  A configured provider. Holds no key: see [`super::keys`]. */
 export type Provider = {
@@ -403,7 +495,9 @@ export type RunStatus = "queued" | "running" | "succeeded" | "failed" |
 
 export type RunTrigger = "schedule" | "manual" | 
 /**  Due while Healer was closed: run once at start-up. */
-"catch_up";
+"catch_up" | 
+/**  The re-run after a maintainer's fix. */
+"fix";
 
 /**  What runs the script. */
 export type Runtime = { kind: "python3" } | { kind: "node" } | { kind: "bash" } | 
@@ -430,6 +524,17 @@ export type ScriptVersion = {
 	active: boolean,
 };
 
+export type Task = {
+	id: number,
+	kind: TaskKind,
+	title: string,
+	workflow_id: number | null,
+	status: TaskStatus,
+	summary: string,
+	created_at: string,
+	finished_at: string | null,
+};
+
 export type TaskKind = "maintainer" | "planner" | "analyzer" | "judge";
 
 export type TaskStatus = "running" | 
@@ -441,6 +546,44 @@ export type TaskStatus = "running" |
 "failed" | 
 /**  The engine stopped while it ran. */
 "interrupted";
+
+/**  A task and its whole thread, as the UI shows it. */
+export type TaskThread = {
+	task: Task,
+	messages: ThreadMessage[],
+};
+
+/**  One stored step of a thread. */
+export type ThreadMessage = {
+	id: number,
+	task_id: number,
+	at: string,
+	role: MessageRole,
+	content: string,
+	/**  On assistant messages: the tools it called. */
+	tool_calls: ToolCall[],
+	/**  On tool messages: which call this answers, and the tool's name. */
+	tool_call_id: string | null,
+	tool_name: string | null,
+	/**  On tool messages: the call was refused or the tool failed. */
+	is_error: boolean,
+	/**  On assistant messages: who answered and what it used. */
+	provider: string | null,
+	model: string | null,
+	usage: Usage | null,
+};
+
+/**
+ *  Assistant text as it streams, for a thread shown live (not stored: the stored message
+ *  follows when the step is complete).
+ */
+export type ThreadText = {
+	task_id: number,
+	text: string,
+};
+
+/**  Text of a task's thread as the model writes it (the stored message follows when done). */
+export type ThreadTextEvent = ThreadText;
 
 export type Tier = "cheap" | "standard" | "deep";
 
@@ -477,6 +620,25 @@ export type TierView = {
 	default_budget: number,
 	/**  What a call for this tier uses now (`None`: no model configured at all). */
 	resolves_to: TierChoice | null,
+};
+
+/**
+ *  A tool call as the model made it. `arguments` is the JSON text the model wrote: untrusted,
+ *  checked against the tool's schema before anything runs.
+ */
+export type ToolCall = {
+	id: string,
+	name: string,
+	arguments: string,
+};
+
+/**  Tokens a call used, read from the provider's answer. */
+export type Usage = {
+	/**  Every prompt token, cached ones included. */
+	prompt_tokens: number,
+	completion_tokens: number,
+	/**  The part of `prompt_tokens` served from the provider's prompt cache. */
+	cached_tokens: number,
 };
 
 /**  A day's usage and cost, per tier, with the caps it counts against. */
@@ -520,6 +682,10 @@ export type Workflow = {
 	status: WorkflowStatus,
 	created_at: string,
 	updated_at: string,
+	/**  A maintainer task is repairing it (shown as "healing"). */
+	healing: boolean,
+	/**  Automatic fixes since its last green run. */
+	fix_count: number,
 };
 
 /**  Everything the workflow page shows at the top. */
@@ -565,6 +731,8 @@ export type WorkflowSummary = {
 	next_run_at: string | null,
 	/**  A run is queued or running now. */
 	busy: boolean,
+	/**  A maintainer task is repairing it. */
+	healing: boolean,
 };
 
 /* Tauri Specta runtime */

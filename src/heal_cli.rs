@@ -1,0 +1,196 @@
+//! The CLI of healing: running until healed, the auto-fix tasks, notifications, Re-plan.
+
+use std::time::Duration;
+
+use healer::client::{Request, Response};
+use healer::llm::{MessageRole, ThreadMessage};
+use healer::maintainer::AutoFix;
+use healer::workflow::RunStatus;
+use healer::{Paths, Result};
+
+use crate::cli::{act, open, print_json, print_run, unexpected};
+
+/// How long `--until-healed` and `replan` wait for a running engine: model work included.
+const HEAL_WAIT: Duration = Duration::from_secs(30 * 60);
+
+pub async fn run_until_healed(paths: &Paths, name: String, json: bool) -> Result<bool> {
+    let workflow = open(paths)?.workflow_by_name(&name)?;
+    let request = Request::RunWorkflow {
+        workflow: name,
+        until_healed: true,
+    };
+    let Response::Healed { healed } = act(paths, request, HEAL_WAIT).await? else {
+        return unexpected();
+    };
+    let ok = healed.last.status == RunStatus::Succeeded;
+    if json {
+        print_json(&healed)?;
+        return Ok(ok);
+    }
+    print_run(&workflow.title, &healed.first);
+    for fix in &healed.fixes {
+        println!("{}", autofix_line(fix));
+    }
+    if healed.last.id != healed.first.run.id {
+        println!(
+            "Run {} (version {}): {}",
+            healed.last.id, healed.last.version, healed.last.summary
+        );
+    }
+    println!("{}", healed.outcome);
+    Ok(ok)
+}
+
+/// `healer task list --workflow NAME`: the workflow's tasks (auto-fix and chat).
+pub fn workflow_tasks(paths: &Paths, name: &str, limit: u32, json: bool) -> Result<bool> {
+    let store = open(paths)?;
+    let workflow = store.workflow_by_name(name)?;
+    let fixes = store.all_autofixes(Some(workflow.id), limit)?;
+    if json {
+        return print_json(&fixes);
+    }
+    if fixes.is_empty() {
+        println!("No auto-fix tasks for \"{}\" yet.", workflow.title);
+    }
+    for fix in &fixes {
+        println!("{}", autofix_line(fix));
+    }
+    Ok(true)
+}
+
+fn autofix_line(fix: &AutoFix) -> String {
+    let change = match (fix.from_version, fix.to_version) {
+        (Some(a), Some(b)) => format!("{a} → {b}"),
+        (Some(a), None) => format!("{a}"),
+        _ => String::new(),
+    };
+    let comment = fix
+        .fix_comment
+        .as_deref()
+        .map(|c| format!(" — {c}"))
+        .unwrap_or_default();
+    format!(
+        "#{:<5} auto-fix {:<11} {change:<11} {} tokens{comment}\n       {}",
+        fix.task_id,
+        fix.status.as_str(),
+        fix.tokens,
+        fix.summary
+    )
+}
+
+pub async fn replan(paths: &Paths, name: String, message: String, json: bool) -> Result<bool> {
+    let request = Request::Replan {
+        workflow: name,
+        message,
+    };
+    let Response::Chat { chat } = act(paths, request, HEAL_WAIT).await? else {
+        return unexpected();
+    };
+    if json {
+        return print_json(&chat);
+    }
+    // The turn just taken: everything after the person's last message.
+    let start = chat
+        .messages
+        .iter()
+        .rposition(|m| m.role == MessageRole::User)
+        .map_or(0, |i| i + 1);
+    for m in &chat.messages[start..] {
+        match m.role {
+            MessageRole::Assistant => {
+                for call in &m.tool_calls {
+                    if call.name != "ask" {
+                        println!("[planner used {}]", call.name);
+                    }
+                }
+                if !m.content.trim().is_empty() {
+                    println!("{}", m.content.trim());
+                }
+            }
+            MessageRole::Tool if m.is_error => {
+                println!(
+                    "[{} failed: {}]",
+                    m.tool_name.as_deref().unwrap_or("tool"),
+                    m.content
+                );
+            }
+            _ => {}
+        }
+    }
+    if let Some(q) = &chat.question {
+        println!("\nThe planner asks: {q}\n(answer with: healer replan <name> \"your answer\")");
+    }
+    Ok(true)
+}
+
+pub fn notifications(paths: &Paths, json: bool) -> Result<bool> {
+    let store = open(paths)?;
+    let list = store.list_notifications()?;
+    if json {
+        return print_json(&list);
+    }
+    println!("{} unread", list.unread);
+    for n in &list.items {
+        let mark = if n.read { " " } else { "•" };
+        println!("{mark} {}  {}", n.created_at, n.title);
+        for line in n.body.lines() {
+            println!("    {line}");
+        }
+        if let Some(run) = n.run_id {
+            println!("    (run {run})");
+        }
+        for action in &n.actions {
+            let hint = match action {
+                healer::notification::NotificationAction::Replan => {
+                    "Re-plan: healer replan <workflow> \"what should change\""
+                }
+                healer::notification::NotificationAction::OpenSettings => {
+                    "Open settings: healer provider add … and healer tier set …"
+                }
+            };
+            println!("    → {hint}");
+        }
+    }
+    Ok(true)
+}
+
+/// Characters of one step `task show` prints.
+const SHOWN_CHARS: usize = 4_000;
+
+/// One step of a thread, whole (long texts cut, saying so).
+pub fn print_message(m: &ThreadMessage) {
+    let who = match m.role {
+        MessageRole::System => "system prompt".to_string(),
+        MessageRole::User => "evidence / message".to_string(),
+        MessageRole::Assistant => match &m.model {
+            Some(model) => format!("assistant ({model})"),
+            None => "assistant".to_string(),
+        },
+        MessageRole::Tool => format!(
+            "{} result{}",
+            m.tool_name.as_deref().unwrap_or("tool"),
+            if m.is_error { " (error)" } else { "" }
+        ),
+    };
+    println!("── {who} · {}", m.at);
+    if m.role == MessageRole::System {
+        return;
+    }
+    if !m.content.trim().is_empty() {
+        println!("{}", cut(m.content.trim()));
+    }
+    for call in &m.tool_calls {
+        println!("→ {}({})", call.name, cut(&call.arguments));
+    }
+}
+
+fn cut(text: &str) -> String {
+    match text.char_indices().nth(SHOWN_CHARS) {
+        Some((at, _)) => format!(
+            "{}\n[{} more characters]",
+            &text[..at],
+            text[at..].chars().count()
+        ),
+        None => text.to_string(),
+    }
+}

@@ -1,0 +1,85 @@
+//! The inbox worker: takes waiting items (planner before maintainer, one at a time per
+//! workflow) and runs their tasks. The long-running engine runs it in the background; an
+//! engine a CLI command starts drains one workflow's items in place.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use super::{escalate, job, InboxItem, InboxKind};
+use crate::engine::Inner;
+use crate::error::Result;
+
+/// With nothing to do the worker still looks this often (items another process queued).
+const IDLE_LOOK: Duration = Duration::from_secs(30);
+
+pub(crate) async fn inbox_loop(inner: Arc<Inner>, cancel: CancellationToken) {
+    let mut jobs: JoinSet<()> = JoinSet::new();
+    loop {
+        match inner.store.take_inbox_items(None) {
+            Ok(items) => {
+                for item in items {
+                    jobs.spawn(work(inner.clone(), item));
+                }
+            }
+            Err(e) => tracing::error!("the inbox could not be read: {e}"),
+        }
+        tokio::select! {
+            () = cancel.cancelled() => break,
+            () = inner.inbox_wake.notified() => {}
+            Some(_) = jobs.join_next(), if !jobs.is_empty() => {}
+            () = tokio::time::sleep(IDLE_LOOK) => {}
+        }
+    }
+    // Stopping: tasks in flight end here; the next start marks them interrupted.
+    jobs.abort_all();
+    while jobs.join_next().await.is_some() {}
+}
+
+/// Work through one workflow's items here and now, until none is left.
+pub(crate) async fn drain(inner: &Arc<Inner>, workflow_id: i64) -> Result<bool> {
+    let mut did = false;
+    loop {
+        let items = inner.store.take_inbox_items(Some(workflow_id))?;
+        if items.is_empty() {
+            return Ok(did);
+        }
+        for item in items {
+            work(inner.clone(), item).await;
+            did = true;
+        }
+    }
+}
+
+async fn work(inner: Arc<Inner>, item: InboxItem) {
+    let result = match item.kind {
+        InboxKind::Maintainer => job::run_maintainer(&inner, &item).await,
+        InboxKind::Planner => crate::planner::run_turn(&inner, &item).await,
+    };
+    if let Err(e) = result {
+        tracing::error!(
+            task = item.task_id,
+            "a {} task failed: {e}",
+            item.kind.as_str()
+        );
+        if item.kind == InboxKind::Maintainer {
+            let explanation = format!("The automatic repair broke down: {e}.");
+            if let Err(e) = escalate(
+                &inner.store,
+                &inner.bus,
+                item.workflow_id,
+                item.run_id,
+                Some(item.task_id),
+                &explanation,
+            ) {
+                tracing::error!("could not tell the person: {e}");
+            }
+        }
+    }
+    if let Err(e) = inner.store.finish_inbox_item(item.id) {
+        tracing::error!("could not close inbox item {}: {e}", item.id);
+    }
+    inner.inbox_wake.notify_one();
+}

@@ -1,0 +1,133 @@
+//! The pipeline's remedy for logic errors: enter maintenance (or escalate when the fixes in a
+//! row have run out, or tell the person that no model is configured).
+
+use async_trait::async_trait;
+
+use super::{escalate, Entered, DEFAULT_MAX_FIX_ATTEMPTS, MAX_FIX_ATTEMPTS};
+use crate::error::{Error, Result};
+use crate::events::Event;
+use crate::failure::{Failure, FailureClass, FailureSource};
+use crate::heal::{HealContext, Remedy, RemedyReport, RemedyStatus};
+use crate::llm::{LlmError, TaskKind, Tier};
+use crate::notification::{NewNotification, NotificationAction, NotificationKind};
+
+pub struct Maintain;
+
+#[async_trait]
+impl Remedy for Maintain {
+    fn name(&self) -> &'static str {
+        "maintain"
+    }
+
+    async fn apply(
+        &self,
+        cx: &HealContext<'_>,
+        heal_id: i64,
+        failure: &Failure,
+    ) -> Result<RemedyReport> {
+        let FailureSource::ScriptRun {
+            workflow_id,
+            run_id,
+        } = failure.source
+        else {
+            return Ok(not_resolved("only script runs are repaired"));
+        };
+        if failure.class != FailureClass::Logic {
+            return Ok(not_resolved("the maintainer repairs logic errors only"));
+        }
+        let Some(llm) = cx.llm else {
+            return Ok(RemedyReport {
+                status: RemedyStatus::Failed,
+                detail: "no model layer in this pipeline".to_string(),
+            });
+        };
+        match llm.resolve_tier(Tier::Cheap) {
+            Ok(_) => {}
+            Err(Error::Llm(LlmError::NoModelConfigured)) => {
+                let workflow = cx.store.workflow(workflow_id)?;
+                let mut new = NewNotification::new(
+                    NotificationKind::NoModel,
+                    format!(
+                        "\u{201c}{}\u{201d} failed and could not be repaired",
+                        workflow.title
+                    ),
+                    format!(
+                        "{} Healer repairs errors like this with a model, and none is configured. \
+                         Add one in Settings → Models, or Re-plan to change the script yourself.",
+                        failure.summary()
+                    ),
+                );
+                new.heal_id = Some(heal_id);
+                new.workflow_id = Some(workflow_id);
+                new.run_id = Some(run_id);
+                new.actions = vec![NotificationAction::OpenSettings, NotificationAction::Replan];
+                let notification = cx.store.insert_notification(&new)?;
+                let id = notification.id;
+                cx.bus.emit(Event::NotificationCreated { notification })?;
+                return Ok(RemedyReport {
+                    status: RemedyStatus::Contained,
+                    detail: format!(
+                        "no model is configured, so no repair started; the person was told (notification {id})"
+                    ),
+                });
+            }
+            Err(e) => return Err(e),
+        }
+        let max = cx
+            .store
+            .setting::<u32>(MAX_FIX_ATTEMPTS)?
+            .unwrap_or(DEFAULT_MAX_FIX_ATTEMPTS);
+        match cx.store.enter_maintenance(workflow_id, run_id, max)? {
+            Entered::Exhausted { fix_count } => {
+                let explanation = format!(
+                    "Healer repaired this script {fix_count} times in a row and it still fails: {}. \
+                     It will not try again on its own. Re-plan to decide what it should do.",
+                    failure.summary()
+                );
+                let n = escalate(
+                    cx.store,
+                    cx.bus,
+                    workflow_id,
+                    Some(run_id),
+                    None,
+                    &explanation,
+                )?;
+                Ok(RemedyReport {
+                    status: RemedyStatus::Contained,
+                    detail: format!(
+                        "{fix_count} fixes in a row did not hold; the person was asked (notification {})",
+                        n.id
+                    ),
+                })
+            }
+            Entered::Started { task_id, .. } => {
+                let task = cx.store.task(task_id)?;
+                cx.bus.emit(Event::TaskStarted {
+                    task_id,
+                    task_kind: TaskKind::Maintainer,
+                    title: task.title.clone(),
+                })?;
+                cx.bus.emit(Event::MaintenanceStarted {
+                    workflow_id,
+                    task_id,
+                    run_id,
+                    title: task.title,
+                })?;
+                if let Some(inbox) = cx.inbox {
+                    inbox.notify_one();
+                }
+                Ok(RemedyReport {
+                    status: RemedyStatus::Contained,
+                    detail: format!("auto-fix task {task_id} is repairing it"),
+                })
+            }
+        }
+    }
+}
+
+fn not_resolved(why: &str) -> RemedyReport {
+    RemedyReport {
+        status: RemedyStatus::NotResolved,
+        detail: why.to_string(),
+    }
+}
