@@ -12,6 +12,7 @@ mod llm_fixtures;
 mod llm_keys;
 mod llm_openai;
 mod maintainer;
+mod maintainer_cli;
 mod model_server;
 mod pipeline;
 mod store;

@@ -409,7 +409,6 @@ async fn eval_cannot_read_a_provider_key_or_write_outside_its_copy() {
          open('inside.txt', 'w').write('ok')\nprint('wrote inside')\n",
         outside = outside.display().to_string()
     );
-    std::env::set_var("OPENAI_API_KEY", "sk-also-not-a-secret");
     bed.server.script([
         tool("eval", json!({"code": probe})),
         openai::text("Done probing.", TOKENS),

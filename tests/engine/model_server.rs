@@ -137,6 +137,11 @@ impl ModelServer {
         self.lock().replies.len()
     }
 
+    /// Forget replies no request used.
+    pub fn clear_replies(&self) {
+        self.lock().replies.clear();
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
