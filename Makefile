@@ -51,3 +51,4 @@ figures: build
 bench:
 	cargo bench -p healer --bench workflows
 	cargo bench -p healer --bench llm_loop
+	cargo bench -p healer --bench maintainer
