@@ -13,7 +13,7 @@ use crate::engine::{Handle, Inner};
 use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::llm::{
-    AgentRun, ChatMessage, MessageRole, TaskKind, ThreadMessage, Tier, Tool, ToolSet,
+    AgentRun, ChatMessage, MessageRole, TaskKind, TaskStatus, ThreadMessage, Tier, Tool, ToolSet,
 };
 use crate::maintainer::InboxItem;
 use crate::sandbox::{self, SyntaxCheck};
@@ -32,6 +32,8 @@ pub struct PlannerChat {
     pub busy: bool,
     /// The planner's open question, when its last turn asked one.
     pub question: Option<String>,
+    /// Why the last turn failed (no model, a cap, a provider error), when it did.
+    pub last_error: Option<String>,
 }
 
 const SYSTEM: &str = "You are Healer's planner for one workflow: a script that runs on a \
@@ -162,21 +164,25 @@ impl Handle {
     pub fn planner_chat(&self, workflow_id: i64) -> Result<PlannerChat> {
         self.inner.store.workflow(workflow_id)?;
         let task_id = self.inner.store.planner_task(workflow_id)?;
-        let messages = match task_id {
-            Some(id) => self
-                .inner
-                .store
-                .thread(id)?
-                .messages
-                .into_iter()
-                .filter(|m| m.role != MessageRole::System)
-                .collect(),
-            None => Vec::new(),
+        let (messages, last_error) = match task_id {
+            Some(id) => {
+                let thread = self.inner.store.thread(id)?;
+                let error =
+                    (thread.task.status == TaskStatus::Failed).then(|| thread.task.summary.clone());
+                let messages = thread
+                    .messages
+                    .into_iter()
+                    .filter(|m| m.role != MessageRole::System)
+                    .collect();
+                (messages, error)
+            }
+            None => (Vec::new(), None),
         };
         Ok(PlannerChat {
             workflow_id,
             task_id,
             question: open_question(&messages),
+            last_error,
             messages,
             busy: self.inner.store.planner_busy(workflow_id)?,
         })

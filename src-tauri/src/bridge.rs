@@ -29,24 +29,15 @@ pub async fn forward(
     text: broadcast::Receiver<ThreadText>,
 ) {
     tokio::join!(
-        forward_events(app.clone(), events),
-        forward_output(app.clone(), output),
-        forward_text(app, text)
+        forward_events(app.clone(), events, text),
+        forward_output(app, output)
     );
 }
 
-async fn forward_text(app: AppHandle, mut rx: broadcast::Receiver<ThreadText>) {
-    loop {
-        match rx.recv().await {
-            Ok(piece) => {
-                if let Err(e) = ThreadTextEvent(piece).emit(&app) {
-                    tracing::debug!("cannot send thread text to the window: {e}");
-                }
-            }
-            // Live text is a view; the stored message is complete.
-            Err(RecvError::Lagged(_)) => {}
-            Err(RecvError::Closed) => break,
-        }
+/// Send a piece of streamed thread text to the window.
+fn send_text(app: &AppHandle, piece: ThreadText) {
+    if let Err(e) = ThreadTextEvent(piece).emit(app) {
+        tracing::debug!("cannot send thread text to the window: {e}");
     }
 }
 
@@ -65,10 +56,35 @@ async fn forward_output(app: AppHandle, mut rx: broadcast::Receiver<OutputChunk>
     }
 }
 
-async fn forward_events(app: AppHandle, mut rx: broadcast::Receiver<EventRecord>) {
+/// Events and streamed thread text in one loop, text first: the engine streams a step's text
+/// before it stores the step, so the window gets them in that order too and can drop the
+/// streamed text when the stored step arrives.
+async fn forward_events(
+    app: AppHandle,
+    mut events: broadcast::Receiver<EventRecord>,
+    mut text: broadcast::Receiver<ThreadText>,
+) {
+    let mut text_open = true;
     loop {
-        match rx.recv().await {
+        let record = tokio::select! {
+            biased;
+            piece = text.recv(), if text_open => {
+                match piece {
+                    Ok(piece) => send_text(&app, piece),
+                    // Live text is a view; the stored message is complete.
+                    Err(RecvError::Lagged(_)) => {}
+                    Err(RecvError::Closed) => text_open = false,
+                }
+                continue;
+            }
+            record = events.recv() => record,
+        };
+        match record {
             Ok(record) => {
+                // Text already sent before this event was emitted goes out first.
+                while let Ok(piece) = text.try_recv() {
+                    send_text(&app, piece);
+                }
                 if let Event::NotificationCreated { notification } = &record.event {
                     notify_desktop(&app, &notification.title, &notification.body);
                 }

@@ -53,6 +53,13 @@ impl Llm {
 
     async fn drive(&self, run: AgentRun) -> Result<AgentOutcome> {
         let store = &self.inner.store;
+        // Stored first: what was asked stays in the thread even when no model can answer.
+        if !run.system.is_empty() && run.history.is_empty() {
+            self.record(run.task_id, NewMessage::system(&run.system))?;
+        }
+        for message in &run.messages {
+            self.record(run.task_id, NewMessage::from_chat(message))?;
+        }
         let choice = self.resolve_tier(run.tier)?;
         if let Some(note) = &choice.fallback {
             tracing::info!(task_id = run.task_id, "{note}");
@@ -68,12 +75,6 @@ impl Llm {
         let deadline = Instant::now() + Duration::from_secs(u64::from(limits.max_duration_secs));
         let specs = run.tools.specs();
 
-        if !run.system.is_empty() && run.history.is_empty() {
-            self.record(run.task_id, NewMessage::system(&run.system))?;
-        }
-        for message in &run.messages {
-            self.record(run.task_id, NewMessage::from_chat(message))?;
-        }
         let mut conversation = run.history;
         conversation.extend(run.messages);
         let mut prompt_chars = run.system.len()

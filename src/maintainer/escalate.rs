@@ -18,7 +18,7 @@ pub fn escalate(
     task_id: Option<i64>,
     explanation: &str,
 ) -> Result<Notification> {
-    store.escalate_maintenance(workflow_id, task_id)?;
+    store.escalate_maintenance(workflow_id, task_id, explanation.trim())?;
     let title = match store.workflow(workflow_id) {
         Ok(w) => format!(
             "\u{201c}{}\u{201d} needs you: automatic repair failed",

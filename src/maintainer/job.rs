@@ -123,6 +123,7 @@ fn finished(
     status: AutoFixStatus,
     summary: String,
 ) -> Result<()> {
+    inner.store.set_task_summary(task_id, &summary)?;
     inner.bus.emit(Event::MaintenanceFinished {
         workflow_id,
         task_id: Some(task_id),

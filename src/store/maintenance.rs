@@ -159,7 +159,12 @@ impl Store {
     /// The maintainer could not repair it (or may not try again): the workflow needs the
     /// person, maintenance is cleared, the fix count starts again, and the task (if any) is
     /// marked as having given up. A paused workflow stays paused.
-    pub fn escalate_maintenance(&self, workflow_id: i64, task_id: Option<i64>) -> Result<()> {
+    pub fn escalate_maintenance(
+        &self,
+        workflow_id: i64,
+        task_id: Option<i64>,
+        explanation: &str,
+    ) -> Result<()> {
         let at = now();
         self.call(|c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -171,9 +176,24 @@ impl Store {
             )?;
             if let Some(task_id) = task_id {
                 set_outcome(&tx, task_id, "gave_up")?;
+                tx.execute(
+                    "UPDATE tasks SET summary = ?2 WHERE id = ?1",
+                    params![task_id, explanation],
+                )?;
             }
             tx.commit()
         })
+    }
+
+    /// A maintainer task's summary in words for the person (replacing the loop's own).
+    pub fn set_task_summary(&self, task_id: i64, summary: &str) -> Result<()> {
+        self.call(|c| {
+            c.execute(
+                "UPDATE tasks SET summary = ?2 WHERE id = ?1",
+                params![task_id, summary],
+            )
+        })?;
+        Ok(())
     }
 
     /// Clear the maintenance flag (a task ended without a fix to wait for).

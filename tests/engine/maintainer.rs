@@ -218,6 +218,7 @@ async fn a_model_that_gives_up_sends_maintenance_failed_with_its_explanation() {
     );
     assert_eq!(healed.fixes.len(), 1);
     assert_eq!(healed.fixes[0].status, AutoFixStatus::GaveUp);
+    assert_eq!(healed.fixes[0].summary, explanation, "the task says why");
 
     let list = engine.notifications().expect("notifications");
     let failed = list
@@ -588,4 +589,22 @@ fn outside_fences(text: &str) -> Vec<&str> {
     }
     parts.push(rest);
     parts
+}
+
+#[tokio::test]
+async fn a_chat_message_with_no_model_is_kept_and_the_reason_shown() {
+    let bed = bed(false, false).await;
+    let engine = &bed.engine;
+    let w = engine
+        .create_workflow(input("Sales total", Runtime::Python3, BROKEN))
+        .expect("create");
+    let chat = engine
+        .replan_and_wait(w.id, "Please look at it")
+        .await
+        .expect("the turn ends");
+    assert_eq!(chat.messages.len(), 1);
+    assert_eq!(chat.messages[0].content, "Please look at it");
+    let error = chat.last_error.expect("the reason");
+    assert!(error.contains("model"), "{error}");
+    assert!(!chat.busy);
 }

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from "react";
 import type { AppInfo } from "./bindings";
 import { LiveOutput, LiveOutputContext } from "./liveOutput";
+import { LiveThreads, LiveThreadsContext } from "./liveThreads";
 import { ActivityPage } from "./pages/ActivityPage";
 import { NotificationsPage } from "./pages/NotificationsPage";
 import { SettingsPage } from "./pages/SettingsPage";
@@ -20,7 +21,7 @@ function CurrentScreen({ route, info }: { route: Route; info: AppInfo }) {
         case "new":
           return <NewWorkflowPage />;
         case "workflow":
-          return <WorkflowPage key={route.id} id={route.id} tab={route.tab} />;
+          return <WorkflowPage key={route.id} id={route.id} tab={route.tab} item={route.item} focus={route.focus} />;
         case "edit":
           return <EditWorkflowPage key={route.id} id={route.id} />;
       }
@@ -37,7 +38,8 @@ function CurrentScreen({ route, info }: { route: Route; info: AppInfo }) {
 export function AppFrame({ info }: { info: AppInfo }) {
   const route = useRoute();
   const [output] = useState(() => new LiveOutput());
-  useLiveEvents(output);
+  const [threads] = useState(() => new LiveThreads());
+  useLiveEvents(output, threads);
 
   // Each screen starts at its top, as a new window would; switching tabs keeps the place.
   const key = screenKey(route);
@@ -48,14 +50,16 @@ export function AppFrame({ info }: { info: AppInfo }) {
 
   return (
     <LiveOutputContext value={output}>
-      <div className="app-frame">
-        <Sidebar current={route.page} version={info.version} />
-        <main className="content" ref={main}>
-          <div className="content-inner">
-            <CurrentScreen route={route} info={info} />
-          </div>
-        </main>
-      </div>
+      <LiveThreadsContext value={threads}>
+        <div className="app-frame">
+          <Sidebar current={route.page} version={info.version} />
+          <main className="content" ref={main}>
+            <div className="content-inner">
+              <CurrentScreen route={route} info={info} />
+            </div>
+          </main>
+        </div>
+      </LiveThreadsContext>
     </LiveOutputContext>
   );
 }

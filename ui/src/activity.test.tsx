@@ -71,3 +71,29 @@ test("activity that cannot be loaded explains why, in the backend's words", asyn
   expect(alert).toHaveTextContent("Activity couldn't be loaded.");
   expect(alert).toHaveTextContent("The database is busy; try again in a moment.");
 });
+
+test("auto-fixes and the planner read as plain sentences", async () => {
+  const healer = new FakeHealer().install();
+  healer.record({ kind: "maintenance_started", workflow_id: 1, task_id: 41, run_id: 5, title: "Auto-fix: Weekly sales report" });
+  healer.record({ kind: "run_started", run_id: 6, workflow_id: 1, title: "Weekly sales report", trigger: "fix" });
+  healer.record({ kind: "maintenance_finished", workflow_id: 1, task_id: 41, status: "fixed", summary: "Fixed as 1.1 (1.0 → 1.1); re-running" });
+  healer.record({
+    kind: "maintenance_finished", workflow_id: 1, task_id: 42, status: "gave_up", summary: "The orders file is missing.",
+  });
+  healer.record({ kind: "planner_replied", workflow_id: 1, task_id: 43, question: "Should refunds count?", summary: "I asked." });
+  renderApp("#/activity");
+
+  await waitFor(() => expect(screen.getAllByTestId("activity-item")).toHaveLength(5));
+  const [asked, gaveUp, fixed, rerun, started] = screen.getAllByTestId("activity-item");
+  expect(started).toHaveTextContent("Auto-fix started for “Weekly sales report”");
+  expect(started).toHaveTextContent("Run 5 failed on an error in the script; Healer is repairing it.");
+  expect(rerun).toHaveTextContent("Re-run after an automatic fix");
+  expect(fixed).toHaveTextContent("Auto-fix repaired the script — re-running");
+  expect(fixed).toHaveTextContent("Fixed as 1.1 (1.0 → 1.1); re-running");
+  expect(fixed.querySelector(".marker")).toHaveClass("tone-good");
+  expect(gaveUp).toHaveTextContent("Auto-fix gave up");
+  expect(gaveUp).toHaveTextContent("The orders file is missing.");
+  expect(gaveUp.querySelector(".marker")).toHaveClass("tone-bad");
+  expect(asked).toHaveTextContent("The planner asked you something");
+  expect(asked).toHaveTextContent("Should refunds count?");
+});

@@ -99,4 +99,12 @@ export const api = {
   getBudgets: () => unwrap(commands.getBudgets()),
   setBudgets: (budgets: Budgets) => unwrap(commands.setBudgets(budgets)),
   usageToday: () => unwrap(commands.usageToday()),
+
+  /** A workflow's auto-fix tasks, newest first. */
+  listAutofixes: (workflowId: number) => unwrap(commands.listAutofixes(workflowId)),
+  /** One auto-fix with its whole thread, and the code before and after. */
+  getAutofix: (taskId: number) => unwrap(commands.getAutofix(taskId)),
+  getPlannerChat: (workflowId: number) => unwrap(commands.getPlannerChat(workflowId)),
+  /** Queues the planner's turn; its answer arrives later, through events. */
+  sendPlannerMessage: (workflowId: number, message: string) => unwrap(commands.sendPlannerMessage(workflowId, message)),
 };

@@ -395,6 +395,8 @@ export type PlannerChat = {
 	busy: boolean,
 	/**  The planner's open question, when its last turn asked one. */
 	question: string | null,
+	/**  Why the last turn failed (no model, a cap, a provider error), when it did. */
+	last_error: string | null,
 };
 
 /**  A configured provider. Holds no key: see [`super::keys`]. */

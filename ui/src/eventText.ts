@@ -1,6 +1,6 @@
 // Words a person reads for what the engine reports. Kept apart from the components so the
 // phrasing can be read (and tested) in one place.
-import type { Event, FailureClass, HealRecord, Outcome, RemedyStatus, RunTrigger } from "./bindings";
+import type { AutoFixStatus, Event, FailureClass, HealRecord, Outcome, RemedyStatus, RunTrigger } from "./bindings";
 
 /** Drives the colour of an event's marker. */
 export type Tone = "neutral" | "working" | "good" | "contained" | "bad" | "info";
@@ -41,7 +41,29 @@ const triggerDetail: Record<RunTrigger, string> = {
   schedule: "Started by its schedule",
   manual: "Started by hand",
   catch_up: "It was due while Healer was closed",
+  fix: "Re-run after an automatic fix",
 };
+
+const maintenanceTitle: Record<AutoFixStatus, string> = {
+  working: "Auto-fix still working",
+  fixed: "Auto-fix repaired the script — re-running",
+  stale: "Auto-fix not applied: the script changed meanwhile",
+  gave_up: "Auto-fix gave up",
+  interrupted: "Auto-fix interrupted",
+};
+
+const maintenanceTone: Record<AutoFixStatus, Tone> = {
+  working: "working",
+  fixed: "good",
+  stale: "neutral",
+  gave_up: "bad",
+  interrupted: "contained",
+};
+
+/** The workflow's title from a maintainer task's ("Auto-fix: Weekly report" → "Weekly report"). */
+function fixedWorkflow(taskTitle: string): string {
+  return taskTitle.replace(/^Auto-fix:\s*/, "");
+}
 
 export function describeEvent(event: Event): EventText {
   switch (event.kind) {
@@ -103,6 +125,18 @@ export function describeEvent(event: Event): EventText {
         detail: event.summary,
         tone: event.status === "finished" ? "good" : event.status === "stopped" ? "contained" : event.status === "running" ? "working" : "bad",
       };
+    case "maintenance_started":
+      return {
+        title: `Auto-fix started for “${fixedWorkflow(event.title)}”`,
+        detail: `Run ${event.run_id} failed on an error in the script; Healer is repairing it.`,
+        tone: "working",
+      };
+    case "maintenance_finished":
+      return { title: maintenanceTitle[event.status], detail: event.summary, tone: maintenanceTone[event.status] };
+    case "planner_replied":
+      return event.question
+        ? { title: "The planner asked you something", detail: event.question, tone: "info" }
+        : { title: "The planner answered", detail: event.summary, tone: "info" };
     case "llm_settings_changed":
       return { title: "Model settings changed", detail: event.what, tone: "neutral" };
   }

@@ -12,6 +12,9 @@ import "./styles/settings.css";
 import "./styles/workflows.css";
 import "./styles/form.css";
 import "./styles/models.css";
+import "./styles/autofix.css";
+import "./styles/thread.css";
+import "./styles/chat.css";
 
 const root = document.getElementById("root");
 if (!root) throw new Error("index.html has no #root element");

@@ -2,7 +2,9 @@ import { useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { useEffect } from "react";
 import { events, type Event, type EventRecord } from "./bindings";
 import type { LiveOutput } from "./liveOutput";
+import type { LiveThreads } from "./liveThreads";
 import { modelKeys, queryKeys, workflowKeys } from "./queries";
+import { showsTask, taskKeys } from "./taskQueries";
 
 // A window left open for weeks must not grow without bound; older events stay in the store.
 const MAX_KEPT = 1000;
@@ -39,14 +41,40 @@ function staleKeys(event: Event): (readonly unknown[])[] {
       return [modelKeys.providers, modelKeys.tiers, modelKeys.budgets, modelKeys.usage];
     case "task_message_added":
     case "task_finished":
-      // A step's model call has been counted.
-      return [modelKeys.usage];
+      // A step's model call has been counted; the thread itself is found by its task below.
+      return [modelKeys.usage, taskKeys.autofix(event.task_id)];
+    case "maintenance_started":
+      return [
+        workflowKeys.list,
+        workflowKeys.detail(event.workflow_id),
+        taskKeys.autofixes(event.workflow_id),
+        taskKeys.autofix(event.task_id),
+      ];
+    case "maintenance_finished": {
+      const keys = [workflowKeys.list, workflowKeys.detail(event.workflow_id), taskKeys.autofixes(event.workflow_id)];
+      return event.task_id === null ? keys : [...keys, taskKeys.autofix(event.task_id)];
+    }
+    case "planner_replied":
+      return [taskKeys.chat(event.workflow_id)];
     default:
       return [];
   }
 }
 
-function receive(queryClient: QueryClient, record: EventRecord) {
+/** Streamed text gives way to what the engine stored; a thread event names its task. */
+function threadTask(event: Event, threads: LiveThreads): number | null {
+  if (event.kind === "task_message_added") {
+    threads.stored(event.task_id, event.message_id);
+    return event.task_id;
+  }
+  if (event.kind === "task_finished") {
+    threads.ended(event.task_id);
+    return event.task_id;
+  }
+  return null;
+}
+
+function receive(queryClient: QueryClient, threads: LiveThreads, record: EventRecord) {
   const known = queryClient.getQueryData<EventRecord[]>(queryKeys.events);
   if (known) {
     queryClient.setQueryData(queryKeys.events, mergeEvents([record], known));
@@ -58,6 +86,8 @@ function receive(queryClient: QueryClient, record: EventRecord) {
   for (const queryKey of staleKeys(record.event)) {
     void queryClient.invalidateQueries({ queryKey, exact: true });
   }
+  const taskId = threadTask(record.event, threads);
+  if (taskId !== null) void queryClient.invalidateQueries({ predicate: (query) => showsTask(query, taskId) });
 }
 
 /** Starts listening; the returned function stops, even if listening has not started yet. */
@@ -77,12 +107,20 @@ function follow(listen: () => Promise<() => void>, what: string): () => void {
   };
 }
 
-/** Feeds engine events, and what running scripts print, into the app while the frame is shown. */
-export function useLiveEvents(output: LiveOutput) {
+/**
+ * Feeds engine events, what running scripts print and what models write into the app while the
+ * frame is shown.
+ */
+export function useLiveEvents(output: LiveOutput, threads: LiveThreads) {
   const queryClient = useQueryClient();
   useEffect(
-    () => follow(() => events.healerEvent.listen(({ payload }) => receive(queryClient, payload)), "engine events"),
-    [queryClient],
+    () =>
+      follow(() => events.healerEvent.listen(({ payload }) => receive(queryClient, threads, payload)), "engine events"),
+    [queryClient, threads],
   );
   useEffect(() => follow(() => events.runOutput.listen(({ payload }) => output.append(payload)), "script output"), [output]);
+  useEffect(
+    () => follow(() => events.threadTextEvent.listen(({ payload }) => threads.append(payload)), "model text"),
+    [threads],
+  );
 }

@@ -3,17 +3,21 @@ import { useSyncExternalStore } from "react";
 export const pages = ["workflows", "activity", "notifications", "settings"] as const;
 export type Page = (typeof pages)[number];
 
-export const workflowTabs = ["runs", "versions", "script"] as const;
+export const workflowTabs = ["runs", "autofix", "versions", "script", "chat"] as const;
 export type WorkflowTab = (typeof workflowTabs)[number];
 
 export const settingsSections = ["general", "models"] as const;
 export type SettingsSection = (typeof settingsSections)[number];
 
-/** Where the person is: a sidebar page, and for Workflows which of its screens. */
+/**
+ * Where the person is: a sidebar page, and for Workflows which of its screens. On a workflow,
+ * `item` is what the tab opens at (Runs: a run, Auto-fix: a task), and `focus` puts the cursor
+ * in the chat's message box.
+ */
 export type Route =
   | { page: "workflows"; view: "list" }
   | { page: "workflows"; view: "new" }
-  | { page: "workflows"; view: "workflow"; id: number; tab: WorkflowTab }
+  | { page: "workflows"; view: "workflow"; id: number; tab: WorkflowTab; item: number | null; focus: boolean }
   | { page: "workflows"; view: "edit"; id: number }
   | { page: "settings"; section: SettingsSection }
   | { page: Exclude<Page, "workflows" | "settings"> };
@@ -26,6 +30,21 @@ export const newWorkflowHref = "#/workflows/new";
 
 export function workflowHref(id: number, tab: WorkflowTab = "runs"): string {
   return tab === "runs" ? `#/workflows/${id}` : `#/workflows/${id}/${tab}`;
+}
+
+/** The Runs tab with run `runId` open. */
+export function runHref(workflowId: number, runId: number): string {
+  return `#/workflows/${workflowId}/runs/${runId}`;
+}
+
+/** One auto-fix task's thread; without a task, the list. */
+export function autofixHref(workflowId: number, taskId?: number): string {
+  return taskId === undefined ? workflowHref(workflowId, "autofix") : `#/workflows/${workflowId}/autofix/${taskId}`;
+}
+
+/** The chat with the planner; `focus` puts the cursor in the message box, ready to write. */
+export function chatHref(workflowId: number, { focus = false } = {}): string {
+  return focus ? `#/workflows/${workflowId}/chat?focus=message` : workflowHref(workflowId, "chat");
 }
 
 export function settingsHref(section: SettingsSection): string {
@@ -42,17 +61,21 @@ export function navigate(href: string) {
 }
 
 export function routeFromHash(hash: string): Route {
-  const parts = hash.replace(/^#\/?/, "").split("?")[0].split("/").filter(Boolean);
+  const [path, query = ""] = hash.replace(/^#\/?/, "").split("?");
+  const parts = path.split("/").filter(Boolean);
   const page = pages.find((p) => p === parts[0]) ?? "workflows";
   if (page === "settings") return { page, section: settingsSections.find((s) => s === parts[1]) ?? "general" };
   if (page !== "workflows") return { page };
-  const [, second, third] = parts;
+  const [, second, third, fourth] = parts;
   if (second === "new") return { page, view: "new" };
   if (second && /^\d+$/.test(second)) {
     const id = Number(second);
     if (third === "edit") return { page, view: "edit", id };
     const tab = workflowTabs.find((t) => t === third) ?? "runs";
-    return { page, view: "workflow", id, tab };
+    const opensItem = tab === "runs" || tab === "autofix";
+    const item = opensItem && fourth && /^\d+$/.test(fourth) ? Number(fourth) : null;
+    const focus = tab === "chat" && new URLSearchParams(query).get("focus") === "message";
+    return { page, view: "workflow", id, tab, item, focus };
   }
   return { page, view: "list" };
 }

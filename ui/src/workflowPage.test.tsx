@@ -257,3 +257,15 @@ test("pausing and resuming a workflow", async () => {
   expect(screen.getByTestId("page-workflow")).toHaveTextContent("Paused");
   expect(healer.callsTo("set_workflow_paused").map((c) => c.args)).toEqual([{ id: kept.workflow.id, paused: true }]);
 });
+
+test("a re-run after an automatic fix says so", async () => {
+  const healer = new FakeHealer().install();
+  const kept = healer.addWorkflow({ title: "Weekly sales report" });
+  healer.addVersion(kept.workflow.id, "print('fixed')\n", "Read the renamed field", { major: 1, minor: 1 }, { kind: "task", task_id: 41 });
+  healer.addRun(kept.workflow.id, { status: "succeeded", trigger: "fix", summary: "Succeeded in 0.8 s" });
+  renderApp(`#/workflows/${kept.workflow.id}`);
+
+  const row = await screen.findByTestId("run-row");
+  expect(within(row).getByText("After a fix")).toHaveAttribute("title", "Re-run after an automatic fix");
+  expect(row).toHaveTextContent("v1.1");
+});

@@ -79,12 +79,14 @@ export const triggerLabel: Record<RunTrigger, string> = {
   schedule: "Scheduled",
   manual: "By hand",
   catch_up: "Catch-up",
+  fix: "After a fix",
 };
 
 export const triggerHint: Record<RunTrigger, string> = {
   schedule: "Started by its schedule",
   manual: "Started with Run now",
   catch_up: "Was due while Healer was closed, so it ran when Healer started",
+  fix: "Re-run after an automatic fix",
 };
 
 export const classLabel: Record<FailureClass, string> = {

@@ -96,6 +96,11 @@ export class Session {
     await this.cmd("POST", `/element/${elementId}/click`, {});
   }
 
+  /** Type text into an element (an input or textarea), as keystrokes. */
+  async sendKeys(elementId, text) {
+    await this.cmd("POST", `/element/${elementId}/value`, { text });
+  }
+
   async getText(elementId) {
     return this.cmd("GET", `/element/${elementId}/text`);
   }

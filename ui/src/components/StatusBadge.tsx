@@ -1,10 +1,10 @@
 import type { Tone } from "../eventText";
 import { Spinner } from "./Loading";
 
-/** A coloured word for a state: "Active", "Failed", "Needs attention". */
-export function StatusBadge({ tone, label, title }: { tone: Tone; label: string; title?: string }) {
+/** A coloured word for a state: "Active", "Failed", "Needs attention". `live`: its dot pulses. */
+export function StatusBadge({ tone, label, title, live = false }: { tone: Tone; label: string; title?: string; live?: boolean }) {
   return (
-    <span className={`status-badge tone-${tone}`} title={title}>
+    <span className={live ? `status-badge tone-${tone} live` : `status-badge tone-${tone}`} title={title}>
       <span className="status-dot" aria-hidden="true" />
       {label}
     </span>

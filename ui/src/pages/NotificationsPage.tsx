@@ -7,25 +7,28 @@ import { PageHeader } from "../components/PageHeader";
 import { RelativeTime } from "../components/RelativeTime";
 import { useMarkNotificationsRead, useNotifications } from "../queries";
 import { useNow } from "../time";
+import { NotificationActions } from "./NotificationActions";
 
 function NotificationRow({ item, now, onOpen }: { item: Notification; now: number; onOpen: () => void }) {
   return (
-    <li>
+    <li className={item.read ? "notification-entry" : "notification-entry unread"} data-kind={item.kind}>
       <button
         type="button"
         className={item.read ? "list-row notification" : "list-row notification unread"}
         data-testid="notification-item"
         data-read={String(item.read)}
+        data-kind={item.kind}
         onClick={onOpen}
       >
         <span className={item.read ? "unread-dot read" : "unread-dot"} aria-label={item.read ? undefined : "Unread"} />
         <span className="row-text">
           <span className="row-title">{item.title}</span>
-          <span className="row-detail">{item.body}</span>
+          <span className="row-detail notification-body">{item.body}</span>
           {item.heal_id !== null && <span className="chip">Heal {item.heal_id}</span>}
         </span>
         <RelativeTime iso={item.created_at} now={now} />
       </button>
+      <NotificationActions item={item} onAct={onOpen} />
     </li>
   );
 }

@@ -4,18 +4,12 @@ import { PlusIcon, SparkleIcon, WorkflowsIcon } from "../components/icons";
 import { InlineError } from "../components/InlineError";
 import { SkeletonList, Spinner } from "../components/Loading";
 import { PageHeader } from "../components/PageHeader";
-import { RunningBadge, StatusBadge } from "../components/StatusBadge";
+import { RunningBadge } from "../components/StatusBadge";
+import { WorkflowStatusBadge } from "../components/WorkflowStatusBadge";
 import { useLoadExamples, useWorkflows } from "../queries";
 import { fullTime, relativeTime, useNow } from "../time";
 import { newWorkflowHref, workflowHref } from "../usePage";
-import {
-  futureTime,
-  runStatusLabel,
-  runStatusTone,
-  versionText,
-  workflowStatusLabel,
-  workflowStatusTone,
-} from "../workflowText";
+import { futureTime, runStatusLabel, runStatusTone, versionText } from "../workflowText";
 
 const steps = [
   { title: "Runs on schedule", text: "Healer starts each workflow's script when it is due." },
@@ -70,11 +64,12 @@ function WorkflowRow({ workflow, now }: { workflow: WorkflowSummary; now: number
         data-name={workflow.name}
         data-status={workflow.status}
         data-busy={String(workflow.busy)}
+        data-healing={String(workflow.healing)}
       >
         <span className="cell cell-main">
           <span className="workflow-title">{workflow.title}</span>
           <span className="cell-line">
-            <StatusBadge tone={workflowStatusTone[workflow.status]} label={workflowStatusLabel[workflow.status]} />
+            <WorkflowStatusBadge status={workflow.status} healing={workflow.healing} />
             {workflow.busy && <RunningBadge />}
             <span className="cell-detail">{workflow.schedule_text}</span>
           </span>

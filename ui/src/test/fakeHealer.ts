@@ -36,6 +36,7 @@ import {
   type WorkflowInput,
   type WorkflowSummary,
 } from "../bindings";
+import { FakeTasks } from "./fakeTasks";
 
 export type Call = { cmd: string; args: Record<string, unknown> };
 
@@ -211,6 +212,8 @@ export class FakeHealer {
   connections = new Map<string, string[] | ErrorPayload>();
   /** Makes set_provider_key hang until resolved. */
   keyGate: Promise<void> | null = null;
+  /** Auto-fixes and planner chats. */
+  tasks = new FakeTasks(this);
   private failures = new Map<string, ErrorPayload>();
   private nextHealId = 12;
   private nextId = { workflow: 1, version: 1, run: 1, attempt: 1 };
@@ -249,13 +252,20 @@ export class FakeHealer {
 
   notification(title: string, body: string, fields: Partial<Notification> = {}): Notification {
     const id = this.notifications.length + 1;
-    return { id, kind: "info", title, body, created_at: minutesAgo(0), read: false, heal_id: null, ...fields };
+    return {
+      id, kind: "info", title, body, created_at: minutesAgo(0), read: false, heal_id: null,
+      workflow_id: null, run_id: null, task_id: null, actions: [], ...fields,
+    };
   }
 
   // Workflows
 
   /** A workflow with version 1.0 of `code`, stored as if made before the window opened. */
-  addWorkflow(fields: Partial<WorkflowInput> & { name?: string; status?: Workflow["status"]; next_run_at?: string | null } = {}): FakeWorkflow {
+  addWorkflow(
+    fields: Partial<WorkflowInput> & {
+      name?: string; status?: Workflow["status"]; next_run_at?: string | null; healing?: boolean; fix_count?: number;
+    } = {},
+  ): FakeWorkflow {
     const input: WorkflowInput = {
       title: "Daily report", runtime: { kind: "python3" }, entry: null, schedule: { kind: "manual" }, env: [],
       timeout_secs: 300, retry: null, code: "print('hello')\n", summary: "", ...fields,
@@ -275,6 +285,8 @@ export class FakeHealer {
       status: fields.status ?? "active",
       created_at: created,
       updated_at: created,
+      healing: fields.healing ?? false,
+      fix_count: fields.fix_count ?? 0,
     };
     const kept: FakeWorkflow = { workflow, versions: [], runs: [], next_run_at: fields.next_run_at ?? null };
     this.workflows.push(kept);
@@ -435,6 +447,7 @@ export class FakeHealer {
       schedule_text: describeSchedule(workflow.schedule), version: versions.find((v) => v.active)!.version,
       last_run: last ? last.run : null, next_run_at: kept.next_run_at,
       busy: runs.some((r) => r.run.status === "queued" || r.run.status === "running"),
+      healing: workflow.healing,
     };
   }
 
@@ -636,8 +649,11 @@ export class FakeHealer {
       }
       case "usage_today":
         return this.usageReport();
-      default:
+      default: {
+        const task = this.tasks.handle(cmd, args);
+        if (task) return task();
         throw new Error(`FakeHealer: no command ${cmd}`);
+      }
     }
   }
 

@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import type { Run } from "../../bindings";
 import { EmptyState } from "../../components/EmptyState";
 import { ChevronRightIcon, PlayIcon } from "../../components/icons";
@@ -47,11 +47,36 @@ function RunDetails({ run }: { run: Run }) {
   );
 }
 
-function RunRow({ run, expanded, onToggle, now }: { run: Run; expanded: boolean; onToggle: () => void; now: number }) {
+function RunRow({
+  run,
+  expanded,
+  onToggle,
+  now,
+  target = false,
+}: {
+  run: Run;
+  expanded: boolean;
+  onToggle: () => void;
+  now: number;
+  /** The run a link pointed at: brought into view. */
+  target?: boolean;
+}) {
   const at = run.started_at ?? run.queued_at;
   const detailsId = `run-${run.id}-details`;
+  const row = useRef<HTMLLIElement>(null);
+  useEffect(() => {
+    // jsdom has no scrollIntoView.
+    if (target) row.current?.scrollIntoView?.({ block: "start", behavior: "smooth" });
+  }, [target]);
   return (
-    <li className={expanded ? "run expanded" : "run"} data-testid="run-row" data-status={run.status} data-run-id={run.id}>
+    <li
+      className={expanded ? "run expanded" : "run"}
+      data-testid="run-row"
+      data-status={run.status}
+      data-run-id={run.id}
+      data-target={target ? "true" : undefined}
+      ref={row}
+    >
       <button type="button" className="run-summary" aria-expanded={expanded} aria-controls={detailsId} onClick={onToggle}>
         <ChevronRightIcon size={16} />
         <span className="run-main">
@@ -87,11 +112,17 @@ function RunRow({ run, expanded, onToggle, now }: { run: Run; expanded: boolean;
   );
 }
 
-export function RunsTab({ runs }: { workflowId: number; runs: RunsQuery }) {
+export function RunsTab({ runs, openRun = null }: { workflowId: number; runs: RunsQuery; openRun?: number | null }) {
   const now = useNow();
   const list = runs.data?.pages.flat() ?? [];
   // The person's own choices, by run id; without one, a run opens while it is running and stays open.
-  const [toggled, setToggled] = useState<Map<number, boolean>>(() => new Map());
+  // A run a link pointed at (a notification's "See the failed run") starts open.
+  const [toggled, setToggled] = useState<Map<number, boolean>>(() => new Map(openRun === null ? [] : [[openRun, true]]));
+  const [pointedAt, setPointedAt] = useState(openRun);
+  if (openRun !== pointedAt) {
+    setPointedAt(openRun);
+    if (openRun !== null) setToggled(new Map(toggled).set(openRun, true));
+  }
   const [autoOpened, setAutoOpened] = useState<number[]>([]);
   const newlyOpen = list.filter((run) => isOpenRun(run.status) && !autoOpened.includes(run.id)).map((run) => run.id);
   if (newlyOpen.length > 0) setAutoOpened([...autoOpened, ...newlyOpen]);
@@ -121,6 +152,7 @@ export function RunsTab({ runs }: { workflowId: number; runs: RunsQuery }) {
             run={run}
             now={now}
             expanded={isExpanded(run)}
+            target={run.id === openRun}
             onToggle={() => setToggled((known) => new Map(known).set(run.id, !isExpanded(run)))}
           />
         ))}

@@ -1,192 +1,30 @@
-import { useRef, useState, type KeyboardEvent, type ReactNode } from "react";
+import { useRef, useState, type KeyboardEvent } from "react";
 import { toApiError } from "../../api";
 import type { ScriptVersion, Version, WorkflowDetail } from "../../bindings";
-import { Dialog } from "../../components/Dialog";
-import { ArrowLeftIcon, CopyIcon, PauseIcon, PencilIcon, PlayIcon, TrashIcon } from "../../components/icons";
 import { InlineError } from "../../components/InlineError";
-import { SkeletonList, Spinner } from "../../components/Loading";
-import { RunningBadge, StatusBadge } from "../../components/StatusBadge";
-import { isOpenRun, useDeleteWorkflow, useRunNow, useRuns, useSetPaused, useWorkflow } from "../../queries";
-import { fullTime, useNow } from "../../time";
-import { editWorkflowHref, navigate, pageHref, workflowHref, workflowTabs, type WorkflowTab } from "../../usePage";
-import { describeRuntime, futureTime, versionText, workflowStatusLabel, workflowStatusTone } from "../../workflowText";
+import { SkeletonList } from "../../components/Loading";
+import { isOpenRun, useRuns, useWorkflow } from "../../queries";
+import { navigate, workflowHref, workflowTabs, type WorkflowTab } from "../../usePage";
+import { versionText } from "../../workflowText";
+import { AutoFixTab } from "./AutoFixTab";
+import { ChatTab } from "./ChatTab";
 import { RunsTab } from "./RunsTab";
 import { ScriptTab } from "./ScriptTab";
 import { VersionsTab, type Comparison } from "./VersionsTab";
+import { BackLink, WorkflowHeader } from "./WorkflowHeader";
 
-const tabLabels: Record<WorkflowTab, string> = { runs: "Runs", versions: "Versions", script: "Script" };
+const tabLabels: Record<WorkflowTab, string> = {
+  runs: "Runs",
+  autofix: "Auto-fix",
+  versions: "Versions",
+  script: "Script",
+  chat: "Chat",
+};
 
-function BackLink() {
-  return (
-    <a className="back-link" href={pageHref("workflows")}>
-      <ArrowLeftIcon size={16} />
-      Workflows
-    </a>
-  );
-}
+/** What a tab opens at: a run, an auto-fix task; and whether the chat takes the cursor. */
+type TabTarget = { item: number | null; focus: boolean };
 
-function FolderPath({ folder }: { folder: string }) {
-  const text = useRef<HTMLElement>(null);
-  const [copied, setCopied] = useState(false);
-
-  async function copy() {
-    try {
-      await navigator.clipboard.writeText(folder);
-      setCopied(true);
-      window.setTimeout(() => setCopied(false), 1600);
-    } catch {
-      // No clipboard access: select the path so the person can copy it themselves.
-      const selection = window.getSelection();
-      if (text.current && selection) selection.selectAllChildren(text.current);
-    }
-  }
-
-  return (
-    <div className="path-row folder-row">
-      <span className="folder-label">Folder</span>
-      <code className="path" ref={text} data-testid="workflow-folder">
-        {folder}
-      </code>
-      <button type="button" className="button button-small" onClick={() => void copy()}>
-        <CopyIcon size={15} />
-        {copied ? "Copied" : "Copy"}
-      </button>
-    </div>
-  );
-}
-
-function DeleteDialog({ detail, onCancel }: { detail: WorkflowDetail; onCancel: () => void }) {
-  const remove = useDeleteWorkflow(detail.workflow.id);
-  const { workflow, folder } = detail;
-  return (
-    <Dialog
-      title={`Delete “${workflow.title}”?`}
-      tone="danger"
-      onCancel={() => !remove.isPending && onCancel()}
-      actions={
-        <>
-          <button type="button" className="button" onClick={onCancel} disabled={remove.isPending} data-autofocus>
-            Cancel
-          </button>
-          <button
-            type="button"
-            className="button button-danger"
-            data-testid="confirm-delete"
-            disabled={remove.isPending}
-            onClick={() => remove.mutate(undefined, { onSuccess: () => navigate(pageHref("workflows")) })}
-          >
-            {remove.isPending && <Spinner />}
-            Delete workflow
-          </button>
-        </>
-      }
-    >
-      <p>
-        Every version of its script, all of its runs with their logs, and its folder are deleted too. This can't be
-        undone.
-      </p>
-      <code className="path dialog-path">{folder}</code>
-      {remove.isError && <InlineError lead="It couldn't be deleted." error={remove.error} />}
-    </Dialog>
-  );
-}
-
-function Fact({ label, children }: { label: string; children: ReactNode }) {
-  return (
-    <div className="header-fact">
-      <dt>{label}</dt>
-      <dd>{children}</dd>
-    </div>
-  );
-}
-
-function WorkflowHeader({ detail, busy, onRunStarted }: { detail: WorkflowDetail; busy: boolean; onRunStarted: () => void }) {
-  const { workflow, active } = detail;
-  const now = useNow();
-  const runNow = useRunNow(workflow.id);
-  const pause = useSetPaused(workflow.id);
-  const [deleting, setDeleting] = useState(false);
-  const paused = workflow.status === "paused";
-  const running = busy || runNow.isPending;
-  const runError = runNow.isError ? toApiError(runNow.error) : null;
-
-  let nextRun = "—";
-  let nextRunTitle: string | undefined;
-  if (paused) nextRun = "Paused";
-  else if (detail.next_run_at) {
-    nextRun = futureTime(detail.next_run_at, now);
-    nextRunTitle = fullTime(detail.next_run_at);
-  } else if (workflow.schedule.kind === "manual") nextRun = "When you run it";
-
-  return (
-    <header className="workflow-header">
-      <BackLink />
-      <div className="workflow-heading">
-        <h1 className="page-title">{workflow.title}</h1>
-        <div className="workflow-badges">
-          <StatusBadge tone={workflowStatusTone[workflow.status]} label={workflowStatusLabel[workflow.status]} />
-          {running && <RunningBadge />}
-        </div>
-      </div>
-      {active.summary && <p className="page-description">{active.summary}</p>}
-
-      <div className="workflow-actions">
-        <button
-          type="button"
-          className="button button-primary"
-          data-testid="run-now"
-          disabled={running}
-          onClick={() => runNow.mutate(undefined, { onSuccess: onRunStarted })}
-        >
-          {running ? <Spinner /> : <PlayIcon size={16} />}
-          {running ? "Running…" : "Run now"}
-        </button>
-        <button
-          type="button"
-          className="button"
-          data-testid="pause-resume"
-          disabled={pause.isPending}
-          onClick={() => pause.mutate(!paused)}
-        >
-          {pause.isPending ? <Spinner /> : paused ? <PlayIcon size={16} /> : <PauseIcon size={16} />}
-          {paused ? "Resume" : "Pause"}
-        </button>
-        <a className="button" href={editWorkflowHref(workflow.id)} data-testid="edit-settings">
-          <PencilIcon size={16} />
-          Edit settings
-        </a>
-        <span className="actions-spacer" />
-        <button type="button" className="button button-quiet-danger" data-testid="delete-workflow" onClick={() => setDeleting(true)}>
-          <TrashIcon size={16} />
-          Delete
-        </button>
-      </div>
-      {runError && (
-        <InlineError
-          lead={runError.code === "invalid_input" ? "Not started." : "The run couldn't be started."}
-          error={runError}
-        />
-      )}
-      {pause.isError && <InlineError lead={paused ? "Couldn't resume." : "Couldn't pause."} error={pause.error} />}
-
-      <div className="card workflow-facts">
-        <dl className="header-facts">
-          <Fact label="Runs with">{describeRuntime(workflow.runtime)}</Fact>
-          <Fact label="Schedule">{detail.schedule_text}</Fact>
-          <Fact label="Next run">
-            <span title={nextRunTitle}>{nextRun}</span>
-          </Fact>
-          <Fact label="Version">v{versionText(active.version)}</Fact>
-        </dl>
-        <FolderPath folder={detail.folder} />
-      </div>
-
-      {deleting && <DeleteDialog detail={detail} onCancel={() => setDeleting(false)} />}
-    </header>
-  );
-}
-
-function Tabs({ id, current }: { id: number; current: WorkflowTab }) {
+function Tabs({ id, current, healing }: { id: number; current: WorkflowTab; healing: boolean }) {
   const refs = useRef<Partial<Record<WorkflowTab, HTMLButtonElement | null>>>({});
 
   // Arrow keys move between tabs, as in any tab strip.
@@ -219,13 +57,14 @@ function Tabs({ id, current }: { id: number; current: WorkflowTab }) {
           onClick={() => navigate(workflowHref(id, tab))}
         >
           {tabLabels[tab]}
+          {tab === "autofix" && healing && <span className="tab-live" title="An auto-fix is working" aria-hidden="true" />}
         </button>
       ))}
     </div>
   );
 }
 
-function LoadedWorkflow({ detail, tab }: { detail: WorkflowDetail; tab: WorkflowTab }) {
+function LoadedWorkflow({ detail, tab, target }: { detail: WorkflowDetail; tab: WorkflowTab; target: TabTarget }) {
   const id = detail.workflow.id;
   const runs = useRuns(id);
   const newest = runs.data?.pages[0]?.[0];
@@ -245,9 +84,10 @@ function LoadedWorkflow({ detail, tab }: { detail: WorkflowDetail; tab: Workflow
   return (
     <>
       <WorkflowHeader detail={detail} busy={busy} onRunStarted={() => navigate(workflowHref(id, "runs"))} />
-      <Tabs id={id} current={tab} />
+      <Tabs id={id} current={tab} healing={detail.workflow.healing} />
       <div className="tab-panel" role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`}>
-        {tab === "runs" && <RunsTab workflowId={id} runs={runs} />}
+        {tab === "runs" && <RunsTab workflowId={id} runs={runs} openRun={target.item} />}
+        {tab === "autofix" && <AutoFixTab workflowId={id} runtime={detail.workflow.runtime} taskId={target.item} />}
         {tab === "versions" && (
           <VersionsTab
             workflowId={id}
@@ -258,12 +98,13 @@ function LoadedWorkflow({ detail, tab }: { detail: WorkflowDetail; tab: Workflow
           />
         )}
         {tab === "script" && <ScriptTab detail={detail} draft={draft} onDraft={setDraft} onSaved={onScriptSaved} />}
+        {tab === "chat" && <ChatTab workflowId={id} focus={target.focus} />}
       </div>
     </>
   );
 }
 
-export function WorkflowPage({ id, tab }: { id: number; tab: WorkflowTab }) {
+export function WorkflowPage({ id, tab, item = null, focus = false }: { id: number; tab: WorkflowTab } & Partial<TabTarget>) {
   const detail = useWorkflow(id);
 
   let body;
@@ -290,7 +131,7 @@ export function WorkflowPage({ id, tab }: { id: number; tab: WorkflowTab }) {
       </>
     );
   } else {
-    body = <LoadedWorkflow detail={detail.data} tab={tab} />;
+    body = <LoadedWorkflow detail={detail.data} tab={tab} target={{ item, focus }} />;
   }
 
   return (

@@ -1,0 +1,118 @@
+// The maintainer in the real window: the example with a data-shape bug fails, its auto-fix task
+// appears and streams its thread (evidence, an eval in the sandbox, the explanation), the
+// scripted model gives up, the person gets the notification, and Re-plan opens the workflow's
+// chat with the planner, which answers. The model provider is a scripted OpenAI-compatible
+// server on 127.0.0.1 (lib/modelServer.mjs), so the app's real model client is used.
+
+import { describe, test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import path from "node:path";
+import { Session } from "./lib/webdriver.mjs";
+import { ARTIFACTS, CLI_BIN, DESKTOP_BIN, Driver, describeRun, freshDataDir, reap, removeDir, requireBinaries, run } from "./lib/harness.mjs";
+import { GIVE_UP, PLANNER_ANSWER, startModelServer } from "./lib/modelServer.mjs";
+
+const STARTUP_ERROR = '[data-testid="startup-error"]';
+const KEY_VAR = "E2E_SCRIPTED_MODEL_KEY";
+
+describe("Auto-fix and Re-plan in the real window", { timeout: 300_000 }, () => {
+  let dataDir;
+  let driver;
+  let session;
+  let model;
+
+  const shot = (name) => session?.screenshot(path.join(ARTIFACTS, `autofix-${name}.png`)).catch(() => {});
+  const cli = async (...args) => {
+    const r = await run(CLI_BIN, ["--data-dir", dataDir, ...args], { timeoutMs: 30_000, env: { ...process.env, HEALER_DATA_DIR: dataDir } });
+    assert.equal(r.code, 0, `healer ${args.join(" ")} ${describeRun(r)}`);
+    return r.stdout;
+  };
+  before(
+    async () => {
+      requireBinaries();
+      model = await startModelServer();
+      dataDir = freshDataDir("autofix");
+      // The app reads the provider's key from this variable (no keyring in the test session).
+      process.env[KEY_VAR] = "sk-e2e-not-a-secret";
+      process.env.HEALER_KEYRING = "off";
+      await cli("provider", "add", "scripted", "--kind", "openai-compatible", "--base-url", model.url, "--key-env", KEY_VAR);
+      await cli("tier", "set", "cheap", "scripted", "scripted-small");
+      await cli("tier", "set", "standard", "scripted", "scripted-small");
+      await cli("examples");
+      driver = new Driver(dataDir);
+      await driver.start(20_000);
+      session = await Session.create(driver.baseUrl, { alwaysMatch: { "tauri:options": { application: DESKTOP_BIN } } }, 60_000);
+    },
+    { timeout: 150_000 },
+  );
+
+  after(
+    async () => {
+      await session?.delete().catch(() => {});
+      await driver?.stop().catch(() => {});
+      await model?.close().catch(() => {});
+      if (dataDir) {
+        await reap(dataDir);
+        removeDir(dataDir);
+      }
+    },
+    { timeout: 60_000 },
+  );
+
+  test("a failing example's auto-fix thread appears, runs an eval, and gives up with its reason", { timeout: 120_000 }, async () => {
+    const nav = await session.waitFor('[data-testid="nav-workflows"]', { timeoutMs: 30_000, failFast: STARTUP_ERROR });
+    await session.click(nav.id);
+    const row = await session.waitFor('[data-testid="workflow-row"][data-name="weekly-sales-report"]', { timeoutMs: 15_000 });
+    await session.click(row.id);
+    const runNow = await session.waitFor('[data-testid="run-now"]', { timeoutMs: 10_000 });
+    await session.click(runNow.id);
+    await session.waitFor('[data-testid="run-row"][data-status="failed"]', { timeoutMs: 30_000, what: "the failed run" });
+
+    const tab = await session.waitFor('[data-testid="tab-autofix"]', { timeoutMs: 10_000 });
+    await session.click(tab.id);
+    const fix = await session.waitFor('[data-testid="autofix-row"]', { timeoutMs: 30_000, what: "the auto-fix task in the list" });
+    await session.click(fix.id);
+    await session.waitFor('[data-testid="autofix-thread"]', {
+      timeoutMs: 30_000,
+      predicate: (text) => text.includes("KeyError") && text.includes("customer"),
+      what: "the thread with the evidence and the eval's output",
+    });
+    const outcome = await session.waitFor('[data-testid="autofix-outcome"]', {
+      timeoutMs: 30_000,
+      predicate: (text) => text.includes("no longer has an amount"),
+      what: "the outcome with the model's explanation",
+    });
+    assert.ok(outcome.id);
+    await shot("thread");
+    // The model was asked by the maintainer with its own tools only.
+    const first = model.seen.find((r) => r.method === "POST");
+    const tools = first.body.tools.map((t) => t.function.name).sort();
+    assert.deepEqual(tools, ["eval", "fix", "list_versions", "read_file"]);
+  });
+
+  test("the person is told, and Re-plan opens the chat where the planner answers", { timeout: 120_000 }, async () => {
+    const nav = await session.waitFor('[data-testid="nav-notifications"]', { timeoutMs: 10_000 });
+    await session.click(nav.id);
+    await session.waitFor('[data-testid="notification-item"]', {
+      timeoutMs: 30_000,
+      predicate: (text) => text.includes(GIVE_UP.slice(0, 40)),
+      what: "the maintenance-failed notification with the explanation",
+    });
+    await shot("notification");
+    const replan = await session.waitFor('li[data-kind="maintenance_failed"] [data-testid="notification-action-replan"]', {
+      timeoutMs: 10_000,
+      what: "the Re-plan button on the notification",
+    });
+    await session.click(replan.id);
+    await session.waitFor('[data-testid="planner-chat"]', { timeoutMs: 15_000, what: "the planner chat" });
+    const input = await session.waitFor('[aria-label="Message to the planner"]', { timeoutMs: 10_000 });
+    await session.sendKeys(input.id, "Yes, total is the same figure as amount.");
+    const send = await session.waitFor('[data-testid="chat-send"]', { timeoutMs: 10_000 });
+    await session.click(send.id);
+    await session.waitFor('[data-testid="planner-chat"]', {
+      timeoutMs: 30_000,
+      predicate: (text) => text.includes(PLANNER_ANSWER.slice(0, 30)),
+      what: "the planner's answer in the chat",
+    });
+    await shot("chat");
+  });
+});

@@ -1,0 +1,46 @@
+// A scripted model provider on 127.0.0.1 for the end-to-end stories: it speaks the OpenAI chat
+// completions wire format (one JSON document per answer, which the app's real client reads as
+// a non-streaming server), so the app's own model client is exercised. The maintainer is sent an
+// `eval` call first and then gives up with an explanation; the planner answers in one sentence.
+
+import { createServer } from "node:http";
+
+export const GIVE_UP =
+  "The shop's export no longer has an amount for each order; it has total instead. Tell me whether total is the same figure before I change the report.";
+export const PLANNER_ANSWER = "Yes — tell me which column holds the amount now, and I will change the report.";
+
+export async function startModelServer() {
+  const seen = [];
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => (body += d));
+    req.on("end", () => {
+      const json = body ? JSON.parse(body) : {};
+      seen.push({ method: req.method, url: req.url, body: json });
+      res.setHeader("content-type", "application/json");
+      if (req.method === "GET" && req.url.endsWith("/models")) {
+        res.end(JSON.stringify({ object: "list", data: [{ id: "scripted-small", object: "model" }] }));
+        return;
+      }
+      const messages = json.messages ?? [];
+      const system = messages[0]?.content ?? "";
+      const usage = { prompt_tokens: 900, completion_tokens: 60, total_tokens: 960 };
+      const answer = (message, finish) =>
+        res.end(JSON.stringify({ id: "chatcmpl-e2e", object: "chat.completion", created: 1, model: "scripted-small", choices: [{ index: 0, message, finish_reason: finish }], usage }));
+      if (String(system).includes("planner")) {
+        answer({ role: "assistant", content: PLANNER_ANSWER }, "stop");
+      } else if (!messages.some((m) => m.role === "tool")) {
+        const code = "import json\nprint(sorted(json.load(open('orders.json'))[0]))\n";
+        answer(
+          { role: "assistant", content: "Let me look at what the data holds.", tool_calls: [{ id: "call_eval", type: "function", function: { name: "eval", arguments: JSON.stringify({ code }) } }] },
+          "tool_calls",
+        );
+      } else {
+        answer({ role: "assistant", content: GIVE_UP }, "stop");
+      }
+    });
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address();
+  return { url: `http://127.0.0.1:${port}/v1`, seen, close: () => new Promise((r) => server.close(r)) };
+}

@@ -1,0 +1,48 @@
+// Words a person reads about auto-fix tasks, kept in one place.
+import type { AutoFix, AutoFixStatus } from "./bindings";
+import type { Tone } from "./eventText";
+import { versionText } from "./workflowText";
+
+export const autofixStatusLabel: Record<AutoFixStatus, string> = {
+  working: "Working",
+  fixed: "Fixed",
+  stale: "Not applied",
+  gave_up: "Gave up",
+  interrupted: "Interrupted",
+};
+
+export const autofixStatusTone: Record<AutoFixStatus, Tone> = {
+  working: "info",
+  fixed: "good",
+  stale: "neutral",
+  gave_up: "bad",
+  interrupted: "contained",
+};
+
+export const autofixStatusHint: Record<AutoFixStatus, string> = {
+  working: "Healer is repairing the script now",
+  fixed: "The fix was saved as a new version and the workflow ran again",
+  stale: "Not applied: the script changed meanwhile",
+  gave_up: "Healer found no fix and asked you to decide",
+  interrupted: "Healer stopped while it worked on this",
+};
+
+/** "1.0 → 1.1" for a fix that was stored, "1.0" for one that was not, "" when unknown. */
+export function versionChange(fix: AutoFix): string {
+  if (!fix.from_version) return fix.to_version ? versionText(fix.to_version) : "";
+  const from = versionText(fix.from_version);
+  return fix.to_version ? `${from} → ${versionText(fix.to_version)}` : from;
+}
+
+/** One line for a list row: the fix's comment, or how the task stands. */
+export function autofixLine(fix: AutoFix): string {
+  if (fix.fix_comment) return fix.fix_comment;
+  switch (fix.status) {
+    case "working":
+      return "Working on a repair…";
+    case "stale":
+      return "Not applied: the script changed meanwhile.";
+    default:
+      return fix.summary;
+  }
+}

@@ -1,0 +1,54 @@
+import type { Notification, NotificationAction } from "../bindings";
+import { chatHref, navigate, runHref, settingsHref } from "../usePage";
+
+const actionLabel: Record<NotificationAction, string> = {
+  replan: "Re-plan",
+  open_settings: "Open settings",
+};
+
+/** Where an action goes; null when the notification lacks what it needs (a workflow to re-plan). */
+function actionHref(action: NotificationAction, item: Notification): string | null {
+  switch (action) {
+    case "replan":
+      return item.workflow_id === null ? null : chatHref(item.workflow_id, { focus: true });
+    case "open_settings":
+      return settingsHref("models");
+  }
+}
+
+/**
+ * The buttons a notification offers, and a link to the run it is about. Acting on one reads it
+ * (`onAct`), as opening it would.
+ */
+export function NotificationActions({ item, onAct }: { item: Notification; onAct: () => void }) {
+  const actions = item.actions.flatMap((action) => {
+    const href = actionHref(action, item);
+    return href ? [{ action, href }] : [];
+  });
+  const run = item.workflow_id !== null && item.run_id !== null ? runHref(item.workflow_id, item.run_id) : null;
+  if (actions.length === 0 && !run) return null;
+
+  return (
+    <div className="notification-actions">
+      {actions.map(({ action, href }, i) => (
+        <button
+          key={action}
+          type="button"
+          className={i === 0 ? "button button-small button-primary" : "button button-small"}
+          data-testid={`notification-action-${action}`}
+          onClick={() => {
+            onAct();
+            navigate(href);
+          }}
+        >
+          {actionLabel[action]}
+        </button>
+      ))}
+      {run && (
+        <a className="notification-link" href={run} onClick={onAct}>
+          See the failed run
+        </a>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,107 @@
+// The planner chat's conversation: the person's messages on the right, the planner's on the
+// left, and what its tools did as small cards between them.
+import type { ReactNode } from "react";
+import type { ThreadMessage, ToolCall } from "../../bindings";
+import { CheckIcon, HealerNoteIcon } from "../../components/icons";
+import { Spinner } from "../../components/Loading";
+import { capitalised } from "../../modelText";
+import { callArguments, orphanResults, refusalText, resultsByCall, savedVersion, textArgument } from "../../threadText";
+import { workflowHref } from "../../usePage";
+
+export function Bubble({ from, children, pending = false }: { from: "person" | "planner"; children: ReactNode; pending?: boolean }) {
+  return (
+    <li className={`chat-item from-${from}${pending ? " pending" : ""}`} data-testid={`chat-${from}`}>
+      <div className="chat-bubble">{children}</div>
+    </li>
+  );
+}
+
+/** A tool the planner used, as a card; or, when it was refused, a quiet line saying why. */
+function ToolCard({ call, result, workflowId }: { call: ToolCall; result: ThreadMessage | undefined; workflowId: number }) {
+  const args = callArguments(call);
+  if (result?.is_error) {
+    return (
+      <li className="chat-item chat-quiet" data-testid="chat-tool-error">
+        {refusalText(result.content)}
+      </li>
+    );
+  }
+  switch (call.name) {
+    case "save": {
+      const version = savedVersion(result);
+      const comment = textArgument(args, "comment");
+      return (
+        <li className="chat-item chat-tool" data-testid="chat-save">
+          {result ? <CheckIcon size={16} /> : <Spinner />}
+          <span className="chat-tool-text">
+            <strong>{!result ? "Saving a new version…" : version ? `Saved version ${version}` : "Saved a new version"}</strong>
+            {comment && ` — ${comment}`}
+          </span>
+          {result && (
+            <a className="chat-tool-link" href={workflowHref(workflowId, "versions")}>
+              See what changed
+            </a>
+          )}
+        </li>
+      );
+    }
+    case "schedule":
+      return (
+        <li className="chat-item chat-tool" data-testid="chat-schedule">
+          {result ? <CheckIcon size={16} /> : <Spinner />}
+          <span className="chat-tool-text">
+            {result ? capitalised(result.content) : `Changing the schedule to “${textArgument(args, "schedule") ?? ""}”…`}
+          </span>
+        </li>
+      );
+    case "ask":
+      return (
+        <li className="chat-item chat-question" data-testid="chat-question">
+          <span className="chat-question-label">The planner asks</span>
+          <p>{textArgument(args, "question")}</p>
+        </li>
+      );
+    default:
+      return (
+        <li className="chat-item chat-quiet">
+          <HealerNoteIcon size={14} /> Used {call.name}
+        </li>
+      );
+  }
+}
+
+/** Every stored step of the chat, in order. */
+export function ChatMessages({ messages, workflowId }: { messages: ThreadMessage[]; workflowId: number }) {
+  const results = resultsByCall(messages);
+  const orphans = orphanResults(messages);
+  return messages.map((m) => {
+    switch (m.role) {
+      case "system":
+        return null;
+      case "user":
+        return (
+          <Bubble key={m.id} from="person">
+            {m.content}
+          </Bubble>
+        );
+      case "assistant":
+        return [
+          m.content.trim() ? (
+            <Bubble key={m.id} from="planner">
+              {m.content}
+            </Bubble>
+          ) : null,
+          ...m.tool_calls.map((call) => (
+            <ToolCard key={`${m.id}-${call.id}`} call={call} result={results.get(call.id)} workflowId={workflowId} />
+          )),
+        ];
+      case "tool":
+        // Results belong to their call's card; one whose call is not shown says only a failure.
+        return orphans.has(m.id) && m.is_error ? (
+          <li key={m.id} className="chat-item chat-quiet" data-testid="chat-tool-error">
+            {refusalText(m.content)}
+          </li>
+        ) : null;
+    }
+  });
+}
