@@ -38,6 +38,8 @@ fn main() {
         "get_autofix",
         "get_planner_chat",
         "send_planner_message",
+        "list_checkpoints",
+        "decide_checkpoint",
     ]);
     if let Err(e) = tauri_build::try_build(tauri_build::Attributes::new().app_manifest(manifest)) {
         // A build script has no caller to return to: say what is wrong and stop the build.

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::checkpoint::Checkpoint;
 use crate::engine::{Engine, EngineOptions, HealedRun};
 use crate::error::{Error, ErrorPayload, Result};
 use crate::heal::HealRecord;
@@ -46,6 +47,12 @@ pub enum Request {
         #[serde(default)]
         until_healed: bool,
     },
+    /// Decide a checkpoint (`option` 1-based; `None`: the recommended one).
+    DecideCheckpoint {
+        id: i64,
+        option: Option<u32>,
+        notes: Option<String>,
+    },
     /// One planner turn in the workflow's chat, answered when it is over.
     Replan {
         workflow: String,
@@ -64,6 +71,7 @@ pub enum Response {
     Run { detail: Box<RunDetail> },
     Healed { healed: Box<HealedRun> },
     Chat { chat: Box<PlannerChat> },
+    Checkpoint { checkpoint: Box<Checkpoint> },
     Workflows { workflows: Vec<Workflow> },
     Done,
 }
@@ -138,6 +146,7 @@ fn payload_kind(request: &Request) -> &'static str {
         Request::DeleteWorkflow { .. } => "delete_workflow",
         Request::RunWorkflow { .. } => "run_workflow",
         Request::Replan { .. } => "replan",
+        Request::DecideCheckpoint { .. } => "decide_checkpoint",
         Request::LoadExamples => "load_examples",
     }
 }

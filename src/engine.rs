@@ -1,6 +1,7 @@
 //! The Engine: owns the store, the event bus, the lease and the background tasks. The desktop
 //! shell and the CLI are thin callers of this API.
 
+mod checkpoints;
 mod llm;
 mod maintainer;
 mod requests;
@@ -323,6 +324,11 @@ impl Inner {
         self.lock_active().insert(workflow_id, (run_id, abort));
     }
 
+    /// The run a workflow's task is running now, if any.
+    pub(crate) fn active_run(&self, workflow_id: i64) -> Option<i64> {
+        self.lock_active().get(&workflow_id).map(|(run, _)| *run)
+    }
+
     pub(crate) fn finish_active(&self, workflow_id: i64) {
         self.lock_active().remove(&workflow_id);
     }
@@ -385,8 +391,7 @@ impl Inner {
         let cx = HealContext {
             store: &self.store,
             bus: &self.bus,
-            llm: Some(&self.llm),
-            inbox: Some(&self.inbox_wake),
+            engine: Some(self),
         };
         self.pipeline.heal(&cx, failure).await
     }

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
+use crate::checkpoint::Checkpoint;
 use crate::error::Result;
 use crate::failure::FailureClass;
 use crate::heal::{Outcome, RemedyStatus};
@@ -133,6 +134,25 @@ pub enum Event {
         question: Option<String>,
         summary: String,
     },
+    /// Healer stopped a piece of work to ask the person.
+    CheckpointCreated {
+        checkpoint: Checkpoint,
+    },
+    /// The person decided a checkpoint, and Healer acted on it.
+    CheckpointDecided {
+        checkpoint_id: i64,
+        workflow_id: Option<i64>,
+        /// The chosen option's label.
+        choice: String,
+        outcome: String,
+    },
+    /// The Level-2 analyzer (or its absence) chose what to do about a failure.
+    RecoveryDecided {
+        workflow_id: i64,
+        run_id: i64,
+        action: String,
+        detail: String,
+    },
     /// Model providers, tiers or budgets changed.
     LlmSettingsChanged {
         what: String,
@@ -163,6 +183,9 @@ impl Event {
             Event::MaintenanceStarted { .. } => "maintenance_started",
             Event::MaintenanceFinished { .. } => "maintenance_finished",
             Event::PlannerReplied { .. } => "planner_replied",
+            Event::CheckpointCreated { .. } => "checkpoint_created",
+            Event::CheckpointDecided { .. } => "checkpoint_decided",
+            Event::RecoveryDecided { .. } => "recovery_decided",
             Event::LlmSettingsChanged { .. } => "llm_settings_changed",
         }
     }
@@ -293,6 +316,20 @@ impl Event {
                 Some(q) => format!("The planner asks: {q}"),
                 None => format!("The planner answered: {summary}"),
             },
+            Event::CheckpointCreated { checkpoint } => format!(
+                "Checkpoint {}: {} — waiting for you",
+                checkpoint.id,
+                checkpoint.trigger.title()
+            ),
+            Event::CheckpointDecided {
+                checkpoint_id,
+                choice,
+                outcome,
+                ..
+            } => format!("Checkpoint {checkpoint_id}: you chose {choice}. {outcome}"),
+            Event::RecoveryDecided { action, detail, .. } => {
+                format!("Recovery: {action} — {detail}")
+            }
             Event::LlmSettingsChanged { what } => format!("Model settings: {what}"),
         }
     }

@@ -127,10 +127,20 @@ pub struct HealRecord {
 pub struct HealContext<'a> {
     pub store: &'a Store,
     pub bus: &'a Bus,
-    /// The model layer, for remedies that start model work (`None` in a pipeline without it).
-    pub llm: Option<&'a crate::llm::Llm>,
-    /// Wakes the inbox worker when a remedy queued work for a task.
-    pub inbox: Option<&'a tokio::sync::Notify>,
+    /// The engine, for remedies that start work (model tasks, runs, checkpoints); `None` in a
+    /// pipeline run on its own.
+    pub(crate) engine: Option<&'a crate::engine::Inner>,
+}
+
+impl<'a> HealContext<'a> {
+    /// A pipeline without an engine: remedies that need one report that they could not act.
+    pub fn detached(store: &'a Store, bus: &'a Bus) -> Self {
+        HealContext {
+            store,
+            bus,
+            engine: None,
+        }
+    }
 }
 
 /// Memory of earlier failures with the same signature. The healing-memory issue (#7) fills it.

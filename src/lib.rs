@@ -1,6 +1,7 @@
 //! Healer's engine: workflows, healing, and everything the desktop app and the `healer` CLI
 //! show. No Tauri here: the engine builds and tests without a webview.
 
+pub mod checkpoint;
 pub mod client;
 pub mod engine;
 pub mod error;
@@ -15,6 +16,7 @@ pub mod maintainer;
 pub mod notification;
 pub mod paths;
 pub mod planner;
+pub mod recovery;
 pub mod sandbox;
 pub mod store;
 pub mod workflow;

@@ -1,6 +1,7 @@
 //! `healer`: the command line over the same engine as the desktop app.
 //! Exit codes: 0 ok, 1 failure, 2 usage error.
 
+mod checkpoint_cli;
 mod cli;
 mod heal_cli;
 mod llm_cli;
@@ -90,6 +91,11 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Decisions Healer is waiting for: list them, or decide one
+    Checkpoint {
+        #[command(subcommand)]
+        command: checkpoint_cli::CheckpointCommand,
+    },
     /// Ask the workflow's planner to change it (one turn of its chat; what Re-plan opens)
     Replan {
         /// The workflow's name
@@ -144,6 +150,7 @@ async fn run(command: Command, paths: Paths) -> Result<bool> {
         Command::Tier { command } => llm_cli::tier(command, &paths),
         Command::Usage { json } => llm_cli::usage(&paths, json),
         Command::Task { command } => llm_cli::task(command, &paths),
+        Command::Checkpoint { command } => checkpoint_cli::run(command, &paths).await,
         Command::Replan {
             name,
             message,

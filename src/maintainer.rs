@@ -6,7 +6,7 @@
 //! runs from the inbox ([`inbox`]), where planner items go before maintainer items and one item
 //! per workflow runs at a time.
 
-mod context;
+pub(crate) mod context;
 mod escalate;
 pub(crate) mod inbox;
 mod job;

@@ -1,6 +1,7 @@
 //! SQLite: one file, WAL, busy timeout, foreign keys, embedded migrations applied at open.
 //! One file per table family lives beside this one.
 
+mod checkpoints;
 mod events;
 mod heals;
 mod maintenance;
@@ -36,6 +37,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0002_workflows.sql"),
     include_str!("store/migrations/0003_llm.sql"),
     include_str!("store/migrations/0004_maintainer.sql"),
+    include_str!("store/migrations/0005_checkpoints.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

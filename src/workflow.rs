@@ -244,6 +244,10 @@ pub enum RunTrigger {
     CatchUp,
     /// The re-run after a maintainer's fix.
     Fix,
+    /// The person chose Proceed at a checkpoint.
+    Checkpoint,
+    /// The recovery manager ran it again (an alternative with a hint, or after unblocking).
+    Recovery,
 }
 
 impl RunTrigger {
@@ -253,6 +257,8 @@ impl RunTrigger {
             RunTrigger::Manual => "manual",
             RunTrigger::CatchUp => "catch_up",
             RunTrigger::Fix => "fix",
+            RunTrigger::Checkpoint => "checkpoint",
+            RunTrigger::Recovery => "recovery",
         }
     }
 
@@ -262,6 +268,8 @@ impl RunTrigger {
             RunTrigger::Manual,
             RunTrigger::CatchUp,
             RunTrigger::Fix,
+            RunTrigger::Checkpoint,
+            RunTrigger::Recovery,
         ]
         .into_iter()
         .find(|v| v.as_str() == s)
@@ -284,6 +292,10 @@ pub struct Run {
     pub finished_at: Option<String>,
     /// One line: "Succeeded in 1.2 s", "KeyError: 'total' (logic)".
     pub summary: String,
+    /// The person chose to skip it at a checkpoint.
+    pub skipped: bool,
+    /// A recovery hint it ran with (`HEALER_RECOVERY_HINT`), from the Level-2 analyzer.
+    pub hint: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]

@@ -85,8 +85,21 @@ async fn forward_events(
                 while let Ok(piece) = text.try_recv() {
                     send_text(&app, piece);
                 }
-                if let Event::NotificationCreated { notification } = &record.event {
-                    notify_desktop(&app, &notification.title, &notification.body);
+                match &record.event {
+                    Event::NotificationCreated { notification } => {
+                        notify_desktop(&app, &notification.title, &notification.body);
+                    }
+                    Event::CheckpointCreated { checkpoint } => {
+                        let title = match &checkpoint.workflow_title {
+                            Some(w) => format!(
+                                "Healer asks: {} (\u{201c}{w}\u{201d})",
+                                checkpoint.trigger.title()
+                            ),
+                            None => format!("Healer asks: {}", checkpoint.trigger.title()),
+                        };
+                        notify_desktop(&app, &title, &checkpoint.recommendation);
+                    }
+                    _ => {}
                 }
                 if let Err(e) = HealerEvent(record).emit(&app) {
                     tracing::warn!("cannot send an event to the window: {e}");

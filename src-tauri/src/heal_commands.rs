@@ -1,6 +1,7 @@
-//! Tauri commands for healing: the Auto-fix tab and the planner chat (Re-plan). Each a
+//! Tauri commands for healing: the Auto-fix tab, the planner chat (Re-plan) and checkpoints. Each a
 //! one-line adapter over an engine method.
 
+use healer::checkpoint::{Checkpoint, CheckpointList};
 use healer::maintainer::{AutoFix, AutoFixDetail};
 use healer::planner::PlannerChat;
 use healer::ErrorPayload;
@@ -40,4 +41,25 @@ pub fn send_planner_message(
     message: String,
 ) -> CmdResult<i64> {
     Ok(state.engine()?.replan(workflow_id, &message)?)
+}
+
+/// Pending checkpoints (oldest first) and past decisions.
+#[tauri::command]
+#[specta::specta]
+pub fn list_checkpoints(state: State<'_, AppState>) -> CmdResult<CheckpointList> {
+    Ok(state.engine()?.checkpoints()?)
+}
+
+/// Decide a checkpoint (`option` 1-based); the work it held goes on as the option says.
+#[tauri::command]
+#[specta::specta]
+pub fn decide_checkpoint(
+    state: State<'_, AppState>,
+    id: i64,
+    option: u32,
+    notes: Option<String>,
+) -> CmdResult<Checkpoint> {
+    Ok(state
+        .engine()?
+        .decide_checkpoint(id, Some(option), notes.as_deref())?)
 }

@@ -58,6 +58,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             heal_commands::get_autofix,
             heal_commands::get_planner_chat,
             heal_commands::send_planner_message,
+            heal_commands::list_checkpoints,
+            heal_commands::decide_checkpoint,
         ])
         .events(collect_events![HealerEvent, RunOutput, ThreadTextEvent])
         // Ids and counts stay far below 2^53.

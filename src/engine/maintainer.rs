@@ -69,6 +69,12 @@ impl Handle {
         drain(&self.inner, workflow_id).await
     }
 
+    /// Run a workflow's queued runs here and now (an engine without the scheduler), with the
+    /// task work they set off.
+    pub async fn work_queued_runs(&self, workflow_id: i64) -> Result<()> {
+        self.settle_here(workflow_id).await
+    }
+
     /// Run a workflow now and wait for the run and for the heal its failure starts: the
     /// maintainer task, the re-run of its fix, and any repair after that, until the workflow
     /// has no run and no task work open.

@@ -1,8 +1,9 @@
 //! Plan: an ordered list of remedies for a failure, by rules over its scenario, class and
 //! history. Pure: planning never acts.
 
-use crate::failure::{Failure, FailureClass};
+use crate::failure::{Failure, FailureClass, FailureSource};
 use crate::maintainer::Maintain;
+use crate::recovery::{Analyze, AskPerson};
 
 use super::{Recollection, RecordAndNotify, Remedy};
 
@@ -10,15 +11,30 @@ pub trait Planner: Send + Sync {
     fn plan(&self, failure: &Failure, recollection: &Recollection) -> Vec<Box<dyn Remedy>>;
 }
 
-/// The rules: a logic error goes to the maintainer (which repairs it, or tells the person
-/// itself); anything else, or a maintainer that could not start, is recorded and told.
+/// The recovery manager's rules, by class (transient failures were retried by the runner
+/// already): logic → the maintainer, and Level 2 when its fixes did not hold; environment and
+/// unknown → Level 2; resource, time limit, and transient past its retries → a HICCUP
+/// checkpoint. Recording and telling the person closes every plan (it runs when nothing
+/// before it could act, e.g. a self-check).
 pub struct RulePlanner;
 
 impl Planner for RulePlanner {
     fn plan(&self, failure: &Failure, _recollection: &Recollection) -> Vec<Box<dyn Remedy>> {
         let mut plan: Vec<Box<dyn Remedy>> = Vec::new();
-        if failure.class == FailureClass::Logic {
-            plan.push(Box::new(Maintain));
+        if failure.source == FailureSource::SelfCheck {
+            // A test alert goes straight to the person, as proof the path works.
+            plan.push(Box::new(RecordAndNotify));
+            return plan;
+        }
+        match failure.class {
+            FailureClass::Logic => {
+                plan.push(Box::new(Maintain));
+                plan.push(Box::new(Analyze));
+            }
+            FailureClass::Environment | FailureClass::Unknown => plan.push(Box::new(Analyze)),
+            FailureClass::Resource | FailureClass::Timeout | FailureClass::Transient => {
+                plan.push(Box::new(AskPerson))
+            }
         }
         plan.push(Box::new(RecordAndNotify));
         plan
@@ -28,7 +44,7 @@ impl Planner for RulePlanner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::failure::{Evidence, FailureSource};
+    use crate::failure::Evidence;
 
     #[test]
     fn every_failure_is_at_least_told_to_the_person() {

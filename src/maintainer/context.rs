@@ -50,6 +50,13 @@ pub(super) fn build(store: &Store, run_id: i64) -> Result<Context> {
         None => text.push_str(&format!("\nWhat Healer saw: {}\n", run.summary)),
     }
 
+    if let Some(hint) = &run.hint {
+        text.push_str(&format!(
+            "\nHealer's recovery analyzer suggested for this failure: {}\n",
+            one_line(hint)
+        ));
+    }
+
     let earlier: Vec<ScriptVersion> = store
         .versions(run.workflow_id)?
         .into_iter()
@@ -107,7 +114,7 @@ pub(super) fn build(store: &Store, run_id: i64) -> Result<Context> {
 }
 
 /// Untrusted text between markers it cannot forge: any marker-like line inside is defused.
-fn fence(label: &str, body: &str) -> String {
+pub(crate) fn fence(label: &str, body: &str) -> String {
     let upper = label.to_uppercase();
     let safe = body
         .replace("<<<", "<\u{200b}<<")
@@ -121,7 +128,7 @@ fn one_line(text: &str) -> String {
 
 /// A log as the model gets it: repeated lines folded, long lines shortened, and only the head
 /// and tail of a long log, with what was left out said in words.
-pub(super) fn cap_log(text: &str) -> String {
+pub(crate) fn cap_log(text: &str) -> String {
     let folded = fold_repeats(text);
     let lines: Vec<&str> = folded.iter().map(String::as_str).collect();
     if lines.is_empty() {

@@ -35,13 +35,13 @@ impl Remedy for Maintain {
         if failure.class != FailureClass::Logic {
             return Ok(not_resolved("the maintainer repairs logic errors only"));
         }
-        let Some(llm) = cx.llm else {
+        let Some(engine) = cx.engine else {
             return Ok(RemedyReport {
                 status: RemedyStatus::Failed,
-                detail: "no model layer in this pipeline".to_string(),
+                detail: "no engine behind this pipeline".to_string(),
             });
         };
-        match llm.resolve_tier(Tier::Cheap) {
+        match engine.llm.resolve_tier(Tier::Cheap) {
             Ok(_) => {}
             Err(Error::Llm(LlmError::NoModelConfigured)) => {
                 let workflow = cx.store.workflow(workflow_id)?;
@@ -92,10 +92,11 @@ impl Remedy for Maintain {
                     None,
                     &explanation,
                 )?;
+                // The person knows; Level 2 looks at it next.
                 Ok(RemedyReport {
-                    status: RemedyStatus::Contained,
+                    status: RemedyStatus::NotResolved,
                     detail: format!(
-                        "{fix_count} fixes in a row did not hold; the person was asked (notification {})",
+                        "{fix_count} fixes in a row did not hold; the person was told (notification {})",
                         n.id
                     ),
                 })
@@ -113,9 +114,7 @@ impl Remedy for Maintain {
                     run_id,
                     title: task.title,
                 })?;
-                if let Some(inbox) = cx.inbox {
-                    inbox.notify_one();
-                }
+                engine.inbox_wake.notify_one();
                 Ok(RemedyReport {
                     status: RemedyStatus::Contained,
                     detail: format!("auto-fix task {task_id} is repairing it"),

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::failure::{Evidence, FailureClass};
 use crate::workflow::{Attempt, AttemptStatus, Run, RunDetail, RunStatus, RunTrigger, Version};
 
-const RUN_COLUMNS: &str = "r.id, r.workflow_id, s.major, s.minor, r.trigger, r.status, r.class, r.attempts, r.queued_at, r.started_at, r.finished_at, r.summary";
+const RUN_COLUMNS: &str = "r.id, r.workflow_id, s.major, s.minor, r.trigger, r.status, r.class, r.attempts, r.queued_at, r.started_at, r.finished_at, r.summary, r.skipped, r.hint";
 
 const ATTEMPT_COLUMNS: &str = "id, run_id, number, status, started_at, finished_at, duration_ms, exit_code, signal, timed_out, class, error_type, error_message, error_stack, stdout, stderr, stdout_cut, stderr_cut, result, note";
 
@@ -287,6 +287,8 @@ pub(super) fn run_from_row_at(r: &Row<'_>, base: usize) -> rusqlite::Result<Run>
         started_at: r.get(base + 9)?,
         finished_at: r.get(base + 10)?,
         summary: r.get(base + 11)?,
+        skipped: r.get(base + 12)?,
+        hint: r.get(base + 13)?,
     })
 }
 

@@ -130,7 +130,7 @@ impl Store {
             let mut stmt = c.prepare_cached(
                 "SELECT w.id, w.name, w.title, w.status, w.runtime, w.schedule, s.major, s.minor, w.next_run_at,
                         r.id, r.workflow_id, rs.major, rs.minor, r.trigger, r.status, r.class, r.attempts,
-                        r.queued_at, r.started_at, r.finished_at, r.summary,
+                        r.queued_at, r.started_at, r.finished_at, r.summary, r.skipped, r.hint,
                         EXISTS (SELECT 1 FROM runs o WHERE o.workflow_id = w.id AND o.status IN ('queued', 'running')),
                         w.maintenance
                  FROM workflows w
@@ -163,8 +163,8 @@ impl Store {
                         },
                         next_run_at: r.get(8)?,
                         last_run,
-                        busy: r.get(21)?,
-                        healing: r.get(22)?,
+                        busy: r.get(23)?,
+                        healing: r.get(24)?,
                     })
                 })?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -227,7 +227,10 @@ impl Store {
         self.call(|c| {
             let mut stmt = c.prepare_cached(
                 "SELECT id, schedule, last_due_at, next_run_at, created_at FROM workflows
-                 WHERE status != 'paused' AND maintenance = 0 AND schedule NOT LIKE '{\"kind\":\"manual\"%'",
+                 WHERE status != 'paused' AND maintenance = 0
+                   AND NOT EXISTS (SELECT 1 FROM checkpoints c
+                                   WHERE c.workflow_id = workflows.id AND c.decided_at IS NULL)
+                   AND schedule NOT LIKE '{\"kind\":\"manual\"%'",
             )?;
             let rows = stmt
                 .query_map([], |r| {

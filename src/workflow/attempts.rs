@@ -68,7 +68,7 @@ async fn try_execute_run(
             folder: folder.clone(),
             runtime: workflow.runtime.clone(),
             entry: workflow.entry.clone(),
-            env: workflow.env.clone(),
+            env: run_env(&workflow, run.hint.as_deref()),
             timeout: Duration::from_secs(u64::from(workflow.timeout_secs)),
             run_id,
             attempt: number,
@@ -260,6 +260,18 @@ fn write_entry(folder: &Path, entry: &str, version: &ScriptVersion) -> Result<()
     std::fs::write(&tmp, &version.code)
         .and_then(|()| std::fs::rename(&tmp, &path))
         .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
+}
+
+/// The workflow's variables, and the recovery hint the run was given, if any.
+fn run_env(workflow: &Workflow, hint: Option<&str>) -> Vec<crate::workflow::EnvVar> {
+    let mut env = workflow.env.clone();
+    if let Some(hint) = hint {
+        env.push(crate::workflow::EnvVar {
+            name: "HEALER_RECOVERY_HINT".to_string(),
+            value: hint.to_string(),
+        });
+    }
+    env
 }
 
 fn join_notes(a: Option<String>, b: Option<String>) -> Option<String> {

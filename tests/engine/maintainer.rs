@@ -253,15 +253,31 @@ async fn three_failed_fixes_in_a_row_escalate_without_a_fourth_task() {
         ));
         replies.push(openai::text("Changed the key.", TOKENS));
     }
+    // Then Level 2 looks at the repairs that did not hold, and asks the person.
+    replies.push(openai::text(
+        r#"{"action": "escalate", "reasoning": "three repairs did not hold"}"#,
+        TOKENS,
+    ));
     bed.server.script(replies);
 
     let healed = engine.run_until_healed(w.id).await.expect("healed");
     assert_eq!(bed.server.unused_replies(), 0);
+    let chats = bed.server.chats();
     assert_eq!(
-        bed.server.chats().len(),
-        6,
-        "three tasks of two steps, no fourth"
+        chats.len(),
+        7,
+        "three tasks of two steps, no fourth, then Level 2"
     );
+    assert!(
+        chats[6].body["messages"][0]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("recovery analyzer"),
+        "the seventh call is the analyzer's"
+    );
+    let asked = engine.checkpoints().expect("checkpoints").pending;
+    assert_eq!(asked.len(), 1);
+    assert!(asked[0].context.contains("three repairs did not hold"));
     let fixes = engine.autofixes(w.id).expect("fixes");
     assert_eq!(fixes.len(), 3);
     assert!(fixes.iter().all(|f| f.status == AutoFixStatus::Fixed));

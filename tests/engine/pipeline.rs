@@ -58,15 +58,7 @@ async fn heal_with(store: &Store, planner: Box<dyn Planner>) -> (HealRecord, Vec
     let mut live = bus.subscribe();
     let pipeline = Pipeline::new(Box::new(SettingsPolicy), planner);
     let record = pipeline
-        .heal(
-            &HealContext {
-                store,
-                bus: &bus,
-                llm: None,
-                inbox: None,
-            },
-            failure(),
-        )
+        .heal(&HealContext::detached(store, &bus), failure())
         .await
         .expect("heal");
     let mut kinds = Vec::new();

@@ -52,6 +52,10 @@ export const commands = {
 	getPlannerChat: (workflowId: number) => typedError<PlannerChat, ErrorPayload>(__TAURI_INVOKE("get_planner_chat", { workflowId })),
 	/**  Send a message to the planner; its answer arrives as events (`planner_replied`). */
 	sendPlannerMessage: (workflowId: number, message: string) => typedError<number, ErrorPayload>(__TAURI_INVOKE("send_planner_message", { workflowId, message })),
+	/**  Pending checkpoints (oldest first) and past decisions. */
+	listCheckpoints: () => typedError<CheckpointList, ErrorPayload>(__TAURI_INVOKE("list_checkpoints")),
+	/**  Decide a checkpoint (`option` 1-based); the work it held goes on as the option says. */
+	decideCheckpoint: (id: number, option: number, notes: string | null) => typedError<Checkpoint, ErrorPayload>(__TAURI_INVOKE("decide_checkpoint", { id, option, notes })),
 };
 
 /** Events */
@@ -161,6 +165,64 @@ export type Budgets = {
 	per_day_cost_usd: number | null,
 };
 
+export type Checkpoint = {
+	id: number,
+	trigger: CheckpointTrigger,
+	/**  The work it belongs to. */
+	workflow_id: number | null,
+	run_id: number | null,
+	task_id: number | null,
+	/**  The workflow's title, for showing. */
+	workflow_title: string | null,
+	/**  The error signature it is about, if any. */
+	signature: string | null,
+	/**  What happened, the goal, the error. */
+	context: string,
+	options: CheckpointOption[],
+	/**  One sentence: which option and why. */
+	recommendation: string,
+	created_at: string,
+	/**  `None` while pending. */
+	decision: Decision | null,
+};
+
+/**  What choosing an option does. */
+export type CheckpointAction = 
+/**  Continue: run the workflow again now. */
+{ kind: "proceed" } | 
+/**  Mark this run skipped and go on with the next scheduled one. */
+{ kind: "skip" } | 
+/**  Pause the workflow until the person resumes it. */
+{ kind: "pause" } | 
+/**  Allow more healing tokens today, then run again. */
+{ kind: "allow_tokens"; tokens: number };
+
+/**  Pending checkpoints (oldest first) and decided ones (newest first). */
+export type CheckpointList = {
+	pending: Checkpoint[],
+	decided: Checkpoint[],
+};
+
+export type CheckpointOption = {
+	label: string,
+	description: string,
+	action: CheckpointAction,
+	recommended: boolean,
+};
+
+/**  Why Healer stopped to ask. */
+export type CheckpointTrigger = 
+/**  A failure Healer could not get past on its own. */
+"hiccup" | 
+/**  Healing would spend more than the budget allows. */
+"cost" | 
+/**  The same error in several workflows at once. */
+"systemic" | 
+/**  Something is missing or wrong on this machine. */
+"environment" | 
+/**  A change that needs the person's approval. */
+"approval";
+
 /**  What the connection test found: the models, or the exact error. */
 export type ConnectionTest = {
 	provider: string,
@@ -168,6 +230,16 @@ export type ConnectionTest = {
 	models: string[],
 	error: ErrorPayload | null,
 	key: KeySource,
+};
+
+/**  How a checkpoint was decided. */
+export type Decision = {
+	/**  The chosen option's number (1-based, as shown). */
+	option: number,
+	notes: string | null,
+	decided_at: string,
+	/**  What Healer did about it, in words. */
+	outcome: string,
 };
 
 /**  An environment variable for the script. Not for secrets: these are stored in plain text. */
@@ -227,6 +299,14 @@ retry_in_ms: number | null } | { kind: "run_finished"; run_id: number; workflow_
 { kind: "maintenance_finished"; workflow_id: number; task_id: number | null; status: AutoFixStatus; summary: string } | 
 /**  The planner answered a message in a workflow's chat (`question`: it asks the person). */
 { kind: "planner_replied"; workflow_id: number; task_id: number; question: string | null; summary: string } | 
+/**  Healer stopped a piece of work to ask the person. */
+{ kind: "checkpoint_created"; checkpoint: Checkpoint } | 
+/**  The person decided a checkpoint, and Healer acted on it. */
+{ kind: "checkpoint_decided"; checkpoint_id: number; workflow_id: number | null; 
+/**  The chosen option's label. */
+choice: string; outcome: string } | 
+/**  The Level-2 analyzer (or its absence) chose what to do about a failure. */
+{ kind: "recovery_decided"; workflow_id: number; run_id: number; action: string; detail: string } | 
 /**  Model providers, tiers or budgets changed. */
 { kind: "llm_settings_changed"; what: string };
 
@@ -480,6 +560,10 @@ export type Run = {
 	finished_at: string | null,
 	/**  One line: "Succeeded in 1.2 s", "KeyError: 'total' (logic)". */
 	summary: string,
+	/**  The person chose to skip it at a checkpoint. */
+	skipped: boolean,
+	/**  A recovery hint it ran with (`HEALER_RECOVERY_HINT`), from the Level-2 analyzer. */
+	hint: string | null,
 };
 
 /**  A run with its attempts, for the run view. */
@@ -499,7 +583,11 @@ export type RunTrigger = "schedule" | "manual" |
 /**  Due while Healer was closed: run once at start-up. */
 "catch_up" | 
 /**  The re-run after a maintainer's fix. */
-"fix";
+"fix" | 
+/**  The person chose Proceed at a checkpoint. */
+"checkpoint" | 
+/**  The recovery manager ran it again (an alternative with a hint, or after unblocking). */
+"recovery";
 
 /**  What runs the script. */
 export type Runtime = { kind: "python3" } | { kind: "node" } | { kind: "bash" } | 

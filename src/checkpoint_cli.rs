@@ -1,0 +1,173 @@
+//! `healer checkpoint list|decide`: the person's decisions from the command line. Without an
+//! option, `decide` shows the checkpoint and asks (Enter takes the recommended option); it reads
+//! lines, so it works when standard input is not a terminal, and exits 2 when it is closed.
+
+use std::io::{BufRead, Write};
+
+use clap::Subcommand;
+use healer::checkpoint::Checkpoint;
+use healer::client::{Request, Response};
+use healer::{Error, Paths, Result};
+
+use crate::cli::{act, open, print_json, unexpected};
+
+/// How long deciding waits for a running engine.
+const DECIDE_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+#[derive(Subcommand)]
+pub enum CheckpointCommand {
+    /// Pending checkpoints (oldest first), then past decisions
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Decide a checkpoint; without OPTION, show it and ask
+    Decide {
+        id: i64,
+        /// The option's number (as listed)
+        option: Option<u32>,
+        /// Why (kept with the decision)
+        #[arg(long)]
+        notes: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub async fn run(command: CheckpointCommand, paths: &Paths) -> Result<bool> {
+    match command {
+        CheckpointCommand::List { json } => {
+            let store = open(paths)?;
+            let list = healer::checkpoint::CheckpointList {
+                pending: store.pending_checkpoints()?,
+                decided: store.decided_checkpoints(20)?,
+            };
+            if json {
+                return print_json(&list);
+            }
+            if list.pending.is_empty() {
+                println!("No checkpoint is waiting for you.");
+            }
+            for c in &list.pending {
+                println!("{}", c.formatted());
+                println!(
+                    "  decide with: healer checkpoint decide {} [OPTION]\n",
+                    c.id
+                );
+            }
+            if !list.decided.is_empty() {
+                println!("Past decisions:");
+            }
+            for c in &list.decided {
+                println!("  {}", decided_line(c));
+            }
+            Ok(true)
+        }
+        CheckpointCommand::Decide {
+            id,
+            option,
+            notes,
+            json,
+        } => {
+            let (option, notes) = match option {
+                Some(option) => (option, notes),
+                None => {
+                    let checkpoint = open(paths)?.checkpoint(id)?;
+                    if checkpoint.decision.is_some() {
+                        return Err(Error::InvalidInput(format!(
+                            "checkpoint {id} was decided already: {}",
+                            decided_line(&checkpoint)
+                        )));
+                    }
+                    print!("{}", checkpoint.formatted());
+                    let stdin = std::io::stdin();
+                    let mut lines = stdin.lock();
+                    let option = ask_option(&checkpoint, &mut lines)?;
+                    let notes = match notes {
+                        Some(n) => Some(n),
+                        None => ask_line("Notes (optional, Enter to skip): ", &mut lines, false)?,
+                    };
+                    (option, notes)
+                }
+            };
+            let request = Request::DecideCheckpoint {
+                id,
+                option: Some(option),
+                notes,
+            };
+            let Response::Checkpoint { checkpoint } = act(paths, request, DECIDE_WAIT).await?
+            else {
+                return unexpected();
+            };
+            if json {
+                return print_json(&checkpoint);
+            }
+            println!("{}", decided_line(&checkpoint));
+            Ok(true)
+        }
+    }
+}
+
+fn decided_line(c: &Checkpoint) -> String {
+    match &c.decision {
+        Some(d) => {
+            let label = usize::try_from(d.option)
+                .ok()
+                .and_then(|n| n.checked_sub(1))
+                .and_then(|i| c.options.get(i))
+                .map_or("?", |o| o.label.as_str());
+            let notes = d
+                .notes
+                .as_deref()
+                .map(|n| format!(" (notes: {n})"))
+                .unwrap_or_default();
+            format!(
+                "Checkpoint {} ({}): {label}{notes}. {}",
+                c.id,
+                c.trigger.as_str(),
+                d.outcome
+            )
+        }
+        None => format!("Checkpoint {} is pending", c.id),
+    }
+}
+
+/// Ask until a valid option or an empty line (the recommended one).
+fn ask_option(checkpoint: &Checkpoint, lines: &mut impl BufRead) -> Result<u32> {
+    let recommended = checkpoint.recommended();
+    let count = checkpoint.options.len();
+    loop {
+        let prompt = format!("Choose 1-{count} [Enter: {recommended}]: ");
+        let Some(answer) = ask_line(&prompt, lines, true)? else {
+            return Ok(recommended);
+        };
+        match answer.parse::<u32>() {
+            Ok(n) if n >= 1 && usize::try_from(n).is_ok_and(|n| n <= count) => return Ok(n),
+            _ => println!("There is no option \u{201c}{answer}\u{201d}: choose 1 to {count}."),
+        }
+    }
+}
+
+/// Print `prompt` and read one line: `None` for an empty one. A closed input ends the
+/// command with exit code 2 when an answer is `required`, else it counts as empty.
+fn ask_line(prompt: &str, lines: &mut impl BufRead, required: bool) -> Result<Option<String>> {
+    print!("{prompt}");
+    std::io::stdout()
+        .flush()
+        .map_err(|e| Error::io("cannot write to standard output", e))?;
+    let mut line = String::new();
+    let read = lines
+        .read_line(&mut line)
+        .map_err(|e| Error::io("cannot read standard input", e))?;
+    if read == 0 && !required {
+        println!();
+        return Ok(None);
+    }
+    if read == 0 {
+        println!();
+        eprintln!("healer: standard input closed before an answer; nothing was decided");
+        std::process::exit(2);
+    }
+    let answer = line.trim();
+    Ok((!answer.is_empty()).then(|| answer.to_string()))
+}
