@@ -1,13 +1,16 @@
 // A scripted model provider on 127.0.0.1 for the end-to-end stories: it speaks the OpenAI chat
 // completions wire format (one JSON document per answer, which the app's real client reads as
 // a non-streaming server), so the app's own model client is exercised. The maintainer is sent an
-// `eval` call first and then gives up with an explanation; the planner answers in one sentence.
+// `eval` call first and then gives up with an explanation; the planner answers in one sentence;
+// the recovery analyzer asks for diagnostics.
 
 import { createServer } from "node:http";
 
 export const GIVE_UP =
   "The shop's export no longer has an amount for each order; it has total instead. Tell me whether total is the same figure before I change the report.";
 export const PLANNER_ANSWER = "Yes — tell me which column holds the amount now, and I will change the report.";
+
+export const ANALYSIS = { action: "diagnostics", reasoning: "The package @slack/webhook is not installed on this machine." };
 
 export async function startModelServer() {
   const seen = [];
@@ -27,7 +30,9 @@ export async function startModelServer() {
       const usage = { prompt_tokens: 900, completion_tokens: 60, total_tokens: 960 };
       const answer = (message, finish) =>
         res.end(JSON.stringify({ id: "chatcmpl-e2e", object: "chat.completion", created: 1, model: "scripted-small", choices: [{ index: 0, message, finish_reason: finish }], usage }));
-      if (String(system).includes("planner")) {
+      if (String(system).includes("recovery analyzer")) {
+        answer({ role: "assistant", content: JSON.stringify(ANALYSIS) }, "stop");
+      } else if (String(system).includes("planner")) {
         answer({ role: "assistant", content: PLANNER_ANSWER }, "stop");
       } else if (!messages.some((m) => m.role === "tool")) {
         const code = "import json\nprint(sorted(json.load(open('orders.json'))[0]))\n";
