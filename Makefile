@@ -52,3 +52,4 @@ bench:
 	cargo bench -p healer --bench workflows
 	cargo bench -p healer --bench llm_loop
 	cargo bench -p healer --bench maintainer
+	cargo bench -p healer --bench signature

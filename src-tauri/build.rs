@@ -40,6 +40,11 @@ fn main() {
         "send_planner_message",
         "list_checkpoints",
         "decide_checkpoint",
+        "list_patterns",
+        "get_pattern",
+        "list_decisions",
+        "get_scheduler_pause",
+        "resume_scheduler",
     ]);
     if let Err(e) = tauri_build::try_build(tauri_build::Attributes::new().app_manifest(manifest)) {
         // A build script has no caller to return to: say what is wrong and stop the build.

@@ -432,6 +432,7 @@ fn author(author: &healer::workflow::Author) -> String {
     match author {
         healer::workflow::Author::Person => "you".to_string(),
         healer::workflow::Author::Planner => "planner".to_string(),
+        healer::workflow::Author::Healer => "Healer (rollback)".to_string(),
         healer::workflow::Author::Task { task_id } => format!("task {task_id}"),
     }
 }

@@ -4,6 +4,7 @@
 mod checkpoints;
 mod llm;
 mod maintainer;
+mod memory;
 mod requests;
 mod workflows;
 
@@ -30,6 +31,7 @@ use crate::paths::Paths;
 use crate::store::{known_schema_version, Store};
 use crate::workflow::runner::{end_leftover_group, OutputChunk};
 use crate::workflow::scheduler::schedule_loop;
+pub use checkpoints::EXTRA_TOKENS_PREFIX;
 pub use maintainer::HealedRun;
 use requests::serve_requests;
 
@@ -123,6 +125,8 @@ pub(crate) struct Inner {
     scheduling: bool,
     /// Workflow id → the run its task is running, so a workflow never runs twice at once.
     active: Mutex<HashMap<i64, (i64, AbortHandle)>>,
+    /// This engine, for work spawned from code that holds only `&Inner`.
+    me: std::sync::Weak<Inner>,
     _lease: Lease,
 }
 
@@ -155,7 +159,8 @@ impl Engine {
             ),
             None => crate::llm::Llm::new(store.clone(), bus.clone()),
         };
-        let inner = Arc::new(Inner {
+        let inner = Arc::new_cyclic(|me| Inner {
+            me: me.clone(),
             paths,
             store,
             bus,
@@ -316,6 +321,19 @@ impl Drop for Engine {
 }
 
 impl Inner {
+    /// A marker of this data folder, set as `HEALER_INSTANCE` in every run's environment so the
+    /// processes of one Healer are never taken for another's.
+    pub(crate) fn instance(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::digest(self.paths.data_dir().to_string_lossy().as_bytes());
+        digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// This engine as an owned handle (`None` only while it is being dropped).
+    pub(crate) fn me(&self) -> Option<Arc<Inner>> {
+        self.me.upgrade()
+    }
+
     pub(crate) fn is_active(&self, workflow_id: i64) -> bool {
         self.lock_active().contains_key(&workflow_id)
     }

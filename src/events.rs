@@ -153,6 +153,13 @@ pub enum Event {
         action: String,
         detail: String,
     },
+    /// A circuit breaker stopped runaway healing (systemic, cost, review, rollback, survivors,
+    /// catastrophic rollback).
+    BreakerTripped {
+        breaker: String,
+        workflow_id: Option<i64>,
+        detail: String,
+    },
     /// Model providers, tiers or budgets changed.
     LlmSettingsChanged {
         what: String,
@@ -186,6 +193,7 @@ impl Event {
             Event::CheckpointCreated { .. } => "checkpoint_created",
             Event::CheckpointDecided { .. } => "checkpoint_decided",
             Event::RecoveryDecided { .. } => "recovery_decided",
+            Event::BreakerTripped { .. } => "breaker_tripped",
             Event::LlmSettingsChanged { .. } => "llm_settings_changed",
         }
     }
@@ -330,6 +338,9 @@ impl Event {
             Event::RecoveryDecided { action, detail, .. } => {
                 format!("Recovery: {action} — {detail}")
             }
+            Event::BreakerTripped {
+                breaker, detail, ..
+            } => format!("Breaker {breaker}: {detail}"),
             Event::LlmSettingsChanged { what } => format!("Model settings: {what}"),
         }
     }

@@ -182,6 +182,14 @@ impl Pipeline {
         let (outcome, summary) = match self.policy.admit(&failure, cx.store)? {
             Admission::Skip { reason } => (Outcome::Skipped, format!("Skipped: {reason}")),
             Admission::Proceed => {
+                if let FailureSource::ScriptRun {
+                    workflow_id,
+                    run_id,
+                } = failure.source
+                {
+                    cx.store
+                        .record_pattern_hit(&failure, Some(workflow_id), Some(run_id))?;
+                }
                 let recollection = Recollection {
                     seen_before: cx.store.count_heals_with_signature(&failure.signature)?,
                 };

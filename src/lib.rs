@@ -1,6 +1,7 @@
 //! Healer's engine: workflows, healing, and everything the desktop app and the `healer` CLI
 //! show. No Tauri here: the engine builds and tests without a webview.
 
+pub mod breakers;
 pub mod checkpoint;
 pub mod client;
 pub mod engine;
@@ -13,6 +14,7 @@ pub mod lease;
 pub mod llm;
 pub mod logging;
 pub mod maintainer;
+pub mod memory;
 pub mod notification;
 pub mod paths;
 pub mod planner;

@@ -3,8 +3,10 @@
 
 mod checkpoint_cli;
 mod cli;
+mod errors_cli;
 mod heal_cli;
 mod llm_cli;
+mod patterns_cli;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -110,6 +112,17 @@ enum Command {
         #[command(subcommand)]
         command: llm_cli::TaskCommand,
     },
+    /// The healing memory: error signatures and the fixes tried for each
+    Patterns {
+        #[command(subcommand)]
+        command: patterns_cli::PatternsCommand,
+    },
+    /// Read a failure's raw output and show what Healer makes of it: class, error type,
+    /// signature and normalised text
+    Errors {
+        #[command(subcommand)]
+        command: errors_cli::ErrorsCommand,
+    },
 }
 
 fn main() -> ExitCode {
@@ -150,6 +163,8 @@ async fn run(command: Command, paths: Paths) -> Result<bool> {
         Command::Tier { command } => llm_cli::tier(command, &paths),
         Command::Usage { json } => llm_cli::usage(&paths, json),
         Command::Task { command } => llm_cli::task(command, &paths),
+        Command::Errors { command } => errors_cli::run(command),
+        Command::Patterns { command } => patterns_cli::run(command, &paths),
         Command::Checkpoint { command } => checkpoint_cli::run(command, &paths).await,
         Command::Replan {
             name,

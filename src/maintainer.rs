@@ -10,6 +10,8 @@ pub(crate) mod context;
 mod escalate;
 pub(crate) mod inbox;
 mod job;
+
+pub use job::TIERS_BY_ATTEMPT;
 mod remedy;
 mod tools;
 
@@ -21,7 +23,7 @@ use crate::workflow::Version;
 pub use escalate::escalate;
 pub(crate) use escalate::first_line;
 pub use remedy::Maintain;
-pub(crate) use tools::scratch_root;
+pub(crate) use tools::{record_fix, scratch_root};
 
 /// Settings key: automatic fixes in a row before the person is asked (default 3).
 pub const MAX_FIX_ATTEMPTS: &str = "maintainer.max_fix_attempts";

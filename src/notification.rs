@@ -14,6 +14,10 @@ pub enum NotificationKind {
     MaintenanceFailed,
     /// A repair was needed but no model is configured.
     NoModel,
+    /// A workflow was fixed too often lately: a person should look at it.
+    Review,
+    /// Healer stopped something on its own (a rollback, the scheduler paused).
+    Safety,
 }
 
 /// A button a notification offers.
@@ -33,6 +37,8 @@ impl NotificationKind {
             NotificationKind::Heal => "heal",
             NotificationKind::MaintenanceFailed => "maintenance_failed",
             NotificationKind::NoModel => "no_model",
+            NotificationKind::Review => "review",
+            NotificationKind::Safety => "safety",
         }
     }
 
@@ -42,6 +48,8 @@ impl NotificationKind {
             NotificationKind::Heal,
             NotificationKind::MaintenanceFailed,
             NotificationKind::NoModel,
+            NotificationKind::Review,
+            NotificationKind::Safety,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)

@@ -5,6 +5,7 @@ mod checkpoints;
 mod events;
 mod heals;
 mod maintenance;
+mod memory;
 mod notifications;
 mod providers;
 mod requests;
@@ -38,6 +39,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0003_llm.sql"),
     include_str!("store/migrations/0004_maintainer.sql"),
     include_str!("store/migrations/0005_checkpoints.sql"),
+    include_str!("store/migrations/0006_memory.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

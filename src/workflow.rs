@@ -133,6 +133,8 @@ pub struct Workflow {
     pub healing: bool,
     /// Automatic fixes since its last green run.
     pub fix_count: u32,
+    /// Fixed too often lately: flagged for a person to look at.
+    pub review: bool,
 }
 
 /// What a person fills in to create a workflow (or edit its settings: `code` is then ignored).
@@ -158,6 +160,8 @@ pub struct WorkflowInput {
 pub enum Author {
     Person,
     Planner,
+    /// Healer itself, on its own decision (a rollback).
+    Healer,
     /// A maintainer task (its id).
     Task {
         task_id: i64,
@@ -169,6 +173,7 @@ impl Author {
         match self {
             Author::Person => "person".to_string(),
             Author::Planner => "planner".to_string(),
+            Author::Healer => "healer".to_string(),
             Author::Task { task_id } => format!("task:{task_id}"),
         }
     }
@@ -177,6 +182,7 @@ impl Author {
         match s {
             "person" => Some(Author::Person),
             "planner" => Some(Author::Planner),
+            "healer" => Some(Author::Healer),
             _ => s
                 .strip_prefix("task:")
                 .and_then(|id| id.parse().ok())
@@ -380,6 +386,8 @@ pub struct WorkflowSummary {
     pub busy: bool,
     /// A maintainer task is repairing it.
     pub healing: bool,
+    /// Flagged for review (fixed too often lately).
+    pub review: bool,
 }
 
 /// Everything the workflow page shows at the top.

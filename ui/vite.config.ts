@@ -11,6 +11,8 @@ export default defineConfig({
   test: {
     environment: "jsdom",
     setupFiles: ["./src/test/setup.ts"],
+    // Style sheets are left out of tests, except where a test reads the rules jsdom cannot apply.
+    css: { include: [/checkpoints\.css/] },
     include: ["src/**/*.test.{ts,tsx}"],
   },
 });

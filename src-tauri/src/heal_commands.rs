@@ -3,6 +3,7 @@
 
 use healer::checkpoint::{Checkpoint, CheckpointList};
 use healer::maintainer::{AutoFix, AutoFixDetail};
+use healer::memory::{LoggedDecision, Pattern, PatternDetail};
 use healer::planner::PlannerChat;
 use healer::ErrorPayload;
 use tauri::State;
@@ -62,4 +63,39 @@ pub fn decide_checkpoint(
     Ok(state
         .engine()?
         .decide_checkpoint(id, Some(option), notes.as_deref())?)
+}
+
+/// Error signatures Healer remembers, most recently seen first.
+#[tauri::command]
+#[specta::specta]
+pub fn list_patterns(state: State<'_, AppState>) -> CmdResult<Vec<Pattern>> {
+    Ok(state.engine()?.patterns(500)?)
+}
+
+/// One signature with every fix tried for it.
+#[tauri::command]
+#[specta::specta]
+pub fn get_pattern(state: State<'_, AppState>, signature: String) -> CmdResult<PatternDetail> {
+    Ok(state.engine()?.pattern(&signature)?)
+}
+
+/// Decisions Healer made on its own (rollbacks, breakers), newest first.
+#[tauri::command]
+#[specta::specta]
+pub fn list_decisions(state: State<'_, AppState>) -> CmdResult<Vec<LoggedDecision>> {
+    Ok(state.engine()?.decisions(200)?)
+}
+
+/// Why scheduled runs are paused, if a breaker paused them.
+#[tauri::command]
+#[specta::specta]
+pub fn get_scheduler_pause(state: State<'_, AppState>) -> CmdResult<Option<String>> {
+    Ok(state.engine()?.scheduler_pause()?)
+}
+
+/// Let scheduled runs go again.
+#[tauri::command]
+#[specta::specta]
+pub fn resume_scheduler(state: State<'_, AppState>) -> CmdResult<()> {
+    Ok(state.engine()?.resume_scheduler()?)
 }

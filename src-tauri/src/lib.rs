@@ -60,6 +60,11 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             heal_commands::send_planner_message,
             heal_commands::list_checkpoints,
             heal_commands::decide_checkpoint,
+            heal_commands::list_patterns,
+            heal_commands::get_pattern,
+            heal_commands::list_decisions,
+            heal_commands::get_scheduler_pause,
+            heal_commands::resume_scheduler,
         ])
         .events(collect_events![HealerEvent, RunOutput, ThreadTextEvent])
         // Ids and counts stay far below 2^53.

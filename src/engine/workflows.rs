@@ -74,6 +74,8 @@ impl Handle {
             .inner
             .store
             .save_major(id, code, comment, None, &Author::Person)?;
+        // The person looked at it: a review flag from repeated fixes is done.
+        self.inner.store.set_review(id, false)?;
         self.inner.bus.emit(Event::VersionSaved {
             workflow_id: id,
             title: workflow.title,

@@ -1,8 +1,10 @@
 //! Plan: an ordered list of remedies for a failure, by rules over its scenario, class and
 //! history. Pure: planning never acts.
 
+use crate::breakers::{CostBreaker, RollbackBadFix, SystemicBreaker};
 use crate::failure::{Failure, FailureClass, FailureSource};
 use crate::maintainer::Maintain;
+use crate::memory::KnownFix;
 use crate::recovery::{Analyze, AskPerson};
 
 use super::{Recollection, RecordAndNotify, Remedy};
@@ -12,7 +14,7 @@ pub trait Planner: Send + Sync {
 }
 
 /// The recovery manager's rules, by class (transient failures were retried by the runner
-/// already): logic → the maintainer, and Level 2 when its fixes did not hold; environment and
+/// already): logic → a known fix from memory, else the maintainer, and Level 2 when its fixes did not hold; environment and
 /// unknown → Level 2; resource, time limit, and transient past its retries → a HICCUP
 /// checkpoint. Recording and telling the person closes every plan (it runs when nothing
 /// before it could act, e.g. a self-check).
@@ -26,8 +28,13 @@ impl Planner for RulePlanner {
             plan.push(Box::new(RecordAndNotify));
             return plan;
         }
+        // A fix whose re-run failed differently is undone first, whatever the class.
+        plan.push(Box::new(RollbackBadFix));
         match failure.class {
             FailureClass::Logic => {
+                plan.push(Box::new(SystemicBreaker));
+                plan.push(Box::new(KnownFix));
+                plan.push(Box::new(CostBreaker));
                 plan.push(Box::new(Maintain));
                 plan.push(Box::new(Analyze));
             }

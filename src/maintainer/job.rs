@@ -67,18 +67,28 @@ async fn repair(inner: &Arc<Inner>, item: &InboxItem) -> Result<Repair> {
     let run_id = item
         .run_id
         .ok_or_else(|| Error::Internal("a maintainer item without its failed run".to_string()))?;
-    let cx = context::build(&inner.store, run_id)?;
+    let signature = inner.store.task_signature(item.task_id)?;
+    let cx = context::build(&inner.store, run_id, signature.as_deref())?;
+    // Escalating tiers across consecutive fix attempts (the count includes this one); a known
+    // fix as a hint starts at the cheap tier.
+    let attempt = inner.store.workflow(item.workflow_id)?.fix_count;
+    let tier = if cx.known_hint {
+        Tier::Cheap
+    } else {
+        tier_for_attempt(&inner.store, attempt)?
+    };
     let fixed = Arc::new(Mutex::new(None));
     let bench = Bench {
         inner: inner.clone(),
         task_id: item.task_id,
         workflow: cx.workflow.clone(),
         major: cx.failed.version.major,
+        failed_code: cx.failed.code.clone(),
         fixed: fixed.clone(),
     };
     let run = AgentRun {
         task_id: item.task_id,
-        tier: Tier::Cheap,
+        tier,
         system: SYSTEM.to_string(),
         history: Vec::new(),
         messages: vec![ChatMessage::User { text: cx.text }],
@@ -131,4 +141,29 @@ fn finished(
         summary: first_line(&summary),
     })?;
     Ok(())
+}
+
+/// Settings key: the tier of each consecutive fix attempt (the last repeats).
+pub const TIERS_BY_ATTEMPT: &str = "maintainer.tiers";
+
+/// Attempts 1–2 cheap, 3–4 standard, 5 and later deep, unless settings say otherwise.
+pub(crate) fn tier_for_attempt(store: &crate::store::Store, attempt: u32) -> Result<Tier> {
+    let table = store
+        .setting::<Vec<Tier>>(TIERS_BY_ATTEMPT)?
+        .filter(|t| !t.is_empty())
+        .unwrap_or_else(|| {
+            vec![
+                Tier::Cheap,
+                Tier::Cheap,
+                Tier::Standard,
+                Tier::Standard,
+                Tier::Deep,
+            ]
+        });
+    let index = usize::try_from(attempt.max(1) - 1).unwrap_or(usize::MAX);
+    Ok(table
+        .get(index)
+        .or(table.last())
+        .copied()
+        .unwrap_or(Tier::Cheap))
 }

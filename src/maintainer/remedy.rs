@@ -79,6 +79,17 @@ impl Remedy for Maintain {
             .unwrap_or(DEFAULT_MAX_FIX_ATTEMPTS);
         match cx.store.enter_maintenance(workflow_id, run_id, max)? {
             Entered::Exhausted { fix_count } => {
+                // The last version that ever ran green comes back, with the evidence kept.
+                if let Some(version) =
+                    crate::breakers::catastrophic_rollback(engine, workflow_id, fix_count)?
+                {
+                    return Ok(RemedyReport {
+                        status: RemedyStatus::Contained,
+                        detail: format!(
+                            "{fix_count} repairs did not hold; rolled back to the last green code as {version}"
+                        ),
+                    });
+                }
                 let explanation = format!(
                     "Healer repaired this script {fix_count} times in a row and it still fails: {}. \
                      It will not try again on its own. Re-plan to decide what it should do.",
@@ -102,6 +113,7 @@ impl Remedy for Maintain {
                 })
             }
             Entered::Started { task_id, .. } => {
+                cx.store.set_task_signature(task_id, &failure.signature)?;
                 let task = cx.store.task(task_id)?;
                 cx.bus.emit(Event::TaskStarted {
                     task_id,

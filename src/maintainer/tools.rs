@@ -30,6 +30,8 @@ pub(super) struct Bench {
     pub workflow: Workflow,
     /// The major the task started from: a fix for it is stale once the workflow moved on.
     pub major: u32,
+    /// The failing version's code (a fix is remembered as a diff from it).
+    pub failed_code: String,
     pub fixed: FixState,
 }
 
@@ -50,6 +52,33 @@ impl Bench {
     fn scratch_root(&self) -> PathBuf {
         scratch_root(&self.inner)
     }
+}
+
+/// Remember an applied fix in the healing memory, under the signature of the failure its task
+/// repairs: the diff from the failing code, and the version it became (whose re-run settles it).
+pub(crate) fn record_fix(
+    inner: &Inner,
+    task_id: i64,
+    workflow_id: i64,
+    version: crate::workflow::Version,
+    failed_code: &str,
+    code: &str,
+    comment: &str,
+) -> Result<()> {
+    let Some(signature) = inner.store.task_signature(task_id)? else {
+        return Ok(());
+    };
+    let script = inner.store.version(workflow_id, version)?;
+    inner.store.insert_pattern_fix(
+        &signature,
+        workflow_id,
+        Some(task_id),
+        script.id,
+        comment,
+        &crate::memory::diff(failed_code, code),
+        &crate::memory::code_hash(failed_code),
+    )?;
+    crate::breakers::check_review(inner, workflow_id)
 }
 
 /// Where sandboxes make their scratch copies.
@@ -144,6 +173,15 @@ impl Tool for Fix {
         *lock(&bench.fixed) = Some(result.clone());
         match result {
             FixResult::Applied { version, rerun } => {
+                record_fix(
+                    &bench.inner,
+                    bench.task_id,
+                    bench.workflow.id,
+                    version,
+                    &bench.failed_code,
+                    code,
+                    comment,
+                )?;
                 bench.inner.bus.emit(Event::VersionSaved {
                     workflow_id: bench.workflow.id,
                     title: bench.workflow.title.clone(),

@@ -77,6 +77,56 @@ impl Store {
         })
     }
 
+    /// A known fix is about to be applied (no model, no inbox): count it as a fix attempt and
+    /// create its maintainer task, in one transaction. `None` when the fix count reached `max`.
+    pub fn start_known_fix(
+        &self,
+        workflow_id: i64,
+        run_id: i64,
+        signature: &str,
+        max: u32,
+    ) -> Result<Option<i64>> {
+        let at = now();
+        self.call(|c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let (title, fix_count): (String, u32) = tx.query_row(
+                "SELECT title, fix_count FROM workflows WHERE id = ?1",
+                [workflow_id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            if fix_count >= max {
+                return Ok(None);
+            }
+            let (major, minor): (u32, u32) = tx.query_row(
+                "SELECT s.major, s.minor FROM runs r JOIN scripts s ON s.id = r.script_id
+                 WHERE r.id = ?1",
+                [run_id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            tx.execute(
+                "UPDATE workflows SET fix_count = fix_count + 1 WHERE id = ?1",
+                [workflow_id],
+            )?;
+            tx.execute(
+                "INSERT INTO tasks (kind, title, workflow_id, status, created_at, run_id,
+                     from_major, from_minor, signature)
+                 VALUES ('maintainer', ?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    format!("Auto-fix: {title} (known fix)"),
+                    workflow_id,
+                    at,
+                    run_id,
+                    major,
+                    minor,
+                    signature
+                ],
+            )?;
+            let task_id = tx.last_insert_rowid();
+            tx.commit()?;
+            Ok(Some(task_id))
+        })
+    }
+
     /// A maintainer's fix, in one transaction: if the workflow is still on `expected_major`,
     /// store major.minor+1 (author: the task), make it active, clear maintenance, record the
     /// fix on the task, and queue a re-run. Otherwise store nothing, clear maintenance and mark

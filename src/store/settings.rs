@@ -36,4 +36,9 @@ impl Store {
         })?;
         Ok(())
     }
+
+    pub fn delete_setting(&self, key: &str) -> Result<()> {
+        self.call(|c| c.execute("DELETE FROM settings WHERE key = ?1", [key]))?;
+        Ok(())
+    }
 }

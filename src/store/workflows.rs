@@ -9,7 +9,7 @@ use crate::workflow::{
     WorkflowSummary,
 };
 
-const WORKFLOW_COLUMNS: &str = "id, name, title, runtime, entry, schedule, env, timeout_secs, retry, status, created_at, updated_at, maintenance, fix_count";
+const WORKFLOW_COLUMNS: &str = "id, name, title, runtime, entry, schedule, env, timeout_secs, retry, status, created_at, updated_at, maintenance, fix_count, review";
 
 /// What the scheduler needs of a workflow.
 #[derive(Debug, Clone)]
@@ -132,7 +132,7 @@ impl Store {
                         r.id, r.workflow_id, rs.major, rs.minor, r.trigger, r.status, r.class, r.attempts,
                         r.queued_at, r.started_at, r.finished_at, r.summary, r.skipped, r.hint,
                         EXISTS (SELECT 1 FROM runs o WHERE o.workflow_id = w.id AND o.status IN ('queued', 'running')),
-                        w.maintenance
+                        w.maintenance, w.review
                  FROM workflows w
                  JOIN scripts s ON s.id = w.active_script_id
                  LEFT JOIN runs r ON r.id = (SELECT max(id) FROM runs WHERE workflow_id = w.id)
@@ -165,6 +165,7 @@ impl Store {
                         last_run,
                         busy: r.get(23)?,
                         healing: r.get(24)?,
+                        review: r.get(25)?,
                     })
                 })?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -349,6 +350,7 @@ fn workflow_from_row(r: &Row<'_>) -> rusqlite::Result<Workflow> {
         updated_at: r.get(11)?,
         healing: r.get(12)?,
         fix_count: r.get(13)?,
+        review: r.get(14)?,
     })
 }
 

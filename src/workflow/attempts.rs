@@ -68,7 +68,7 @@ async fn try_execute_run(
             folder: folder.clone(),
             runtime: workflow.runtime.clone(),
             entry: workflow.entry.clone(),
-            env: run_env(&workflow, run.hint.as_deref()),
+            env: run_env(&workflow, run.hint.as_deref(), &inner.instance()),
             timeout: Duration::from_secs(u64::from(workflow.timeout_secs)),
             run_id,
             attempt: number,
@@ -112,6 +112,13 @@ async fn try_execute_run(
             note,
         };
         inner.store.finish_attempt(attempt_id, &end)?;
+        if let Some(engine) = inner.me() {
+            // Off the run's path: processes that outlived the group's kill.
+            let instance = engine.instance();
+            tokio::spawn(crate::breakers::check_survivors(
+                engine, instance, run_id, number,
+            ));
+        }
         inner.bus.emit(Event::AttemptFinished {
             run_id,
             workflow_id,
@@ -185,6 +192,8 @@ fn finish(
     inner
         .store
         .settle_workflow_status(workflow.id, class.is_none())?;
+    // A fixed version's run tells the healing memory whether the fix held.
+    inner.store.settle_pattern_fixes(run_id, class.is_none())?;
     inner.bus.emit(Event::RunFinished {
         run_id,
         workflow_id: workflow.id,
@@ -262,9 +271,18 @@ fn write_entry(folder: &Path, entry: &str, version: &ScriptVersion) -> Result<()
         .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
 }
 
-/// The workflow's variables, and the recovery hint the run was given, if any.
-fn run_env(workflow: &Workflow, hint: Option<&str>) -> Vec<crate::workflow::EnvVar> {
+/// The workflow's variables, this Healer's instance marker, and the recovery hint the run was
+/// given, if any.
+fn run_env(
+    workflow: &Workflow,
+    hint: Option<&str>,
+    instance: &str,
+) -> Vec<crate::workflow::EnvVar> {
     let mut env = workflow.env.clone();
+    env.push(crate::workflow::EnvVar {
+        name: "HEALER_INSTANCE".to_string(),
+        value: instance.to_string(),
+    });
     if let Some(hint) = hint {
         env.push(crate::workflow::EnvVar {
             name: "HEALER_RECOVERY_HINT".to_string(),

@@ -74,9 +74,13 @@ pub(crate) async fn schedule_loop(inner: Arc<Inner>, cancel: CancellationToken) 
     }
 }
 
-/// Queue every run that is due by `now`; returns when the next one is due.
+/// Queue every run that is due by `now`; returns when the next one is due. Nothing is queued
+/// while a breaker has paused scheduled runs.
 fn queue_due_runs(inner: &Inner, now: DateTime<Utc>) -> Result<Option<DateTime<Utc>>> {
     let mut next_wake: Option<DateTime<Utc>> = None;
+    if crate::breakers::scheduler_paused(&inner.store)?.is_some() {
+        return Ok(None);
+    }
     let now_text = stamp(now);
     for w in inner.store.scheduled_workflows()? {
         let since = w

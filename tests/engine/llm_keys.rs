@@ -45,6 +45,9 @@ fn a_key_is_never_written_to_the_database_the_logs_or_an_event() {
         .with_writer(Mutex::new(log))
         .finish();
     let guard = tracing::subscriber::set_default(subscriber);
+    // Other tests' threads (no subscriber) may have cached "not interested" for the engine's
+    // log lines already; recompute, so this thread's trace subscriber sees them.
+    tracing::callsite::rebuild_interest_cache();
 
     let (setup, mut said) = runtime.block_on(async {
         let s = setup(ProviderKind::OpenaiCompatible, VAR, KEY).await;

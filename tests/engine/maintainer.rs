@@ -246,7 +246,10 @@ async fn three_failed_fixes_in_a_row_escalate_without_a_fourth_task() {
         .expect("create");
     let mut replies = Vec::new();
     for n in 1..=3 {
-        let still_broken = format!("data = {{}}\nprint(data[\"total{n}\"])\n");
+        // Still the same error (so no fix is rolled back as making it worse).
+        let still_broken = format!(
+            "import json\ndata = {{\"totl\": {n}}}\n# try {n}\nprint(json.dumps({{\"total\": data[\"total\"]}}))\n"
+        );
         replies.push(tool(
             "fix",
             json!({"code": still_broken, "comment": format!("Attempt {n}")}),

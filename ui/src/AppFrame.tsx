@@ -1,8 +1,13 @@
 import { useEffect, useRef, useState } from "react";
 import type { AppInfo } from "./bindings";
+import { useCheckpoints } from "./checkpointQueries";
+import { CheckpointPrompt } from "./CheckpointPrompt";
+import { SchedulerPauseBanner } from "./components/SchedulerPauseBanner";
 import { LiveOutput, LiveOutputContext } from "./liveOutput";
 import { LiveThreads, LiveThreadsContext } from "./liveThreads";
 import { ActivityPage } from "./pages/ActivityPage";
+import { CheckpointsPage } from "./pages/CheckpointsPage";
+import { MemoryPage } from "./pages/memory/MemoryPage";
 import { NotificationsPage } from "./pages/NotificationsPage";
 import { SettingsPage } from "./pages/SettingsPage";
 import { WorkflowPage } from "./pages/workflow/WorkflowPage";
@@ -27,9 +32,13 @@ function CurrentScreen({ route, info }: { route: Route; info: AppInfo }) {
       }
       break;
     case "activity":
-      return <ActivityPage />;
+      return <ActivityPage view={route.view} />;
     case "notifications":
       return <NotificationsPage />;
+    case "checkpoints":
+      return <CheckpointsPage />;
+    case "memory":
+      return <MemoryPage key={route.signature ?? ""} signature={route.signature} />;
     case "settings":
       return <SettingsPage info={info} section={route.section} />;
   }
@@ -40,6 +49,8 @@ export function AppFrame({ info }: { info: AppInfo }) {
   const [output] = useState(() => new LiveOutput());
   const [threads] = useState(() => new LiveThreads());
   useLiveEvents(output, threads);
+  // While Healer waits for a decision, its question is the only thing that can be used.
+  const pending = useCheckpoints().data?.pending ?? [];
 
   // Each screen starts at its top, as a new window would; switching tabs keeps the place.
   const key = screenKey(route);
@@ -51,14 +62,16 @@ export function AppFrame({ info }: { info: AppInfo }) {
   return (
     <LiveOutputContext value={output}>
       <LiveThreadsContext value={threads}>
-        <div className="app-frame">
+        <div className="app-frame" inert={pending.length > 0}>
           <Sidebar current={route.page} version={info.version} />
           <main className="content" ref={main}>
             <div className="content-inner">
+              <SchedulerPauseBanner />
               <CurrentScreen route={route} info={info} />
             </div>
           </main>
         </div>
+        <CheckpointPrompt pending={pending} />
       </LiveThreadsContext>
     </LiveOutputContext>
   );

@@ -1,5 +1,6 @@
 import type { ReactNode } from "react";
-import { ActivityIcon, BellIcon, SettingsIcon, WorkflowsIcon } from "./components/icons";
+import { useCheckpoints } from "./checkpointQueries";
+import { ActivityIcon, BellIcon, FlagIcon, MemoryIcon, SettingsIcon, WorkflowsIcon } from "./components/icons";
 import { HeartbeatLogo } from "./components/HeartbeatLogo";
 import { useNotifications } from "./queries";
 import { pageHref, type Page } from "./usePage";
@@ -29,6 +30,16 @@ function UnreadBadge() {
   );
 }
 
+function PendingBadge() {
+  const pending = useCheckpoints().data?.pending.length ?? 0;
+  if (pending <= 0) return null;
+  return (
+    <span className="badge" data-testid="checkpoint-count" aria-label={`${pending} waiting for you`}>
+      {pending}
+    </span>
+  );
+}
+
 export function Sidebar({ current, version }: { current: Page; version: string }) {
   return (
     <nav className="sidebar" aria-label="Main">
@@ -40,6 +51,8 @@ export function Sidebar({ current, version }: { current: Page; version: string }
         <NavLink page="workflows" current={current} icon={<WorkflowsIcon />} label="Workflows" />
         <NavLink page="activity" current={current} icon={<ActivityIcon />} label="Activity" />
         <NavLink page="notifications" current={current} icon={<BellIcon />} label="Notifications" badge={<UnreadBadge />} />
+        <NavLink page="checkpoints" current={current} icon={<FlagIcon />} label="Checkpoints" badge={<PendingBadge />} />
+        <NavLink page="memory" current={current} icon={<MemoryIcon />} label="Memory" />
         <NavLink page="settings" current={current} icon={<SettingsIcon />} label="Settings" />
       </div>
       <div className="sidebar-footer">Version {version}</div>

@@ -25,7 +25,7 @@ export class ApiError extends Error {
 }
 
 /** Engine messages are written to follow "healer: " on a terminal; on screen they are sentences. */
-function asSentence(message: string): string {
+export function asSentence(message: string): string {
   const text = message.trim();
   if (!text) return text;
   const capitalised = text.charAt(0).toUpperCase() + text.slice(1);
@@ -107,4 +107,20 @@ export const api = {
   getPlannerChat: (workflowId: number) => unwrap(commands.getPlannerChat(workflowId)),
   /** Queues the planner's turn; its answer arrives later, through events. */
   sendPlannerMessage: (workflowId: number, message: string) => unwrap(commands.sendPlannerMessage(workflowId, message)),
+
+  /** Pending checkpoints (oldest first) and past decisions (newest first). */
+  listCheckpoints: () => unwrap(commands.listCheckpoints()),
+  /** `option` is 1-based, as shown; fails with `invalid_input` when it was decided already. */
+  decideCheckpoint: (id: number, option: number, notes: string | null) =>
+    unwrap(commands.decideCheckpoint(id, option, notes)),
+
+  /** Error signatures Healer remembers, most recently seen first. */
+  listPatterns: () => unwrap(commands.listPatterns()),
+  /** One signature with every fix tried for it (newest first); `not_found` when it is not known. */
+  getPattern: (signature: string) => unwrap(commands.getPattern(signature)),
+  /** Decisions Healer made on its own (rollbacks, breakers), newest first. */
+  listDecisions: () => unwrap(commands.listDecisions()),
+  /** Why a safety breaker paused scheduled runs; null while they run as usual. */
+  getSchedulerPause: () => unwrap(commands.getSchedulerPause()),
+  resumeScheduler: () => unwrap(commands.resumeScheduler()),
 };

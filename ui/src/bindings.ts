@@ -56,6 +56,16 @@ export const commands = {
 	listCheckpoints: () => typedError<CheckpointList, ErrorPayload>(__TAURI_INVOKE("list_checkpoints")),
 	/**  Decide a checkpoint (`option` 1-based); the work it held goes on as the option says. */
 	decideCheckpoint: (id: number, option: number, notes: string | null) => typedError<Checkpoint, ErrorPayload>(__TAURI_INVOKE("decide_checkpoint", { id, option, notes })),
+	/**  Error signatures Healer remembers, most recently seen first. */
+	listPatterns: () => typedError<Pattern[], ErrorPayload>(__TAURI_INVOKE("list_patterns")),
+	/**  One signature with every fix tried for it. */
+	getPattern: (signature: string) => typedError<PatternDetail, ErrorPayload>(__TAURI_INVOKE("get_pattern", { signature })),
+	/**  Decisions Healer made on its own (rollbacks, breakers), newest first. */
+	listDecisions: () => typedError<LoggedDecision[], ErrorPayload>(__TAURI_INVOKE("list_decisions")),
+	/**  Why scheduled runs are paused, if a breaker paused them. */
+	getSchedulerPause: () => typedError<string | null, ErrorPayload>(__TAURI_INVOKE("get_scheduler_pause")),
+	/**  Let scheduled runs go again. */
+	resumeScheduler: () => typedError<null, ErrorPayload>(__TAURI_INVOKE("resume_scheduler")),
 };
 
 /** Events */
@@ -106,6 +116,8 @@ export type AttemptStatus = "running" | "succeeded" | "failed" | "interrupted";
 
 /**  Who made a version. */
 export type Author = { kind: "person" } | { kind: "planner" } | 
+/**  Healer itself, on its own decision (a rollback). */
+{ kind: "healer" } | 
 /**  A maintainer task (its id). */
 { kind: "task"; task_id: number };
 
@@ -307,6 +319,11 @@ retry_in_ms: number | null } | { kind: "run_finished"; run_id: number; workflow_
 choice: string; outcome: string } | 
 /**  The Level-2 analyzer (or its absence) chose what to do about a failure. */
 { kind: "recovery_decided"; workflow_id: number; run_id: number; action: string; detail: string } | 
+/**
+ *  A circuit breaker stopped runaway healing (systemic, cost, review, rollback, survivors,
+ *  catastrophic rollback).
+ */
+{ kind: "breaker_tripped"; breaker: string; workflow_id: number | null; detail: string } | 
 /**  Model providers, tiers or budgets changed. */
 { kind: "llm_settings_changed"; what: string };
 
@@ -355,6 +372,11 @@ export type FieldProblem = {
 	message: string,
 };
 
+/**  Whether a recorded fix held. */
+export type FixVerdict = 
+/**  Its re-run has not finished yet. */
+"pending" | "success" | "failed";
+
 /**  A heal as stored: the failure, every remedy tried, and the outcome. */
 export type HealRecord = {
 	id: number,
@@ -380,6 +402,18 @@ export type KeySource = { source: "keyring" } | { source: "env"; var: string } |
 { source: "not_needed" } | 
 /**  None found; `var` is the environment variable that would be read. */
 { source: "missing"; var: string };
+
+/**  A decision Healer made on its own, in the decisions log (shown in Activity). */
+export type LoggedDecision = {
+	id: number,
+	workflow_id: number | null,
+	workflow_title: string | null,
+	/**  "catastrophic_rollback", "fix_rolled_back", "scheduler_paused", "review" … */
+	kind: string,
+	summary: string,
+	detail: string,
+	created_at: string,
+};
 
 export type MessageRole = "system" | "user" | "assistant" | "tool";
 
@@ -424,7 +458,11 @@ export type NotificationKind =
 /**  The maintainer could not repair a workflow; the person decides (Re-plan). */
 "maintenance_failed" | 
 /**  A repair was needed but no model is configured. */
-"no_model";
+"no_model" | 
+/**  A workflow was fixed too often lately: a person should look at it. */
+"review" | 
+/**  Healer stopped something on its own (a rollback, the scheduler paused). */
+"safety";
 
 export type NotificationList = {
 	items: Notification[],
@@ -460,6 +498,43 @@ export type OutputChunk = {
 };
 
 export type OutputStream = "stdout" | "stderr";
+
+/**  An error signature as the Memory page lists it. */
+export type Pattern = {
+	signature: string,
+	error_type: string | null,
+	normalized: string,
+	first_seen: string,
+	last_seen: string,
+	/**  Failures seen with it. */
+	count: number,
+	/**  Fixes tried, and how many of them worked. */
+	fixes: number,
+	successes: number,
+};
+
+export type PatternDetail = {
+	pattern: Pattern,
+	/**  Newest first. */
+	fixes: PatternFix[],
+};
+
+/**  One fix tried for a signature. */
+export type PatternFix = {
+	id: number,
+	signature: string,
+	workflow_id: number | null,
+	workflow_title: string | null,
+	task_id: number | null,
+	description: string,
+	/**  Unified diff from the failing code to the fix. */
+	diff: string,
+	/**  Hash of the code it applied to. */
+	code_hash: string,
+	result: FixVerdict,
+	created_at: string,
+	settled_at: string | null,
+};
 
 /**  A workflow's chat as the UI shows it. */
 export type PlannerChat = {
@@ -776,6 +851,8 @@ export type Workflow = {
 	healing: boolean,
 	/**  Automatic fixes since its last green run. */
 	fix_count: number,
+	/**  Fixed too often lately: flagged for a person to look at. */
+	review: boolean,
 };
 
 /**  Everything the workflow page shows at the top. */
@@ -823,6 +900,8 @@ export type WorkflowSummary = {
 	busy: boolean,
 	/**  A maintainer task is repairing it. */
 	healing: boolean,
+	/**  Flagged for review (fixed too often lately). */
+	review: boolean,
 };
 
 /* Tauri Specta runtime */

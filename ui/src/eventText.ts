@@ -1,6 +1,8 @@
 // Words a person reads for what the engine reports. Kept apart from the components so the
 // phrasing can be read (and tested) in one place.
 import type { AutoFixStatus, Event, FailureClass, HealRecord, Outcome, RemedyStatus, RunTrigger } from "./bindings";
+import { triggerTitle } from "./checkpointText";
+import { decisionWords } from "./decisionText";
 
 /** Drives the colour of an event's marker. */
 export type Tone = "neutral" | "working" | "good" | "contained" | "bad" | "info";
@@ -42,6 +44,8 @@ const triggerDetail: Record<RunTrigger, string> = {
   manual: "Started by hand",
   catch_up: "It was due while Healer was closed",
   fix: "Re-run after an automatic fix",
+  checkpoint: "You chose to run it again when Healer asked",
+  recovery: "Healer's recovery ran it again",
 };
 
 const maintenanceTitle: Record<AutoFixStatus, string> = {
@@ -59,6 +63,37 @@ const maintenanceTone: Record<AutoFixStatus, Tone> = {
   gave_up: "bad",
   interrupted: "contained",
 };
+
+/** An engine phrase as the start of a sentence. */
+function capitalised(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** What Healer's recovery decided after a failed run, by the engine's action name. */
+function describeRecovery(event: Extract<Event, { kind: "recovery_decided" }>): EventText {
+  const detail = `After run ${event.run_id} failed: ${event.detail}`;
+  switch (event.action) {
+    case "alternative": {
+      // The engine quotes the hint: run again with the hint “…” (run 12).
+      const hint = /“(.+)”/.exec(event.detail)?.[1];
+      return { title: hint ? `Running again with a hint: ${hint}` : "Running again with a hint", detail, tone: "working" };
+    }
+    case "diagnostics":
+      return { title: "Collected diagnostics", detail, tone: "info" };
+    case "unblock":
+      return { title: "Unblocked and running again", detail, tone: "working" };
+    case "escalate":
+      return { title: "Asked you what to do", detail, tone: "info" };
+    default:
+      return { title: `Recovery: ${event.action}`, detail, tone: "neutral" };
+  }
+}
+
+/** A safety breaker stopped runaway healing (or the scheduler was let go again), by breaker. */
+function describeBreaker(event: Extract<Event, { kind: "breaker_tripped" }>): EventText {
+  const { title, tone } = decisionWords(event.breaker);
+  return { title, detail: capitalised(event.detail), tone };
+}
 
 /** The workflow's title from a maintainer task's ("Auto-fix: Weekly report" → "Weekly report"). */
 function fixedWorkflow(taskTitle: string): string {
@@ -96,11 +131,17 @@ export function describeEvent(event: Event): EventText {
     case "workflow_deleted":
       return { title: `Workflow “${event.title}” deleted`, detail: "Its versions and runs were deleted with it.", tone: "neutral" };
     case "version_saved":
-      return {
-        title: `“${event.title}” version ${event.version.major}.${event.version.minor} saved`,
-        detail: event.comment,
-        tone: "info",
-      };
+      return event.author.kind === "healer"
+        ? {
+            title: `Healer rolled “${event.title}” back, as version ${event.version.major}.${event.version.minor}`,
+            detail: event.comment,
+            tone: "contained",
+          }
+        : {
+            title: `“${event.title}” version ${event.version.major}.${event.version.minor} saved`,
+            detail: event.comment,
+            tone: "info",
+          };
     case "run_started":
       return { title: `Run ${event.run_id} of “${event.title}” started`, detail: triggerDetail[event.trigger], tone: "working" };
     case "attempt_finished":
@@ -137,6 +178,21 @@ export function describeEvent(event: Event): EventText {
       return event.question
         ? { title: "The planner asked you something", detail: event.question, tone: "info" }
         : { title: "The planner answered", detail: event.summary, tone: "info" };
+    case "checkpoint_created": {
+      const { checkpoint } = event;
+      const about = checkpoint.workflow_title ? `“${checkpoint.workflow_title}” waits` : "It waits";
+      return {
+        title: `Healer asks: ${triggerTitle[checkpoint.trigger]}`,
+        detail: `${about} for your decision. Healer recommends ${checkpoint.recommendation}`,
+        tone: "info",
+      };
+    }
+    case "checkpoint_decided":
+      return { title: `You chose ${event.choice}`, detail: capitalised(event.outcome), tone: "neutral" };
+    case "recovery_decided":
+      return describeRecovery(event);
+    case "breaker_tripped":
+      return describeBreaker(event);
     case "llm_settings_changed":
       return { title: "Model settings changed", detail: event.what, tone: "neutral" };
   }

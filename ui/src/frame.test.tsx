@@ -25,7 +25,7 @@ test("each sidebar link opens its page", async () => {
   new FakeHealer().install();
   const { user } = renderApp();
 
-  for (const page of ["activity", "notifications", "settings", "workflows"]) {
+  for (const page of ["activity", "notifications", "checkpoints", "memory", "settings", "workflows"]) {
     await user.click(await screen.findByTestId(`nav-${page}`));
     expect(await screen.findByTestId(`page-${page}`)).toBeInTheDocument();
   }

@@ -15,6 +15,10 @@ import "./styles/models.css";
 import "./styles/autofix.css";
 import "./styles/thread.css";
 import "./styles/chat.css";
+import "./styles/checkpoints.css";
+import "./styles/memory.css";
+import "./styles/diff.css";
+import "./styles/safety.css";
 
 const root = document.getElementById("root");
 if (!root) throw new Error("index.html has no #root element");

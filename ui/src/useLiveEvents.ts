@@ -1,8 +1,10 @@
 import { useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { useEffect } from "react";
 import { events, type Event, type EventRecord } from "./bindings";
+import { checkpointKeys } from "./checkpointQueries";
 import type { LiveOutput } from "./liveOutput";
 import type { LiveThreads } from "./liveThreads";
+import { memoryKeys } from "./memoryQueries";
 import { modelKeys, queryKeys, workflowKeys } from "./queries";
 import { showsTask, taskKeys } from "./taskQueries";
 
@@ -37,6 +39,11 @@ function staleKeys(event: Event): (readonly unknown[])[] {
         workflowKeys.runs(event.workflow_id),
         workflowKeys.run(event.run_id),
       ];
+    case "breaker_tripped": {
+      // A breaker logs a decision, may pause the scheduler, flag a workflow, roll one back or notify.
+      const keys = [memoryKeys.decisions, memoryKeys.schedulerPause, workflowKeys.list, queryKeys.notifications];
+      return event.workflow_id === null ? keys : [...keys, workflowKeys.detail(event.workflow_id)];
+    }
     case "llm_settings_changed":
       return [modelKeys.providers, modelKeys.tiers, modelKeys.budgets, modelKeys.usage];
     case "task_message_added":
@@ -56,8 +63,34 @@ function staleKeys(event: Event): (readonly unknown[])[] {
     }
     case "planner_replied":
       return [taskKeys.chat(event.workflow_id)];
+    case "checkpoint_created":
+      return [checkpointKeys.list];
+    case "checkpoint_decided": {
+      // Skip marks the run skipped and may make the workflow active again, with no event of its own.
+      const id = event.workflow_id;
+      return id === null
+        ? [checkpointKeys.list]
+        : [checkpointKeys.list, workflowKeys.list, workflowKeys.detail(id), workflowKeys.runs(id)];
+    }
     default:
       return [];
+  }
+}
+
+/**
+ * Whether the event may change what Memory shows. The engine announces no event of its own for
+ * that: an error is remembered when its heal starts, a fix when its repair ends, and a fix is
+ * judged by its re-run (or undone by a breaker).
+ */
+function touchesMemory(event: Event): boolean {
+  switch (event.kind) {
+    case "heal_started":
+    case "maintenance_finished":
+    case "run_finished":
+    case "breaker_tripped":
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -86,6 +119,7 @@ function receive(queryClient: QueryClient, threads: LiveThreads, record: EventRe
   for (const queryKey of staleKeys(record.event)) {
     void queryClient.invalidateQueries({ queryKey, exact: true });
   }
+  if (touchesMemory(record.event)) void queryClient.invalidateQueries({ queryKey: memoryKeys.all });
   const taskId = threadTask(record.event, threads);
   if (taskId !== null) void queryClient.invalidateQueries({ predicate: (query) => showsTask(query, taskId) });
 }

@@ -1,6 +1,6 @@
 import { useSyncExternalStore } from "react";
 
-export const pages = ["workflows", "activity", "notifications", "settings"] as const;
+export const pages = ["workflows", "activity", "notifications", "checkpoints", "memory", "settings"] as const;
 export type Page = (typeof pages)[number];
 
 export const workflowTabs = ["runs", "autofix", "versions", "script", "chat"] as const;
@@ -8,6 +8,10 @@ export type WorkflowTab = (typeof workflowTabs)[number];
 
 export const settingsSections = ["general", "models"] as const;
 export type SettingsSection = (typeof settingsSections)[number];
+
+/** Activity shows the engine's events, or the decisions Healer made on its own. */
+export const activityViews = ["events", "decisions"] as const;
+export type ActivityView = (typeof activityViews)[number];
 
 /**
  * Where the person is: a sidebar page, and for Workflows which of its screens. On a workflow,
@@ -20,7 +24,10 @@ export type Route =
   | { page: "workflows"; view: "workflow"; id: number; tab: WorkflowTab; item: number | null; focus: boolean }
   | { page: "workflows"; view: "edit"; id: number }
   | { page: "settings"; section: SettingsSection }
-  | { page: Exclude<Page, "workflows" | "settings"> };
+  | { page: "activity"; view: ActivityView }
+  /** Memory's list of error signatures, or one of them (`signature`). */
+  | { page: "memory"; signature: string | null }
+  | { page: Exclude<Page, "workflows" | "settings" | "activity" | "memory"> };
 
 export function pageHref(page: Page): string {
   return `#/${page}`;
@@ -51,6 +58,15 @@ export function settingsHref(section: SettingsSection): string {
   return section === "general" ? pageHref("settings") : `#/settings/${section}`;
 }
 
+export function activityHref(view: ActivityView): string {
+  return view === "events" ? pageHref("activity") : `#/activity/${view}`;
+}
+
+/** Memory's list; with a signature, that error and the fixes tried for it. */
+export function memoryHref(signature?: string): string {
+  return signature === undefined ? pageHref("memory") : `#/memory/${encodeURIComponent(signature)}`;
+}
+
 export function editWorkflowHref(id: number): string {
   return `#/workflows/${id}/edit`;
 }
@@ -65,6 +81,8 @@ export function routeFromHash(hash: string): Route {
   const parts = path.split("/").filter(Boolean);
   const page = pages.find((p) => p === parts[0]) ?? "workflows";
   if (page === "settings") return { page, section: settingsSections.find((s) => s === parts[1]) ?? "general" };
+  if (page === "activity") return { page, view: activityViews.find((v) => v === parts[1]) ?? "events" };
+  if (page === "memory") return { page, signature: parts[1] ? safeDecode(parts[1]) : null };
   if (page !== "workflows") return { page };
   const [, second, third, fourth] = parts;
   if (second === "new") return { page, view: "new" };
@@ -78,6 +96,14 @@ export function routeFromHash(hash: string): Route {
     return { page, view: "workflow", id, tab, item, focus };
   }
   return { page, view: "list" };
+}
+
+function safeDecode(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
 }
 
 function subscribe(onChange: () => void) {
@@ -102,6 +128,7 @@ export function usePage(): Page {
 
 /** Changes whenever a different screen is shown (a tab change is not one). */
 export function screenKey(route: Route): string {
+  if (route.page === "memory") return route.signature === null ? "memory" : `memory/${route.signature}`;
   if (route.page !== "workflows") return route.page;
   switch (route.view) {
     case "list":

@@ -13,7 +13,10 @@ async function editorContent(): Promise<HTMLElement> {
   });
 }
 
-test("the create form shows the engine's validation messages under their fields and will not save", async () => {
+// These two type a whole form key by key, which takes seconds on a busy machine.
+const TYPING_TIMEOUT = { timeout: 15_000 };
+
+test("the create form shows the engine's validation messages under their fields and will not save", TYPING_TIMEOUT, async () => {
   const healer = new FakeHealer().install();
   const { user } = renderApp("#/workflows/new");
 
@@ -67,7 +70,7 @@ test("the create form shows the engine's validation messages under their fields 
   expect(healer.callsTo("create_workflow")).toHaveLength(0);
 });
 
-test("a workflow that passes the checks is created and opens", async () => {
+test("a workflow that passes the checks is created and opens", TYPING_TIMEOUT, async () => {
   const healer = new FakeHealer().install();
   const { user } = renderApp("#/workflows/new");
 

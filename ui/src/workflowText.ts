@@ -80,6 +80,8 @@ export const triggerLabel: Record<RunTrigger, string> = {
   manual: "By hand",
   catch_up: "Catch-up",
   fix: "After a fix",
+  checkpoint: "After your decision",
+  recovery: "Recovery re-run",
 };
 
 export const triggerHint: Record<RunTrigger, string> = {
@@ -87,6 +89,8 @@ export const triggerHint: Record<RunTrigger, string> = {
   manual: "Started with Run now",
   catch_up: "Was due while Healer was closed, so it ran when Healer started",
   fix: "Re-run after an automatic fix",
+  checkpoint: "Run again because you chose Proceed when Healer asked",
+  recovery: "Healer's recovery ran it again, with a hint or after clearing what blocked it",
 };
 
 export const classLabel: Record<FailureClass, string> = {
@@ -113,6 +117,8 @@ export function authorLabel(author: Author): string {
       return "You";
     case "planner":
       return "Planner";
+    case "healer":
+      return "Healer (rollback)";
     case "task":
       return `Auto-fix task #${author.task_id}`;
   }

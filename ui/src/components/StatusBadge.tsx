@@ -2,9 +2,21 @@ import type { Tone } from "../eventText";
 import { Spinner } from "./Loading";
 
 /** A coloured word for a state: "Active", "Failed", "Needs attention". `live`: its dot pulses. */
-export function StatusBadge({ tone, label, title, live = false }: { tone: Tone; label: string; title?: string; live?: boolean }) {
+export function StatusBadge({
+  tone,
+  label,
+  title,
+  live = false,
+  testId,
+}: {
+  tone: Tone;
+  label: string;
+  title?: string;
+  live?: boolean;
+  testId?: string;
+}) {
   return (
-    <span className={live ? `status-badge tone-${tone} live` : `status-badge tone-${tone}`} title={title}>
+    <span className={live ? `status-badge tone-${tone} live` : `status-badge tone-${tone}`} title={title} data-testid={testId}>
       <span className="status-dot" aria-hidden="true" />
       {label}
     </span>

@@ -42,6 +42,13 @@ export const BellIcon = ({ size }: IconProps) => (
   </Icon>
 );
 
+export const FlagIcon = ({ size }: IconProps) => (
+  <Icon size={size}>
+    <path d="M5.5 21V4" />
+    <path d="M5.5 4.5h12l-2.5 4 2.5 4h-12" />
+  </Icon>
+);
+
 export const SettingsIcon = ({ size }: IconProps) => (
   <Icon size={size}>
     <path d="M4 7h9M17 7h3M4 17h3M11 17h9" />
@@ -164,5 +171,19 @@ export const RefreshIcon = ({ size }: IconProps) => (
   <Icon size={size}>
     <path d="M19.5 12a7.5 7.5 0 1 1-2.2-5.3" />
     <path d="M19.5 4.5v4h-4" />
+  </Icon>
+);
+
+export const MemoryIcon = ({ size }: IconProps) => (
+  <Icon size={size}>
+    <path d="M12 6.5c-1.6-1.4-3.9-2-7.5-2v13c3.6 0 5.9.6 7.5 2 1.6-1.4 3.9-2 7.5-2v-13c-3.6 0-5.9.6-7.5 2z" />
+    <path d="M12 6.5v13" />
+  </Icon>
+);
+
+export const ShieldIcon = ({ size }: IconProps) => (
+  <Icon size={size}>
+    <path d="M12 3.5 5 6.2v5.3c0 4.2 2.9 7.6 7 9 4.1-1.4 7-4.8 7-9V6.2z" />
+    <path d="M12 8.5v4M12 15.5v.1" />
   </Icon>
 );

@@ -8,6 +8,8 @@ import { RelativeTime } from "../components/RelativeTime";
 import { describeEvent } from "../eventText";
 import { useEvents } from "../queries";
 import { useNow } from "../time";
+import { activityHref, activityViews, type ActivityView } from "../usePage";
+import { DecisionList } from "./DecisionList";
 
 function ActivityRow({ record, now }: { record: EventRecord; now: number }) {
   const { title, detail, tone } = describeEvent(record.event);
@@ -51,12 +53,37 @@ function ActivityList() {
   );
 }
 
-export function ActivityPage() {
+const viewLabels: Record<ActivityView, string> = { events: "Events", decisions: "Decisions" };
+
+const viewDescriptions: Record<ActivityView, string> = {
+  events: "What Healer's engine has done, newest first.",
+  decisions: "Decisions Healer made on its own to keep repairs safe, newest first.",
+};
+
+function ViewLinks({ current }: { current: ActivityView }) {
+  return (
+    <nav className="tabs" aria-label="Activity views">
+      {activityViews.map((view) => (
+        <a
+          key={view}
+          className="tab"
+          href={activityHref(view)}
+          aria-current={view === current ? "page" : undefined}
+          data-testid={`activity-view-${view}`}
+        >
+          {viewLabels[view]}
+        </a>
+      ))}
+    </nav>
+  );
+}
+
+export function ActivityPage({ view = "events" }: { view?: ActivityView }) {
   return (
     <section className="page" data-testid="page-activity">
       <PageHeader
         title="Activity"
-        description="What Healer's engine has done, newest first."
+        description={viewDescriptions[view]}
         actions={
           <span className="live-pill">
             <span className="live-dot" aria-hidden="true" />
@@ -64,7 +91,8 @@ export function ActivityPage() {
           </span>
         }
       />
-      <ActivityList />
+      <ViewLinks current={view} />
+      {view === "events" ? <ActivityList /> : <DecisionList />}
     </section>
   );
 }

@@ -1,5 +1,5 @@
 import type { Notification, NotificationAction } from "../bindings";
-import { chatHref, navigate, runHref, settingsHref } from "../usePage";
+import { autofixHref, chatHref, navigate, runHref, settingsHref, workflowHref } from "../usePage";
 
 const actionLabel: Record<NotificationAction, string> = {
   replan: "Re-plan",
@@ -16,6 +16,19 @@ function actionHref(action: NotificationAction, item: Notification): string | nu
   }
 }
 
+/** Where Healer's own safety decisions can be looked at: the repairs, or the version it rolled back to. */
+function seeMore(item: Notification): { href: string; label: string } | null {
+  if (item.workflow_id === null) return null;
+  switch (item.kind) {
+    case "review":
+      return { href: autofixHref(item.workflow_id), label: "See its repairs" };
+    case "safety":
+      return { href: workflowHref(item.workflow_id, "versions"), label: "See its versions" };
+    default:
+      return null;
+  }
+}
+
 /**
  * The buttons a notification offers, and a link to the run it is about. Acting on one reads it
  * (`onAct`), as opening it would.
@@ -26,7 +39,8 @@ export function NotificationActions({ item, onAct }: { item: Notification; onAct
     return href ? [{ action, href }] : [];
   });
   const run = item.workflow_id !== null && item.run_id !== null ? runHref(item.workflow_id, item.run_id) : null;
-  if (actions.length === 0 && !run) return null;
+  const more = seeMore(item);
+  if (actions.length === 0 && !run && !more) return null;
 
   return (
     <div className="notification-actions">
@@ -47,6 +61,11 @@ export function NotificationActions({ item, onAct }: { item: Notification; onAct
       {run && (
         <a className="notification-link" href={run} onClick={onAct}>
           See the failed run
+        </a>
+      )}
+      {more && (
+        <a className="notification-link" href={more.href} onClick={onAct}>
+          {more.label}
         </a>
       )}
     </div>

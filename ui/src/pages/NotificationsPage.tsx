@@ -8,6 +8,7 @@ import { RelativeTime } from "../components/RelativeTime";
 import { useMarkNotificationsRead, useNotifications } from "../queries";
 import { useNow } from "../time";
 import { NotificationActions } from "./NotificationActions";
+import { NotificationKindBadge } from "./NotificationKindBadge";
 
 function NotificationRow({ item, now, onOpen }: { item: Notification; now: number; onOpen: () => void }) {
   return (
@@ -23,6 +24,7 @@ function NotificationRow({ item, now, onOpen }: { item: Notification; now: numbe
         <span className={item.read ? "unread-dot read" : "unread-dot"} aria-label={item.read ? undefined : "Unread"} />
         <span className="row-text">
           <span className="row-title">{item.title}</span>
+          <NotificationKindBadge kind={item.kind} />
           <span className="row-detail notification-body">{item.body}</span>
           {item.heal_id !== null && <span className="chip">Heal {item.heal_id}</span>}
         </span>

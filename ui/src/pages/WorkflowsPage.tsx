@@ -4,6 +4,7 @@ import { PlusIcon, SparkleIcon, WorkflowsIcon } from "../components/icons";
 import { InlineError } from "../components/InlineError";
 import { SkeletonList, Spinner } from "../components/Loading";
 import { PageHeader } from "../components/PageHeader";
+import { ReviewBadge } from "../components/ReviewBadge";
 import { RunningBadge } from "../components/StatusBadge";
 import { WorkflowStatusBadge } from "../components/WorkflowStatusBadge";
 import { useLoadExamples, useWorkflows } from "../queries";
@@ -65,11 +66,13 @@ function WorkflowRow({ workflow, now }: { workflow: WorkflowSummary; now: number
         data-status={workflow.status}
         data-busy={String(workflow.busy)}
         data-healing={String(workflow.healing)}
+        data-review={String(workflow.review)}
       >
         <span className="cell cell-main">
           <span className="workflow-title">{workflow.title}</span>
           <span className="cell-line">
             <WorkflowStatusBadge status={workflow.status} healing={workflow.healing} />
+            {workflow.review && <ReviewBadge />}
             {workflow.busy && <RunningBadge />}
             <span className="cell-detail">{workflow.schedule_text}</span>
           </span>

@@ -36,6 +36,8 @@ import {
   type WorkflowInput,
   type WorkflowSummary,
 } from "../bindings";
+import { FakeCheckpoints } from "./fakeCheckpoints";
+import { FakeMemory } from "./fakeMemory";
 import { FakeTasks } from "./fakeTasks";
 
 export type Call = { cmd: string; args: Record<string, unknown> };
@@ -214,6 +216,10 @@ export class FakeHealer {
   keyGate: Promise<void> | null = null;
   /** Auto-fixes and planner chats. */
   tasks = new FakeTasks(this);
+  /** The questions Healer stops to ask; none unless a test adds them. */
+  checkpoints = new FakeCheckpoints(this);
+  /** Error signatures and their fixes, the decisions log, the scheduler's pause; all empty unless a test adds to them. */
+  memory = new FakeMemory(this);
   private failures = new Map<string, ErrorPayload>();
   private nextHealId = 12;
   private nextId = { workflow: 1, version: 1, run: 1, attempt: 1 };
@@ -264,6 +270,7 @@ export class FakeHealer {
   addWorkflow(
     fields: Partial<WorkflowInput> & {
       name?: string; status?: Workflow["status"]; next_run_at?: string | null; healing?: boolean; fix_count?: number;
+      review?: boolean;
     } = {},
   ): FakeWorkflow {
     const input: WorkflowInput = {
@@ -287,6 +294,7 @@ export class FakeHealer {
       updated_at: created,
       healing: fields.healing ?? false,
       fix_count: fields.fix_count ?? 0,
+      review: fields.review ?? false,
     };
     const kept: FakeWorkflow = { workflow, versions: [], runs: [], next_run_at: fields.next_run_at ?? null };
     this.workflows.push(kept);
@@ -318,7 +326,8 @@ export class FakeHealer {
     const stored: RunDetail = {
       run: {
         id, workflow_id: workflowId, version: active?.version ?? { major: 1, minor: 0 }, trigger: "schedule",
-        class: null, attempts: attempts.length, queued_at: at, started_at: at, finished_at: at, summary: "", ...run,
+        class: null, attempts: attempts.length, queued_at: at, started_at: at, finished_at: at, summary: "",
+        skipped: false, hint: null, ...run,
       },
       attempts: attempts.map((a, i) => this.attempt(id, i + 1, a)),
     };
@@ -448,6 +457,7 @@ export class FakeHealer {
       last_run: last ? last.run : null, next_run_at: kept.next_run_at,
       busy: runs.some((r) => r.run.status === "queued" || r.run.status === "running"),
       healing: workflow.healing,
+      review: workflow.review,
     };
   }
 
@@ -495,6 +505,8 @@ export class FakeHealer {
     const kept = this.kept(id);
     const major = Math.max(...kept.versions.map((v) => v.version.major)) + 1;
     const saved = this.addVersion(id, code, comment.trim() || "Edited by hand", { major, minor: 0 }, { kind: "person" }, minutesAgo(0));
+    // The person looked at it: a review flag from repeated fixes is done.
+    kept.workflow.review = false;
     await this.happen({
       kind: "version_saved", workflow_id: id, title: kept.workflow.title, version: saved.version,
       author: { kind: "person" }, comment: saved.change_comment,
@@ -650,8 +662,8 @@ export class FakeHealer {
       case "usage_today":
         return this.usageReport();
       default: {
-        const task = this.tasks.handle(cmd, args);
-        if (task) return task();
+        const answer = this.tasks.handle(cmd, args) ?? this.checkpoints.handle(cmd, args) ?? this.memory.handle(cmd, args);
+        if (answer) return answer();
         throw new Error(`FakeHealer: no command ${cmd}`);
       }
     }

@@ -83,10 +83,20 @@ function RunRow({
           <span className="run-title">
             <span className="run-number">Run #{run.id}</span>
             <StatusBadge tone={runStatusTone[run.status]} label={runStatusLabel[run.status]} />
+            {run.skipped && (
+              <span className="chip run-chip" data-testid="run-skipped" title="You chose Skip when Healer asked about this run">
+                Skipped by you
+              </span>
+            )}
           </span>
           <span className="run-line" title={run.summary}>
             {run.summary || (isOpenRun(run.status) ? "In progress" : "")}
           </span>
+          {run.hint && (
+            <span className="run-hint" data-testid="run-hint">
+              Ran with the hint: “{run.hint}”
+            </span>
+          )}
         </span>
         <span className="run-meta">
           <span className="run-meta-top">

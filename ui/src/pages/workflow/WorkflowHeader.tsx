@@ -2,14 +2,15 @@ import { useRef, useState, type ReactNode } from "react";
 import { toApiError } from "../../api";
 import type { WorkflowDetail } from "../../bindings";
 import { Dialog } from "../../components/Dialog";
-import { ArrowLeftIcon, CopyIcon, PauseIcon, PencilIcon, PlayIcon, TrashIcon } from "../../components/icons";
+import { AlertIcon, ArrowLeftIcon, CopyIcon, PauseIcon, PencilIcon, PlayIcon, TrashIcon } from "../../components/icons";
 import { InlineError } from "../../components/InlineError";
 import { Spinner } from "../../components/Loading";
+import { REVIEW_CLEARS, REVIEW_EXPLANATION, ReviewBadge } from "../../components/ReviewBadge";
 import { RunningBadge } from "../../components/StatusBadge";
 import { WorkflowStatusBadge } from "../../components/WorkflowStatusBadge";
 import { useDeleteWorkflow, useRunNow, useSetPaused } from "../../queries";
 import { fullTime, useNow } from "../../time";
-import { editWorkflowHref, navigate, pageHref } from "../../usePage";
+import { autofixHref, chatHref, editWorkflowHref, navigate, pageHref } from "../../usePage";
 import { describeRuntime, futureTime, versionText } from "../../workflowText";
 
 export function BackLink() {
@@ -87,6 +88,19 @@ function DeleteDialog({ detail, onCancel }: { detail: WorkflowDetail; onCancel: 
   );
 }
 
+/** Why the workflow is flagged, and where to look. */
+function ReviewNote({ id }: { id: number }) {
+  return (
+    <div className="result tone-working review-note" data-testid="review-note">
+      <AlertIcon size={18} />
+      <span>
+        <strong>Needs review.</strong> {REVIEW_EXPLANATION} Look at its <a href={autofixHref(id)}>automatic fixes</a>, or{" "}
+        <a href={chatHref(id, { focus: true })}>re-plan it</a> with the planner. {REVIEW_CLEARS}
+      </span>
+    </div>
+  );
+}
+
 function Fact({ label, children }: { label: string; children: ReactNode }) {
   return (
     <div className="header-fact">
@@ -121,10 +135,12 @@ export function WorkflowHeader({ detail, busy, onRunStarted }: { detail: Workflo
         <h1 className="page-title">{workflow.title}</h1>
         <div className="workflow-badges">
           <WorkflowStatusBadge status={workflow.status} healing={workflow.healing} />
+          {workflow.review && <ReviewBadge />}
           {running && <RunningBadge />}
         </div>
       </div>
       {active.summary && <p className="page-description">{active.summary}</p>}
+      {workflow.review && <ReviewNote id={workflow.id} />}
 
       <div className="workflow-actions">
         <button

@@ -1,0 +1,330 @@
+//! Circuit breakers: runaway healing stops itself, and each stop is an event and a visible
+//! state. Systemic (one signature in several workflows within an hour → SYSTEMIC checkpoint,
+//! repairs for it paused until decided), cost (a workflow's healing tokens in a day → COST
+//! checkpoint), review (fixed too often in a week → badge and notification), bad fix (a fix
+//! whose re-run fails differently is rolled back), survivors (process groups that outlive their
+//! kill → the scheduler pauses), and the catastrophic rollback after repeated failed repairs.
+
+mod rollback;
+mod survivors;
+
+use async_trait::async_trait;
+use chrono::Utc;
+use serde::{Deserialize, Serialize};
+
+pub(crate) use rollback::catastrophic_rollback;
+pub use rollback::RollbackBadFix;
+pub(crate) use survivors::{check_survivors, resume_scheduler};
+pub use survivors::{scheduler_paused, SCHEDULER_PAUSED};
+
+use crate::checkpoint::{
+    standard_options, CheckpointAction, CheckpointOption, CheckpointTrigger, NewCheckpoint,
+};
+use crate::engine::Inner;
+use crate::error::Result;
+use crate::events::Event;
+use crate::failure::{Failure, FailureSource};
+use crate::heal::{HealContext, Remedy, RemedyReport, RemedyStatus};
+use crate::notification::{NewNotification, NotificationKind};
+use crate::workflow::scheduler::stamp;
+
+/// Settings key for the breakers' thresholds.
+pub const BREAKERS: &str = "breakers";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(default)]
+pub struct BreakerSettings {
+    /// The same signature in this many different workflows …
+    pub systemic_workflows: u32,
+    /// … within this many seconds.
+    pub systemic_window_secs: u32,
+    /// Healing tokens one workflow may use in a day.
+    pub daily_healing_tokens: u32,
+    /// What "Allow more" adds.
+    pub allow_more_tokens: u32,
+    /// More fixes than this …
+    pub review_fixes: u32,
+    /// … in this many days flags a workflow for review.
+    pub review_days: u32,
+    /// Process groups that survive their kill before the scheduler pauses.
+    pub surviving_groups: u32,
+}
+
+impl Default for BreakerSettings {
+    fn default() -> Self {
+        BreakerSettings {
+            systemic_workflows: 3,
+            systemic_window_secs: 3600,
+            daily_healing_tokens: 50_000,
+            allow_more_tokens: 20_000,
+            review_fixes: 5,
+            review_days: 7,
+            surviving_groups: 3,
+        }
+    }
+}
+
+pub fn settings(store: &crate::store::Store) -> Result<BreakerSettings> {
+    Ok(store
+        .setting::<BreakerSettings>(BREAKERS)?
+        .unwrap_or_default())
+}
+
+fn ago(secs: u32) -> String {
+    stamp(Utc::now() - chrono::Duration::seconds(i64::from(secs)))
+}
+
+/// Tell the bus and the decisions log that a breaker tripped.
+pub(crate) fn tripped(
+    inner: &Inner,
+    breaker: &str,
+    workflow_id: Option<i64>,
+    summary: &str,
+    detail: &str,
+) -> Result<()> {
+    inner
+        .store
+        .log_decision(workflow_id, breaker, summary, detail)?;
+    inner.bus.emit(Event::BreakerTripped {
+        breaker: breaker.to_string(),
+        workflow_id,
+        detail: summary.to_string(),
+    })?;
+    Ok(())
+}
+
+fn contained(detail: String) -> RemedyReport {
+    RemedyReport {
+        status: RemedyStatus::Contained,
+        detail,
+    }
+}
+
+fn pass(detail: &str) -> RemedyReport {
+    RemedyReport {
+        status: RemedyStatus::NotResolved,
+        detail: detail.to_string(),
+    }
+}
+
+/// The systemic breaker: repairs wait while one error spreads.
+pub struct SystemicBreaker;
+
+#[async_trait]
+impl Remedy for SystemicBreaker {
+    fn name(&self) -> &'static str {
+        "systemic_breaker"
+    }
+
+    async fn apply(
+        &self,
+        cx: &HealContext<'_>,
+        _heal_id: i64,
+        failure: &Failure,
+    ) -> Result<RemedyReport> {
+        let (Some(engine), FailureSource::ScriptRun { run_id, .. }) = (cx.engine, &failure.source)
+        else {
+            return Ok(pass("only script runs"));
+        };
+        let store = &engine.store;
+        let limits = settings(store)?;
+        let since = ago(limits.systemic_window_secs);
+        let trigger = CheckpointTrigger::Systemic.as_str();
+        match store.checkpoint_for_signature_since(trigger, &failure.signature, &since)? {
+            Some((id, true)) => {
+                return Ok(contained(format!(
+                    "repairs for this error are paused until you decide checkpoint {id}"
+                )))
+            }
+            // Decided within the window: the person has seen it; repairs go on.
+            Some((_, false)) => return Ok(pass("decided recently")),
+            None => {}
+        }
+        let workflows = store.workflows_hit_since(&failure.signature, &since)?;
+        if u32::try_from(workflows.len()).unwrap_or(u32::MAX) < limits.systemic_workflows {
+            return Ok(pass("not spreading"));
+        }
+        let titles: Vec<String> = workflows
+            .iter()
+            .filter_map(|w| {
+                store
+                    .workflow(*w)
+                    .ok()
+                    .map(|w| format!("\u{201c}{}\u{201d}", w.title))
+            })
+            .collect();
+        let context = format!(
+            "The same error failed {} workflows within {} minutes: {}.\nThe error: {}\n\
+             Automatic repairs for it are paused until you decide: one cause (a changed data \
+             source, a missing service) is more likely than {} separate bugs.",
+            workflows.len(),
+            limits.systemic_window_secs / 60,
+            titles.join(", "),
+            failure.summary(),
+            workflows.len()
+        );
+        let c = engine.raise_checkpoint(NewCheckpoint {
+            trigger: CheckpointTrigger::Systemic,
+            workflow_id: None,
+            run_id: Some(*run_id),
+            task_id: None,
+            signature: Some(failure.signature.clone()),
+            context,
+            options: vec![
+                CheckpointOption::new(
+                    "Proceed",
+                    "Resume automatic repairs for this error",
+                    CheckpointAction::Proceed,
+                ),
+                CheckpointOption::new(
+                    "Skip",
+                    "Leave these failures as they are; repairs resume for new ones",
+                    CheckpointAction::Skip,
+                ),
+                CheckpointOption::new(
+                    "Pause",
+                    "Pause every workflow that failed with it",
+                    CheckpointAction::Pause,
+                ),
+            ],
+        })?;
+        tripped(
+            engine,
+            "systemic",
+            None,
+            &format!(
+                "The same error in {} workflows within the hour; repairs for it paused (checkpoint {})",
+                workflows.len(),
+                c.id
+            ),
+            &failure.signature,
+        )?;
+        Ok(contained(format!(
+            "systemic: checkpoint {} asks the person; repairs for this error wait",
+            c.id
+        )))
+    }
+}
+
+/// The cost breaker: a workflow's healing stops at its daily token allowance.
+pub struct CostBreaker;
+
+#[async_trait]
+impl Remedy for CostBreaker {
+    fn name(&self) -> &'static str {
+        "cost_breaker"
+    }
+
+    async fn apply(
+        &self,
+        cx: &HealContext<'_>,
+        _heal_id: i64,
+        failure: &Failure,
+    ) -> Result<RemedyReport> {
+        let (
+            Some(engine),
+            FailureSource::ScriptRun {
+                workflow_id,
+                run_id,
+            },
+        ) = (cx.engine, &failure.source)
+        else {
+            return Ok(pass("only script runs"));
+        };
+        let store = &engine.store;
+        let limits = settings(store)?;
+        let today = crate::llm::today();
+        let used = store.healing_tokens_on(*workflow_id, &today)?;
+        let extra = store
+            .setting::<(String, u64)>(&format!(
+                "{}{workflow_id}",
+                crate::engine::EXTRA_TOKENS_PREFIX
+            ))?
+            .filter(|(day, _)| *day == today)
+            .map_or(0, |(_, n)| n);
+        let allowance = u64::from(limits.daily_healing_tokens) + extra;
+        if used < allowance {
+            return Ok(pass("within today's healing tokens"));
+        }
+        if let Some(id) =
+            store.pending_checkpoint_of(*workflow_id, CheckpointTrigger::Cost.as_str())?
+        {
+            return Ok(contained(format!("waiting for cost checkpoint {id}")));
+        }
+        let title = store.workflow(*workflow_id)?.title;
+        let more = limits.allow_more_tokens;
+        let mut options = vec![CheckpointOption::new(
+            &format!("Allow {}k more", more / 1000),
+            &format!("Let repairs use {more} more tokens today, then run it again"),
+            CheckpointAction::AllowTokens { tokens: more },
+        )];
+        options.extend(
+            standard_options()
+                .into_iter()
+                .filter(|o| o.action != CheckpointAction::Proceed),
+        );
+        let c = engine.raise_checkpoint(NewCheckpoint {
+            trigger: CheckpointTrigger::Cost,
+            workflow_id: Some(*workflow_id),
+            run_id: Some(*run_id),
+            task_id: None,
+            signature: Some(failure.signature.clone()),
+            context: format!(
+                "Repairing \u{201c}{title}\u{201d} used {used} tokens today (the allowance is \
+                 {allowance}). It failed again: {}.",
+                failure.summary()
+            ),
+            options,
+        })?;
+        tripped(
+            engine,
+            "cost",
+            Some(*workflow_id),
+            &format!(
+                "Healing used {used} of {allowance} tokens today; checkpoint {} asks",
+                c.id
+            ),
+            "",
+        )?;
+        Ok(contained(format!(
+            "cost: checkpoint {} asks the person",
+            c.id
+        )))
+    }
+}
+
+/// After a fix is stored: flag the workflow for review when it was fixed too often lately.
+pub(crate) fn check_review(inner: &Inner, workflow_id: i64) -> Result<()> {
+    let limits = settings(&inner.store)?;
+    let since = ago(limits.review_days.saturating_mul(86_400));
+    let fixes = inner.store.fixes_since(workflow_id, &since)?;
+    if fixes <= limits.review_fixes || !inner.store.set_review(workflow_id, true)? {
+        return Ok(());
+    }
+    let title = inner.store.workflow(workflow_id)?.title;
+    let mut new = NewNotification::new(
+        NotificationKind::Review,
+        format!("\u{201c}{title}\u{201d} needs a look"),
+        format!(
+            "Healer repaired its script {fixes} times in the last {} days. The repairs work, but \
+             something keeps changing under it: look at the auto-fix history, or Re-plan it.",
+            limits.review_days
+        ),
+    );
+    new.workflow_id = Some(workflow_id);
+    new.actions = vec![crate::notification::NotificationAction::Replan];
+    let n = inner.store.insert_notification(&new)?;
+    inner
+        .bus
+        .emit(Event::NotificationCreated { notification: n })?;
+    tripped(
+        inner,
+        "review",
+        Some(workflow_id),
+        &format!(
+            "Fixed {fixes} times in {} days: flagged for review",
+            limits.review_days
+        ),
+        "",
+    )
+}

@@ -1,0 +1,133 @@
+//! Healing memory: every error signature Healer has seen, where and how often, and every fix
+//! tried for it — the unified diff from the failing code, the hash of the code it applied to,
+//! and whether its re-run passed. A fix that worked is applied again at zero tokens where its
+//! diff applies cleanly; fixes that failed are told to the maintainer as "do not repeat".
+
+mod known_fix;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+pub use known_fix::KnownFix;
+
+/// An error signature as the Memory page lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct Pattern {
+    pub signature: String,
+    pub error_type: Option<String>,
+    pub normalized: String,
+    pub first_seen: String,
+    pub last_seen: String,
+    /// Failures seen with it.
+    pub count: u32,
+    /// Fixes tried, and how many of them worked.
+    pub fixes: u32,
+    pub successes: u32,
+}
+
+/// Whether a recorded fix held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum FixVerdict {
+    /// Its re-run has not finished yet.
+    Pending,
+    Success,
+    Failed,
+}
+
+impl FixVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FixVerdict::Pending => "pending",
+            FixVerdict::Success => "success",
+            FixVerdict::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [FixVerdict::Pending, FixVerdict::Success, FixVerdict::Failed]
+            .into_iter()
+            .find(|v| v.as_str() == s)
+    }
+}
+
+/// One fix tried for a signature.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct PatternFix {
+    pub id: i64,
+    pub signature: String,
+    pub workflow_id: Option<i64>,
+    pub workflow_title: Option<String>,
+    pub task_id: Option<i64>,
+    pub description: String,
+    /// Unified diff from the failing code to the fix.
+    pub diff: String,
+    /// Hash of the code it applied to.
+    pub code_hash: String,
+    pub result: FixVerdict,
+    pub created_at: String,
+    pub settled_at: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct PatternDetail {
+    pub pattern: Pattern,
+    /// Newest first.
+    pub fixes: Vec<PatternFix>,
+}
+
+/// A decision Healer made on its own, in the decisions log (shown in Activity).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct LoggedDecision {
+    pub id: i64,
+    pub workflow_id: Option<i64>,
+    pub workflow_title: Option<String>,
+    /// "catastrophic_rollback", "fix_rolled_back", "scheduler_paused", "review" …
+    pub kind: String,
+    pub summary: String,
+    pub detail: String,
+    pub created_at: String,
+}
+
+/// The unified diff from `old` to `new`.
+pub fn diff(old: &str, new: &str) -> String {
+    diffy::create_patch(old, new).to_string()
+}
+
+/// `code` with `diff` applied, when it applies cleanly.
+pub fn apply(diff: &str, code: &str) -> Option<String> {
+    let patch = diffy::Patch::from_str(diff).ok()?;
+    diffy::apply(code, &patch).ok()
+}
+
+/// The first 16 hex characters of SHA-256 of `code`.
+pub fn code_hash(code: &str) -> String {
+    Sha256::digest(code.as_bytes())
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_diff_applies_to_the_same_code_and_not_to_other_code() {
+        let old = "import json\nrows = load()\nprint(rows['total'])\n";
+        let new = "import json\nrows = load()\nprint(rows['totl'])\n";
+        let d = diff(old, new);
+        assert!(d.contains("-print(rows['total'])"), "{d}");
+        assert_eq!(apply(&d, old).as_deref(), Some(new));
+        // The same lines inside a longer script still take the fix.
+        let longer = format!("# header\n{old}print('done')\n");
+        assert_eq!(
+            apply(&d, &longer),
+            Some(format!("# header\n{new}print('done')\n"))
+        );
+        assert_eq!(apply(&d, "print('something else')\n"), None);
+        assert_ne!(code_hash(old), code_hash(new));
+        assert_eq!(code_hash(old).len(), 16);
+    }
+}

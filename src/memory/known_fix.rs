@@ -1,0 +1,154 @@
+//! The remedy that uses memory before any model: a fix that worked for this signature, whose
+//! diff applies cleanly to the failing code, is applied directly — validated with the runtime's
+//! syntax check and re-run like any fix — at zero tokens.
+
+use async_trait::async_trait;
+
+use super::apply;
+use crate::error::Result;
+use crate::events::Event;
+use crate::failure::{Failure, FailureClass, FailureSource};
+use crate::heal::{HealContext, Remedy, RemedyReport, RemedyStatus};
+use crate::llm::{TaskKind, TaskStatus};
+use crate::maintainer::{
+    record_fix, scratch_root, AutoFixStatus, FixResult, DEFAULT_MAX_FIX_ATTEMPTS, MAX_FIX_ATTEMPTS,
+};
+use crate::sandbox::{self, SyntaxCheck};
+use crate::workflow::Author;
+
+use super::FixVerdict;
+
+pub struct KnownFix;
+
+#[async_trait]
+impl Remedy for KnownFix {
+    fn name(&self) -> &'static str {
+        "known_fix"
+    }
+
+    async fn apply(
+        &self,
+        cx: &HealContext<'_>,
+        _heal_id: i64,
+        failure: &Failure,
+    ) -> Result<RemedyReport> {
+        let (
+            Some(engine),
+            FailureSource::ScriptRun {
+                workflow_id,
+                run_id,
+            },
+        ) = (cx.engine, &failure.source)
+        else {
+            return Ok(skip("only script runs with an engine behind them"));
+        };
+        if failure.class != FailureClass::Logic {
+            return Ok(skip("known fixes are for logic errors"));
+        }
+        let (workflow_id, run_id) = (*workflow_id, *run_id);
+        let store = &engine.store;
+        let worked: Vec<_> = store
+            .pattern_fixes(&failure.signature)?
+            .into_iter()
+            .filter(|f| f.result == FixVerdict::Success)
+            .collect();
+        if worked.is_empty() {
+            return Ok(skip("no fix that worked is known for this error"));
+        }
+        let run = store.run(run_id)?;
+        let failed = store.version(workflow_id, run.version)?;
+        let Some((known, code)) = worked
+            .iter()
+            .find_map(|f| apply(&f.diff, &failed.code).map(|code| (f, code)))
+        else {
+            return Ok(skip(
+                "a fix worked before for this error, but its diff does not apply here; the maintainer gets it as a hint",
+            ));
+        };
+        let workflow = store.workflow(workflow_id)?;
+        if let SyntaxCheck::Refused { message } = sandbox::check_syntax(
+            &scratch_root(engine),
+            &workflow.runtime,
+            &workflow.entry,
+            &code,
+        )
+        .await?
+        {
+            return Ok(skip(&format!(
+                "the known fix does not pass the syntax check here: {message}"
+            )));
+        }
+        let max = store
+            .setting::<u32>(MAX_FIX_ATTEMPTS)?
+            .unwrap_or(DEFAULT_MAX_FIX_ATTEMPTS);
+        let Some(task_id) = store.start_known_fix(workflow_id, run_id, &failure.signature, max)?
+        else {
+            return Ok(skip("the fixes in a row have run out"));
+        };
+        let task = store.task(task_id)?;
+        engine.bus.emit(Event::TaskStarted {
+            task_id,
+            task_kind: TaskKind::Maintainer,
+            title: task.title,
+        })?;
+        let comment = format!("Known fix for {}", failure.signature);
+        let result =
+            store.apply_fix(task_id, workflow_id, failed.version.major, &code, &comment)?;
+        let (status, summary) = match &result {
+            FixResult::Applied { version, .. } => {
+                record_fix(
+                    engine,
+                    task_id,
+                    workflow_id,
+                    *version,
+                    &failed.code,
+                    &code,
+                    &comment,
+                )?;
+                engine.bus.emit(Event::VersionSaved {
+                    workflow_id,
+                    title: workflow.title.clone(),
+                    version: *version,
+                    author: Author::Task { task_id },
+                    comment: comment.clone(),
+                })?;
+                engine.wake.notify_one();
+                (
+                    AutoFixStatus::Fixed,
+                    format!(
+                        "Known fix applied at zero tokens: {} → {version} (it worked for {} before); re-running",
+                        failed.version,
+                        known.workflow_title.as_deref().unwrap_or("another workflow")
+                    ),
+                )
+            }
+            FixResult::Stale { active } => (
+                AutoFixStatus::Stale,
+                format!("Known fix not applied: the workflow is on {active} now"),
+            ),
+        };
+        store.finish_task(task_id, TaskStatus::Finished, &summary)?;
+        engine.bus.emit(Event::TaskFinished {
+            task_id,
+            status: TaskStatus::Finished,
+            summary: summary.clone(),
+        })?;
+        engine.bus.emit(Event::MaintenanceFinished {
+            workflow_id,
+            task_id: Some(task_id),
+            status,
+            summary: summary.clone(),
+        })?;
+        Ok(RemedyReport {
+            status: RemedyStatus::Contained,
+            detail: summary,
+        })
+    }
+}
+
+fn skip(why: &str) -> RemedyReport {
+    RemedyReport {
+        status: RemedyStatus::NotResolved,
+        detail: why.to_string(),
+    }
+}

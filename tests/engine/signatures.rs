@@ -1,0 +1,428 @@
+//! Signatures of real failures: each snippet is written to a fresh temp dir and run there by
+//! its absolute path with python3, node or bash, and the real stderr goes through
+//! `parse_evidence`, `normalize` and `sign`. The same root cause from another folder, with other
+//! ids, times, PIDs and line numbers signs the same; another exception type, another missing
+//! name or another HTTP status signs differently. `healer errors classify` is run as a person
+//! runs it.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use healer::failure::{normalize, parse_evidence, sign, Evidence};
+
+/// What one run of a snippet left behind.
+struct Ran {
+    /// The temp dir it ran in (already deleted).
+    dir: String,
+    stderr: String,
+    evidence: Evidence,
+    normalized: String,
+    signature: String,
+}
+
+impl Ran {
+    /// The signature of the whole stderr, not just the parsed evidence: a log's normalisation.
+    fn whole_output_signature(&self) -> String {
+        sign(&normalize(&Evidence {
+            error_type: None,
+            message: String::new(),
+            stack: Some(self.stderr.clone()),
+        }))
+    }
+}
+
+fn interpreter(entry: &str) -> &'static str {
+    match Path::new(entry).extension().and_then(|e| e.to_str()) {
+        Some("py") => "python3",
+        Some("js" | "mjs" | "cjs") => "node",
+        Some("sh") => "bash",
+        other => panic!("no interpreter for {other:?}"),
+    }
+}
+
+/// Run `code` as `entry` from a fresh temp dir, by its absolute path (so the dir shows in the
+/// output), and sign what it printed.
+fn run(entry: &str, code: &str) -> Ran {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let script = dir.path().join(entry);
+    std::fs::write(&script, code).expect("snippet written");
+    let out = Command::new(interpreter(entry))
+        .arg(&script)
+        .current_dir(dir.path())
+        .env_remove("NODE_OPTIONS")
+        .stdin(Stdio::null())
+        .output()
+        .expect("interpreter runs");
+    assert!(!out.status.success(), "the snippet should fail");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let evidence = match parse_evidence(&stderr, &stdout, entry) {
+        Some(e) => e,
+        None => panic!("no evidence from:\n{stderr}"),
+    };
+    let normalized = normalize(&evidence);
+    let dir_name = dir
+        .path()
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        !normalized.contains(&dir_name),
+        "the temp dir {dir_name} is left in:\n{normalized}"
+    );
+    Ran {
+        dir: dir_name,
+        signature: sign(&normalized),
+        normalized,
+        evidence,
+        stderr,
+    }
+}
+
+#[track_caller]
+fn assert_same(a: &Ran, b: &Ran) {
+    assert_ne!(a.dir, b.dir);
+    assert_eq!(
+        a.signature, b.signature,
+        "expected the same signature\n--- a:\n{}\n--- b:\n{}\n--- a stderr:\n{}\n--- b stderr:\n{}",
+        a.normalized, b.normalized, a.stderr, b.stderr
+    );
+}
+
+#[track_caller]
+fn assert_differ(a: &Ran, b: &Ran) {
+    assert_ne!(
+        a.signature, b.signature,
+        "expected different signatures\n--- a:\n{}\n--- b:\n{}",
+        a.normalized, b.normalized
+    );
+}
+
+/// Blank lines before the code: every line number moves.
+fn shifted(code: &str) -> String {
+    format!("\n\n\n\n\n{code}")
+}
+
+// --- Python ----------------------------------------------------------------------------------
+
+fn key_error(key: &str, rows: u32) -> String {
+    format!(
+        "def total(row):\n    return row['{key}']\n\nrows = [{{'sum': i}} for i in range({rows})]\n\
+         print('loaded', len(rows), 'rows')\ntotal(rows[-1])\n"
+    )
+}
+
+#[test]
+fn a_python_key_error_from_two_folders_with_other_data_and_lines_signs_the_same() {
+    let a = run("main.py", &key_error("total", 3));
+    let b = run("main.py", &shifted(&key_error("total", 977)));
+    assert_eq!(a.evidence.error_type.as_deref(), Some("KeyError"));
+    assert!(
+        a.normalized.contains("File \"main.py\", in total"),
+        "{}",
+        a.normalized
+    );
+    assert!(a.normalized.contains("'total'"), "{}", a.normalized);
+    assert_same(&a, &b);
+    assert_eq!(a.whole_output_signature(), b.whole_output_signature());
+}
+
+#[test]
+fn a_different_missing_key_signs_differently() {
+    let a = run("main.py", &key_error("total", 3));
+    let b = run("main.py", &key_error("totl", 3));
+    assert_differ(&a, &b);
+}
+
+#[test]
+fn a_different_exception_type_signs_differently() {
+    let key = run("main.py", "def f(d):\n    return d['x']\n\nf({})\n");
+    let index = run("main.py", "def f(d):\n    return d[0]\n\nf([])\n");
+    let type_error = run("main.py", "def f(d):\n    return d + 1\n\nf('a')\n");
+    assert_eq!(type_error.evidence.error_type.as_deref(), Some("TypeError"));
+    assert_differ(&key, &index);
+    assert_differ(&key, &type_error);
+    assert_differ(&index, &type_error);
+}
+
+#[test]
+fn a_python_type_error_from_two_folders_signs_the_same() {
+    let code =
+        |n: u32| format!("def add(total, row):\n    return total + row\n\nadd({n}, 'x{n}')\n");
+    let a = run("main.py", &code(1));
+    let b = run("main.py", &shifted(&code(20)));
+    assert_eq!(a.evidence.error_type.as_deref(), Some("TypeError"));
+    assert_ne!(
+        a.evidence.stack, b.evidence.stack,
+        "the source lines differ"
+    );
+    assert_same(&a, &b);
+}
+
+fn file_not_found(name: &str) -> String {
+    format!(
+        "import os, tempfile\n\ndef load():\n    folder = tempfile.mkdtemp()\n    \
+         with open(os.path.join(folder, 'in', '{name}')) as f:\n        return f.read()\n\nload()\n"
+    )
+}
+
+#[test]
+fn a_file_not_found_under_other_temp_paths_signs_the_same() {
+    let a = run("main.py", &file_not_found("data.csv"));
+    let b = run("main.py", &shifted(&file_not_found("data.csv")));
+    assert_eq!(a.evidence.error_type.as_deref(), Some("FileNotFoundError"));
+    assert_ne!(a.evidence.message, b.evidence.message, "the paths differ");
+    assert!(a.normalized.contains("[Errno 2]"), "{}", a.normalized);
+    assert!(a.normalized.contains("'data.csv'"), "{}", a.normalized);
+    assert_same(&a, &b);
+    // Another missing file is another cause.
+    let c = run("main.py", &file_not_found("other.csv"));
+    assert_differ(&a, &c);
+}
+
+/// Prints a timestamp, a UUID, its PID and a duration, then fails with all of them in the
+/// message too.
+const NOISY: &str = "\
+import datetime, os, sys, time, uuid
+start = time.perf_counter()
+job = uuid.uuid4()
+print(datetime.datetime.now().isoformat(), 'job', job, 'pid', os.getpid(), file=sys.stderr)
+time.sleep(0.01 * (os.getpid() % 3))
+print(f'step 1 done in {time.perf_counter() - start:.4f}s, {os.getpid() * 7} bytes', file=sys.stderr)
+
+def fetch():
+    raise RuntimeError(f'job {job} (pid {os.getpid()}) gave up at {datetime.datetime.now()} after {time.perf_counter() - start:.3f}s, id {uuid.uuid4().hex}')
+
+fetch()
+";
+
+#[test]
+fn a_script_printing_times_ids_and_pids_signs_the_same_each_run() {
+    let a = run("main.py", NOISY);
+    let b = run("main.py", &shifted(NOISY));
+    assert_ne!(
+        a.evidence.message, b.evidence.message,
+        "the messages differ"
+    );
+    assert_same(&a, &b);
+    assert_eq!(
+        a.whole_output_signature(),
+        b.whole_output_signature(),
+        "{}\n{}",
+        a.stderr,
+        b.stderr
+    );
+    for placeholder in ["<uuid>", "<n>", "<time>", "<duration>", "<hex>"] {
+        assert!(
+            a.normalized.contains(placeholder),
+            "{placeholder} in {}",
+            a.normalized
+        );
+    }
+}
+
+/// A local HTTP server answering `status`, and a fetch that fails on it.
+fn http_error(status: u16, user: u32) -> String {
+    format!(
+        "import http.server, threading, urllib.request\n\n\
+         class Answer(http.server.BaseHTTPRequestHandler):\n    \
+         def do_GET(self):\n        self.send_response({status})\n        self.end_headers()\n    \
+         def log_message(self, *args):\n        pass\n\n\
+         server = http.server.HTTPServer(('127.0.0.1', 0), Answer)\n\
+         threading.Thread(target=server.serve_forever, daemon=True).start()\n\n\
+         def fetch(user):\n    \
+         return urllib.request.urlopen(f'http://127.0.0.1:{{server.server_port}}/users/{{user}}')\n\n\
+         fetch({user})\n"
+    )
+}
+
+#[test]
+fn http_404_and_500_sign_differently_and_each_signs_the_same_again() {
+    let a = run("main.py", &http_error(404, 1));
+    let b = run("main.py", &shifted(&http_error(404, 77)));
+    let c = run("main.py", &http_error(500, 1));
+    assert_eq!(
+        a.evidence.error_type.as_deref(),
+        Some("urllib.error.HTTPError")
+    );
+    assert!(a.normalized.contains("HTTP Error 404"), "{}", a.normalized);
+    assert!(a.normalized.contains("<library>"), "{}", a.normalized);
+    assert_same(&a, &b);
+    assert_differ(&a, &c);
+}
+
+// --- Node ------------------------------------------------------------------------------------
+
+fn node_read(prop: &str) -> String {
+    format!("function load(o) {{\n  return o.a.{prop};\n}}\n\nconsole.log('start', Date.now());\nload({{}});\n")
+}
+
+#[test]
+fn a_node_type_error_from_two_folders_signs_the_same_and_another_property_differs() {
+    let a = run("main.js", &node_read("x"));
+    let b = run("main.js", &shifted(&node_read("x")));
+    let c = run("main.js", &node_read("z"));
+    assert_eq!(a.evidence.error_type.as_deref(), Some("TypeError"));
+    assert_eq!(
+        a.evidence.message,
+        "Cannot read properties of undefined (reading 'x')"
+    );
+    assert!(
+        a.normalized.contains("at load (main.js)"),
+        "{}",
+        a.normalized
+    );
+    assert_same(&a, &b);
+    assert_eq!(a.whole_output_signature(), b.whole_output_signature());
+    assert_differ(&a, &c);
+}
+
+#[test]
+fn a_node_missing_module_signs_by_the_module_name() {
+    let a = run(
+        "main.js",
+        "const pad = require('left-pad-missing');\npad('x', 3);\n",
+    );
+    let b = run(
+        "main.js",
+        &shifted("const pad = require('left-pad-missing');\npad('x', 3);\n"),
+    );
+    let c = run(
+        "main.js",
+        "const pad = require('right-pad-missing');\npad('x', 3);\n",
+    );
+    assert!(
+        a.evidence.message.contains("'left-pad-missing'"),
+        "{}",
+        a.evidence.message
+    );
+    assert_same(&a, &b);
+    assert_differ(&a, &c);
+}
+
+fn node_status(status: u16) -> String {
+    format!(
+        "const {{ randomUUID }} = require('crypto');\n\
+         function fetchUser() {{\n  throw new Error(`Request failed with status code {status} (request ${{randomUUID()}} at ${{new Date().toISOString()}})`);\n}}\n\
+         fetchUser();\n"
+    )
+}
+
+#[test]
+fn a_node_http_status_in_the_message_is_kept() {
+    let a = run("main.js", &node_status(404));
+    let b = run("main.js", &shifted(&node_status(404)));
+    let c = run("main.js", &node_status(500));
+    assert!(
+        a.normalized
+            .contains("status code 404 (request <uuid> at <time>)"),
+        "{}",
+        a.normalized
+    );
+    assert_same(&a, &b);
+    assert_differ(&a, &c);
+}
+
+// --- Shell -----------------------------------------------------------------------------------
+
+#[test]
+fn a_bash_command_not_found_signs_by_the_command() {
+    let code = |cmd: &str| format!("echo \"start $$ $(date +%s%N)\"\nset -e\n{cmd} --version\n");
+    let a = run("main.sh", &code("jqq_missing"));
+    let b = run("main.sh", &shifted(&code("jqq_missing")));
+    let c = run("main.sh", &code("yqq_missing"));
+    assert_eq!(a.evidence.error_type.as_deref(), Some("CommandNotFound"));
+    assert_same(&a, &b);
+    assert_eq!(a.whole_output_signature(), b.whole_output_signature());
+    assert!(
+        a.whole_output_signature() != c.whole_output_signature(),
+        "whole outputs of different commands"
+    );
+    assert_differ(&a, &c);
+}
+
+// --- healer errors classify ------------------------------------------------------------------
+
+fn classify_cli(args: &[&str], stdin: Option<&str>) -> Output {
+    let data = tempfile::tempdir().expect("data dir");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_healer"));
+    cmd.env("HEALER_DATA_DIR", data.path())
+        .env_remove("HEALER_LOG")
+        .args(["errors", "classify"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
+    let mut child = cmd.spawn().expect("healer runs");
+    if let Some(text) = stdin {
+        let mut pipe = child.stdin.take().expect("stdin");
+        pipe.write_all(text.as_bytes()).expect("stdin written");
+    }
+    child.wait_with_output().expect("healer ends")
+}
+
+#[track_caller]
+fn json_of(out: &Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "healer errors classify failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+}
+
+#[test]
+fn healer_errors_classify_prints_class_type_signature_and_text_for_a_file_and_stdin() {
+    let ran = run("main.py", &key_error("total", 3));
+    let file = tempfile::NamedTempFile::new().expect("temp file");
+    std::fs::write(file.path(), &ran.stderr).expect("output written");
+    let path = file.path().to_str().expect("utf-8 path");
+
+    let from_file = json_of(&classify_cli(&[path], None));
+    assert_eq!(from_file["class"], "logic");
+    assert_eq!(from_file["error_type"], "KeyError");
+    assert_eq!(from_file["signature"], ran.signature.as_str());
+    assert_eq!(from_file["normalized"], ran.normalized.as_str());
+
+    let from_dash = json_of(&classify_cli(&["-"], Some(&ran.stderr)));
+    let from_stdin = json_of(&classify_cli(&[], Some(&ran.stderr)));
+    assert_eq!(from_dash, from_file);
+    assert_eq!(from_stdin, from_file);
+    // Pretty-printed.
+    let text = String::from_utf8_lossy(&classify_cli(&[path], None).stdout).into_owned();
+    assert!(text.contains("\n  \"signature\": "), "{text}");
+
+    let node = run("main.js", "require('left-pad-missing');\n");
+    let env = json_of(&classify_cli(&[], Some(&node.stderr)));
+    assert_eq!(env["class"], "environment");
+    assert_eq!(env["error_type"], "Error");
+    assert_eq!(env["signature"], node.signature.as_str());
+
+    let untyped = json_of(&classify_cli(
+        &[],
+        Some("fetching\nsomething odd happened 42 times\n"),
+    ));
+    assert_eq!(untyped["error_type"], serde_json::Value::Null);
+    assert_eq!(untyped["normalized"], "something odd happened <n> times");
+    assert_eq!(untyped["class"], "logic");
+}
+
+#[test]
+fn healer_errors_classify_refuses_empty_input_and_a_missing_file() {
+    let empty = classify_cli(&[], Some("\n  \n"));
+    assert_eq!(empty.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&empty.stderr).contains("empty"),
+        "{}",
+        String::from_utf8_lossy(&empty.stderr)
+    );
+    let missing = classify_cli(&["/nonexistent/healer/output.log"], None);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read"));
+}
