@@ -1,7 +1,7 @@
 //! Figure for the signature (printed, not asserted): throughput of normalising and signing a
 //! large log, target ≥ 100 MB/s in release.
 //!
-//! The log is 64 MB of realistic failure output: Python tracebacks (with standard-library
+//! The log is 64 MiB (67 MB) of realistic failure output: Python tracebacks (with standard-library
 //! frames and caret lines), Node uncaught errors (with `node:internal` frames), bash errors and
 //! log lines, each with its own paths, temp dirs, timestamps, UUIDs, hex ids, PIDs, durations,
 //! IPs and counts. Each round normalises the whole log as one piece of evidence's stack (what

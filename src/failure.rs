@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 pub use classify::{classify, ExitInfo};
 pub use evidence::parse_evidence;
-pub use signature::{normalize, sign};
+pub use signature::{normalize, normalize_text, sign};
 
 /// Why something failed, which decides the first remedy (DESIGN.md, "One failure pipeline").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]

@@ -587,14 +587,10 @@ fn skip_escape(s: &[u8], i: usize) -> usize {
 fn chunk<'a>(body: &'a [u8], s: usize, cx: &mut Cx<'a>, out: &mut Vec<u8>) -> usize {
     let mut e = s;
     let mut mask = 0;
-    let mut url = false;
-    while let Some(&b) = body.get(e) {
+    for &b in body.get(s..).unwrap_or_default() {
         let kind = info(b);
         if kind & CHUNK == 0 {
             break;
-        }
-        if kind & COLON != 0 && at(body, e + 1) == b'/' && at(body, e + 2) == b'/' {
-            url = true;
         }
         mask |= kind;
         e += 1;
@@ -602,6 +598,9 @@ fn chunk<'a>(body: &'a [u8], s: usize, cx: &mut Cx<'a>, out: &mut Vec<u8>) -> us
     if mask & !ALPHA == 0 {
         return letters(body, s, e, cx, out);
     }
+    let url = mask & SLASH != 0
+        && mask & COLON != 0
+        && contains(body.get(s..e).unwrap_or_default(), b"://");
     if url {
         while body.get(e).is_some_and(|&b| is_url_byte(b)) {
             e += 1;
