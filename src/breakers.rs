@@ -23,8 +23,10 @@ use crate::checkpoint::{
 use crate::engine::Inner;
 use crate::error::Result;
 use crate::events::Event;
-use crate::failure::{Failure, FailureSource};
-use crate::heal::{HealContext, Remedy, RemedyReport, RemedyStatus};
+use crate::failure::Failure;
+use crate::heal::{
+    not_a_script_run, HealContext, Remedy, RemedyReport, RemedyStatus, ScriptFailure,
+};
 use crate::notification::{NewNotification, NotificationKind};
 use crate::workflow::scheduler::stamp;
 
@@ -122,9 +124,13 @@ impl Remedy for SystemicBreaker {
         _heal_id: i64,
         failure: &Failure,
     ) -> Result<RemedyReport> {
-        let (Some(engine), FailureSource::ScriptRun { run_id, .. }) = (cx.engine, &failure.source)
+        let Some(ScriptFailure {
+            engine,
+            workflow_id: _,
+            run_id,
+        }) = cx.script_run(failure)
         else {
-            return Ok(pass("only script runs"));
+            return Ok(not_a_script_run());
         };
         let store = &engine.store;
         let limits = settings(store)?;
@@ -166,7 +172,7 @@ impl Remedy for SystemicBreaker {
         let c = engine.raise_checkpoint(NewCheckpoint {
             trigger: CheckpointTrigger::Systemic,
             workflow_id: None,
-            run_id: Some(*run_id),
+            run_id: Some(run_id),
             task_id: None,
             signature: Some(failure.signature.clone()),
             context,
@@ -221,20 +227,18 @@ impl Remedy for CostBreaker {
         _heal_id: i64,
         failure: &Failure,
     ) -> Result<RemedyReport> {
-        let (
-            Some(engine),
-            FailureSource::ScriptRun {
-                workflow_id,
-                run_id,
-            },
-        ) = (cx.engine, &failure.source)
+        let Some(ScriptFailure {
+            engine,
+            workflow_id,
+            run_id,
+        }) = cx.script_run(failure)
         else {
-            return Ok(pass("only script runs"));
+            return Ok(not_a_script_run());
         };
         let store = &engine.store;
         let limits = settings(store)?;
         let today = crate::llm::today();
-        let used = store.healing_tokens_on(*workflow_id, &today)?;
+        let used = store.healing_tokens_on(workflow_id, &today)?;
         let extra = store
             .setting::<(String, u64)>(&format!(
                 "{}{workflow_id}",
@@ -247,11 +251,11 @@ impl Remedy for CostBreaker {
             return Ok(pass("within today's healing tokens"));
         }
         if let Some(id) =
-            store.pending_checkpoint_of(*workflow_id, CheckpointTrigger::Cost.as_str())?
+            store.pending_checkpoint_of(workflow_id, CheckpointTrigger::Cost.as_str())?
         {
             return Ok(contained(format!("waiting for cost checkpoint {id}")));
         }
-        let title = store.workflow(*workflow_id)?.title;
+        let title = store.workflow(workflow_id)?.title;
         let more = limits.allow_more_tokens;
         let mut options = vec![CheckpointOption::new(
             &format!("Allow {}k more", more / 1000),
@@ -265,8 +269,8 @@ impl Remedy for CostBreaker {
         );
         let c = engine.raise_checkpoint(NewCheckpoint {
             trigger: CheckpointTrigger::Cost,
-            workflow_id: Some(*workflow_id),
-            run_id: Some(*run_id),
+            workflow_id: Some(workflow_id),
+            run_id: Some(run_id),
             task_id: None,
             signature: Some(failure.signature.clone()),
             context: format!(
@@ -279,7 +283,7 @@ impl Remedy for CostBreaker {
         tripped(
             engine,
             "cost",
-            Some(*workflow_id),
+            Some(workflow_id),
             &format!(
                 "Healing used {used} of {allowance} tokens today; checkpoint {} asks",
                 c.id

@@ -132,7 +132,40 @@ pub struct HealContext<'a> {
     pub(crate) engine: Option<&'a crate::engine::Inner>,
 }
 
+/// A script run's failure with the engine behind the pipeline: what most remedies act on.
+pub(crate) struct ScriptFailure<'a> {
+    pub engine: &'a crate::engine::Inner,
+    pub workflow_id: i64,
+    pub run_id: i64,
+}
+
+/// What a remedy reports for a failure that is not a script run with an engine behind it.
+pub(crate) fn not_a_script_run() -> RemedyReport {
+    RemedyReport {
+        status: RemedyStatus::NotResolved,
+        detail: "only script runs with an engine behind them".to_string(),
+    }
+}
+
 impl<'a> HealContext<'a> {
+    /// The engine and the run, when `failure` is a script run and an engine is behind this.
+    pub(crate) fn script_run(&self, failure: &Failure) -> Option<ScriptFailure<'a>> {
+        match (self.engine, &failure.source) {
+            (
+                Some(engine),
+                FailureSource::ScriptRun {
+                    workflow_id,
+                    run_id,
+                },
+            ) => Some(ScriptFailure {
+                engine,
+                workflow_id: *workflow_id,
+                run_id: *run_id,
+            }),
+            _ => None,
+        }
+    }
+
     /// A pipeline without an engine: remedies that need one report that they could not act.
     pub fn detached(store: &'a Store, bus: &'a Bus) -> Self {
         HealContext {

@@ -17,7 +17,9 @@ use crate::engine::Inner;
 use crate::error::Result;
 use crate::events::Event;
 use crate::failure::{Failure, FailureSource};
-use crate::heal::{HealContext, Remedy, RemedyReport, RemedyStatus};
+use crate::heal::{
+    not_a_script_run, HealContext, Remedy, RemedyReport, RemedyStatus, ScriptFailure,
+};
 use crate::maintainer::context::{cap_log, fence};
 use crate::workflow::RunTrigger;
 
@@ -42,17 +44,14 @@ impl Remedy for Analyze {
         heal_id: i64,
         failure: &Failure,
     ) -> Result<RemedyReport> {
-        let (
-            Some(engine),
-            FailureSource::ScriptRun {
-                workflow_id,
-                run_id,
-            },
-        ) = (cx.engine, &failure.source)
+        let Some(ScriptFailure {
+            engine,
+            workflow_id,
+            run_id,
+        }) = cx.script_run(failure)
         else {
-            return Ok(not_here());
+            return Ok(not_a_script_run());
         };
-        let (workflow_id, run_id) = (*workflow_id, *run_id);
         let workflow = engine.store.workflow(workflow_id)?;
         let evidence = evidence(engine, run_id)?;
         let analysis = analyzer::analyze(engine, &workflow, failure, &evidence).await;
@@ -179,12 +178,15 @@ impl Remedy for AskPerson {
         _heal_id: i64,
         failure: &Failure,
     ) -> Result<RemedyReport> {
-        let (Some(engine), FailureSource::ScriptRun { workflow_id, .. }) =
-            (cx.engine, &failure.source)
+        let Some(ScriptFailure {
+            engine,
+            workflow_id,
+            run_id: _,
+        }) = cx.script_run(failure)
         else {
-            return Ok(not_here());
+            return Ok(not_a_script_run());
         };
-        let title = engine.store.workflow(*workflow_id)?.title;
+        let title = engine.store.workflow(workflow_id)?.title;
         let why = match failure.class {
             crate::failure::FailureClass::Transient => {
                 "it kept failing on a passing problem after its retries".to_string()
@@ -200,13 +202,6 @@ impl Remedy for AskPerson {
             status: RemedyStatus::Contained,
             detail: format!("checkpoint {} asks the person", c.id),
         })
-    }
-}
-
-fn not_here() -> RemedyReport {
-    RemedyReport {
-        status: RemedyStatus::NotResolved,
-        detail: "only script runs with an engine behind them".to_string(),
     }
 }
 

@@ -9,8 +9,8 @@ use super::{contained, pass, tripped};
 use crate::engine::Inner;
 use crate::error::{Error, Result};
 use crate::events::Event;
-use crate::failure::{Failure, FailureSource};
-use crate::heal::{HealContext, Remedy, RemedyReport};
+use crate::failure::Failure;
+use crate::heal::{not_a_script_run, HealContext, Remedy, RemedyReport, ScriptFailure};
 use crate::notification::{NewNotification, NotificationKind};
 use crate::workflow::{Author, RunTrigger, Version};
 
@@ -29,17 +29,14 @@ impl Remedy for RollbackBadFix {
         _heal_id: i64,
         failure: &Failure,
     ) -> Result<RemedyReport> {
-        let (
-            Some(engine),
-            FailureSource::ScriptRun {
-                workflow_id,
-                run_id,
-            },
-        ) = (cx.engine, &failure.source)
+        let Some(ScriptFailure {
+            engine,
+            workflow_id,
+            run_id,
+        }) = cx.script_run(failure)
         else {
-            return Ok(pass("only script runs"));
+            return Ok(not_a_script_run());
         };
-        let (workflow_id, run_id) = (*workflow_id, *run_id);
         let store = &engine.store;
         let run = store.run(run_id)?;
         if run.trigger != RunTrigger::Fix {

@@ -7,8 +7,10 @@ use async_trait::async_trait;
 use super::apply;
 use crate::error::Result;
 use crate::events::Event;
-use crate::failure::{Failure, FailureClass, FailureSource};
-use crate::heal::{HealContext, Remedy, RemedyReport, RemedyStatus};
+use crate::failure::{Failure, FailureClass};
+use crate::heal::{
+    not_a_script_run, HealContext, Remedy, RemedyReport, RemedyStatus, ScriptFailure,
+};
 use crate::llm::{TaskKind, TaskStatus};
 use crate::maintainer::{
     record_fix, scratch_root, AutoFixStatus, FixResult, DEFAULT_MAX_FIX_ATTEMPTS, MAX_FIX_ATTEMPTS,
@@ -32,20 +34,17 @@ impl Remedy for KnownFix {
         _heal_id: i64,
         failure: &Failure,
     ) -> Result<RemedyReport> {
-        let (
-            Some(engine),
-            FailureSource::ScriptRun {
-                workflow_id,
-                run_id,
-            },
-        ) = (cx.engine, &failure.source)
+        let Some(ScriptFailure {
+            engine,
+            workflow_id,
+            run_id,
+        }) = cx.script_run(failure)
         else {
-            return Ok(skip("only script runs with an engine behind them"));
+            return Ok(not_a_script_run());
         };
         if failure.class != FailureClass::Logic {
             return Ok(skip("known fixes are for logic errors"));
         }
-        let (workflow_id, run_id) = (*workflow_id, *run_id);
         let store = &engine.store;
         let worked: Vec<_> = store
             .pattern_fixes(&failure.signature)?
