@@ -6,57 +6,27 @@
 
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import path from "node:path";
-import { Session } from "./lib/webdriver.mjs";
-import { ARTIFACTS, CLI_BIN, DESKTOP_BIN, Driver, describeRun, freshDataDir, reap, removeDir, requireBinaries, run } from "./lib/harness.mjs";
-import { GIVE_UP, PLANNER_ANSWER, startModelServer } from "./lib/modelServer.mjs";
+import { ScriptedApp } from "./lib/scriptedApp.mjs";
+import { GIVE_UP, PLANNER_ANSWER } from "./lib/modelServer.mjs";
 
 const STARTUP_ERROR = '[data-testid="startup-error"]';
-const KEY_VAR = "E2E_SCRIPTED_MODEL_KEY";
 
 describe("Auto-fix and Re-plan in the real window", { timeout: 300_000 }, () => {
-  let dataDir;
-  let driver;
+  const app = new ScriptedApp("autofix");
   let session;
   let model;
+  const shot = (name) => app.shot(name);
+  const cli = (...args) => app.cli(...args);
 
-  const shot = (name) => session?.screenshot(path.join(ARTIFACTS, `autofix-${name}.png`)).catch(() => {});
-  const cli = async (...args) => {
-    const r = await run(CLI_BIN, ["--data-dir", dataDir, ...args], { timeoutMs: 30_000, env: { ...process.env, HEALER_DATA_DIR: dataDir } });
-    assert.equal(r.code, 0, `healer ${args.join(" ")} ${describeRun(r)}`);
-    return r.stdout;
-  };
   before(
     async () => {
-      requireBinaries();
-      model = await startModelServer();
-      dataDir = freshDataDir("autofix");
-      // The app reads the provider's key from this variable (no keyring in the test session).
-      process.env[KEY_VAR] = "sk-e2e-not-a-secret";
-      process.env.HEALER_KEYRING = "off";
-      await cli("provider", "add", "scripted", "--kind", "openai-compatible", "--base-url", model.url, "--key-env", KEY_VAR);
-      await cli("tier", "set", "cheap", "scripted", "scripted-small");
-      await cli("tier", "set", "standard", "scripted", "scripted-small");
-      await cli("examples");
-      driver = new Driver(dataDir);
-      await driver.start(20_000);
-      session = await Session.create(driver.baseUrl, { alwaysMatch: { "tauri:options": { application: DESKTOP_BIN } } }, 60_000);
+      session = await app.start(["cheap", "standard"]);
+      model = app.model;
     },
     { timeout: 150_000 },
   );
 
-  after(
-    async () => {
-      await session?.delete().catch(() => {});
-      await driver?.stop().catch(() => {});
-      await model?.close().catch(() => {});
-      if (dataDir) {
-        await reap(dataDir);
-        removeDir(dataDir);
-      }
-    },
-    { timeout: 60_000 },
-  );
+  after(() => app.stop(), { timeout: 60_000 });
 
   test("a failing example's auto-fix thread appears, runs an eval, and gives up with its reason", { timeout: 120_000 }, async () => {
     const nav = await session.waitFor('[data-testid="nav-workflows"]', { timeoutMs: 30_000, failFast: STARTUP_ERROR });
