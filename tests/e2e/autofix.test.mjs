@@ -85,4 +85,21 @@ describe("Auto-fix and Re-plan in the real window", { timeout: 300_000 }, () => 
     });
     await shot("chat");
   });
+
+  test("the failure is remembered on the Memory page under its signature", { timeout: 60_000 }, async () => {
+    const nav = await session.waitFor('[data-testid="nav-memory"]', { timeoutMs: 10_000 });
+    await session.click(nav.id);
+    const row = await session.waitFor('[data-testid="pattern-row"]', {
+      timeoutMs: 15_000,
+      predicate: (text) => text.includes("KeyError"),
+      what: "the KeyError's signature in memory",
+    });
+    await session.click(row.id);
+    await session.waitFor('[data-testid="pattern-detail"]', {
+      timeoutMs: 10_000,
+      predicate: (text) => text.includes("'amount'"),
+      what: "the normalised error text naming the missing key",
+    });
+    await shot("memory");
+  });
 });
