@@ -41,7 +41,7 @@ impl Remedy for Analyze {
     async fn apply(
         &self,
         cx: &HealContext<'_>,
-        heal_id: i64,
+        _heal_id: i64,
         failure: &Failure,
     ) -> Result<RemedyReport> {
         let Some(ScriptFailure {
@@ -151,7 +151,6 @@ impl Remedy for Analyze {
                 detail
             }
         };
-        let _ = heal_id;
         Ok(RemedyReport {
             status: RemedyStatus::Contained,
             detail,

@@ -175,7 +175,7 @@ fn forensic_bundle(inner: &Inner, workflow_id: i64) -> Result<std::path::PathBuf
         .filter_map(|r| store.run_detail(r.id).ok())
         .collect();
     let threads: Vec<_> = store
-        .autofixes(workflow_id, 20)?
+        .all_autofixes(Some(workflow_id), 20)?
         .into_iter()
         .filter_map(|f| {
             store

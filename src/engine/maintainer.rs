@@ -32,7 +32,7 @@ pub struct HealedRun {
 impl Handle {
     /// A workflow's auto-fix tasks, newest first.
     pub fn autofixes(&self, workflow_id: i64) -> Result<Vec<AutoFix>> {
-        self.inner.store.autofixes(workflow_id, 200)
+        self.inner.store.all_autofixes(Some(workflow_id), 200)
     }
 
     /// Auto-fix tasks of every workflow (or one), newest first.

@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::{escalate, job, InboxItem, InboxKind};
+use super::{job, InboxItem, InboxKind};
 use crate::engine::Inner;
 use crate::error::Result;
 
@@ -58,25 +58,14 @@ async fn work(inner: Arc<Inner>, item: InboxItem) {
         InboxKind::Maintainer => job::run_maintainer(&inner, &item).await,
         InboxKind::Planner => crate::planner::run_turn(&inner, &item).await,
     };
+    // A maintainer task escalates its own failures (run_maintainer); what reaches here is a
+    // failure to record the outcome, which must not turn a stored fix into an escalation.
     if let Err(e) = result {
         tracing::error!(
             task = item.task_id,
             "a {} task failed: {e}",
             item.kind.as_str()
         );
-        if item.kind == InboxKind::Maintainer {
-            let explanation = format!("The automatic repair broke down: {e}.");
-            if let Err(e) = escalate(
-                &inner.store,
-                &inner.bus,
-                item.workflow_id,
-                item.run_id,
-                Some(item.task_id),
-                &explanation,
-            ) {
-                tracing::error!("could not tell the person: {e}");
-            }
-        }
     }
     if let Err(e) = inner.store.finish_inbox_item(item.id) {
         tracing::error!("could not close inbox item {}: {e}", item.id);

@@ -9,7 +9,6 @@ use crate::checkpoint::{
     Checkpoint, CheckpointAction, CheckpointOption, CheckpointTrigger, Decision, History,
 };
 use crate::error::{Error, Result};
-use crate::workflow::RunTrigger;
 
 const COLUMNS: &str = "c.id, c.trigger, c.workflow_id, c.run_id, c.task_id, w.title, c.signature,
     c.context, c.options, c.recommendation, c.created_at, c.chosen, c.notes, c.decided_at,
@@ -142,36 +141,34 @@ impl Store {
         workflow_id: Option<i64>,
         signature: Option<&str>,
     ) -> Result<History> {
-        let query = |sql: &str, a: Option<String>| -> Result<Vec<String>> {
+        // One query; each scope leaves out what it does not match on.
+        let chosen = |trigger: Option<&str>,
+                      workflow: Option<i64>,
+                      signature: Option<&str>|
+         -> Result<Vec<String>> {
             self.call(|c| {
-                let mut stmt = c.prepare_cached(sql)?;
+                let mut stmt = c.prepare_cached(
+                    "SELECT chosen_action FROM checkpoints
+                     WHERE decided_at IS NOT NULL AND (?1 IS NULL OR trigger = ?1)
+                       AND (?2 IS NULL OR workflow_id = ?2) AND (?3 IS NULL OR signature = ?3)
+                     ORDER BY decided_at DESC, id DESC LIMIT ?4",
+                )?;
                 let rows = stmt
-                    .query_map(params![trigger.as_str(), a, HISTORY], |r| r.get(0))?
+                    .query_map(params![trigger, workflow, signature, HISTORY], |r| r.get(0))?
                     .collect::<rusqlite::Result<Vec<String>>>()?;
                 Ok(rows)
             })
         };
+        let trigger = Some(trigger.as_str());
         let workflow = match workflow_id {
-            Some(id) => query(
-                "SELECT chosen_action FROM checkpoints WHERE trigger = ?1 AND workflow_id = ?2
-                   AND decided_at IS NOT NULL ORDER BY decided_at DESC, id DESC LIMIT ?3",
-                Some(id.to_string()),
-            )?,
+            Some(id) => chosen(trigger, Some(id), None)?,
             None => Vec::new(),
         };
         let signature = match signature {
-            Some(s) => query(
-                "SELECT chosen_action FROM checkpoints WHERE ?1 = ?1 AND signature = ?2
-                   AND decided_at IS NOT NULL ORDER BY decided_at DESC, id DESC LIMIT ?3",
-                Some(s.to_string()),
-            )?,
+            Some(s) => chosen(None, None, Some(s))?,
             None => Vec::new(),
         };
-        let anywhere = query(
-            "SELECT chosen_action FROM checkpoints WHERE trigger = ?1 AND ?2 IS NULL
-               AND decided_at IS NOT NULL ORDER BY decided_at DESC, id DESC LIMIT ?3",
-            None,
-        )?;
+        let anywhere = chosen(trigger, None, None)?;
         Ok(History {
             workflow,
             signature,
@@ -183,20 +180,6 @@ impl Store {
     pub fn mark_run_skipped(&self, run_id: i64) -> Result<()> {
         self.call(|c| c.execute("UPDATE runs SET skipped = 1 WHERE id = ?1", [run_id]))?;
         Ok(())
-    }
-
-    /// Queue a run with `trigger` and an optional recovery hint, unless one is open already.
-    pub fn enqueue_run_with_hint(
-        &self,
-        workflow_id: i64,
-        trigger: RunTrigger,
-        hint: Option<&str>,
-    ) -> Result<Option<i64>> {
-        let id = self.enqueue_run(workflow_id, trigger)?;
-        if let (Some(id), Some(hint)) = (id, hint) {
-            self.call(|c| c.execute("UPDATE runs SET hint = ?2 WHERE id = ?1", params![id, hint]))?;
-        }
-        Ok(id)
     }
 
     pub fn insert_recovery(

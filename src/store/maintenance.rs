@@ -385,21 +385,6 @@ impl Store {
         })
     }
 
-    /// A workflow's maintainer tasks, newest first.
-    pub fn autofixes(&self, workflow_id: i64, limit: u32) -> Result<Vec<AutoFix>> {
-        let sql = format!(
-            "SELECT {AUTOFIX_COLUMNS} FROM tasks t
-             WHERE t.kind = 'maintainer' AND t.workflow_id = ?1 ORDER BY t.id DESC LIMIT ?2"
-        );
-        self.call(|c| {
-            let mut stmt = c.prepare_cached(&sql)?;
-            let rows = stmt
-                .query_map(params![workflow_id, limit], autofix_from_row)?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            Ok(rows)
-        })
-    }
-
     /// Maintainer tasks of every workflow (or one), newest first.
     pub fn all_autofixes(&self, workflow_id: Option<i64>, limit: u32) -> Result<Vec<AutoFix>> {
         let sql = format!(

@@ -40,6 +40,17 @@ pub struct InterruptedAttempt {
 impl Store {
     /// Queue a run of the active version, unless one is queued or running already.
     pub fn enqueue_run(&self, workflow_id: i64, trigger: RunTrigger) -> Result<Option<i64>> {
+        self.enqueue_run_with_hint(workflow_id, trigger, None)
+    }
+
+    /// Queue a run with a recovery hint (`HEALER_RECOVERY_HINT`), in the same transaction, so
+    /// the run is never seen without it.
+    pub fn enqueue_run_with_hint(
+        &self,
+        workflow_id: i64,
+        trigger: RunTrigger,
+        hint: Option<&str>,
+    ) -> Result<Option<i64>> {
         let at = now();
         self.call(|c| {
             let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -52,9 +63,9 @@ impl Store {
                 return Ok(None);
             }
             tx.execute(
-                "INSERT INTO runs (workflow_id, script_id, trigger, status, queued_at)
-                 SELECT id, active_script_id, ?2, 'queued', ?3 FROM workflows WHERE id = ?1",
-                params![workflow_id, trigger.as_str(), at],
+                "INSERT INTO runs (workflow_id, script_id, trigger, status, queued_at, hint)
+                 SELECT id, active_script_id, ?2, 'queued', ?3, ?4 FROM workflows WHERE id = ?1",
+                params![workflow_id, trigger.as_str(), at, hint],
             )?;
             let id = tx.last_insert_rowid();
             tx.commit()?;
