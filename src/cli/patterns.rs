@@ -3,7 +3,8 @@
 use clap::Subcommand;
 use healer::{Paths, Result};
 
-use crate::cli::{open, print_json};
+use crate::print::print_json;
+use crate::reach::open;
 
 #[derive(Subcommand)]
 pub enum PatternsCommand {

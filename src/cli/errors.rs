@@ -45,7 +45,7 @@ pub fn run(command: ErrorsCommand) -> Result<bool> {
                 ));
             }
             let entry = entry.unwrap_or_else(|| guess_entry(&raw));
-            crate::cli::print_json(&classified(&raw, &entry))
+            crate::print::print_json(&classified(&raw, &entry))
         }
     }
 }

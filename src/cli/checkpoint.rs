@@ -9,7 +9,8 @@ use healer::checkpoint::Checkpoint;
 use healer::client::{Request, Response};
 use healer::{Error, Paths, Result};
 
-use crate::cli::{act, open, print_json, unexpected};
+use crate::print::print_json;
+use crate::reach::{act, open, unexpected};
 
 /// How long deciding waits for a running engine.
 const DECIDE_WAIT: std::time::Duration = std::time::Duration::from_secs(60);

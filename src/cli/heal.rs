@@ -1,14 +1,16 @@
-//! The CLI of healing: running until healed, the auto-fix tasks, notifications, Re-plan.
+//! The CLI of healing: a test alert, running until healed, the auto-fix tasks, notifications,
+//! Re-plan.
 
 use std::time::Duration;
 
-use healer::client::{Request, Response};
-use healer::llm::{MessageRole, ThreadMessage};
+use healer::client::{self, Request, Response};
+use healer::llm::MessageRole;
 use healer::maintainer::AutoFix;
 use healer::workflow::RunStatus;
 use healer::{Paths, Result};
 
-use crate::cli::{act, open, print_json, print_run, unexpected};
+use crate::print::{print_json, print_run};
+use crate::reach::{act, open, unexpected, ANSWER_WAIT};
 
 /// How long `--until-healed` and `replan` wait for a running engine: model work included.
 const HEAL_WAIT: Duration = Duration::from_secs(30 * 60);
@@ -154,43 +156,16 @@ pub fn notifications(paths: &Paths, json: bool) -> Result<bool> {
     Ok(true)
 }
 
-/// Characters of one step `task show` prints.
-const SHOWN_CHARS: usize = 4_000;
-
-/// One step of a thread, whole (long texts cut, saying so).
-pub fn print_message(m: &ThreadMessage) {
-    let who = match m.role {
-        MessageRole::System => "system prompt".to_string(),
-        MessageRole::User => "evidence / message".to_string(),
-        MessageRole::Assistant => match &m.model {
-            Some(model) => format!("assistant ({model})"),
-            None => "assistant".to_string(),
-        },
-        MessageRole::Tool => format!(
-            "{} result{}",
-            m.tool_name.as_deref().unwrap_or("tool"),
-            if m.is_error { " (error)" } else { "" }
-        ),
+/// `healer check`: a harmless failure through the whole pipeline.
+pub async fn check(paths: &Paths, json: bool) -> Result<bool> {
+    let response = client::act(paths, "healer check", Request::SendTestAlert, ANSWER_WAIT).await?;
+    let Response::TestAlert { heal } = response else {
+        return unexpected();
     };
-    println!("── {who} · {}", m.at);
-    if m.role == MessageRole::System {
-        return;
+    if json {
+        return print_json(&heal);
     }
-    if !m.content.trim().is_empty() {
-        println!("{}", cut(m.content.trim()));
-    }
-    for call in &m.tool_calls {
-        println!("→ {}({})", call.name, cut(&call.arguments));
-    }
-}
-
-fn cut(text: &str) -> String {
-    match text.char_indices().nth(SHOWN_CHARS) {
-        Some((at, _)) => format!(
-            "{}\n[{} more characters]",
-            &text[..at],
-            text[at..].chars().count()
-        ),
-        None => text.to_string(),
-    }
+    let outcome = heal.outcome.map(|o| o.as_str()).unwrap_or("running");
+    println!("Test alert: heal {} {outcome}: {}", heal.id, heal.summary);
+    Ok(true)
 }

@@ -1,0 +1,186 @@
+//! `healer`: the command line over the same engine as the desktop app.
+//! Exit codes: 0 ok, 1 failure, 2 usage error.
+
+//!
+//! This file only parses and dispatches: each command family has its file beside it.
+
+mod checkpoint;
+mod daemon;
+mod errors;
+mod heal;
+mod input;
+mod patterns;
+mod print;
+mod provider;
+mod reach;
+mod status;
+mod task;
+mod tier;
+mod versions;
+mod workflow;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use healer::{Error, Paths, Result};
+
+#[derive(Parser)]
+#[command(
+    name = "healer",
+    version,
+    about = "Keeps your automations and coding agents healthy.",
+    long_about = "Keeps your automations and coding agents healthy.\n\nThe same engine as the \
+                  desktop app. Commands that only read use the data folder directly; commands \
+                  that act ask the running engine (the desktop app or `healer daemon`), or run \
+                  one for the length of the command when none runs."
+)]
+struct Cli {
+    /// The data folder (default: the platform's data folder, e.g. ~/.local/share/healer)
+    #[arg(long, global = true, env = "HEALER_DATA_DIR", value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the engine without a window until Ctrl-C or SIGTERM
+    Daemon,
+    /// Show where Healer keeps its data and whether an engine is running
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print recorded events, newest first
+    Events {
+        #[arg(long)]
+        json: bool,
+        /// How many events to print
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+    },
+    /// Print notifications, newest first
+    Notifications {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Send a test alert through the failure pipeline, to check that healing and
+    /// notifications work
+    Check {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Create, run, edit and inspect workflows
+    Workflow {
+        #[command(subcommand)]
+        command: workflow::WorkflowCommand,
+    },
+    /// Load the example workflows (one healthy, one transient, one logic error, one missing module)
+    Examples {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Model providers: add, list, test, remove (keys come from the keyring or an environment
+    /// variable, never from an argument)
+    Provider {
+        #[command(subcommand)]
+        command: provider::ProviderCommand,
+    },
+    /// Map the cheap, standard and deep tiers to a provider and model
+    Tier {
+        #[command(subcommand)]
+        command: tier::TierCommand,
+    },
+    /// Today's model usage and cost, per tier, against the caps
+    Usage {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Decisions Healer is waiting for: list them, or decide one
+    Checkpoint {
+        #[command(subcommand)]
+        command: checkpoint::CheckpointCommand,
+    },
+    /// Ask the workflow's planner to change it (one turn of its chat; what Re-plan opens)
+    Replan {
+        /// The workflow's name
+        name: String,
+        /// Your message to the planner
+        message: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Tasks that talk to a model: list, show a thread, export it as ATIF
+    Task {
+        #[command(subcommand)]
+        command: task::TaskCommand,
+    },
+    /// The healing memory: error signatures and the fixes tried for each
+    Patterns {
+        #[command(subcommand)]
+        command: patterns::PatternsCommand,
+    },
+    /// Read a failure's raw output and show what Healer makes of it: class, error type,
+    /// signature and normalised text
+    Errors {
+        #[command(subcommand)]
+        command: errors::ErrorsCommand,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let paths = match &cli.data_dir {
+        Some(dir) => Paths::new(dir),
+        None => match Paths::from_env() {
+            Ok(paths) => paths,
+            Err(e) => return fail(&e),
+        },
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return fail(&Error::io("cannot start the async runtime", e)),
+    };
+    match runtime.block_on(run(cli.command, paths)) {
+        Ok(true) => ExitCode::SUCCESS,
+        // The command worked and its answer is "no" (a run that failed).
+        Ok(false) => ExitCode::from(1),
+        Err(e) => fail(&e),
+    }
+}
+
+fn fail(error: &Error) -> ExitCode {
+    eprintln!("healer: {error}");
+    ExitCode::from(1)
+}
+
+/// Ok(false): the command worked, and what it reports is a failure (exit 1).
+async fn run(command: Command, paths: Paths) -> Result<bool> {
+    match command {
+        Command::Daemon => daemon::run(paths).await.map(|()| true),
+        Command::Status { json } => status::status(&paths, json).map(|()| true),
+        Command::Events { json, limit } => status::events(&paths, json, limit),
+        Command::Notifications { json } => heal::notifications(&paths, json),
+        Command::Check { json } => heal::check(&paths, json).await,
+        Command::Workflow { command } => workflow::run(command, &paths).await,
+        Command::Examples { json } => workflow::examples(&paths, json).await,
+        Command::Provider { command } => provider::run(command, &paths).await,
+        Command::Tier { command } => tier::run(command, &paths),
+        Command::Usage { json } => tier::usage(&paths, json),
+        Command::Checkpoint { command } => checkpoint::run(command, &paths).await,
+        Command::Replan {
+            name,
+            message,
+            json,
+        } => heal::replan(&paths, name, message, json).await,
+        Command::Task { command } => task::run(command, &paths),
+        Command::Patterns { command } => patterns::run(command, &paths),
+        Command::Errors { command } => errors::run(command),
+    }
+}
