@@ -1,0 +1,221 @@
+//! What a text shows: the patterns of resource, environment and transient failures, found in one
+//! pass over the output however many there are.
+
+use crate::failure::FailureClass;
+
+/// How a pattern counts when it is found in the text.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Anywhere.
+    Phrase,
+    /// As a whole word: `ECONNREFUSED`, not `my_eperm`.
+    Token,
+    /// Followed by an HTTP status, which counts when it is 429 or 5xx.
+    HttpLead,
+}
+
+/// Lowercase ASCII patterns; the text is lowercased before matching.
+const PATTERNS: &[(&str, FailureClass, Kind)] = {
+    use FailureClass::{Environment as Env, Resource as Res, Transient as Tra};
+    use Kind::{HttpLead, Phrase, Token};
+    &[
+        ("out of memory", Res, Phrase),
+        ("cannot allocate memory", Res, Phrase),
+        ("enomem", Res, Token),
+        ("no module named", Env, Phrase),
+        ("cannot find module", Env, Phrase),
+        ("cannot find package", Env, Phrase),
+        ("module_not_found", Env, Phrase),
+        ("command not found", Env, Phrase),
+        ("permission denied", Env, Phrase),
+        ("operation not permitted", Env, Phrase),
+        ("no space left on device", Env, Phrase),
+        ("disk quota exceeded", Env, Phrase),
+        ("[errno 13]", Env, Phrase),
+        ("[errno 28]", Env, Phrase),
+        ("eacces", Env, Token),
+        ("eperm", Env, Token),
+        ("enospc", Env, Token),
+        ("edquot", Env, Token),
+        ("connection refused", Tra, Phrase),
+        ("connection reset", Tra, Phrase),
+        ("connection aborted", Tra, Phrase),
+        ("connection timed out", Tra, Phrase),
+        ("read timed out", Tra, Phrase),
+        ("operation timed out", Tra, Phrase),
+        ("remote end closed connection", Tra, Phrase),
+        ("temporary failure in name resolution", Tra, Phrase),
+        ("name or service not known", Tra, Phrase),
+        ("nodename nor servname", Tra, Phrase),
+        ("no address associated with hostname", Tra, Phrase),
+        ("could not resolve host", Tra, Phrase),
+        ("failed to connect to", Tra, Phrase),
+        ("network is unreachable", Tra, Phrase),
+        ("no route to host", Tra, Phrase),
+        ("socket.gaierror", Tra, Phrase),
+        ("socket.timeout", Tra, Phrase),
+        ("und_err_connect_timeout", Tra, Phrase),
+        ("und_err_socket", Tra, Phrase),
+        ("econnrefused", Tra, Token),
+        ("econnreset", Tra, Token),
+        ("econnaborted", Tra, Token),
+        ("epipe", Tra, Token),
+        ("etimedout", Tra, Token),
+        ("enotfound", Tra, Token),
+        ("eai_again", Tra, Token),
+        ("enetunreach", Tra, Token),
+        ("ehostunreach", Tra, Token),
+        // Reason phrases of 429 and 5xx. requests prints "503 Server Error: … for url"
+        // (a 4xx says "Client Error").
+        ("too many requests", Tra, Phrase),
+        ("internal server error", Tra, Phrase),
+        ("bad gateway", Tra, Phrase),
+        ("service unavailable", Tra, Phrase),
+        ("gateway timeout", Tra, Phrase),
+        (" server error:", Tra, Phrase),
+        // `HTTP Error 503`, `HTTP/1.1 502`, `status 502`, `status code 500`, `statusCode: 503`,
+        // `HTTPError: 500`, curl's `returned error: 503`. A 4xx other than 429 is the request's
+        // own fault and does not count.
+        ("http error", Tra, HttpLead),
+        ("http/1.1", Tra, HttpLead),
+        ("http/1.0", Tra, HttpLead),
+        ("http/2", Tra, HttpLead),
+        ("http", Tra, HttpLead),
+        ("status", Tra, HttpLead),
+        ("httperror", Tra, HttpLead),
+        ("returned error", Tra, HttpLead),
+    ]
+};
+
+/// Which classes a text shows. One pass over the text, whatever the number of patterns: the
+/// output can be a megabyte, and this runs in debug builds too.
+pub(super) struct TextShows {
+    pub(super) resource: bool,
+    pub(super) environment: bool,
+    pub(super) transient: bool,
+}
+
+impl TextShows {
+    pub(super) fn read(text: &str) -> Self {
+        let lower = text.to_ascii_lowercase();
+        let bytes = lower.as_bytes();
+        let mut by_first: [Vec<(&[u8], FailureClass, Kind)>; 256] =
+            std::array::from_fn(|_| Vec::new());
+        for &(pattern, class, kind) in PATTERNS {
+            let pattern = pattern.as_bytes();
+            if let Some(list) = pattern
+                .first()
+                .and_then(|&b| by_first.get_mut(usize::from(b)))
+            {
+                list.push((pattern, class, kind));
+            }
+        }
+        let mut shown = TextShows {
+            resource: shell_reports_a_killed_job(text),
+            environment: false,
+            transient: false,
+        };
+        for (at, &b) in bytes.iter().enumerate() {
+            if shown.resource {
+                // Resource wins over everything else: nothing left to learn.
+                break;
+            }
+            let Some(candidates) = by_first.get(usize::from(b)) else {
+                continue;
+            };
+            for &(pattern, class, kind) in candidates {
+                if shown.shows(class) || !bytes.get(at..).is_some_and(|r| r.starts_with(pattern)) {
+                    continue;
+                }
+                let end = at + pattern.len();
+                let hit = match kind {
+                    Kind::Phrase => true,
+                    Kind::Token => {
+                        let is_word = |c: &u8| c.is_ascii_alphanumeric() || *c == b'_';
+                        let before = at.checked_sub(1).and_then(|i| bytes.get(i));
+                        !before.is_some_and(is_word) && !bytes.get(end).is_some_and(is_word)
+                    }
+                    Kind::HttpLead => bytes.get(end..).is_some_and(retryable_status_follows),
+                };
+                if hit {
+                    shown.mark(class);
+                }
+            }
+        }
+        shown
+    }
+
+    pub(super) fn shows(&self, class: FailureClass) -> bool {
+        match class {
+            FailureClass::Resource => self.resource,
+            FailureClass::Environment => self.environment,
+            FailureClass::Transient => self.transient,
+            _ => false,
+        }
+    }
+
+    fn mark(&mut self, class: FailureClass) {
+        match class {
+            FailureClass::Resource => self.resource = true,
+            FailureClass::Environment => self.environment = true,
+            FailureClass::Transient => self.transient = true,
+            _ => {}
+        }
+    }
+}
+
+/// After "status" and the like: separators, an optional "code", then exactly three digits that
+/// are 429 or 5xx.
+fn retryable_status_follows(rest: &[u8]) -> bool {
+    fn skip(mut r: &[u8]) -> &[u8] {
+        while let Some((first, tail)) = r.split_first() {
+            if !matches!(first, b' ' | b':' | b'=' | b'"' | b'\'') {
+                break;
+            }
+            r = tail;
+        }
+        r
+    }
+    let rest = skip(rest);
+    let rest = rest
+        .strip_prefix(b"code")
+        .or_else(|| rest.strip_prefix(b"_code"))
+        .map_or(rest, skip);
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits != 3 {
+        return false;
+    }
+    let status = rest
+        .iter()
+        .take(3)
+        .fold(0u16, |n, d| n * 10 + u16::from(d - b'0'));
+    status == 429 || (500..600).contains(&status)
+}
+
+/// A shell's report of a job that died of a signal: `main.sh: line 2: 14417 Killed   python3 …`,
+/// or a bare `Killed` / `Segmentation fault (core dumped)` line. Anchored on bash's prefix and the
+/// pid, or the whole line, so "Killed 3 stale workers" in a script's own log does not count.
+fn shell_reports_a_killed_job(text: &str) -> bool {
+    const DEATHS: [&str; 4] = ["Killed", "Segmentation fault", "Bus error", "Aborted"];
+    text.lines().any(|line| {
+        let t = line.trim();
+        if t == "Killed" || t == "Segmentation fault" || t.ends_with("(core dumped)") {
+            return DEATHS.iter().any(|d| t.starts_with(d));
+        }
+        let Some((_, rest)) = line.split_once(": line ") else {
+            return false;
+        };
+        let Some(body) = rest
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .strip_prefix(": ")
+        else {
+            return false;
+        };
+        let pid = body.bytes().take_while(u8::is_ascii_digit).count();
+        pid > 0
+            && body
+                .get(pid..)
+                .map(str::trim_start)
+                .is_some_and(|rest| DEATHS.iter().any(|d| rest.starts_with(d)))
+    })
+}
