@@ -1,9 +1,13 @@
 //! Errors of the engine. Every error has a stable [`ErrorCode`] so that callers across a
 //! process or IPC boundary (the UI, `--json` output) switch on the code, never on the text.
 
+mod llm;
+
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
+
+pub use llm::{BudgetCap, LlmError};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -49,7 +53,7 @@ pub enum Error {
 
     /// A model call (or getting ready for one) failed.
     #[error(transparent)]
-    Llm(#[from] crate::llm::LlmError),
+    Llm(#[from] LlmError),
 }
 
 impl Error {

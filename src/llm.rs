@@ -9,7 +9,6 @@ mod anthropic;
 pub mod atif;
 mod budget;
 mod chat;
-mod error;
 mod http;
 mod keys;
 pub mod ollama;
@@ -31,13 +30,13 @@ use crate::error::{Error, ErrorPayload, Result};
 use crate::events::{Bus, Event};
 use crate::store::Store;
 
+pub use crate::error::{BudgetCap, LlmError};
 pub use agent_run::{AgentOutcome, AgentRun, LoopSettings, StopReason};
 pub use anthropic::AnthropicClient;
 pub use budget::{allowance, cost, estimate_tokens, Budgets, Spent, MIN_COMPLETION_TOKENS};
 pub use chat::{
     ChatMessage, ChatReply, ChatRequest, ModelClient, OnText, ToolCall, ToolSpec, Usage,
 };
-pub use error::{BudgetCap, LlmError};
 use http::Connection;
 pub use http::RetrySettings;
 pub use keys::{ApiKey, KeySource, Keys, KEYRING_ENV};

@@ -11,11 +11,11 @@ use tokio::time::Instant;
 use super::agent_run::{AgentOutcome, AgentRun, StopReason};
 use super::budget::{self, estimate_tokens, MIN_COMPLETION_TOKENS};
 use super::chat::{ChatMessage, ChatReply, ChatRequest, ToolCall, Usage};
-use super::error::LlmError;
 use super::thread::{MessageRole, NewMessage, TaskStatus, ThreadMessage, ThreadText};
 use super::tools::Rejected;
 use super::usage::{today, UsageRecord};
 use super::{settings, Llm};
+use crate::error::LlmError;
 use crate::error::Result;
 use crate::events::Event;
 

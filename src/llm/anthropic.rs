@@ -10,9 +10,9 @@ use serde_json::{json, Value};
 use super::chat::{
     ChatMessage, ChatReply, ChatRequest, ModelClient, OnText, PartialCalls, ToolCall,
 };
-use super::error::LlmError;
 use super::http::{self, bad_response, Caller, Connection};
 use super::Usage;
+use crate::error::LlmError;
 
 /// The Messages API version Healer speaks.
 const API_VERSION: &str = "2023-06-01";

@@ -6,8 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::chat::Usage;
-use super::error::{BudgetCap, LlmError};
 use super::provider::ModelPrice;
+use crate::error::{BudgetCap, LlmError};
 
 /// Below this many completion tokens an answer is not worth asking for.
 pub const MIN_COMPLETION_TOKENS: u32 = 64;

@@ -7,10 +7,10 @@ use rand::Rng;
 use reqwest::header::HeaderMap;
 use serde::{Deserialize, Serialize};
 
-use super::error::LlmError;
 use super::keys::{scrub, ApiKey};
 use super::provider::Provider;
 use super::sse::{SseEvent, SseParser};
+use crate::error::LlmError;
 
 /// How long connecting to a provider may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::error::LlmError;
 use super::provider::Provider;
+use crate::error::LlmError;
 
 /// The keyring "service" under which Healer keeps its keys.
 const KEYRING_SERVICE: &str = "healer";

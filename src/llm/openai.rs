@@ -9,10 +9,10 @@ use serde_json::{json, Value};
 use super::chat::{
     ChatMessage, ChatReply, ChatRequest, ModelClient, OnText, PartialCalls, ToolCall,
 };
-use super::error::LlmError;
 use super::http::{self, bad_response, Caller, Connection};
 use super::provider::ProviderKind;
 use super::Usage;
+use crate::error::LlmError;
 
 pub struct OpenAiClient {
     pub(crate) conn: Connection,

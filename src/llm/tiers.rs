@@ -4,8 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::error::LlmError;
 use super::provider::Provider;
+use crate::error::LlmError;
 
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, specta::Type,

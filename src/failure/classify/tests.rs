@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn failed(code: i32) -> ExitInfo {

@@ -1,10 +1,13 @@
 //! What can go wrong with a model call, typed so that callers can decide: retry, pause and ask,
 //! or tell the person what to fix. No variant ever holds a key: texts that come back from a
-//! provider are scrubbed of it before they are put in one (see [`super::keys::scrub`]).
+//! provider are scrubbed of it before they are put in one (see `scrub` in `llm/keys.rs`).
+//!
+//! These live with the engine's errors, which wrap them, so that the bottom layer needs nothing
+//! above it; `llm` re-exports them.
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::ErrorCode;
+use super::ErrorCode;
 
 /// Which budget a refused call would have crossed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
