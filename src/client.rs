@@ -4,77 +4,17 @@
 
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
-use crate::checkpoint::Checkpoint;
-use crate::engine::{Engine, EngineOptions, HealedRun};
+use crate::engine::{Engine, EngineOptions};
 use crate::error::{Error, ErrorPayload, Result};
-use crate::heal::HealRecord;
 use crate::lease::Lease;
 use crate::paths::Paths;
-use crate::planner::PlannerChat;
 use crate::store::{RequestStatus, Store};
-use crate::workflow::{RunDetail, ScriptVersion, Workflow, WorkflowInput};
+
+/// The engine's request vocabulary, which it answers; a client only sends it.
+pub use crate::engine::{Request, Response};
 
 /// How often a waiting client looks for the answer.
 const ANSWER_POLL: Duration = Duration::from_millis(50);
-
-/// What another process can ask the engine to do. Workflows are named by name or id.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Request {
-    Ping,
-    SendTestAlert,
-    CreateWorkflow {
-        input: Box<WorkflowInput>,
-    },
-    SaveScript {
-        workflow: String,
-        code: String,
-        comment: String,
-    },
-    SetPaused {
-        workflow: String,
-        paused: bool,
-    },
-    DeleteWorkflow {
-        workflow: String,
-    },
-    /// Run now and answer when the run has finished (`until_healed`: and when the heal its
-    /// failure starts is over too).
-    RunWorkflow {
-        workflow: String,
-        #[serde(default)]
-        until_healed: bool,
-    },
-    /// Decide a checkpoint (`option` 1-based; `None`: the recommended one).
-    DecideCheckpoint {
-        id: i64,
-        option: Option<u32>,
-        notes: Option<String>,
-    },
-    /// One planner turn in the workflow's chat, answered when it is over.
-    Replan {
-        workflow: String,
-        message: String,
-    },
-    LoadExamples,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Response {
-    Pong { pid: u32, role: String },
-    TestAlert { heal: Box<HealRecord> },
-    Workflow { workflow: Box<Workflow> },
-    Version { version: Box<ScriptVersion> },
-    Run { detail: Box<RunDetail> },
-    Healed { healed: Box<HealedRun> },
-    Chat { chat: Box<PlannerChat> },
-    Checkpoint { checkpoint: Box<Checkpoint> },
-    Workflows { workflows: Vec<Workflow> },
-    Done,
-}
 
 /// Have the engine act on `request`, waiting at most `wait` for a running engine's answer.
 pub async fn act(paths: &Paths, role: &str, request: Request, wait: Duration) -> Result<Response> {

@@ -19,7 +19,6 @@ use tokio::sync::{broadcast, Notify};
 use tokio::task::{AbortHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
 
-use crate::client::{Request, Response};
 use crate::error::{Error, ErrorPayload, Result};
 use crate::events::{Bus, Event, EventRecord};
 use crate::failure::{Evidence, Failure, FailureClass, FailureSource};
@@ -34,6 +33,7 @@ use crate::workflow::scheduler::schedule_loop;
 pub use checkpoints::EXTRA_TOKENS_PREFIX;
 pub use maintainer::HealedRun;
 use requests::serve_requests;
+pub use requests::{Request, Response};
 
 /// How long shutdown waits for background tasks before abandoning them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);

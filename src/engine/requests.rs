@@ -1,15 +1,77 @@
 //! Requests from other processes: noticed through the data folder's file events and
-//! `PRAGMA data_version`, claimed once, acted on, answered in the store.
+//! `PRAGMA data_version`, claimed once, acted on, answered in the store. The requests are the
+//! engine's own vocabulary: `client` only writes them.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::{to_json, Handle, COMMIT_SETTLE, REQUEST_SAFETY_POLL};
-use crate::client::{Request, Response};
+use super::{to_json, Handle, HealedRun, COMMIT_SETTLE, REQUEST_SAFETY_POLL};
+use crate::checkpoint::Checkpoint;
 use crate::error::{Error, ErrorPayload, Result};
+use crate::heal::HealRecord;
+use crate::planner::PlannerChat;
+use crate::workflow::{RunDetail, ScriptVersion, Workflow, WorkflowInput};
+
+/// What another process can ask the engine to do. Workflows are named by name or id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Request {
+    Ping,
+    SendTestAlert,
+    CreateWorkflow {
+        input: Box<WorkflowInput>,
+    },
+    SaveScript {
+        workflow: String,
+        code: String,
+        comment: String,
+    },
+    SetPaused {
+        workflow: String,
+        paused: bool,
+    },
+    DeleteWorkflow {
+        workflow: String,
+    },
+    /// Run now and answer when the run has finished (`until_healed`: and when the heal its
+    /// failure starts is over too).
+    RunWorkflow {
+        workflow: String,
+        #[serde(default)]
+        until_healed: bool,
+    },
+    /// Decide a checkpoint (`option` 1-based; `None`: the recommended one).
+    DecideCheckpoint {
+        id: i64,
+        option: Option<u32>,
+        notes: Option<String>,
+    },
+    /// One planner turn in the workflow's chat, answered when it is over.
+    Replan {
+        workflow: String,
+        message: String,
+    },
+    LoadExamples,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Response {
+    Pong { pid: u32, role: String },
+    TestAlert { heal: Box<HealRecord> },
+    Workflow { workflow: Box<Workflow> },
+    Version { version: Box<ScriptVersion> },
+    Run { detail: Box<RunDetail> },
+    Healed { healed: Box<HealedRun> },
+    Chat { chat: Box<PlannerChat> },
+    Checkpoint { checkpoint: Box<Checkpoint> },
+    Workflows { workflows: Vec<Workflow> },
+    Done,
+}
 
 /// Act on one request as the engine.
 pub(super) async fn perform(engine: &Handle, request: Request) -> Result<Response> {
