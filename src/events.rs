@@ -7,11 +7,9 @@ use tokio::sync::broadcast;
 use crate::checkpoint::Checkpoint;
 use crate::error::Result;
 use crate::failure::FailureClass;
-use crate::heal::{Outcome, RemedyStatus};
 use crate::llm::{MessageRole, TaskKind, TaskStatus};
-use crate::maintainer::AutoFixStatus;
 use crate::notification::Notification;
-use crate::store::Store;
+use crate::store::{AutoFixStatus, Outcome, RemedyStatus, Store};
 use crate::workflow::{Author, RunStatus, RunTrigger, Version};
 
 /// Something that happened in the engine that a person or another process may care about.

@@ -9,119 +9,17 @@ mod plan;
 mod policy;
 mod remedy;
 
-use serde::{Deserialize, Serialize};
-
 use crate::error::Result;
 use crate::events::{Bus, Event};
-use crate::failure::{Failure, FailureClass, FailureSource};
+use crate::failure::{Failure, FailureSource};
 use crate::store::{now, Store};
 
 pub use plan::{Planner, RulePlanner};
 pub use policy::{Admission, Policy, SettingsPolicy, HEALING_ENABLED};
 pub use remedy::{RecordAndNotify, Remedy, RemedyReport};
 
-/// How a heal ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// The failure is gone (a retry passed, a fix ran green).
-    Resolved,
-    /// The failure is not gone, but it is in hand: the person was told or asked.
-    Contained,
-    /// Every remedy was tried and none helped.
-    Unresolved,
-    /// Policy said not to heal this one.
-    Skipped,
-}
-
-impl Outcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Resolved => "resolved",
-            Outcome::Contained => "contained",
-            Outcome::Unresolved => "unresolved",
-            Outcome::Skipped => "skipped",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        [
-            Outcome::Resolved,
-            Outcome::Contained,
-            Outcome::Unresolved,
-            Outcome::Skipped,
-        ]
-        .into_iter()
-        .find(|o| o.as_str() == s)
-    }
-}
-
-/// What one remedy achieved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
-#[serde(rename_all = "snake_case")]
-pub enum RemedyStatus {
-    Resolved,
-    Contained,
-    /// It ran, and the failure is still there: try the next one.
-    NotResolved,
-    /// It could not run (an error of its own): try the next one.
-    Failed,
-}
-
-impl RemedyStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RemedyStatus::Resolved => "resolved",
-            RemedyStatus::Contained => "contained",
-            RemedyStatus::NotResolved => "not_resolved",
-            RemedyStatus::Failed => "failed",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        [
-            RemedyStatus::Resolved,
-            RemedyStatus::Contained,
-            RemedyStatus::NotResolved,
-            RemedyStatus::Failed,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == s)
-    }
-
-    /// Whether the pipeline stops after this remedy.
-    fn ends_the_heal(self) -> bool {
-        matches!(self, RemedyStatus::Resolved | RemedyStatus::Contained)
-    }
-}
-
-/// One remedy tried in a heal, as stored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
-pub struct RemedyAttempt {
-    /// The remedy's name, e.g. "record_and_notify".
-    pub remedy: String,
-    pub status: RemedyStatus,
-    pub detail: String,
-    pub started_at: String,
-    pub finished_at: String,
-}
-
-/// A heal as stored: the failure, every remedy tried, and the outcome.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
-pub struct HealRecord {
-    pub id: i64,
-    pub source: FailureSource,
-    pub scenario: String,
-    pub class: FailureClass,
-    pub signature: String,
-    pub summary: String,
-    /// `None` while the heal is still running.
-    pub outcome: Option<Outcome>,
-    pub interrupted: bool,
-    pub remedies: Vec<RemedyAttempt>,
-    pub started_at: String,
-    pub finished_at: Option<String>,
-}
+/// A heal's record is kept by the store, beside its table.
+pub use crate::store::{HealRecord, Outcome, RemedyAttempt, RemedyStatus};
 
 /// What remedies can reach while they act.
 pub struct HealContext<'a> {

@@ -1,9 +1,13 @@
 //! SQLite: one file, WAL, busy timeout, foreign keys, embedded migrations applied at open.
-//! One file per table family lives beside this one.
+//! One file per table family lives beside this one. A shape the store keeps is defined either in
+//! a module below the store (workflow, checkpoint, memory…) or, when the module that acts on it
+//! sits above the store (heal, maintainer), in the table's file here, and re-exported there.
 
+mod autofixes;
 mod checkpoints;
 mod events;
 mod heals;
+mod inbox;
 mod maintenance;
 mod memory;
 mod notifications;
@@ -25,6 +29,10 @@ use rusqlite_migration::{Migrations, M};
 
 use crate::error::{Error, Result};
 
+pub use autofixes::{AutoFix, AutoFixStatus};
+pub use heals::{HealRecord, Outcome, RemedyAttempt, RemedyStatus};
+pub use inbox::{InboxItem, InboxKind};
+pub use maintenance::{Entered, FixResult};
 pub use requests::{RequestRow, RequestStatus};
 pub use runs::{AttemptEnd, InterruptedAttempt};
 pub use workflows::ScheduledWorkflow;

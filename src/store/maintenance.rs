@@ -1,21 +1,34 @@
-//! Maintenance: entering it (all or nothing), applying a fix, escalating, the inbox of work
-//! for maintainer and planner tasks, and the auto-fix records.
+//! Maintenance: entering it (all or nothing), applying a fix, escalating. Each is one
+//! transaction across the workflow, its maintainer task and the inbox.
 
-use rusqlite::{params, OptionalExtension, Row, Transaction, TransactionBehavior};
+use rusqlite::{params, Transaction, TransactionBehavior};
 
-use super::notifications::unknown_value;
 use super::workflows::insert_version;
 use super::{now, Store};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::failpoint;
-use crate::maintainer::{AutoFix, AutoFixStatus, Entered, FixResult, InboxItem, InboxKind};
 use crate::workflow::{Author, RunTrigger, Version};
 
-const AUTOFIX_COLUMNS: &str = "t.id, t.workflow_id, t.title, t.outcome, t.run_id, t.from_major,
-    t.from_minor, t.to_major, t.to_minor, t.fix_comment, t.summary, t.created_at, t.finished_at,
-    (SELECT coalesce(sum(u.prompt_tokens + u.completion_tokens), 0) FROM usage u WHERE u.task_id = t.id)";
+/// What entering maintenance did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entered {
+    /// A maintainer task and its inbox item exist now.
+    Started { task_id: i64, item_id: i64 },
+    /// The fix count has reached the limit: the person must decide.
+    Exhausted { fix_count: u32 },
+}
 
-const INBOX_COLUMNS: &str = "id, workflow_id, task_id, kind, run_id, message";
+/// What the `fix` tool's transaction did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FixResult {
+    /// Stored as `version`, made active; `rerun` is the queued re-run (none if a run was open).
+    Applied {
+        version: Version,
+        rerun: Option<i64>,
+    },
+    /// The workflow is on another major now: nothing stored.
+    Stale { active: Version },
+}
 
 impl Store {
     /// Enter maintenance for a failed run, in one transaction: increment the fix count, set the
@@ -256,182 +269,6 @@ impl Store {
         })?;
         Ok(())
     }
-
-    /// Queue a planner turn for the person's message in the workflow's chat task.
-    pub fn insert_planner_item(
-        &self,
-        workflow_id: i64,
-        task_id: i64,
-        message: &str,
-    ) -> Result<i64> {
-        let at = now();
-        self.call(|c| {
-            c.execute(
-                "INSERT INTO inbox (workflow_id, task_id, kind, message, status, created_at)
-                 VALUES (?1, ?2, 'planner', ?3, 'pending', ?4)",
-                params![workflow_id, task_id, message, at],
-            )?;
-            Ok(c.last_insert_rowid())
-        })
-    }
-
-    /// Take the next items to work on: per workflow with nothing taken, its oldest pending
-    /// planner item, else its oldest maintainer item. Taken in one transaction, so an item is
-    /// taken once. `workflow_id` limits it to one workflow.
-    pub fn take_inbox_items(&self, workflow_id: Option<i64>) -> Result<Vec<InboxItem>> {
-        let at = now();
-        self.call(|c| {
-            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let items = {
-                let mut stmt = tx.prepare_cached(&format!(
-                    "SELECT {INBOX_COLUMNS} FROM inbox i
-                     WHERE status = 'pending' AND (?1 IS NULL OR workflow_id = ?1)
-                       AND NOT EXISTS (SELECT 1 FROM inbox t WHERE t.workflow_id = i.workflow_id
-                                       AND t.status = 'taken')
-                     ORDER BY workflow_id, kind = 'maintainer', id"
-                ))?;
-                let rows = stmt
-                    .query_map([workflow_id], item_from_row)?
-                    .collect::<rusqlite::Result<Vec<_>>>()?;
-                let mut chosen: Vec<InboxItem> = Vec::new();
-                for item in rows {
-                    if chosen.last().map(|c| c.workflow_id) != Some(item.workflow_id) {
-                        chosen.push(item);
-                    }
-                }
-                chosen
-            };
-            for item in &items {
-                tx.execute(
-                    "UPDATE inbox SET status = 'taken', taken_at = ?2 WHERE id = ?1",
-                    params![item.id, at],
-                )?;
-            }
-            tx.commit()?;
-            Ok(items)
-        })
-    }
-
-    pub fn finish_inbox_item(&self, item_id: i64) -> Result<()> {
-        let at = now();
-        self.call(|c| {
-            c.execute(
-                "UPDATE inbox SET status = 'done', done_at = ?2 WHERE id = ?1",
-                params![item_id, at],
-            )
-        })?;
-        Ok(())
-    }
-
-    /// Whether the workflow has inbox work pending or taken.
-    pub fn has_open_inbox_items(&self, workflow_id: i64) -> Result<bool> {
-        self.call(|c| {
-            c.query_row(
-                "SELECT EXISTS (SELECT 1 FROM inbox WHERE workflow_id = ?1
-                                AND status IN ('pending', 'taken'))",
-                [workflow_id],
-                |r| r.get(0),
-            )
-        })
-    }
-
-    /// Whether the workflow's chat has a turn waiting or running.
-    pub fn planner_busy(&self, workflow_id: i64) -> Result<bool> {
-        self.call(|c| {
-            c.query_row(
-                "SELECT EXISTS (SELECT 1 FROM inbox WHERE workflow_id = ?1 AND kind = 'planner'
-                                AND status IN ('pending', 'taken'))",
-                [workflow_id],
-                |r| r.get(0),
-            )
-        })
-    }
-
-    /// Whether an item is finished (or gone with its workflow).
-    pub fn inbox_item_done(&self, item_id: i64) -> Result<bool> {
-        let status: Option<String> = self.call(|c| {
-            c.query_row("SELECT status FROM inbox WHERE id = ?1", [item_id], |r| {
-                r.get(0)
-            })
-            .optional()
-        })?;
-        Ok(status.is_none_or(|s| s == "done"))
-    }
-
-    /// After a crash: items that were being worked on are ended, their maintainer tasks marked
-    /// interrupted and their workflows' maintenance cleared. Pending items stay pending: they
-    /// run when the engine runs again. Returns how many were ended.
-    pub fn settle_taken_inbox_items(&self) -> Result<usize> {
-        let at = now();
-        self.call(|c| {
-            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            tx.execute(
-                "UPDATE tasks SET outcome = 'interrupted'
-                 WHERE kind = 'maintainer' AND outcome IS NULL
-                   AND id IN (SELECT task_id FROM inbox WHERE status = 'taken')",
-                [],
-            )?;
-            tx.execute(
-                "UPDATE workflows SET maintenance = 0
-                 WHERE id IN (SELECT workflow_id FROM inbox WHERE status = 'taken' AND kind = 'maintainer')",
-                [],
-            )?;
-            let n = tx.execute(
-                "UPDATE inbox SET status = 'done', done_at = ?1 WHERE status = 'taken'",
-                [&at],
-            )?;
-            tx.commit()?;
-            Ok(n)
-        })
-    }
-
-    /// Maintainer tasks of every workflow (or one), newest first.
-    pub fn all_autofixes(&self, workflow_id: Option<i64>, limit: u32) -> Result<Vec<AutoFix>> {
-        let sql = format!(
-            "SELECT {AUTOFIX_COLUMNS} FROM tasks t
-             WHERE t.kind = 'maintainer' AND (?1 IS NULL OR t.workflow_id = ?1)
-             ORDER BY t.id DESC LIMIT ?2"
-        );
-        self.call(|c| {
-            let mut stmt = c.prepare_cached(&sql)?;
-            let rows = stmt
-                .query_map(params![workflow_id, limit], autofix_from_row)?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            Ok(rows)
-        })
-    }
-
-    pub fn autofix(&self, task_id: i64) -> Result<AutoFix> {
-        let sql = format!(
-            "SELECT {AUTOFIX_COLUMNS} FROM tasks t WHERE t.id = ?1 AND t.kind = 'maintainer'"
-        );
-        self.call(|c| c.query_row(&sql, [task_id], autofix_from_row).optional())?
-            .ok_or_else(|| Error::NotFound {
-                what: format!("auto-fix task {task_id}"),
-            })
-    }
-
-    /// The newest planner (chat) task of a workflow.
-    pub fn planner_task(&self, workflow_id: i64) -> Result<Option<i64>> {
-        self.call(|c| {
-            c.query_row(
-                "SELECT max(id) FROM tasks WHERE kind = 'planner' AND workflow_id = ?1",
-                [workflow_id],
-                |r| r.get(0),
-            )
-        })
-    }
-
-    /// Mark a chat task running again for a new turn.
-    pub fn reopen_task(&self, task_id: i64) -> Result<()> {
-        self.call(|c| {
-            c.execute(
-                "UPDATE tasks SET status = 'running', finished_at = NULL WHERE id = ?1",
-                [task_id],
-            )
-        })?;
-        Ok(())
-    }
 }
 
 fn clear_maintenance(tx: &Transaction<'_>, workflow_id: i64) -> rusqlite::Result<()> {
@@ -448,43 +285,4 @@ fn set_outcome(tx: &Transaction<'_>, task_id: i64, outcome: &str) -> rusqlite::R
         params![task_id, outcome],
     )?;
     Ok(())
-}
-
-fn item_from_row(r: &Row<'_>) -> rusqlite::Result<InboxItem> {
-    let kind: String = r.get(3)?;
-    Ok(InboxItem {
-        id: r.get(0)?,
-        workflow_id: r.get(1)?,
-        task_id: r.get(2)?,
-        kind: InboxKind::parse(&kind).ok_or_else(|| unknown_value(3, &kind))?,
-        run_id: r.get(4)?,
-        message: r.get(5)?,
-    })
-}
-
-fn version_at(r: &Row<'_>, major: usize) -> rusqlite::Result<Option<Version>> {
-    let a: Option<u32> = r.get(major)?;
-    let b: Option<u32> = r.get(major + 1)?;
-    Ok(a.zip(b).map(|(major, minor)| Version { major, minor }))
-}
-
-fn autofix_from_row(r: &Row<'_>) -> rusqlite::Result<AutoFix> {
-    let outcome: Option<String> = r.get(3)?;
-    let status = AutoFixStatus::parse_outcome(outcome.as_deref())
-        .ok_or_else(|| unknown_value(3, outcome.as_deref().unwrap_or_default()))?;
-    let tokens: i64 = r.get(13)?;
-    Ok(AutoFix {
-        task_id: r.get(0)?,
-        workflow_id: r.get(1)?,
-        title: r.get(2)?,
-        status,
-        run_id: r.get(4)?,
-        from_version: version_at(r, 5)?,
-        to_version: version_at(r, 7)?,
-        fix_comment: r.get(9)?,
-        summary: r.get(10)?,
-        created_at: r.get(11)?,
-        finished_at: r.get(12)?,
-        tokens: u64::try_from(tokens).unwrap_or(0),
-    })
 }

@@ -13,6 +13,28 @@ use crate::llm::{
 const TASK_COLUMNS: &str = "id, kind, title, workflow_id, status, summary, created_at, finished_at";
 
 impl Store {
+    /// The newest planner (chat) task of a workflow.
+    pub fn planner_task(&self, workflow_id: i64) -> Result<Option<i64>> {
+        self.call(|c| {
+            c.query_row(
+                "SELECT max(id) FROM tasks WHERE kind = 'planner' AND workflow_id = ?1",
+                [workflow_id],
+                |r| r.get(0),
+            )
+        })
+    }
+
+    /// Mark a chat task running again for a new turn.
+    pub fn reopen_task(&self, task_id: i64) -> Result<()> {
+        self.call(|c| {
+            c.execute(
+                "UPDATE tasks SET status = 'running', finished_at = NULL WHERE id = ?1",
+                [task_id],
+            )
+        })?;
+        Ok(())
+    }
+
     pub fn insert_task(
         &self,
         kind: TaskKind,

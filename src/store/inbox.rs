@@ -1,0 +1,191 @@
+//! The inbox: work waiting for a task (a maintainer's failed run, a person's message to the
+//! planner), taken one item per workflow at a time, planner items first.
+
+use rusqlite::{params, OptionalExtension, Row, TransactionBehavior};
+use serde::{Deserialize, Serialize};
+
+use super::notifications::unknown_value;
+use super::{now, Store};
+use crate::error::Result;
+
+const INBOX_COLUMNS: &str = "id, workflow_id, task_id, kind, run_id, message";
+
+/// What an inbox item asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InboxKind {
+    Planner,
+    Maintainer,
+}
+
+impl InboxKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InboxKind::Planner => "planner",
+            InboxKind::Maintainer => "maintainer",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "planner" => Some(InboxKind::Planner),
+            "maintainer" => Some(InboxKind::Maintainer),
+            _ => None,
+        }
+    }
+}
+
+/// Work waiting for a task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InboxItem {
+    pub id: i64,
+    pub workflow_id: i64,
+    pub task_id: i64,
+    pub kind: InboxKind,
+    /// A maintainer item's failed run.
+    pub run_id: Option<i64>,
+    /// A planner item's message from the person.
+    pub message: Option<String>,
+}
+
+impl Store {
+    /// Queue a planner turn for the person's message in the workflow's chat task.
+    pub fn insert_planner_item(
+        &self,
+        workflow_id: i64,
+        task_id: i64,
+        message: &str,
+    ) -> Result<i64> {
+        let at = now();
+        self.call(|c| {
+            c.execute(
+                "INSERT INTO inbox (workflow_id, task_id, kind, message, status, created_at)
+                 VALUES (?1, ?2, 'planner', ?3, 'pending', ?4)",
+                params![workflow_id, task_id, message, at],
+            )?;
+            Ok(c.last_insert_rowid())
+        })
+    }
+
+    /// Take the next items to work on: per workflow with nothing taken, its oldest pending
+    /// planner item, else its oldest maintainer item. Taken in one transaction, so an item is
+    /// taken once. `workflow_id` limits it to one workflow.
+    pub fn take_inbox_items(&self, workflow_id: Option<i64>) -> Result<Vec<InboxItem>> {
+        let at = now();
+        self.call(|c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let items = {
+                let mut stmt = tx.prepare_cached(&format!(
+                    "SELECT {INBOX_COLUMNS} FROM inbox i
+                     WHERE status = 'pending' AND (?1 IS NULL OR workflow_id = ?1)
+                       AND NOT EXISTS (SELECT 1 FROM inbox t WHERE t.workflow_id = i.workflow_id
+                                       AND t.status = 'taken')
+                     ORDER BY workflow_id, kind = 'maintainer', id"
+                ))?;
+                let rows = stmt
+                    .query_map([workflow_id], item_from_row)?
+                    .collect::<rusqlite::Result<Vec<_>>>()?;
+                let mut chosen: Vec<InboxItem> = Vec::new();
+                for item in rows {
+                    if chosen.last().map(|c| c.workflow_id) != Some(item.workflow_id) {
+                        chosen.push(item);
+                    }
+                }
+                chosen
+            };
+            for item in &items {
+                tx.execute(
+                    "UPDATE inbox SET status = 'taken', taken_at = ?2 WHERE id = ?1",
+                    params![item.id, at],
+                )?;
+            }
+            tx.commit()?;
+            Ok(items)
+        })
+    }
+
+    pub fn finish_inbox_item(&self, item_id: i64) -> Result<()> {
+        let at = now();
+        self.call(|c| {
+            c.execute(
+                "UPDATE inbox SET status = 'done', done_at = ?2 WHERE id = ?1",
+                params![item_id, at],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// Whether the workflow has inbox work pending or taken.
+    pub fn has_open_inbox_items(&self, workflow_id: i64) -> Result<bool> {
+        self.call(|c| {
+            c.query_row(
+                "SELECT EXISTS (SELECT 1 FROM inbox WHERE workflow_id = ?1
+                                AND status IN ('pending', 'taken'))",
+                [workflow_id],
+                |r| r.get(0),
+            )
+        })
+    }
+
+    /// Whether the workflow's chat has a turn waiting or running.
+    pub fn planner_busy(&self, workflow_id: i64) -> Result<bool> {
+        self.call(|c| {
+            c.query_row(
+                "SELECT EXISTS (SELECT 1 FROM inbox WHERE workflow_id = ?1 AND kind = 'planner'
+                                AND status IN ('pending', 'taken'))",
+                [workflow_id],
+                |r| r.get(0),
+            )
+        })
+    }
+
+    /// Whether an item is finished (or gone with its workflow).
+    pub fn inbox_item_done(&self, item_id: i64) -> Result<bool> {
+        let status: Option<String> = self.call(|c| {
+            c.query_row("SELECT status FROM inbox WHERE id = ?1", [item_id], |r| {
+                r.get(0)
+            })
+            .optional()
+        })?;
+        Ok(status.is_none_or(|s| s == "done"))
+    }
+
+    /// After a crash: items that were being worked on are ended, their maintainer tasks marked
+    /// interrupted and their workflows' maintenance cleared. Pending items stay pending: they
+    /// run when the engine runs again. Returns how many were ended.
+    pub fn settle_taken_inbox_items(&self) -> Result<usize> {
+        let at = now();
+        self.call(|c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            tx.execute(
+                "UPDATE tasks SET outcome = 'interrupted'
+                 WHERE kind = 'maintainer' AND outcome IS NULL
+                   AND id IN (SELECT task_id FROM inbox WHERE status = 'taken')",
+                [],
+            )?;
+            tx.execute(
+                "UPDATE workflows SET maintenance = 0
+                 WHERE id IN (SELECT workflow_id FROM inbox WHERE status = 'taken' AND kind = 'maintainer')",
+                [],
+            )?;
+            let n = tx.execute(
+                "UPDATE inbox SET status = 'done', done_at = ?1 WHERE status = 'taken'",
+                [&at],
+            )?;
+            tx.commit()?;
+            Ok(n)
+        })
+    }
+}
+
+fn item_from_row(r: &Row<'_>) -> rusqlite::Result<InboxItem> {
+    let kind: String = r.get(3)?;
+    Ok(InboxItem {
+        id: r.get(0)?,
+        workflow_id: r.get(1)?,
+        task_id: r.get(2)?,
+        kind: InboxKind::parse(&kind).ok_or_else(|| unknown_value(3, &kind))?,
+        run_id: r.get(4)?,
+        message: r.get(5)?,
+    })
+}
