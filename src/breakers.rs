@@ -12,15 +12,15 @@ use async_trait::async_trait;
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
 
+/// The scheduler keeps its pause; the survivors breaker sets it.
+pub use crate::scheduler::{paused as scheduler_paused, SCHEDULER_PAUSED};
 pub(crate) use rollback::catastrophic_rollback;
 pub use rollback::RollbackBadFix;
 pub(crate) use survivors::{check_survivors, resume_scheduler};
-pub use survivors::{scheduler_paused, SCHEDULER_PAUSED};
 
 use crate::checkpoint::{
     standard_options, CheckpointAction, CheckpointOption, CheckpointTrigger, NewCheckpoint,
 };
-use crate::engine::Inner;
 use crate::error::Result;
 use crate::events::Event;
 use crate::failure::Failure;
@@ -28,10 +28,15 @@ use crate::heal::{
     not_a_script_run, HealContext, Remedy, RemedyReport, RemedyStatus, ScriptFailure,
 };
 use crate::notification::{NewNotification, NotificationKind};
-use crate::workflow::scheduler::stamp;
+use crate::scheduler::stamp;
+use crate::services::Services;
 
 /// Settings key for the breakers' thresholds.
 pub const BREAKERS: &str = "breakers";
+
+/// Settings key prefix: extra healing tokens allowed today for a workflow (COST checkpoints:
+/// "Allow more" raises it, the cost breaker reads it).
+pub const EXTRA_TOKENS_PREFIX: &str = "healing.extra_tokens.";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(default)]
@@ -78,16 +83,16 @@ fn ago(secs: u32) -> String {
 
 /// Tell the bus and the decisions log that a breaker tripped.
 pub(crate) fn tripped(
-    inner: &Inner,
+    services: &Services,
     breaker: &str,
     workflow_id: Option<i64>,
     summary: &str,
     detail: &str,
 ) -> Result<()> {
-    inner
+    services
         .store
         .log_decision(workflow_id, breaker, summary, detail)?;
-    inner.bus.emit(Event::BreakerTripped {
+    services.bus.emit(Event::BreakerTripped {
         breaker: breaker.to_string(),
         workflow_id,
         detail: summary.to_string(),
@@ -125,14 +130,14 @@ impl Remedy for SystemicBreaker {
         failure: &Failure,
     ) -> Result<RemedyReport> {
         let Some(ScriptFailure {
-            engine,
+            services,
             workflow_id: _,
             run_id,
         }) = cx.script_run(failure)
         else {
             return Ok(not_a_script_run());
         };
-        let store = &engine.store;
+        let store = &services.store;
         let limits = settings(store)?;
         let since = ago(limits.systemic_window_secs);
         let trigger = CheckpointTrigger::Systemic.as_str();
@@ -169,7 +174,7 @@ impl Remedy for SystemicBreaker {
             failure.summary(),
             workflows.len()
         );
-        let c = engine.raise_checkpoint(NewCheckpoint {
+        let c = services.raise_checkpoint(NewCheckpoint {
             trigger: CheckpointTrigger::Systemic,
             workflow_id: None,
             run_id: Some(run_id),
@@ -195,7 +200,7 @@ impl Remedy for SystemicBreaker {
             ],
         })?;
         tripped(
-            engine,
+            services,
             "systemic",
             None,
             &format!(
@@ -228,22 +233,19 @@ impl Remedy for CostBreaker {
         failure: &Failure,
     ) -> Result<RemedyReport> {
         let Some(ScriptFailure {
-            engine,
+            services,
             workflow_id,
             run_id,
         }) = cx.script_run(failure)
         else {
             return Ok(not_a_script_run());
         };
-        let store = &engine.store;
+        let store = &services.store;
         let limits = settings(store)?;
         let today = crate::llm::today();
         let used = store.healing_tokens_on(workflow_id, &today)?;
         let extra = store
-            .setting::<(String, u64)>(&format!(
-                "{}{workflow_id}",
-                crate::engine::EXTRA_TOKENS_PREFIX
-            ))?
+            .setting::<(String, u64)>(&format!("{EXTRA_TOKENS_PREFIX}{workflow_id}"))?
             .filter(|(day, _)| *day == today)
             .map_or(0, |(_, n)| n);
         let allowance = u64::from(limits.daily_healing_tokens) + extra;
@@ -267,7 +269,7 @@ impl Remedy for CostBreaker {
                 .into_iter()
                 .filter(|o| o.action != CheckpointAction::Proceed),
         );
-        let c = engine.raise_checkpoint(NewCheckpoint {
+        let c = services.raise_checkpoint(NewCheckpoint {
             trigger: CheckpointTrigger::Cost,
             workflow_id: Some(workflow_id),
             run_id: Some(run_id),
@@ -281,7 +283,7 @@ impl Remedy for CostBreaker {
             options,
         })?;
         tripped(
-            engine,
+            services,
             "cost",
             Some(workflow_id),
             &format!(
@@ -298,14 +300,14 @@ impl Remedy for CostBreaker {
 }
 
 /// After a fix is stored: flag the workflow for review when it was fixed too often lately.
-pub(crate) fn check_review(inner: &Inner, workflow_id: i64) -> Result<()> {
-    let limits = settings(&inner.store)?;
+pub(crate) fn check_review(services: &Services, workflow_id: i64) -> Result<()> {
+    let limits = settings(&services.store)?;
     let since = ago(limits.review_days.saturating_mul(86_400));
-    let fixes = inner.store.fixes_since(workflow_id, &since)?;
-    if fixes <= limits.review_fixes || !inner.store.set_review(workflow_id, true)? {
+    let fixes = services.store.fixes_since(workflow_id, &since)?;
+    if fixes <= limits.review_fixes || !services.store.set_review(workflow_id, true)? {
         return Ok(());
     }
-    let title = inner.store.workflow(workflow_id)?.title;
+    let title = services.store.workflow(workflow_id)?.title;
     let mut new = NewNotification::new(
         NotificationKind::Review,
         format!("\u{201c}{title}\u{201d} needs a look"),
@@ -317,12 +319,12 @@ pub(crate) fn check_review(inner: &Inner, workflow_id: i64) -> Result<()> {
     );
     new.workflow_id = Some(workflow_id);
     new.actions = vec![crate::notification::NotificationAction::Replan];
-    let n = inner.store.insert_notification(&new)?;
-    inner
+    let n = services.store.insert_notification(&new)?;
+    services
         .bus
         .emit(Event::NotificationCreated { notification: n })?;
     tripped(
-        inner,
+        services,
         "review",
         Some(workflow_id),
         &format!(

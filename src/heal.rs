@@ -1,9 +1,10 @@
 //! The one failure pipeline: policy → memory → plan → act → outcome.
 //!
-//! Every source of trouble becomes a [`Failure`] and goes through [`Pipeline::heal`]. The three
-//! hooks are traits so later capabilities (circuit breakers, healing memory, the maintainer)
-//! plug in without a second path. Every step is stored in `heals` / `heal_remedies` and
-//! announced on the bus.
+//! Every source of trouble becomes a [`Failure`] and goes through [`Pipeline::heal`]. The hooks
+//! are traits so the remedies (circuit breakers, healing memory, the maintainer, recovery) plug
+//! in without a second path — and without this module knowing them: the engine assembles the
+//! remedy set (its `RulePlanner`) and hands it to [`Pipeline::new`]. Every step is stored in
+//! `heals` / `heal_remedies` and announced on the bus.
 
 mod plan;
 mod policy;
@@ -12,9 +13,10 @@ mod remedy;
 use crate::error::Result;
 use crate::events::{Bus, Event};
 use crate::failure::{Failure, FailureSource};
+use crate::services::Services;
 use crate::store::{now, Store};
 
-pub use plan::{Planner, RulePlanner};
+pub use plan::Planner;
 pub use policy::{Admission, Policy, SettingsPolicy, HEALING_ENABLED};
 pub use remedy::{RecordAndNotify, Remedy, RemedyReport};
 
@@ -25,14 +27,15 @@ pub use crate::store::{HealRecord, Outcome, RemedyAttempt, RemedyStatus};
 pub struct HealContext<'a> {
     pub store: &'a Store,
     pub bus: &'a Bus,
-    /// The engine, for remedies that start work (model tasks, runs, checkpoints); `None` in a
-    /// pipeline run on its own.
-    pub(crate) engine: Option<&'a crate::engine::Inner>,
+    /// The engine's services, for remedies that start work (model tasks, runs, checkpoints);
+    /// `None` in a pipeline run on its own.
+    pub(crate) services: Option<&'a Services>,
 }
 
-/// A script run's failure with the engine behind the pipeline: what most remedies act on.
+/// A script run's failure with the engine's services behind the pipeline: what most remedies
+/// act on.
 pub(crate) struct ScriptFailure<'a> {
-    pub engine: &'a crate::engine::Inner,
+    pub services: &'a Services,
     pub workflow_id: i64,
     pub run_id: i64,
 }
@@ -46,21 +49,30 @@ pub(crate) fn not_a_script_run() -> RemedyReport {
 }
 
 impl<'a> HealContext<'a> {
-    /// The engine and the run, when `failure` is a script run and an engine is behind this.
+    /// The services and the run, when `failure` is a script run and an engine is behind this.
     pub(crate) fn script_run(&self, failure: &Failure) -> Option<ScriptFailure<'a>> {
-        match (self.engine, &failure.source) {
+        match (self.services, &failure.source) {
             (
-                Some(engine),
+                Some(services),
                 FailureSource::ScriptRun {
                     workflow_id,
                     run_id,
                 },
             ) => Some(ScriptFailure {
-                engine,
+                services,
                 workflow_id: *workflow_id,
                 run_id: *run_id,
             }),
             _ => None,
+        }
+    }
+
+    /// The context of a pipeline the engine runs.
+    pub(crate) fn new(services: &'a Services) -> Self {
+        HealContext {
+            store: &services.store,
+            bus: &services.bus,
+            services: Some(services),
         }
     }
 
@@ -69,7 +81,7 @@ impl<'a> HealContext<'a> {
         HealContext {
             store,
             bus,
-            engine: None,
+            services: None,
         }
     }
 }
@@ -85,12 +97,6 @@ pub struct Recollection {
 pub struct Pipeline {
     policy: Box<dyn Policy>,
     planner: Box<dyn Planner>,
-}
-
-impl Default for Pipeline {
-    fn default() -> Self {
-        Pipeline::new(Box::new(SettingsPolicy), Box::new(RulePlanner))
-    }
 }
 
 impl Pipeline {

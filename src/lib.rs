@@ -20,6 +20,8 @@ pub mod paths;
 pub mod planner;
 pub mod recovery;
 pub mod sandbox;
+pub mod scheduler;
+pub(crate) mod services;
 pub mod store;
 pub mod workflow;
 

@@ -10,6 +10,7 @@ pub(crate) mod context;
 mod escalate;
 pub(crate) mod inbox;
 mod job;
+mod known_fix;
 
 pub use job::TIERS_BY_ATTEMPT;
 mod remedy;
@@ -21,6 +22,7 @@ use crate::llm::TaskThread;
 
 pub use escalate::escalate;
 pub(crate) use escalate::first_line;
+pub use known_fix::KnownFix;
 pub use remedy::Maintain;
 pub(crate) use tools::{record_fix, scratch_root};
 

@@ -3,12 +3,8 @@
 //! and whether its re-run passed. A fix that worked is applied again at zero tokens where its
 //! diff applies cleanly; fixes that failed are told to the maintainer as "do not repeat".
 
-mod known_fix;
-
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-
-pub use known_fix::KnownFix;
 
 /// An error signature as the Memory page lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]

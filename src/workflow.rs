@@ -1,12 +1,10 @@
 //! Workflows: a person's scripts that Healer runs on a schedule, with every version kept
 //! (major.minor), every run and attempt recorded, and failures handed to the heal pipeline.
 
-pub(crate) mod attempts;
 mod examples;
 mod retry;
 pub mod runner;
 mod schedule;
-pub mod scheduler;
 mod validate;
 mod version;
 
@@ -17,6 +15,7 @@ use crate::failure::{Evidence, FailureClass};
 pub use examples::example_workflows;
 pub use retry::RetryPolicy;
 pub use schedule::Schedule;
+pub(crate) use validate::refuse;
 pub use validate::{validate, FieldProblem};
 pub use version::Version;
 

@@ -6,12 +6,12 @@ use async_trait::async_trait;
 use serde_json::json;
 
 use super::{contained, pass, tripped};
-use crate::engine::Inner;
 use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::failure::Failure;
 use crate::heal::{not_a_script_run, HealContext, Remedy, RemedyReport, ScriptFailure};
 use crate::notification::{NewNotification, NotificationKind};
+use crate::services::Services;
 use crate::workflow::{Author, RunTrigger, Version};
 
 /// A fix's re-run failed with a different signature: roll the fix back.
@@ -30,14 +30,14 @@ impl Remedy for RollbackBadFix {
         failure: &Failure,
     ) -> Result<RemedyReport> {
         let Some(ScriptFailure {
-            engine,
+            services,
             workflow_id,
             run_id,
         }) = cx.script_run(failure)
         else {
             return Ok(not_a_script_run());
         };
-        let store = &engine.store;
+        let store = &services.store;
         let run = store.run(run_id)?;
         if run.trigger != RunTrigger::Fix {
             return Ok(pass("not the re-run of a fix"));
@@ -71,7 +71,7 @@ impl Remedy for RollbackBadFix {
         };
         store.fail_pattern_fix_of_task(task_id)?;
         let workflow = store.workflow(workflow_id)?;
-        engine.bus.emit(Event::VersionSaved {
+        services.bus.emit(Event::VersionSaved {
             workflow_id,
             title: workflow.title,
             version: restored.version,
@@ -79,7 +79,7 @@ impl Remedy for RollbackBadFix {
             comment: comment.clone(),
         })?;
         tripped(
-            engine,
+            services,
             "fix_rolled_back",
             Some(workflow_id),
             &format!(
@@ -99,18 +99,18 @@ impl Remedy for RollbackBadFix {
 /// green as a new minor, reset the counters, log the decision. `Ok(None)` when no version ever
 /// ran green (the caller escalates instead).
 pub(crate) fn catastrophic_rollback(
-    inner: &Inner,
+    services: &Services,
     workflow_id: i64,
     failed_repairs: u32,
 ) -> Result<Option<Version>> {
-    let store = &inner.store;
+    let store = &services.store;
     let Some(green) = store.last_green_script(workflow_id)? else {
         return Ok(None);
     };
     let workflow = store.workflow(workflow_id)?;
     let active = store.active_version(workflow_id)?;
     let green_code = store.version(workflow_id, green)?.code;
-    let bundle = forensic_bundle(inner, workflow_id)?;
+    let bundle = forensic_bundle(services, workflow_id)?;
     let comment = format!("Rolled back to {green} after {failed_repairs} failed repairs");
     let restored = store
         .save_minor(
@@ -122,7 +122,7 @@ pub(crate) fn catastrophic_rollback(
         )?
         .ok_or_else(|| Error::Internal("the workflow changed during the rollback".to_string()))?;
     store.reset_healing_counters(workflow_id)?;
-    inner.bus.emit(Event::VersionSaved {
+    services.bus.emit(Event::VersionSaved {
         workflow_id,
         title: workflow.title.clone(),
         version: restored.version,
@@ -136,7 +136,7 @@ pub(crate) fn catastrophic_rollback(
         bundle.display()
     );
     tripped(
-        inner,
+        services,
         "catastrophic_rollback",
         Some(workflow_id),
         &comment,
@@ -159,15 +159,15 @@ pub(crate) fn catastrophic_rollback(
     new.workflow_id = Some(workflow_id);
     new.actions = vec![crate::notification::NotificationAction::Replan];
     let n = store.insert_notification(&new)?;
-    inner
+    services
         .bus
         .emit(Event::NotificationCreated { notification: n })?;
     Ok(Some(restored.version))
 }
 
 /// The failing versions, the runs and the maintainer threads, as one JSON file in the data dir.
-fn forensic_bundle(inner: &Inner, workflow_id: i64) -> Result<std::path::PathBuf> {
-    let store = &inner.store;
+fn forensic_bundle(services: &Services, workflow_id: i64) -> Result<std::path::PathBuf> {
+    let store = &services.store;
     let workflow = store.workflow(workflow_id)?;
     let runs: Vec<_> = store
         .list_runs(workflow_id, None, 20)?
@@ -192,7 +192,7 @@ fn forensic_bundle(inner: &Inner, workflow_id: i64) -> Result<std::path::PathBuf
         "runs": runs,
         "repairs": threads,
     });
-    let dir = inner.paths.data_dir().join("forensics");
+    let dir = services.paths.data_dir().join("forensics");
     std::fs::create_dir_all(&dir)
         .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
     let stamp = crate::store::now().replace([':', '.'], "-");

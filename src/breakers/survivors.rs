@@ -10,13 +10,12 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
 use super::{settings, tripped};
-use crate::engine::Inner;
 use crate::error::Result;
 use crate::events::Event;
 use crate::notification::{NewNotification, NotificationKind};
+use crate::scheduler::{paused as scheduler_paused, SCHEDULER_PAUSED};
+use crate::services::Services;
 
-/// Settings key: why scheduled runs are paused (absent: they are not).
-pub const SCHEDULER_PAUSED: &str = "scheduler.paused";
 /// Settings key: attempts that left survivors since the scheduler last ran freely.
 const SURVIVORS_SEEN: &str = "breakers.surviving_groups_seen";
 
@@ -24,30 +23,26 @@ const SURVIVORS_SEEN: &str = "breakers.surviving_groups_seen";
 const DYING: Duration = Duration::from_millis(200);
 
 /// Look for processes of this attempt that outlived its group's kill; end them and count.
-pub(crate) async fn check_survivors(
-    inner: Arc<Inner>,
-    instance: String,
-    run_id: i64,
-    attempt: u32,
-) {
-    if find(&instance, run_id, attempt).is_empty() {
+pub(crate) async fn check_survivors(services: Arc<Services>, run_id: i64, attempt: u32) {
+    let instance = services.instance();
+    if find(instance, run_id, attempt).is_empty() {
         return;
     }
     tokio::time::sleep(DYING).await;
-    let survivors = find(&instance, run_id, attempt);
+    let survivors = find(instance, run_id, attempt);
     if survivors.is_empty() {
         return;
     }
     for pid in &survivors {
         let _ = kill(Pid::from_raw(*pid), Signal::SIGKILL);
     }
-    if let Err(e) = count(&inner, run_id, survivors.len()) {
+    if let Err(e) = count(&services, run_id, survivors.len()) {
         tracing::error!("could not record processes that survived run {run_id}: {e}");
     }
 }
 
-fn count(inner: &Inner, run_id: i64, n: usize) -> Result<()> {
-    let store = &inner.store;
+fn count(services: &Services, run_id: i64, n: usize) -> Result<()> {
+    let store = &services.store;
     let seen = store.setting::<u32>(SURVIVORS_SEEN)?.unwrap_or(0) + 1;
     store.set_setting(SURVIVORS_SEEN, &seen)?;
     tracing::warn!(
@@ -72,30 +67,25 @@ fn count(inner: &Inner, run_id: i64, n: usize) -> Result<()> {
              Workflows when the scripts are fixed."
         ),
     ))?;
-    inner
+    services
         .bus
         .emit(Event::NotificationCreated { notification: n })?;
-    tripped(inner, "survivors", None, &reason, "")
-}
-
-/// Why scheduled runs are paused, if they are.
-pub fn scheduler_paused(store: &crate::store::Store) -> Result<Option<String>> {
-    store.setting::<String>(SCHEDULER_PAUSED)
+    tripped(services, "survivors", None, &reason, "")
 }
 
 /// Let scheduled runs go again (and start counting survivors from zero).
-pub(crate) fn resume_scheduler(inner: &Inner) -> Result<()> {
-    inner.store.delete_setting(SCHEDULER_PAUSED)?;
-    inner.store.set_setting(SURVIVORS_SEEN, &0u32)?;
-    inner
+pub(crate) fn resume_scheduler(services: &Services) -> Result<()> {
+    services.store.delete_setting(SCHEDULER_PAUSED)?;
+    services.store.set_setting(SURVIVORS_SEEN, &0u32)?;
+    services
         .store
         .log_decision(None, "scheduler_resumed", "Scheduled runs resumed", "")?;
-    inner.bus.emit(Event::BreakerTripped {
+    services.bus.emit(Event::BreakerTripped {
         breaker: "scheduler_resumed".to_string(),
         workflow_id: None,
         detail: "Scheduled runs resumed".to_string(),
     })?;
-    inner.wake.notify_one();
+    services.wake.scheduler.notify_one();
     Ok(())
 }
 

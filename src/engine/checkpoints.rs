@@ -1,8 +1,10 @@
-//! The engine's checkpoint API: raising one (with its recommendation), listing, and deciding —
-//! which does what the chosen option says, now or after a restart.
+//! The engine's checkpoint API: listing, and deciding — which does what the chosen option says,
+//! now or after a restart. Raising one is the services' (`Services::raise_checkpoint`): the
+//! breakers and the recovery manager do it too.
 
-use super::{Handle, Inner};
-use crate::checkpoint::{recommend, Checkpoint, CheckpointAction, CheckpointList, NewCheckpoint};
+use super::Handle;
+use crate::breakers::EXTRA_TOKENS_PREFIX;
+use crate::checkpoint::{Checkpoint, CheckpointAction, CheckpointList};
 use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::workflow::{RunTrigger, WorkflowStatus};
@@ -10,51 +12,17 @@ use crate::workflow::{RunTrigger, WorkflowStatus};
 /// How many decided checkpoints the list shows.
 const DECIDED_SHOWN: u32 = 100;
 
-/// Settings key prefix: extra healing tokens allowed today for a workflow (COST checkpoints).
-pub const EXTRA_TOKENS_PREFIX: &str = "healing.extra_tokens.";
-
-impl Inner {
-    /// Raise a checkpoint: recommend an option from past decisions, store it, announce it.
-    pub(crate) fn raise_checkpoint(&self, new: NewCheckpoint) -> Result<Checkpoint> {
-        let history = self.store.checkpoint_history(
-            new.trigger,
-            new.workflow_id,
-            new.signature.as_deref(),
-        )?;
-        let mut options = new.options;
-        let recommendation = recommend(new.trigger, &options, &history)
-            .ok_or_else(|| Error::Internal("a checkpoint needs options".to_string()))?;
-        for (i, option) in options.iter_mut().enumerate() {
-            option.recommended = i == recommendation.index;
-        }
-        let checkpoint = self.store.insert_checkpoint(
-            new.trigger,
-            new.workflow_id,
-            new.run_id,
-            new.task_id,
-            new.signature.as_deref(),
-            &new.context,
-            &options,
-            &recommendation.sentence,
-        )?;
-        self.bus.emit(Event::CheckpointCreated {
-            checkpoint: checkpoint.clone(),
-        })?;
-        Ok(checkpoint)
-    }
-}
-
 impl Handle {
     /// Pending checkpoints (oldest first) and past decisions (newest first).
     pub fn checkpoints(&self) -> Result<CheckpointList> {
         Ok(CheckpointList {
-            pending: self.inner.store.pending_checkpoints()?,
-            decided: self.inner.store.decided_checkpoints(DECIDED_SHOWN)?,
+            pending: self.services.store.pending_checkpoints()?,
+            decided: self.services.store.decided_checkpoints(DECIDED_SHOWN)?,
         })
     }
 
     pub fn checkpoint(&self, id: i64) -> Result<Checkpoint> {
-        self.inner.store.checkpoint(id)
+        self.services.store.checkpoint(id)
     }
 
     /// Decide a checkpoint: `option` is 1-based (`None`: the recommended one). The work it
@@ -65,7 +33,7 @@ impl Handle {
         option: Option<u32>,
         notes: Option<&str>,
     ) -> Result<Checkpoint> {
-        let store = &self.inner.store;
+        let store = &self.services.store;
         let checkpoint = store.checkpoint(id)?;
         if checkpoint.decision.is_some() {
             return Err(Error::InvalidInput(format!(
@@ -95,13 +63,13 @@ impl Handle {
             None => "Nothing was waiting on it".to_string(),
         };
         store.set_checkpoint_outcome(id, &outcome)?;
-        self.inner.bus.emit(Event::CheckpointDecided {
+        self.services.bus.emit(Event::CheckpointDecided {
             checkpoint_id: id,
             workflow_id: checkpoint.workflow_id,
             choice: chosen.label,
             outcome,
         })?;
-        self.inner.wake.notify_one();
+        self.services.wake.scheduler.notify_one();
         store.checkpoint(id)
     }
 
@@ -111,7 +79,7 @@ impl Handle {
         workflow_id: i64,
         action: CheckpointAction,
     ) -> Result<String> {
-        let store = &self.inner.store;
+        let store = &self.services.store;
         let run_again = || -> Result<String> {
             Ok(
                 match store.enqueue_run_with_hint(workflow_id, RunTrigger::Checkpoint, None)? {

@@ -15,94 +15,94 @@ use crate::llm::{
 impl Handle {
     /// The model layer itself, for engine parts that run loops.
     pub fn llm(&self) -> &Llm {
-        &self.inner.llm
+        &self.services.llm
     }
 
     /// Every provider with where its key comes from (keyring, environment, missing).
     pub async fn providers(&self) -> Result<Vec<ProviderView>> {
-        self.inner.llm.providers().await
+        self.services.llm.providers().await
     }
 
     /// Add a provider, or change the one with that name.
     pub fn save_provider(&self, input: ProviderInput) -> Result<Provider> {
-        self.inner.llm.save_provider(&input)
+        self.services.llm.save_provider(&input)
     }
 
     /// Remove a provider, its tier mappings and its keyring entry.
     pub async fn remove_provider(&self, name: &str) -> Result<()> {
-        self.inner.llm.remove_provider(name).await
+        self.services.llm.remove_provider(name).await
     }
 
     /// Keep a provider's key in the OS keyring. The key goes nowhere else.
     pub async fn set_provider_key(&self, name: &str, key: String) -> Result<()> {
-        self.inner.llm.set_key(name, ApiKey::new(key)).await
+        self.services.llm.set_key(name, ApiKey::new(key)).await
     }
 
     pub async fn forget_provider_key(&self, name: &str) -> Result<()> {
-        self.inner.llm.forget_key(name).await
+        self.services.llm.forget_key(name).await
     }
 
     /// "Test connection": the provider's models, or the exact error.
     pub async fn test_provider(&self, name: &str) -> Result<ConnectionTest> {
-        self.inner.llm.test_provider(name).await
+        self.services.llm.test_provider(name).await
     }
 
     /// Look for a local Ollama server now ("Detect" in Settings).
     pub async fn detect_ollama(&self) -> Result<OllamaStatus> {
-        self.inner.llm.detect_ollama().await
+        self.services.llm.detect_ollama().await
     }
 
     /// What the engine found at start-up (or since), without a new probe.
     pub async fn ollama_status(&self) -> Result<OllamaStatus> {
-        self.inner.llm.ollama_status().await
+        self.services.llm.ollama_status().await
     }
 
     pub fn tiers(&self) -> Result<Vec<TierView>> {
-        self.inner.llm.tiers()
+        self.services.llm.tiers()
     }
 
     pub fn set_tier(&self, setting: TierSetting) -> Result<()> {
-        self.inner.llm.set_tier(&setting)
+        self.services.llm.set_tier(&setting)
     }
 
     pub fn clear_tier(&self, tier: Tier) -> Result<()> {
-        self.inner.llm.clear_tier(tier)
+        self.services.llm.clear_tier(tier)
     }
 
     /// What a call for `tier` would use now (and whether it falls back).
     pub fn resolve_tier(&self, tier: Tier) -> Result<TierChoice> {
-        self.inner.llm.resolve_tier(tier)
+        self.services.llm.resolve_tier(tier)
     }
 
     pub fn llm_budgets(&self) -> Result<Budgets> {
-        self.inner.llm.budgets()
+        self.services.llm.budgets()
     }
 
     pub fn set_llm_budgets(&self, budgets: Budgets) -> Result<()> {
-        self.inner.llm.set_budgets(&budgets)
+        self.services.llm.set_budgets(&budgets)
     }
 
     /// Today's usage and cost per tier, with the caps.
     pub fn usage_today(&self) -> Result<UsageReport> {
-        self.inner.llm.usage_report(&crate::llm::today())
+        self.services.llm.usage_report(&crate::llm::today())
     }
 
     pub fn tasks(&self, limit: u32) -> Result<Vec<Task>> {
-        self.inner.store.list_tasks(limit)
+        self.services.store.list_tasks(limit)
     }
 
     pub fn task_thread(&self, task_id: i64) -> Result<TaskThread> {
-        self.inner.llm.thread(task_id)
+        self.services.llm.thread(task_id)
     }
 
     /// The task's thread as ATIF-v1.7 JSON.
     pub fn export_atif(&self, task_id: i64) -> Result<String> {
-        self.inner.llm.export_atif(task_id)
+        self.services.llm.export_atif(task_id)
     }
 
     /// Assistant text as it streams, for threads shown live.
     pub fn subscribe_thread_text(&self) -> broadcast::Receiver<ThreadText> {
-        self.inner.llm.subscribe_text()
+        self.services.llm.subscribe_text()
     }
 
     pub fn start_task(
@@ -111,11 +111,11 @@ impl Handle {
         title: &str,
         workflow_id: Option<i64>,
     ) -> Result<Task> {
-        self.inner.llm.start_task(kind, title, workflow_id)
+        self.services.llm.start_task(kind, title, workflow_id)
     }
 
     /// Run a bounded agent loop in a task's thread.
     pub async fn run_agent(&self, run: AgentRun) -> Result<AgentOutcome> {
-        self.inner.llm.run_agent(run).await
+        self.services.llm.run_agent(run).await
     }
 }

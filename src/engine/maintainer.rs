@@ -10,7 +10,7 @@ use super::Handle;
 use crate::error::{Error, Result};
 use crate::maintainer::inbox::drain;
 use crate::maintainer::{AutoFix, AutoFixDetail, AutoFixStatus};
-use crate::workflow::attempts::execute_run;
+use crate::scheduler::attempts::execute_run;
 use crate::workflow::{Run, RunDetail, RunStatus};
 
 /// How often a waiter looks at the store even without an event (work another process does).
@@ -32,17 +32,17 @@ pub struct HealedRun {
 impl Handle {
     /// A workflow's auto-fix tasks, newest first.
     pub fn autofixes(&self, workflow_id: i64) -> Result<Vec<AutoFix>> {
-        self.inner.store.all_autofixes(Some(workflow_id), 200)
+        self.services.store.all_autofixes(Some(workflow_id), 200)
     }
 
     /// Auto-fix tasks of every workflow (or one), newest first.
     pub fn all_autofixes(&self, workflow_id: Option<i64>, limit: u32) -> Result<Vec<AutoFix>> {
-        self.inner.store.all_autofixes(workflow_id, limit)
+        self.services.store.all_autofixes(workflow_id, limit)
     }
 
     /// One auto-fix with its thread and the code before and after.
     pub fn autofix_detail(&self, task_id: i64) -> Result<AutoFixDetail> {
-        let store = &self.inner.store;
+        let store = &self.services.store;
         let fix = store.autofix(task_id)?;
         let thread = store.thread(task_id)?;
         let code = |v| -> Result<Option<String>> {
@@ -66,7 +66,7 @@ impl Handle {
     /// Do a workflow's waiting task work (auto-fix, chat turns) here and now, in order: for an
     /// engine without the scheduler. Returns whether there was any.
     pub async fn work_inbox(&self, workflow_id: i64) -> Result<bool> {
-        drain(&self.inner, workflow_id).await
+        drain(&self.services, workflow_id).await
     }
 
     /// Run a workflow's queued runs here and now (an engine without the scheduler), with the
@@ -80,7 +80,7 @@ impl Handle {
     /// has no run and no task work open.
     pub async fn run_until_healed(&self, workflow_id: i64) -> Result<HealedRun> {
         let floor = self
-            .inner
+            .services
             .store
             .all_autofixes(Some(workflow_id), 1)?
             .first()
@@ -92,7 +92,7 @@ impl Handle {
             self.settle_here(workflow_id).await?;
         }
         let mut fixes: Vec<AutoFix> = self
-            .inner
+            .services
             .store
             .all_autofixes(Some(workflow_id), 100)?
             .into_iter()
@@ -100,7 +100,7 @@ impl Handle {
             .collect();
         fixes.reverse();
         let last = self
-            .inner
+            .services
             .store
             .list_runs(workflow_id, None, 1)?
             .into_iter()
@@ -119,16 +119,16 @@ impl Handle {
     /// place, until none is left.
     async fn settle_here(&self, workflow_id: i64) -> Result<()> {
         loop {
-            let mut did = drain(&self.inner, workflow_id).await?;
+            let mut did = drain(&self.services, workflow_id).await?;
             let queued = self
-                .inner
+                .services
                 .store
                 .queued_runs()?
                 .into_iter()
                 .find(|(_, w)| *w == workflow_id);
             if let Some((run_id, _)) = queued {
-                if self.inner.store.claim_run(run_id)? {
-                    execute_run(&self.inner, run_id, workflow_id, None).await;
+                if self.services.store.claim_run(run_id)? {
+                    execute_run(&self.services, run_id, workflow_id, None).await;
                     did = true;
                 }
             }
@@ -140,9 +140,9 @@ impl Handle {
 
     /// Wait until the workflow has no open run and no open task work.
     async fn wait_until_settled(&self, workflow_id: i64) -> Result<()> {
-        let mut events = self.inner.bus.subscribe();
+        let mut events = self.services.bus.subscribe();
         loop {
-            let store = &self.inner.store;
+            let store = &self.services.store;
             let open_run = store
                 .list_runs(workflow_id, None, 1)?
                 .first()
@@ -163,10 +163,10 @@ impl Handle {
     /// Wait until an inbox item is done (work here when there is no scheduler).
     pub(crate) async fn wait_for_item(&self, workflow_id: i64, item_id: i64) -> Result<()> {
         if !self.inner.scheduling {
-            drain(&self.inner, workflow_id).await?;
+            drain(&self.services, workflow_id).await?;
         }
-        let mut events = self.inner.bus.subscribe();
-        while !self.inner.store.inbox_item_done(item_id)? {
+        let mut events = self.services.bus.subscribe();
+        while !self.services.store.inbox_item_done(item_id)? {
             if let Ok(Err(RecvError::Closed)) =
                 tokio::time::timeout(SETTLE_LOOK, events.recv()).await
             {

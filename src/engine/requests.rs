@@ -130,14 +130,14 @@ pub(super) async fn perform(engine: &Handle, request: Request) -> Result<Respons
 /// when the engine does.
 pub(super) async fn serve_requests(engine: Handle, cancel: CancellationToken) {
     let (tx, mut rx) = tokio::sync::mpsc::channel::<()>(1);
-    let watcher = watch_store_files(engine.inner.paths.data_dir().to_path_buf(), tx);
+    let watcher = watch_store_files(engine.services.paths.data_dir().to_path_buf(), tx);
     if let Err(e) = &watcher {
         tracing::warn!(
             "cannot watch the data folder ({e}); checking for requests every few seconds instead"
         );
     }
     let mut working = JoinSet::new();
-    let mut seen_version = engine.inner.store.data_version().ok();
+    let mut seen_version = engine.services.store.data_version().ok();
     claim_pending(&engine, &mut working);
     loop {
         let woken_by_file = tokio::select! {
@@ -157,13 +157,13 @@ pub(super) async fn serve_requests(engine: Handle, cancel: CancellationToken) {
             tokio::time::sleep(*pause).await;
             // Only writes by other connections change data_version: our own writes wake the
             // watcher too, but cost a pragma and nothing more.
-            let version = engine.inner.store.data_version().ok();
+            let version = engine.services.store.data_version().ok();
             if version == seen_version {
                 continue;
             }
             seen_version = version;
             // Another process changed the store: schedules may have changed too.
-            engine.inner.wake.notify_one();
+            engine.services.wake.scheduler.notify_one();
             claim_pending(&engine, &mut working);
             break;
         }
@@ -176,7 +176,7 @@ pub(super) async fn serve_requests(engine: Handle, cancel: CancellationToken) {
 /// Claim every pending request, oldest first, each exactly once, and act on it.
 fn claim_pending(engine: &Handle, working: &mut JoinSet<()>) {
     loop {
-        let row = match engine.inner.store.claim_request() {
+        let row = match engine.services.store.claim_request() {
             Ok(Some(row)) => row,
             Ok(None) => return,
             Err(e) => {
@@ -197,7 +197,7 @@ fn claim_pending(engine: &Handle, working: &mut JoinSet<()>) {
                 Ok(response) => (true, to_json(&response)),
                 Err(error) => (false, to_json(&error)),
             };
-            if let Err(e) = engine.inner.store.answer_request(row.id, ok, &result) {
+            if let Err(e) = engine.services.store.answer_request(row.id, ok, &result) {
                 tracing::error!("cannot answer request {}: {e}", row.id);
             }
         });

@@ -1,31 +1,29 @@
 //! The engine's workflow API: what the desktop app and the CLI call.
 
-use std::sync::Arc;
-
 use tokio::sync::broadcast::error::RecvError;
 
-use super::{Handle, Inner};
+use super::Handle;
 use crate::error::{Error, Result};
 use crate::events::Event;
-use crate::workflow::attempts::execute_run;
+use crate::scheduler::attempts::execute_run;
 use crate::workflow::{
-    example_workflows, validate, Author, FieldProblem, Run, RunDetail, RunStatus, RunTrigger,
-    ScriptVersion, Version, Workflow, WorkflowDetail, WorkflowInput, WorkflowStatus,
+    example_workflows, refuse, validate, Author, FieldProblem, Run, RunDetail, RunStatus,
+    RunTrigger, ScriptVersion, Version, Workflow, WorkflowDetail, WorkflowInput, WorkflowStatus,
     WorkflowSummary,
 };
 
 impl Handle {
     pub fn list_workflows(&self) -> Result<Vec<WorkflowSummary>> {
-        self.inner.store.list_workflow_summaries()
+        self.services.store.list_workflow_summaries()
     }
 
     pub fn workflow(&self, id: i64) -> Result<WorkflowDetail> {
-        let workflow = self.inner.store.workflow(id)?;
-        let active = self.inner.store.active_version(id)?;
-        let next_run_at = self.inner.store.next_run_at(id)?;
+        let workflow = self.services.store.workflow(id)?;
+        let active = self.services.store.active_version(id)?;
+        let next_run_at = self.services.store.next_run_at(id)?;
         Ok(WorkflowDetail {
             schedule_text: workflow.schedule.describe(),
-            folder: self.inner.paths.workflow_dir(id).display().to_string(),
+            folder: self.services.paths.workflow_dir(id).display().to_string(),
             workflow,
             active,
             next_run_at,
@@ -34,7 +32,7 @@ impl Handle {
 
     /// A workflow by name (or id), for the CLI.
     pub fn find_workflow(&self, name: &str) -> Result<Workflow> {
-        self.inner.store.workflow_by_name(name)
+        self.services.store.workflow_by_name(name)
     }
 
     /// Problems with a workflow before it is saved; empty when it can be.
@@ -43,20 +41,12 @@ impl Handle {
     }
 
     pub fn create_workflow(&self, input: WorkflowInput) -> Result<Workflow> {
-        self.inner.create_workflow(&input, &[])
+        self.create_with_files(&input, &[])
     }
 
-    /// Change a workflow's settings. The code changes only through [`Engine::save_script`].
+    /// Change a workflow's settings. The code changes only through [`Handle::save_script`].
     pub fn update_workflow(&self, id: i64, input: WorkflowInput) -> Result<Workflow> {
-        refuse(validate(&input, false))?;
-        let workflow = self.inner.store.update_workflow(id, &input)?;
-        self.inner.bus.emit(Event::WorkflowChanged {
-            workflow_id: id,
-            title: workflow.title.clone(),
-            what: "settings changed".to_string(),
-        })?;
-        self.inner.wake.notify_one();
-        Ok(workflow)
+        self.services.update_workflow(id, &input)
     }
 
     /// A person's save: the next major version (2.0 after 1.3) becomes the one that runs.
@@ -69,14 +59,14 @@ impl Handle {
         } else {
             comment.trim()
         };
-        let workflow = self.inner.store.workflow(id)?;
+        let workflow = self.services.store.workflow(id)?;
         let version = self
-            .inner
+            .services
             .store
             .save_major(id, code, comment, None, &Author::Person)?;
         // The person looked at it: a review flag from repeated fixes is done.
-        self.inner.store.set_review(id, false)?;
-        self.inner.bus.emit(Event::VersionSaved {
+        self.services.store.set_review(id, false)?;
+        self.services.bus.emit(Event::VersionSaved {
             workflow_id: id,
             title: workflow.title,
             version: version.version,
@@ -91,52 +81,52 @@ impl Handle {
             WorkflowStatus::Paused
         } else {
             // Resuming keeps what the last run said.
-            let last = self.inner.store.list_runs(id, None, 1)?;
+            let last = self.services.store.list_runs(id, None, 1)?;
             match last.first().map(|r| r.status) {
                 Some(RunStatus::Failed) => WorkflowStatus::NeedsAttention,
                 _ => WorkflowStatus::Active,
             }
         };
-        self.inner.store.set_workflow_status(id, status)?;
+        self.services.store.set_workflow_status(id, status)?;
         if !paused {
             // Times missed while paused are not caught up: the schedule restarts from now.
             let now = crate::store::now();
-            self.inner.store.mark_due_handled(id, &now, None)?;
+            self.services.store.mark_due_handled(id, &now, None)?;
         }
-        let workflow = self.inner.store.workflow(id)?;
-        self.inner.bus.emit(Event::WorkflowChanged {
+        let workflow = self.services.store.workflow(id)?;
+        self.services.bus.emit(Event::WorkflowChanged {
             workflow_id: id,
             title: workflow.title.clone(),
             what: if paused { "paused" } else { "resumed" }.to_string(),
         })?;
-        self.inner.wake.notify_one();
+        self.services.wake.scheduler.notify_one();
         Ok(workflow)
     }
 
     /// Delete a workflow, its versions, runs and folder. A run in progress is stopped first.
     pub fn delete_workflow(&self, id: i64) -> Result<()> {
-        let workflow = self.inner.store.workflow(id)?;
-        self.inner.abort_active(id);
-        self.inner.store.delete_workflow(id)?;
-        let folder = self.inner.paths.workflow_dir(id);
+        let workflow = self.services.store.workflow(id)?;
+        self.services.active_runs.abort(id);
+        self.services.store.delete_workflow(id)?;
+        let folder = self.services.paths.workflow_dir(id);
         if let Err(e) = std::fs::remove_dir_all(&folder) {
             if e.kind() != std::io::ErrorKind::NotFound {
                 tracing::warn!("could not remove {}: {e}", folder.display());
             }
         }
-        self.inner.bus.emit(Event::WorkflowDeleted {
+        self.services.bus.emit(Event::WorkflowDeleted {
             workflow_id: id,
             title: workflow.title,
         })?;
-        self.inner.wake.notify_one();
+        self.services.wake.scheduler.notify_one();
         Ok(())
     }
 
     /// Queue a run now; returns its id. Refused while the workflow has a run open.
     pub fn run_now(&self, id: i64) -> Result<i64> {
-        let workflow = self.inner.store.workflow(id)?;
+        let workflow = self.services.store.workflow(id)?;
         let run_id = self
-            .inner
+            .services
             .store
             .enqueue_run(id, RunTrigger::Manual)?
             .ok_or_else(|| {
@@ -145,20 +135,20 @@ impl Handle {
                     workflow.title
                 ))
             })?;
-        self.inner.wake.notify_one();
+        self.services.wake.scheduler.notify_one();
         Ok(run_id)
     }
 
     /// Run a workflow now and wait for the run to finish (its retries included).
     pub async fn run_and_wait(&self, id: i64) -> Result<RunDetail> {
-        let mut events = self.inner.bus.subscribe();
+        let mut events = self.services.bus.subscribe();
         let run_id = self.run_now(id)?;
         if !self.inner.scheduling {
             // No scheduler in this process (a CLI command's own engine): run it here.
-            if self.inner.store.claim_run(run_id)? {
-                execute_run(&self.inner, run_id, id, None).await;
+            if self.services.store.claim_run(run_id)? {
+                execute_run(&self.services, run_id, id, None).await;
             }
-            return self.inner.store.run_detail(run_id);
+            return self.services.store.run_detail(run_id);
         }
         loop {
             match events.recv().await {
@@ -170,7 +160,7 @@ impl Handle {
                     }
                 }
                 Err(RecvError::Lagged(_)) => {
-                    if is_finished(&self.inner.store.run(run_id)?) {
+                    if is_finished(&self.services.store.run(run_id)?) {
                         break;
                     }
                 }
@@ -181,44 +171,42 @@ impl Handle {
                 }
             }
         }
-        self.inner.store.run_detail(run_id)
+        self.services.store.run_detail(run_id)
     }
 
     pub fn runs(&self, workflow_id: i64, before: Option<i64>, limit: u32) -> Result<Vec<Run>> {
-        self.inner.store.list_runs(workflow_id, before, limit)
+        self.services.store.list_runs(workflow_id, before, limit)
     }
 
     pub fn run_detail(&self, run_id: i64) -> Result<RunDetail> {
-        self.inner.store.run_detail(run_id)
+        self.services.store.run_detail(run_id)
     }
 
     pub fn versions(&self, workflow_id: i64) -> Result<Vec<ScriptVersion>> {
-        self.inner.store.versions(workflow_id)
+        self.services.store.versions(workflow_id)
     }
 
     pub fn version(&self, workflow_id: i64, version: Version) -> Result<ScriptVersion> {
-        self.inner.store.version(workflow_id, version)
+        self.services.store.version(workflow_id, version)
     }
 
     /// Load the example workflows (offered when there are none yet).
     pub fn load_examples(&self) -> Result<Vec<Workflow>> {
         example_workflows()
             .into_iter()
-            .map(|example| self.inner.create_workflow(&example.input, &example.files))
+            .map(|example| self.create_with_files(&example.input, &example.files))
             .collect()
     }
 }
 
-impl Inner {
-    pub(crate) fn create_workflow(
-        self: &Arc<Self>,
-        input: &WorkflowInput,
-        files: &[(&str, &str)],
-    ) -> Result<Workflow> {
+impl Handle {
+    /// A new workflow, its folder with the script (and any extra files an example brings).
+    fn create_with_files(&self, input: &WorkflowInput, files: &[(&str, &str)]) -> Result<Workflow> {
         refuse(validate(input, true))?;
-        let name = unique_name(&input.title, &self.store.workflow_names()?);
-        let workflow = self.store.insert_workflow(&name, input)?;
-        let folder = self.paths.workflow_dir(workflow.id);
+        let services = &self.services;
+        let name = unique_name(&input.title, &services.store.workflow_names()?);
+        let workflow = services.store.insert_workflow(&name, input)?;
+        let folder = services.paths.workflow_dir(workflow.id);
         std::fs::create_dir_all(&folder)
             .map_err(|e| Error::io(format!("cannot create {}", folder.display()), e))?;
         std::fs::write(folder.join(&workflow.entry), &input.code)
@@ -228,29 +216,17 @@ impl Inner {
                 Error::io(format!("cannot write {file} into {}", folder.display()), e)
             })?;
         }
-        self.bus.emit(Event::WorkflowCreated {
+        services.bus.emit(Event::WorkflowCreated {
             workflow_id: workflow.id,
             title: workflow.title.clone(),
         })?;
-        self.wake.notify_one();
+        services.wake.scheduler.notify_one();
         Ok(workflow)
     }
 }
 
 fn is_finished(run: &Run) -> bool {
     !matches!(run.status, RunStatus::Queued | RunStatus::Running)
-}
-
-/// Turn validation problems into one error that names them all.
-fn refuse(problems: Vec<FieldProblem>) -> Result<()> {
-    if problems.is_empty() {
-        return Ok(());
-    }
-    let text: Vec<_> = problems
-        .iter()
-        .map(|p| format!("{}: {}", p.field, p.message))
-        .collect();
-    Err(Error::InvalidInput(text.join("; ")))
 }
 
 /// "Daily report" → "daily-report", made unique against `taken`.

@@ -9,26 +9,26 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::{job, InboxItem, InboxKind};
-use crate::engine::Inner;
 use crate::error::Result;
+use crate::services::Services;
 
 /// With nothing to do the worker still looks this often (items another process queued).
 const IDLE_LOOK: Duration = Duration::from_secs(30);
 
-pub(crate) async fn inbox_loop(inner: Arc<Inner>, cancel: CancellationToken) {
+pub(crate) async fn inbox_loop(services: Arc<Services>, cancel: CancellationToken) {
     let mut jobs: JoinSet<()> = JoinSet::new();
     loop {
-        match inner.store.take_inbox_items(None) {
+        match services.store.take_inbox_items(None) {
             Ok(items) => {
                 for item in items {
-                    jobs.spawn(work(inner.clone(), item));
+                    jobs.spawn(work(services.clone(), item));
                 }
             }
             Err(e) => tracing::error!("the inbox could not be read: {e}"),
         }
         tokio::select! {
             () = cancel.cancelled() => break,
-            () = inner.inbox_wake.notified() => {}
+            () = services.wake.inbox.notified() => {}
             Some(_) = jobs.join_next(), if !jobs.is_empty() => {}
             () = tokio::time::sleep(IDLE_LOOK) => {}
         }
@@ -39,24 +39,24 @@ pub(crate) async fn inbox_loop(inner: Arc<Inner>, cancel: CancellationToken) {
 }
 
 /// Work through one workflow's items here and now, until none is left.
-pub(crate) async fn drain(inner: &Arc<Inner>, workflow_id: i64) -> Result<bool> {
+pub(crate) async fn drain(services: &Arc<Services>, workflow_id: i64) -> Result<bool> {
     let mut did = false;
     loop {
-        let items = inner.store.take_inbox_items(Some(workflow_id))?;
+        let items = services.store.take_inbox_items(Some(workflow_id))?;
         if items.is_empty() {
             return Ok(did);
         }
         for item in items {
-            work(inner.clone(), item).await;
+            work(services.clone(), item).await;
             did = true;
         }
     }
 }
 
-async fn work(inner: Arc<Inner>, item: InboxItem) {
+async fn work(services: Arc<Services>, item: InboxItem) {
     let result = match item.kind {
-        InboxKind::Maintainer => job::run_maintainer(&inner, &item).await,
-        InboxKind::Planner => crate::planner::run_turn(&inner, &item).await,
+        InboxKind::Maintainer => job::run_maintainer(&services, &item).await,
+        InboxKind::Planner => crate::planner::run_turn(&services, &item).await,
     };
     // A maintainer task escalates its own failures (run_maintainer); what reaches here is a
     // failure to record the outcome, which must not turn a stored fix into an escalation.
@@ -67,8 +67,8 @@ async fn work(inner: Arc<Inner>, item: InboxItem) {
             item.kind.as_str()
         );
     }
-    if let Err(e) = inner.store.finish_inbox_item(item.id) {
+    if let Err(e) = services.store.finish_inbox_item(item.id) {
         tracing::error!("could not close inbox item {}: {e}", item.id);
     }
-    inner.inbox_wake.notify_one();
+    services.wake.inbox.notify_one();
 }

@@ -6,10 +6,10 @@ use std::sync::{Arc, Mutex};
 use super::escalate::first_line;
 use super::tools::{lock, Bench};
 use super::{context, escalate, AutoFixStatus, FixResult, InboxItem};
-use crate::engine::Inner;
 use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::llm::{AgentRun, ChatMessage, Tier, ToolSet};
+use crate::services::Services;
 
 const SYSTEM: &str = "You are Healer's maintainer. A person's scheduled script failed on a logic \
 error. Your job: repair the script so it does what it did before, without changing its purpose.\n\
@@ -30,25 +30,37 @@ words, saying what you found and what they could do.";
 
 /// Run the maintainer task of `item` to its end. Errors of its own end in escalation too: the
 /// person is never left without word.
-pub(crate) async fn run_maintainer(inner: &Arc<Inner>, item: &InboxItem) -> Result<()> {
+pub(crate) async fn run_maintainer(services: &Arc<Services>, item: &InboxItem) -> Result<()> {
     let task_id = item.task_id;
     let workflow_id = item.workflow_id;
-    let result = repair(inner, item).await;
+    let result = repair(services, item).await;
     let escalation = match result {
         Ok(Repair::Fixed { summary }) => {
-            finished(inner, workflow_id, task_id, AutoFixStatus::Fixed, summary)?;
+            finished(
+                services,
+                workflow_id,
+                task_id,
+                AutoFixStatus::Fixed,
+                summary,
+            )?;
             return Ok(());
         }
         Ok(Repair::Stale { summary }) => {
-            finished(inner, workflow_id, task_id, AutoFixStatus::Stale, summary)?;
+            finished(
+                services,
+                workflow_id,
+                task_id,
+                AutoFixStatus::Stale,
+                summary,
+            )?;
             return Ok(());
         }
         Ok(Repair::GaveUp { explanation }) => explanation,
         Err(e) => format!("The automatic repair could not go on: {e}."),
     };
     escalate(
-        &inner.store,
-        &inner.bus,
+        &services.store,
+        &services.bus,
         workflow_id,
         item.run_id,
         Some(task_id),
@@ -63,23 +75,23 @@ enum Repair {
     GaveUp { explanation: String },
 }
 
-async fn repair(inner: &Arc<Inner>, item: &InboxItem) -> Result<Repair> {
+async fn repair(services: &Arc<Services>, item: &InboxItem) -> Result<Repair> {
     let run_id = item
         .run_id
         .ok_or_else(|| Error::Internal("a maintainer item without its failed run".to_string()))?;
-    let signature = inner.store.task_signature(item.task_id)?;
-    let cx = context::build(&inner.store, run_id, signature.as_deref())?;
+    let signature = services.store.task_signature(item.task_id)?;
+    let cx = context::build(&services.store, run_id, signature.as_deref())?;
     // Escalating tiers across consecutive fix attempts (the count includes this one); a known
     // fix as a hint starts at the cheap tier.
-    let attempt = inner.store.workflow(item.workflow_id)?.fix_count;
+    let attempt = services.store.workflow(item.workflow_id)?.fix_count;
     let tier = if cx.known_hint {
         Tier::Cheap
     } else {
-        tier_for_attempt(&inner.store, attempt)?
+        tier_for_attempt(&services.store, attempt)?
     };
     let fixed = Arc::new(Mutex::new(None));
     let bench = Bench {
-        inner: inner.clone(),
+        services: services.clone(),
         task_id: item.task_id,
         workflow: cx.workflow.clone(),
         major: cx.failed.version.major,
@@ -96,7 +108,7 @@ async fn repair(inner: &Arc<Inner>, item: &InboxItem) -> Result<Repair> {
         limits: None,
         max_tokens: None,
     };
-    let outcome = inner.llm.run_agent(run).await;
+    let outcome = services.llm.run_agent(run).await;
     let fix = lock(&fixed).clone();
     Ok(match (fix, outcome) {
         (Some(FixResult::Applied { version, .. }), _) => Repair::Fixed {
@@ -127,14 +139,14 @@ async fn repair(inner: &Arc<Inner>, item: &InboxItem) -> Result<Repair> {
 }
 
 fn finished(
-    inner: &Inner,
+    services: &Services,
     workflow_id: i64,
     task_id: i64,
     status: AutoFixStatus,
     summary: String,
 ) -> Result<()> {
-    inner.store.set_task_summary(task_id, &summary)?;
-    inner.bus.emit(Event::MaintenanceFinished {
+    services.store.set_task_summary(task_id, &summary)?;
+    services.bus.emit(Event::MaintenanceFinished {
         workflow_id,
         task_id: Some(task_id),
         status,

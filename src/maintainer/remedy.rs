@@ -35,13 +35,13 @@ impl Remedy for Maintain {
         if failure.class != FailureClass::Logic {
             return Ok(not_resolved("the maintainer repairs logic errors only"));
         }
-        let Some(engine) = cx.engine else {
+        let Some(services) = cx.services else {
             return Ok(RemedyReport {
                 status: RemedyStatus::Failed,
                 detail: "no engine behind this pipeline".to_string(),
             });
         };
-        match engine.llm.resolve_tier(Tier::Cheap) {
+        match services.llm.resolve_tier(Tier::Cheap) {
             Ok(_) => {}
             Err(Error::Llm(LlmError::NoModelConfigured)) => {
                 let workflow = cx.store.workflow(workflow_id)?;
@@ -81,7 +81,7 @@ impl Remedy for Maintain {
             Entered::Exhausted { fix_count } => {
                 // The last version that ever ran green comes back, with the evidence kept.
                 if let Some(version) =
-                    crate::breakers::catastrophic_rollback(engine, workflow_id, fix_count)?
+                    crate::breakers::catastrophic_rollback(services, workflow_id, fix_count)?
                 {
                     return Ok(RemedyReport {
                         status: RemedyStatus::Contained,
@@ -126,7 +126,7 @@ impl Remedy for Maintain {
                     run_id,
                     title: task.title,
                 })?;
-                engine.inbox_wake.notify_one();
+                services.wake.inbox.notify_one();
                 Ok(RemedyReport {
                     status: RemedyStatus::Contained,
                     detail: format!("auto-fix task {task_id} is repairing it"),

@@ -9,11 +9,11 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::FixResult;
-use crate::engine::Inner;
 use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::llm::Tool;
 use crate::sandbox::{self, SandboxLimits, SandboxSpec, SyntaxCheck};
+use crate::services::Services;
 use crate::workflow::{Author, Workflow};
 
 /// The most characters `read_file` returns.
@@ -25,7 +25,7 @@ pub(super) type FixState = Arc<Mutex<Option<FixResult>>>;
 /// What every tool of one maintainer task shares.
 #[derive(Clone)]
 pub(super) struct Bench {
-    pub inner: Arc<Inner>,
+    pub services: Arc<Services>,
     pub task_id: i64,
     pub workflow: Workflow,
     /// The major the task started from: a fix for it is stale once the workflow moved on.
@@ -46,18 +46,18 @@ impl Bench {
     }
 
     fn folder(&self) -> PathBuf {
-        self.inner.paths.workflow_dir(self.workflow.id)
+        self.services.paths.workflow_dir(self.workflow.id)
     }
 
     fn scratch_root(&self) -> PathBuf {
-        scratch_root(&self.inner)
+        scratch_root(&self.services)
     }
 }
 
 /// Remember an applied fix in the healing memory, under the signature of the failure its task
 /// repairs: the diff from the failing code, and the version it became (whose re-run settles it).
 pub(crate) fn record_fix(
-    inner: &Inner,
+    services: &Services,
     task_id: i64,
     workflow_id: i64,
     version: crate::workflow::Version,
@@ -65,11 +65,11 @@ pub(crate) fn record_fix(
     code: &str,
     comment: &str,
 ) -> Result<()> {
-    let Some(signature) = inner.store.task_signature(task_id)? else {
+    let Some(signature) = services.store.task_signature(task_id)? else {
         return Ok(());
     };
-    let script = inner.store.version(workflow_id, version)?;
-    inner.store.insert_pattern_fix(
+    let script = services.store.version(workflow_id, version)?;
+    services.store.insert_pattern_fix(
         &signature,
         workflow_id,
         Some(task_id),
@@ -78,17 +78,17 @@ pub(crate) fn record_fix(
         &crate::memory::diff(failed_code, code),
         &crate::memory::code_hash(failed_code),
     )?;
-    crate::breakers::check_review(inner, workflow_id)
+    crate::breakers::check_review(services, workflow_id)
 }
 
 /// Where sandboxes make their scratch copies.
-pub(crate) fn scratch_root(inner: &Inner) -> PathBuf {
-    inner.paths.data_dir().join("sandbox")
+pub(crate) fn scratch_root(services: &Services) -> PathBuf {
+    services.paths.data_dir().join("sandbox")
 }
 
 /// Environment variable names that hold provider keys: never given to sandboxed code.
-pub(crate) fn key_variables(inner: &Inner) -> Vec<String> {
-    let mut names: Vec<String> = inner
+pub(crate) fn key_variables(services: &Services) -> Vec<String> {
+    let mut names: Vec<String> = services
         .store
         .list_providers()
         .map(|ps| ps.iter().filter_map(|p| p.key_var()).collect())
@@ -167,14 +167,14 @@ impl Tool for Fix {
                 )))
             }
         };
-        let store = &bench.inner.store;
+        let store = &bench.services.store;
         let result =
             store.apply_fix(bench.task_id, bench.workflow.id, bench.major, code, comment)?;
         *lock(&bench.fixed) = Some(result.clone());
         match result {
             FixResult::Applied { version, rerun } => {
                 record_fix(
-                    &bench.inner,
+                    &bench.services,
                     bench.task_id,
                     bench.workflow.id,
                     version,
@@ -182,7 +182,7 @@ impl Tool for Fix {
                     code,
                     comment,
                 )?;
-                bench.inner.bus.emit(Event::VersionSaved {
+                bench.services.bus.emit(Event::VersionSaved {
                     workflow_id: bench.workflow.id,
                     title: bench.workflow.title.clone(),
                     version,
@@ -191,7 +191,7 @@ impl Tool for Fix {
                     },
                     comment: comment.to_string(),
                 })?;
-                bench.inner.wake.notify_one();
+                bench.services.wake.scheduler.notify_one();
                 Ok(json!({
                     "applied": true,
                     "version": version.to_string(),
@@ -238,7 +238,7 @@ impl Tool for Eval {
 
     async fn call(&self, args: Value) -> Result<String> {
         let bench = &self.0;
-        let deny = key_variables(&bench.inner);
+        let deny = key_variables(&bench.services);
         let scratch = bench.scratch_root();
         let folder = bench.folder();
         let spec = SandboxSpec {
@@ -364,7 +364,7 @@ impl Tool for ListVersions {
     }
 
     async fn call(&self, _args: Value) -> Result<String> {
-        let mut versions = self.0.inner.store.versions(self.0.workflow.id)?;
+        let mut versions = self.0.services.store.versions(self.0.workflow.id)?;
         versions.sort_by_key(|v| std::cmp::Reverse(v.version));
         Ok(versions
             .iter()

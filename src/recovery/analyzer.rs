@@ -5,9 +5,9 @@
 
 use serde_json::{json, Value};
 
-use crate::engine::Inner;
 use crate::failure::Failure;
 use crate::llm::{AgentRun, ChatMessage, LoopSettings, TaskKind, Tier, ToolSet};
+use crate::services::Services;
 use crate::workflow::Workflow;
 
 /// What the analyzer chose.
@@ -66,7 +66,7 @@ fn schema() -> Value {
 
 /// Ask the analyzer about `failure`; never fails (a failure to ask is an escalation).
 pub(crate) async fn analyze(
-    inner: &Inner,
+    services: &Services,
     workflow: &Workflow,
     failure: &Failure,
     evidence: &str,
@@ -77,10 +77,10 @@ pub(crate) async fn analyze(
         reasoning,
         task_id,
     };
-    if let Err(e) = inner.llm.resolve_tier(Tier::Cheap) {
+    if let Err(e) = services.llm.resolve_tier(Tier::Cheap) {
         return escalate(format!("no analysis: {e}"), None);
     }
-    let task = match inner.llm.start_task(
+    let task = match services.llm.start_task(
         TaskKind::Analyzer,
         &format!("Analyze: {}", workflow.title),
         Some(workflow.id),
@@ -88,7 +88,7 @@ pub(crate) async fn analyze(
         Ok(task) => task,
         Err(e) => return escalate(format!("no analysis: {e}"), None),
     };
-    let summary = inner
+    let summary = services
         .store
         .active_version(workflow.id)
         .map(|v| v.summary)
@@ -115,7 +115,7 @@ pub(crate) async fn analyze(
         }),
         max_tokens: None,
     };
-    let answer = match inner.llm.run_agent(run).await {
+    let answer = match services.llm.run_agent(run).await {
         Ok(outcome) => match outcome.answer {
             Some(answer) => answer,
             None => {

@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use crate::engine::Inner;
 use crate::maintainer::scratch_root;
 use crate::sandbox::{self, SandboxLimits, SandboxSpec};
+use crate::services::Services;
 use crate::workflow::{Runtime, Workflow};
 
 /// How long one host may take to accept a connection.
@@ -15,7 +15,7 @@ const CONNECT_WAIT: Duration = Duration::from_secs(3);
 const MAX_HOSTS: usize = 5;
 
 /// The report, as text for the checkpoint's context.
-pub(crate) async fn diagnose(inner: &Inner, workflow: &Workflow, logs: &str) -> String {
+pub(crate) async fn diagnose(services: &Services, workflow: &Workflow, logs: &str) -> String {
     let mut report = String::new();
     let program = workflow.runtime.program();
     let modules = match &workflow.runtime {
@@ -29,8 +29,8 @@ pub(crate) async fn diagnose(inner: &Inner, workflow: &Workflow, logs: &str) -> 
          echo\necho '== Installed modules'\n{modules}\n\
          echo\necho '== Free disk'\ndf -h . 2>&1 | tail -n 1\n"
     );
-    let scratch = scratch_root(inner);
-    let folder = inner.paths.workflow_dir(workflow.id);
+    let scratch = scratch_root(services);
+    let folder = services.paths.workflow_dir(workflow.id);
     let spec = SandboxSpec {
         scratch_root: &scratch,
         source_dir: &folder,

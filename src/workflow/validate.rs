@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{capitalise, Runtime, WorkflowInput};
+use crate::error::{Error, Result};
 
 /// The longest time limit a run may have (a day).
 pub const MAX_TIMEOUT_SECS: u32 = 86_400;
@@ -81,6 +82,18 @@ pub fn validate(input: &WorkflowInput, check_code: bool) -> Vec<FieldProblem> {
         problems.push(problem("retry", capitalise(&p)));
     }
     problems
+}
+
+/// Turn validation problems into one error that names them all.
+pub(crate) fn refuse(problems: Vec<FieldProblem>) -> Result<()> {
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let text: Vec<_> = problems
+        .iter()
+        .map(|p| format!("{}: {}", p.field, p.message))
+        .collect();
+    Err(Error::InvalidInput(text.join("; ")))
 }
 
 /// The interpreter must be on PATH, or the run can only fail.

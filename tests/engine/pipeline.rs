@@ -1,9 +1,10 @@
 use async_trait::async_trait;
+use healer::engine::RulePlanner;
 use healer::events::Bus;
 use healer::failure::{Evidence, Failure, FailureClass, FailureSource};
 use healer::heal::{
     HealContext, HealRecord, Outcome, Pipeline, Planner, Recollection, Remedy, RemedyReport,
-    RemedyStatus, RulePlanner, SettingsPolicy, HEALING_ENABLED,
+    RemedyStatus, SettingsPolicy, HEALING_ENABLED,
 };
 use healer::store::Store;
 use healer::{Error, Result};

@@ -518,7 +518,7 @@ async fn the_concurrency_cap_holds_runs_back_until_a_slot_is_free() {
     {
         let store = healer::store::Store::open(&paths.db()).expect("store");
         store
-            .set_setting(healer::workflow::scheduler::MAX_CONCURRENT_RUNS, &1_usize)
+            .set_setting(healer::scheduler::MAX_CONCURRENT_RUNS, &1_usize)
             .expect("setting");
     }
     let engine = engine(&paths).await;

@@ -2,36 +2,37 @@
 //! retrying, and hand a final failure to the heal pipeline.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::OwnedSemaphorePermit;
 
-use super::runner::{self, Execution, RunSpec};
-use super::{RunStatus, ScriptVersion, Workflow};
-use crate::engine::Inner;
 use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::failure::{classify, parse_evidence, Evidence, Failure, FailureClass, FailureSource};
+use crate::services::Services;
 use crate::store::AttemptEnd;
+use crate::workflow::runner::{self, Execution, RunSpec};
+use crate::workflow::{EnvVar, RunStatus, ScriptVersion, Workflow};
 
 /// Run `run_id` (already claimed: status running) to the end. Never fails: whatever goes
 /// wrong is recorded on the run.
 pub(crate) async fn execute_run(
-    inner: &Inner,
+    services: &Arc<Services>,
     run_id: i64,
     workflow_id: i64,
     permit: Option<OwnedSemaphorePermit>,
 ) {
-    if let Err(e) = try_execute_run(inner, run_id, workflow_id, permit).await {
+    if let Err(e) = try_execute_run(services, run_id, workflow_id, permit).await {
         tracing::error!(run = run_id, "run failed inside Healer: {e}");
         let summary = format!("Healer could not run it: {e}");
-        let _ = inner
+        let _ = services
             .store
             .finish_run(run_id, RunStatus::Failed, None, &summary);
-        let _ = inner.bus.emit(Event::RunFinished {
+        let _ = services.bus.emit(Event::RunFinished {
             run_id,
             workflow_id,
-            title: inner
+            title: services
                 .store
                 .workflow(workflow_id)
                 .map(|w| w.title)
@@ -43,16 +44,16 @@ pub(crate) async fn execute_run(
 }
 
 async fn try_execute_run(
-    inner: &Inner,
+    services: &Arc<Services>,
     run_id: i64,
     workflow_id: i64,
     permit: Option<OwnedSemaphorePermit>,
 ) -> Result<()> {
-    let workflow = inner.store.workflow(workflow_id)?;
-    let run = inner.store.run(run_id)?;
-    let version = inner.store.version(workflow_id, run.version)?;
-    let folder = inner.paths.workflow_dir(workflow_id);
-    inner.bus.emit(Event::RunStarted {
+    let workflow = services.store.workflow(workflow_id)?;
+    let run = services.store.run(run_id)?;
+    let version = services.store.version(workflow_id, run.version)?;
+    let folder = services.paths.workflow_dir(workflow_id);
+    services.bus.emit(Event::RunStarted {
         run_id,
         workflow_id,
         title: workflow.title.clone(),
@@ -63,17 +64,17 @@ async fn try_execute_run(
     let (class, evidence) = loop {
         // Written before every attempt: a script may delete or change its own file.
         write_entry(&folder, &workflow.entry, &version)?;
-        let attempt_id = inner.store.start_attempt(run_id, number)?;
+        let attempt_id = services.store.start_attempt(run_id, number)?;
         let spec = RunSpec {
             folder: folder.clone(),
             runtime: workflow.runtime.clone(),
             entry: workflow.entry.clone(),
-            env: run_env(&workflow, run.hint.as_deref(), &inner.instance()),
+            env: run_env(&workflow, run.hint.as_deref(), services.instance()),
             timeout: Duration::from_secs(u64::from(workflow.timeout_secs)),
             run_id,
             attempt: number,
         };
-        let store = inner.store.clone();
+        let store = services.store.clone();
         let execution = runner::execute(
             &spec,
             move |pgid| {
@@ -83,7 +84,7 @@ async fn try_execute_run(
                     );
                 }
             },
-            Some(&inner.output),
+            Some(&services.output),
         )
         .await;
 
@@ -111,15 +112,9 @@ async fn try_execute_run(
             result: execution.result,
             note,
         };
-        inner.store.finish_attempt(attempt_id, &end)?;
-        if let Some(engine) = inner.me() {
-            // Off the run's path: processes that outlived the group's kill.
-            let instance = engine.instance();
-            tokio::spawn(crate::breakers::check_survivors(
-                engine, instance, run_id, number,
-            ));
-        }
-        inner.bus.emit(Event::AttemptFinished {
+        services.store.finish_attempt(attempt_id, &end)?;
+        services.attempt_ended(run_id, number);
+        services.bus.emit(Event::AttemptFinished {
             run_id,
             workflow_id,
             attempt: number,
@@ -137,7 +132,7 @@ async fn try_execute_run(
                     String::new()
                 };
                 let summary = format!("Succeeded in {}{after}", seconds(execution.duration));
-                return finish(inner, &workflow, run_id, None, summary);
+                return finish(services, &workflow, run_id, None, summary);
             }
             (Some(_), Some(pause)) => {
                 tokio::time::sleep(pause).await;
@@ -167,17 +162,17 @@ async fn try_execute_run(
         evidence,
     );
     let summary = format!("{} ({}{attempts})", failure.summary(), class.as_str());
-    finish(inner, &workflow, run_id, Some(class), summary)?;
+    finish(services, &workflow, run_id, Some(class), summary)?;
     // The heal does not hold a run slot: other workflows go on.
     drop(permit);
-    inner.heal(failure).await?;
+    services.heal(failure).await?;
     Ok(())
 }
 
 /// Record how the run ended (`class` is `None` for a success), update the workflow's status,
 /// and announce it.
 fn finish(
-    inner: &Inner,
+    services: &Services,
     workflow: &Workflow,
     run_id: i64,
     class: Option<FailureClass>,
@@ -188,13 +183,15 @@ fn finish(
     } else {
         RunStatus::Failed
     };
-    inner.store.finish_run(run_id, status, class, &summary)?;
-    inner
+    services.store.finish_run(run_id, status, class, &summary)?;
+    services
         .store
         .settle_workflow_status(workflow.id, class.is_none())?;
     // A fixed version's run tells the healing memory whether the fix held.
-    inner.store.settle_pattern_fixes(run_id, class.is_none())?;
-    inner.bus.emit(Event::RunFinished {
+    services
+        .store
+        .settle_pattern_fixes(run_id, class.is_none())?;
+    services.bus.emit(Event::RunFinished {
         run_id,
         workflow_id: workflow.id,
         title: workflow.title.clone(),
@@ -273,18 +270,14 @@ fn write_entry(folder: &Path, entry: &str, version: &ScriptVersion) -> Result<()
 
 /// The workflow's variables, this Healer's instance marker, and the recovery hint the run was
 /// given, if any.
-fn run_env(
-    workflow: &Workflow,
-    hint: Option<&str>,
-    instance: &str,
-) -> Vec<crate::workflow::EnvVar> {
+fn run_env(workflow: &Workflow, hint: Option<&str>, instance: &str) -> Vec<EnvVar> {
     let mut env = workflow.env.clone();
-    env.push(crate::workflow::EnvVar {
+    env.push(EnvVar {
         name: "HEALER_INSTANCE".to_string(),
         value: instance.to_string(),
     });
     if let Some(hint) = hint {
-        env.push(crate::workflow::EnvVar {
+        env.push(EnvVar {
             name: "HEALER_RECOVERY_HINT".to_string(),
             value: hint.to_string(),
         });

@@ -1,6 +1,9 @@
 //! The scheduler: sleeps until the next due run (no polling), queues due runs (a run missed
 //! while Healer was closed runs once, not once per missed time), and dispatches queued runs
-//! up to the concurrency cap, never two of one workflow at once.
+//! up to the concurrency cap, never two of one workflow at once. Each run goes attempt by
+//! attempt ([`attempts`]) and hands a final failure to the pipeline through the services.
+
+pub(crate) mod attempts;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,10 +13,12 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::attempts::execute_run;
-use super::RunTrigger;
-use crate::engine::Inner;
+use attempts::execute_run;
+
 use crate::error::Result;
+use crate::services::Services;
+use crate::store::Store;
+use crate::workflow::RunTrigger;
 
 /// How late a due run may be started and still count as on schedule rather than a catch-up.
 const ON_TIME: chrono::Duration = chrono::Duration::seconds(60);
@@ -24,8 +29,16 @@ const IDLE_WAKE: Duration = Duration::from_secs(3600);
 /// Settings key: the most runs at once (default: the number of cores).
 pub const MAX_CONCURRENT_RUNS: &str = "scheduler.max_concurrent_runs";
 
-pub(crate) async fn schedule_loop(inner: Arc<Inner>, cancel: CancellationToken) {
-    let cap = inner
+/// Settings key: why scheduled runs are paused (absent: they are not). A breaker sets it.
+pub const SCHEDULER_PAUSED: &str = "scheduler.paused";
+
+/// Why scheduled runs are paused, if they are.
+pub fn paused(store: &Store) -> Result<Option<String>> {
+    store.setting::<String>(SCHEDULER_PAUSED)
+}
+
+pub(crate) async fn schedule_loop(services: Arc<Services>, cancel: CancellationToken) {
+    let cap = services
         .store
         .setting::<usize>(MAX_CONCURRENT_RUNS)
         .ok()
@@ -35,14 +48,14 @@ pub(crate) async fn schedule_loop(inner: Arc<Inner>, cancel: CancellationToken) 
     let permits = Arc::new(Semaphore::new(cap));
     let mut runs: JoinSet<i64> = JoinSet::new();
     loop {
-        let next_due = match queue_due_runs(&inner, Utc::now()) {
+        let next_due = match queue_due_runs(&services, Utc::now()) {
             Ok(next) => next,
             Err(e) => {
                 tracing::error!("the scheduler could not read the schedules: {e}");
                 None
             }
         };
-        if let Err(e) = dispatch(&inner, &permits, &mut runs) {
+        if let Err(e) = dispatch(&services, &permits, &mut runs) {
             tracing::error!("the scheduler could not start queued runs: {e}");
         }
         let sleep_for = next_due
@@ -56,11 +69,11 @@ pub(crate) async fn schedule_loop(inner: Arc<Inner>, cancel: CancellationToken) 
         };
         tokio::select! {
             () = cancel.cancelled() => break,
-            () = inner.wake.notified() => {}
+            () = services.wake.scheduler.notified() => {}
             () = tokio::time::sleep(sleep_for) => {}
             Some(done) = runs.join_next(), if !runs.is_empty() => {
                 if let Ok(workflow_id) = done {
-                    inner.finish_active(workflow_id);
+                    services.active_runs.remove(workflow_id);
                 }
             }
         }
@@ -69,20 +82,20 @@ pub(crate) async fn schedule_loop(inner: Arc<Inner>, cancel: CancellationToken) 
     // drop) and are recorded as interrupted.
     runs.abort_all();
     while runs.join_next().await.is_some() {}
-    if let Err(e) = inner.store.interrupt_open_runs() {
+    if let Err(e) = services.store.interrupt_open_runs() {
         tracing::warn!("could not mark unfinished runs interrupted: {e}");
     }
 }
 
 /// Queue every run that is due by `now`; returns when the next one is due. Nothing is queued
 /// while a breaker has paused scheduled runs.
-fn queue_due_runs(inner: &Inner, now: DateTime<Utc>) -> Result<Option<DateTime<Utc>>> {
+fn queue_due_runs(services: &Services, now: DateTime<Utc>) -> Result<Option<DateTime<Utc>>> {
     let mut next_wake: Option<DateTime<Utc>> = None;
-    if crate::breakers::scheduler_paused(&inner.store)?.is_some() {
+    if paused(&services.store)?.is_some() {
         return Ok(None);
     }
     let now_text = stamp(now);
-    for w in inner.store.scheduled_workflows()? {
+    for w in services.store.scheduled_workflows()? {
         let since = w
             .last_due_at
             .as_deref()
@@ -99,7 +112,7 @@ fn queue_due_runs(inner: &Inner, now: DateTime<Utc>) -> Result<Option<DateTime<U
                 RunTrigger::Schedule
             };
             // A run of this workflow that is still open takes this due time's place.
-            if let Some(run_id) = inner.store.enqueue_run(w.id, trigger)? {
+            if let Some(run_id) = services.store.enqueue_run(w.id, trigger)? {
                 tracing::info!(
                     workflow = w.id,
                     run = run_id,
@@ -108,14 +121,14 @@ fn queue_due_runs(inner: &Inner, now: DateTime<Utc>) -> Result<Option<DateTime<U
                 );
             }
             let next = w.schedule.next_after(now);
-            inner
+            services
                 .store
                 .mark_due_handled(w.id, &now_text, next.map(stamp).as_deref())?;
             next
         } else {
             let due_text = stamp(due);
             if w.next_run_at.as_deref() != Some(due_text.as_str()) {
-                inner.store.set_next_run_at(w.id, Some(&due_text))?;
+                services.store.set_next_run_at(w.id, Some(&due_text))?;
             }
             Some(due)
         };
@@ -127,32 +140,36 @@ fn queue_due_runs(inner: &Inner, now: DateTime<Utc>) -> Result<Option<DateTime<U
 }
 
 /// Start queued runs while there is room; one at a time per workflow.
-fn dispatch(inner: &Arc<Inner>, permits: &Arc<Semaphore>, runs: &mut JoinSet<i64>) -> Result<()> {
-    for (run_id, workflow_id) in inner.store.queued_runs()? {
-        if inner.is_active(workflow_id) {
+fn dispatch(
+    services: &Arc<Services>,
+    permits: &Arc<Semaphore>,
+    runs: &mut JoinSet<i64>,
+) -> Result<()> {
+    for (run_id, workflow_id) in services.store.queued_runs()? {
+        if services.active_runs.contains(workflow_id) {
             continue;
         }
         let Ok(permit) = permits.clone().try_acquire_owned() else {
             break;
         };
-        if !inner.store.claim_run(run_id)? {
+        if !services.store.claim_run(run_id)? {
             continue;
         }
-        let task = run_task(inner.clone(), run_id, workflow_id, permit);
+        let task = run_task(services.clone(), run_id, workflow_id, permit);
         let abort = runs.spawn(task);
-        inner.set_active(workflow_id, run_id, abort);
+        services.active_runs.insert(workflow_id, run_id, abort);
     }
     Ok(())
 }
 
 async fn run_task(
-    inner: Arc<Inner>,
+    services: Arc<Services>,
     run_id: i64,
     workflow_id: i64,
     permit: OwnedSemaphorePermit,
 ) -> i64 {
-    execute_run(&inner, run_id, workflow_id, Some(permit)).await;
-    inner.wake.notify_one();
+    execute_run(&services, run_id, workflow_id, Some(permit)).await;
+    services.wake.scheduler.notify_one();
     workflow_id
 }
 

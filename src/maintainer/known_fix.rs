@@ -1,10 +1,12 @@
 //! The remedy that uses memory before any model: a fix that worked for this signature, whose
 //! diff applies cleanly to the failing code, is applied directly — validated with the runtime's
-//! syntax check and re-run like any fix — at zero tokens.
+//! syntax check and re-run like any fix — at zero tokens. It lives with the maintainer because
+//! it is a maintainer task without a model: the same fix count, the same `apply_fix`.
 
 use async_trait::async_trait;
 
-use super::apply;
+use super::{record_fix, scratch_root, AutoFixStatus, FixResult};
+use super::{DEFAULT_MAX_FIX_ATTEMPTS, MAX_FIX_ATTEMPTS};
 use crate::error::Result;
 use crate::events::Event;
 use crate::failure::{Failure, FailureClass};
@@ -12,13 +14,9 @@ use crate::heal::{
     not_a_script_run, HealContext, Remedy, RemedyReport, RemedyStatus, ScriptFailure,
 };
 use crate::llm::{TaskKind, TaskStatus};
-use crate::maintainer::{
-    record_fix, scratch_root, AutoFixStatus, FixResult, DEFAULT_MAX_FIX_ATTEMPTS, MAX_FIX_ATTEMPTS,
-};
+use crate::memory::{apply, FixVerdict};
 use crate::sandbox::{self, SyntaxCheck};
 use crate::workflow::Author;
-
-use super::FixVerdict;
 
 pub struct KnownFix;
 
@@ -35,7 +33,7 @@ impl Remedy for KnownFix {
         failure: &Failure,
     ) -> Result<RemedyReport> {
         let Some(ScriptFailure {
-            engine,
+            services,
             workflow_id,
             run_id,
         }) = cx.script_run(failure)
@@ -45,7 +43,7 @@ impl Remedy for KnownFix {
         if failure.class != FailureClass::Logic {
             return Ok(skip("known fixes are for logic errors"));
         }
-        let store = &engine.store;
+        let store = &services.store;
         let worked: Vec<_> = store
             .pattern_fixes(&failure.signature)?
             .into_iter()
@@ -66,7 +64,7 @@ impl Remedy for KnownFix {
         };
         let workflow = store.workflow(workflow_id)?;
         if let SyntaxCheck::Refused { message } = sandbox::check_syntax(
-            &scratch_root(engine),
+            &scratch_root(services),
             &workflow.runtime,
             &workflow.entry,
             &code,
@@ -85,7 +83,7 @@ impl Remedy for KnownFix {
             return Ok(skip("the fixes in a row have run out"));
         };
         let task = store.task(task_id)?;
-        engine.bus.emit(Event::TaskStarted {
+        services.bus.emit(Event::TaskStarted {
             task_id,
             task_kind: TaskKind::Maintainer,
             title: task.title,
@@ -96,7 +94,7 @@ impl Remedy for KnownFix {
         let (status, summary) = match &result {
             FixResult::Applied { version, .. } => {
                 record_fix(
-                    engine,
+                    services,
                     task_id,
                     workflow_id,
                     *version,
@@ -104,14 +102,14 @@ impl Remedy for KnownFix {
                     &code,
                     &comment,
                 )?;
-                engine.bus.emit(Event::VersionSaved {
+                services.bus.emit(Event::VersionSaved {
                     workflow_id,
                     title: workflow.title.clone(),
                     version: *version,
                     author: Author::Task { task_id },
                     comment: comment.clone(),
                 })?;
-                engine.wake.notify_one();
+                services.wake.scheduler.notify_one();
                 (
                     AutoFixStatus::Fixed,
                     format!(
@@ -127,12 +125,12 @@ impl Remedy for KnownFix {
             ),
         };
         store.finish_task(task_id, TaskStatus::Finished, &summary)?;
-        engine.bus.emit(Event::TaskFinished {
+        services.bus.emit(Event::TaskFinished {
             task_id,
             status: TaskStatus::Finished,
             summary: summary.clone(),
         })?;
-        engine.bus.emit(Event::MaintenanceFinished {
+        services.bus.emit(Event::MaintenanceFinished {
             workflow_id,
             task_id: Some(task_id),
             status,

@@ -1,0 +1,114 @@
+//! What the engine's loops and remedies share, in one place below them all: the data folder, the
+//! store, the bus, the live-output channel, the model layer, the wake-ups of the loops that
+//! sleep, the runs in flight and this Healer's instance marker — plus the few acts that more than
+//! one of them performs (hand a failure to the pipeline, raise a checkpoint, change a workflow's
+//! settings).
+//!
+//! The engine builds one `Services` and hands an `Arc` of it down; nothing here knows the engine,
+//! the pipeline or a remedy. What sits above reaches down through [`Healing`], which the engine
+//! fills in. An act belongs here only when callers on two layers need it; otherwise it lives with
+//! its caller.
+
+mod active_runs;
+mod checkpoints;
+mod workflows;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use tokio::sync::{broadcast, Notify};
+
+use crate::error::Result;
+use crate::events::Bus;
+use crate::failure::Failure;
+use crate::llm::Llm;
+use crate::paths::Paths;
+use crate::store::{HealRecord, Store};
+use crate::workflow::runner::OutputChunk;
+
+pub(crate) use active_runs::ActiveRuns;
+
+/// How many chunks of live output a slow viewer may fall behind; the stored log is complete.
+const OUTPUT_CAPACITY: usize = 4096;
+
+/// What the engine plugs in above the loops: the failure pipeline with its remedies, and the
+/// breakers' watch over the processes a run leaves. The loops hand work up through it without
+/// importing what is there.
+#[async_trait]
+pub(crate) trait Healing: Send + Sync {
+    /// Take a failure through the pipeline.
+    async fn heal(&self, services: &Services, failure: Failure) -> Result<HealRecord>;
+
+    /// An attempt ended and its process group was killed: look, off the run's path, for
+    /// processes that outlived it.
+    fn attempt_ended(&self, services: &Arc<Services>, run_id: i64, attempt: u32);
+}
+
+/// Wake-ups for the loops that sleep until there is work.
+#[derive(Default)]
+pub(crate) struct WakeUps {
+    /// The scheduler: a run was requested, a schedule changed, a run finished.
+    pub scheduler: Notify,
+    /// The inbox worker: a maintainer or planner item was queued or finished.
+    pub inbox: Notify,
+}
+
+pub(crate) struct Services {
+    pub paths: Paths,
+    pub store: Store,
+    pub bus: Bus,
+    /// Live output of running attempts (not persisted; the stored logs are on the attempts).
+    pub output: broadcast::Sender<OutputChunk>,
+    /// The model layer: providers, tiers, budgets, agent loops.
+    pub llm: Llm,
+    pub wake: WakeUps,
+    /// Workflow id → the run its task is running, so a workflow never runs twice at once.
+    pub active_runs: ActiveRuns,
+    instance: String,
+    healing: Box<dyn Healing>,
+}
+
+impl Services {
+    pub(crate) fn new(
+        paths: Paths,
+        store: Store,
+        bus: Bus,
+        llm: Llm,
+        healing: Box<dyn Healing>,
+    ) -> Services {
+        let (output, _) = broadcast::channel(OUTPUT_CAPACITY);
+        Services {
+            instance: instance_of(&paths),
+            paths,
+            store,
+            bus,
+            output,
+            llm,
+            wake: WakeUps::default(),
+            active_runs: ActiveRuns::default(),
+            healing,
+        }
+    }
+
+    /// A marker of this data folder, set as `HEALER_INSTANCE` in every run's environment so the
+    /// processes of one Healer are never taken for another's.
+    pub(crate) fn instance(&self) -> &str {
+        &self.instance
+    }
+
+    /// Take a failure through the pipeline the engine plugged in.
+    pub(crate) async fn heal(&self, failure: Failure) -> Result<HealRecord> {
+        self.healing.heal(self, failure).await
+    }
+
+    /// Tell the breakers an attempt ended (they look for processes that outlived it).
+    pub(crate) fn attempt_ended(self: &Arc<Self>, run_id: i64, attempt: u32) {
+        self.healing.attempt_ended(self, run_id, attempt);
+    }
+}
+
+fn instance_of(paths: &Paths) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(paths.data_dir().to_string_lossy().as_bytes());
+    digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,37 @@
+//! Raising a checkpoint: the breakers, the recovery manager and the engine all do it the same
+//! way — recommend an option from past decisions, store it, announce it.
+
+use super::Services;
+use crate::checkpoint::{recommend, Checkpoint, NewCheckpoint};
+use crate::error::{Error, Result};
+use crate::events::Event;
+
+impl Services {
+    pub(crate) fn raise_checkpoint(&self, new: NewCheckpoint) -> Result<Checkpoint> {
+        let history = self.store.checkpoint_history(
+            new.trigger,
+            new.workflow_id,
+            new.signature.as_deref(),
+        )?;
+        let mut options = new.options;
+        let recommendation = recommend(new.trigger, &options, &history)
+            .ok_or_else(|| Error::Internal("a checkpoint needs options".to_string()))?;
+        for (i, option) in options.iter_mut().enumerate() {
+            option.recommended = i == recommendation.index;
+        }
+        let checkpoint = self.store.insert_checkpoint(
+            new.trigger,
+            new.workflow_id,
+            new.run_id,
+            new.task_id,
+            new.signature.as_deref(),
+            &new.context,
+            &options,
+            &recommendation.sentence,
+        )?;
+        self.bus.emit(Event::CheckpointCreated {
+            checkpoint: checkpoint.clone(),
+        })?;
+        Ok(checkpoint)
+    }
+}
