@@ -1,7 +1,8 @@
 //! Healing memory: every error signature Healer has seen, where and how often, and every fix
 //! tried for it — the unified diff from the failing code, the hash of the code it applied to,
 //! and whether its re-run passed. A fix that worked is applied again at zero tokens where its
-//! diff applies cleanly; fixes that failed are told to the maintainer as "do not repeat".
+//! diff applies cleanly (the maintainer's `KnownFix`); fixes that failed are told to the
+//! maintainer as "do not repeat". Shapes and pure functions only: the store keeps them.
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};

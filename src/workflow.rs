@@ -1,5 +1,8 @@
 //! Workflows: a person's scripts that Healer runs on a schedule, with every version kept
-//! (major.minor), every run and attempt recorded, and failures handed to the heal pipeline.
+//! (major.minor) and every run and attempt recorded. This module holds what they are — the
+//! shapes, the rules (schedule, retry, validation, version order) and the runner of one attempt —
+//! and needs no store: the store keeps these shapes, and the scheduler (`scheduler/`) runs them
+//! and hands failures to the pipeline.
 
 mod examples;
 mod retry;

@@ -1,6 +1,7 @@
 //! Engine integration tests: real SQLite files in temp dirs, real processes. One test binary
 //! for the crate (faster to link than one per file).
 
+mod architecture;
 mod checkpoint_cli;
 mod checkpoints;
 mod classify;
