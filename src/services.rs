@@ -5,9 +5,9 @@
 //! settings).
 //!
 //! The engine builds one `Services` and hands an `Arc` of it down; nothing here knows the engine,
-//! the pipeline or a remedy. What sits above reaches down through [`Healing`], which the engine
-//! fills in. An act belongs here only when callers on two layers need it; otherwise it lives with
-//! its caller.
+//! the pipeline or a remedy. The loops reach what sits above them (the pipeline, the breakers)
+//! through [`Healing`], which the engine fills in. An act belongs here only when more than one
+//! part needs it; otherwise it lives with its caller.
 
 mod active_runs;
 mod checkpoints;

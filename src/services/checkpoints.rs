@@ -1,5 +1,5 @@
-//! Raising a checkpoint: the breakers, the recovery manager and the engine all do it the same
-//! way — recommend an option from past decisions, store it, announce it.
+//! Raising a checkpoint: the breakers and the recovery manager do it the same way — recommend an
+//! option from past decisions, store it, announce it.
 
 use super::Services;
 use crate::checkpoint::{recommend, Checkpoint, NewCheckpoint};
