@@ -1,6 +1,7 @@
 //! Healer's engine: workflows, healing, and everything the desktop app and the `healer` CLI
 //! show. No Tauri here: the engine builds and tests without a webview.
 
+pub mod agent;
 pub mod breakers;
 pub mod checkpoint;
 pub mod client;
@@ -22,6 +23,7 @@ pub mod recovery;
 pub mod sandbox;
 pub mod scheduler;
 pub(crate) mod services;
+pub mod session;
 pub mod store;
 pub mod workflow;
 

@@ -1,0 +1,79 @@
+//! Coding agents behind one trait: Healer's own tool loop, Claude Code and Codex. Each adapter
+//! starts its agent in a task's worktree and turns the agent's own stream into the same
+//! session steps (`session::SessionStep`), as they happen; the project runner stores them and
+//! the steering loop reads them. Adding an agent is one file that implements [`Agent`].
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::Result;
+use crate::session::{AgentKind, SessionStatus, SessionStep};
+
+/// What one session is asked to do, and where.
+#[derive(Debug, Clone)]
+pub struct SessionSpec {
+    /// Healer's id of the session (rows in `agent_sessions`); the built-in agent's thread and
+    /// the steering mailbox are keyed by it.
+    pub session_id: i64,
+    /// The task's worktree: the agent's working directory, and the only place it should write.
+    pub cwd: PathBuf,
+    /// The first user message (built from the task), or the message a resume carries.
+    pub prompt: String,
+    /// The agent's own session id to continue (`claude --resume`, `codex exec resume`, the
+    /// built-in agent's thread), when this session resumes an earlier one.
+    pub resume: Option<String>,
+    /// Tools the agent may use without asking (Claude Code's `--allowedTools`).
+    pub allowed_tools: Vec<String>,
+    /// The agent's environment on top of a safe base (PATH, HOME, LANG …): its own model
+    /// endpoint and key variable, never Healer's provider keys unless the project names them.
+    pub env: Vec<(String, String)>,
+    /// The program to start, when not found on PATH (tests point at the pinned npm package).
+    pub program: Option<PathBuf>,
+    /// A model name for the agent, when the project sets one.
+    pub model: Option<String>,
+    /// Ended (process group killed) past this.
+    pub time_limit: Duration,
+}
+
+/// What an adapter reports while its session runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AgentUpdate {
+    /// The agent told its own session id (and where its transcript is, when it keeps one).
+    Started {
+        agent_session_id: String,
+        transcript: Option<PathBuf>,
+    },
+    /// The process group the agent runs in (Stop and crash recovery kill it).
+    Process {
+        pgid: i32,
+    },
+    Step(SessionStep),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionEnd {
+    pub status: SessionStatus,
+    pub exit_code: Option<i32>,
+    /// The agent's last word (its result text), or what went wrong, in a sentence.
+    pub summary: String,
+    pub agent_session_id: Option<String>,
+}
+
+/// A coding agent. `run` drives one session to its end: it sends updates as they happen, and
+/// when `cancel` fires it ends the agent's processes (group and any orphan) and returns
+/// `Stopped`. Errors are for Healer's own trouble; an agent that fails is a `SessionEnd`.
+#[async_trait]
+pub trait Agent: Send + Sync {
+    fn kind(&self) -> AgentKind;
+
+    async fn run(
+        &self,
+        spec: SessionSpec,
+        updates: mpsc::UnboundedSender<AgentUpdate>,
+        cancel: CancellationToken,
+    ) -> Result<SessionEnd>;
+}

@@ -1,0 +1,103 @@
+//! What an agent session is, as the store keeps it and events carry it: which agent, its
+//! status, and its steps. Pure shapes; the agents that produce them are in `agent`.
+//!
+//! Steps are flat and append-only (a text, a tool call, a tool result …), like a model thread's
+//! messages: the live view and the loop detector read them in order, and the ATIF export groups
+//! them into trajectory steps (an agent step with its calls, the results as its observation).
+
+use serde::{Deserialize, Serialize};
+
+/// Which agent works on a task. Stored by its name; the CLI takes the same names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "kebab-case")]
+pub enum AgentKind {
+    /// Healer's own tool loop over the configured model tiers.
+    Builtin,
+    /// The `claude` CLI (`claude -p … --output-format stream-json --verbose`).
+    ClaudeCode,
+    /// The `codex` CLI (`codex exec --json …`).
+    Codex,
+}
+
+impl AgentKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentKind::Builtin => "builtin",
+            AgentKind::ClaudeCode => "claude-code",
+            AgentKind::Codex => "codex",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<AgentKind> {
+        [AgentKind::Builtin, AgentKind::ClaudeCode, AgentKind::Codex]
+            .into_iter()
+            .find(|k| k.as_str() == s)
+    }
+}
+
+/// Who a step comes from, as ATIF says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum StepSource {
+    System,
+    User,
+    Agent,
+}
+
+/// What a step is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum StepKind {
+    /// Words: the prompt, the agent's text, a steering message delivered, a system notice.
+    Text,
+    /// The agent called a tool.
+    ToolCall,
+    /// A tool's result, answering the call with the same `call_id`.
+    ToolResult,
+}
+
+/// Tokens a model call cost, when the agent reports them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct StepUsage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub cached_tokens: u64,
+}
+
+/// One thing that happened in a session, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct SessionStep {
+    /// RFC 3339 UTC with milliseconds: the agent's own time when it gives one, else when seen.
+    pub at: String,
+    pub source: StepSource,
+    pub kind: StepKind,
+    /// Text: the words. ToolResult: the result's content (capped by the caller).
+    pub text: String,
+    /// ToolCall: the tool's name (as the agent names it: `Bash`, `exec_command`, `run_command`).
+    pub tool: Option<String>,
+    /// ToolCall: the arguments, as JSON text (like a model thread's tool calls).
+    pub arguments: Option<String>,
+    /// ToolCall / ToolResult: the id that pairs them.
+    pub call_id: Option<String>,
+    /// ToolResult: whether the tool failed.
+    pub is_error: bool,
+    pub model: Option<String>,
+    pub usage: Option<StepUsage>,
+}
+
+/// How a session ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionStatus {
+    Running,
+    /// The agent said it was done.
+    Finished,
+    /// The agent exited with an error, could not start, or its stream was unusable.
+    Failed,
+    /// Past its time limit.
+    TimedOut,
+    /// Stopped by the person or by steering.
+    Stopped,
+    /// Found running after Healer stopped uncleanly.
+    Interrupted,
+}
