@@ -41,7 +41,7 @@ use http::Connection;
 pub use http::RetrySettings;
 pub use keys::{ApiKey, KeySource, Keys, KEYRING_ENV};
 pub use ollama::OllamaStatus;
-pub use openai::OpenAiClient;
+pub use openai::{wants_completion_tokens, OpenAiClient};
 pub use provider::{check_input, ModelPrice, Provider, ProviderInput, ProviderKind, ProviderView};
 pub use thread::{
     MessageRole, NewMessage, Task, TaskKind, TaskStatus, TaskThread, ThreadMessage, ThreadText,
@@ -77,6 +77,7 @@ struct LlmInner {
     text: broadcast::Sender<ThreadText>,
     ollama_url: String,
     ollama: Mutex<Option<OllamaStatus>>,
+    completion_limit_models: openai::CompletionLimitModels,
 }
 
 impl Llm {
@@ -97,6 +98,7 @@ impl Llm {
                 text,
                 ollama_url,
                 ollama: Mutex::new(None),
+                completion_limit_models: Default::default(),
             }),
         }
     }
@@ -170,6 +172,7 @@ impl Llm {
                     key,
                     retry,
                 },
+                learned: self.inner.completion_limit_models.clone(),
             }),
         })
     }
