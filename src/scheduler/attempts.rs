@@ -13,7 +13,7 @@ use crate::failure::{classify, parse_evidence, Evidence, Failure, FailureClass, 
 use crate::services::Services;
 use crate::store::AttemptEnd;
 use crate::workflow::runner::{self, Execution, RunSpec};
-use crate::workflow::{EnvVar, RunStatus, ScriptVersion, Workflow};
+use crate::workflow::{EnvVar, Run, RunStatus, ScriptVersion, Workflow};
 
 /// Run `run_id` (already claimed: status running) to the end. Never fails: whatever goes
 /// wrong is recorded on the run.
@@ -31,6 +31,7 @@ pub(crate) async fn execute_run(
             .finish_run(run_id, RunStatus::Failed, None, &summary);
         let _ = services.bus.emit(Event::RunFinished {
             run_id,
+            run_number: services.store.run(run_id).map_or(0, |r| r.number),
             workflow_id,
             title: services
                 .store
@@ -55,6 +56,7 @@ async fn try_execute_run(
     let folder = services.paths.workflow_dir(workflow_id);
     services.bus.emit(Event::RunStarted {
         run_id,
+        run_number: run.number,
         workflow_id,
         title: workflow.title.clone(),
         trigger: run.trigger,
@@ -116,6 +118,7 @@ async fn try_execute_run(
         services.attempt_ended(run_id, number);
         services.bus.emit(Event::AttemptFinished {
             run_id,
+            run_number: run.number,
             workflow_id,
             attempt: number,
             succeeded: end.succeeded,
@@ -132,7 +135,7 @@ async fn try_execute_run(
                     String::new()
                 };
                 let summary = format!("Succeeded in {}{after}", seconds(execution.duration));
-                return finish(services, &workflow, run_id, None, summary);
+                return finish(services, &workflow, &run, None, summary);
             }
             (Some(_), Some(pause)) => {
                 tokio::time::sleep(pause).await;
@@ -162,7 +165,7 @@ async fn try_execute_run(
         evidence,
     );
     let summary = format!("{} ({}{attempts})", failure.summary(), class.as_str());
-    finish(services, &workflow, run_id, Some(class), summary)?;
+    finish(services, &workflow, &run, Some(class), summary)?;
     // The heal does not hold a run slot: other workflows go on.
     drop(permit);
     services.heal(failure).await?;
@@ -174,10 +177,11 @@ async fn try_execute_run(
 fn finish(
     services: &Services,
     workflow: &Workflow,
-    run_id: i64,
+    run: &Run,
     class: Option<FailureClass>,
     summary: String,
 ) -> Result<()> {
+    let run_id = run.id;
     let status = if class.is_none() {
         RunStatus::Succeeded
     } else {
@@ -193,6 +197,7 @@ fn finish(
         .settle_pattern_fixes(run_id, class.is_none())?;
     services.bus.emit(Event::RunFinished {
         run_id,
+        run_number: run.number,
         workflow_id: workflow.id,
         title: workflow.title.clone(),
         status,

@@ -69,9 +69,14 @@ function capitalised(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
+/** "#3": a run as a person counts them (events stored before runs were numbered carry 0). */
+function runName(event: { run_id: number; run_number?: number }): string {
+  return event.run_number ? `#${event.run_number}` : String(event.run_id);
+}
+
 /** What Healer's recovery decided after a failed run, by the engine's action name. */
 function describeRecovery(event: Extract<Event, { kind: "recovery_decided" }>): EventText {
-  const detail = `After run ${event.run_id} failed: ${event.detail}`;
+  const detail = `After run ${runName(event)} failed: ${event.detail}`;
   switch (event.action) {
     case "alternative": {
       // The engine quotes the hint: run again with the hint “…” (run 12).
@@ -143,16 +148,16 @@ export function describeEvent(event: Event): EventText {
             tone: "info",
           };
     case "run_started":
-      return { title: `Run ${event.run_id} of “${event.title}” started`, detail: triggerDetail[event.trigger], tone: "working" };
+      return { title: `Run ${runName(event)} of “${event.title}” started`, detail: triggerDetail[event.trigger], tone: "working" };
     case "attempt_finished":
       return {
-        title: `Run ${event.run_id}, attempt ${event.attempt} ${event.succeeded ? "succeeded" : "failed"}`,
+        title: `Run ${runName(event)}, attempt ${event.attempt} ${event.succeeded ? "succeeded" : "failed"}`,
         detail: event.retry_in_ms != null ? `${event.summary} · retrying in ${Math.round(event.retry_in_ms / 100) / 10} s` : event.summary,
         tone: event.succeeded ? "good" : event.retry_in_ms != null ? "working" : "bad",
       };
     case "run_finished":
       return {
-        title: `Run ${event.run_id} of “${event.title}” ${event.status}`,
+        title: `Run ${runName(event)} of “${event.title}” ${event.status}`,
         detail: event.summary,
         tone: event.status === "succeeded" ? "good" : event.status === "interrupted" ? "contained" : "bad",
       };
@@ -169,7 +174,7 @@ export function describeEvent(event: Event): EventText {
     case "maintenance_started":
       return {
         title: `Auto-fix started for “${fixedWorkflow(event.title)}”`,
-        detail: `Run ${event.run_id} failed on an error in the script; Healer is repairing it.`,
+        detail: `Run ${runName(event)} failed on an error in the script; Healer is repairing it.`,
         tone: "working",
       };
     case "maintenance_finished":
@@ -195,6 +200,8 @@ export function describeEvent(event: Event): EventText {
       return describeBreaker(event);
     case "llm_settings_changed":
       return { title: "Model settings changed", detail: event.what, tone: "neutral" };
+    case "scheduler_paused":
+      return { title: "Scheduled runs paused", detail: event.reason, tone: "contained" };
   }
 }
 

@@ -47,7 +47,7 @@ function Facts({ detail, workflowId }: { detail: AutoFixDetail; workflowId: numb
   return (
     <div className="card autofix-header">
       <div className="autofix-heading">
-        <h2 className="section-title">{fix.run_id !== null ? `Repair of run #${fix.run_id}` : fix.title}</h2>
+        <h2 className="section-title">{fix.run_id !== null ? `Repair of run #${fix.run_number ?? fix.run_id}` : fix.title}</h2>
         <StatusBadge
           tone={autofixStatusTone[fix.status]}
           label={autofixStatusLabel[fix.status]}
