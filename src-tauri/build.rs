@@ -45,6 +45,12 @@ fn main() {
         "list_decisions",
         "get_scheduler_pause",
         "resume_scheduler",
+        "get_desktop_settings",
+        "set_keep_running",
+        "set_start_at_login",
+        "remember_view",
+        "restored_view",
+        "quit_app",
     ]);
     if let Err(e) = tauri_build::try_build(tauri_build::Attributes::new().app_manifest(manifest)) {
         // A build script has no caller to return to: say what is wrong and stop the build.

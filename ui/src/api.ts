@@ -6,6 +6,7 @@ import {
   type ErrorCode,
   type ErrorPayload,
   type ProviderInput,
+  type SavedView,
   type Tier,
   type TierSetting,
   type WorkflowInput,
@@ -123,4 +124,24 @@ export const api = {
   /** Why a safety breaker paused scheduled runs; null while they run as usual. */
   getSchedulerPause: () => unwrap(commands.getSchedulerPause()),
   resumeScheduler: () => unwrap(commands.resumeScheduler()),
+
+  /** Whether closing the window keeps Healer in the tray, and whether it starts at login. */
+  getDesktopSettings: () => unwrap(commands.getDesktopSettings()),
+  setKeepRunning: (on: boolean) => unwrap(commands.setKeepRunning(on)),
+  setStartAtLogin: (on: boolean) => unwrap(commands.setStartAtLogin(on)),
+  /** Where the person is, so a window made after a close opens there. */
+  rememberView: (view: SavedView) => toApi(commands.rememberView(view)),
+  /** Where the previous window was; null for a first window. Asked once. */
+  restoredView: () => toApi(commands.restoredView()),
+  /** Quits Healer through its normal shutdown. */
+  quitApp: () => toApi(commands.quitApp()),
 };
+
+/** A command that cannot fail on its own: only transport errors become ApiErrors. */
+async function toApi<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (error) {
+    throw toApiError(error);
+  }
+}
