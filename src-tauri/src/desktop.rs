@@ -83,6 +83,9 @@ pub fn window_closed(app: &AppHandle) {
     if state.quitting() || !staying(app, engine) {
         return;
     }
+    if crate::webkit::knobs().contains(&crate::webkit::Knob::Trim) {
+        crate::trim::after_window_closed();
+    }
     let store = engine.store();
     if store.setting::<bool>(TOLD_ABOUT_TRAY).ok().flatten() == Some(true) {
         return;

@@ -9,6 +9,7 @@ mod heal_commands;
 mod model_commands;
 mod state;
 mod tray;
+mod trim;
 mod webkit;
 mod window;
 

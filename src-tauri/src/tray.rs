@@ -172,6 +172,35 @@ fn tooltip(glance: &Glance) -> String {
     format!("Healer: {}", glance.sentence())
 }
 
+/// The menu items that open what waits for the person: `(hash, label)`.
+fn places(glance: &Glance) -> Vec<(String, String)> {
+    let mut asks = Vec::new();
+    let mut workflows = Vec::new();
+    for waiting in &glance.waiting {
+        match waiting {
+            Waiting::Checkpoint { title, .. } => asks.push(title.as_str()),
+            Waiting::Workflow { workflow_id, title } => workflows.push((*workflow_id, title)),
+        }
+    }
+    let mut places = Vec::new();
+    // The questions share one page, so they share one item.
+    match asks.as_slice() {
+        [] => {}
+        [one] => places.push(("#/checkpoints".to_string(), format!("Healer asks: {one}"))),
+        many => places.push((
+            "#/checkpoints".to_string(),
+            format!("{} decisions wait for you", many.len()),
+        )),
+    }
+    for (id, title) in workflows.into_iter().take(WAITING_SHOWN) {
+        places.push((
+            format!("#/workflows/{id}"),
+            format!("\u{201c}{title}\u{201d} needs you"),
+        ));
+    }
+    places
+}
+
 fn menu(app: &AppHandle, glance: &Glance) -> tauri::Result<Menu<Wry>> {
     let mut items: Vec<Box<dyn IsMenuItem<Wry>>> = Vec::new();
     items.push(Box::new(MenuItem::with_id(
@@ -188,30 +217,7 @@ fn menu(app: &AppHandle, glance: &Glance) -> tauri::Result<Menu<Wry>> {
         true,
         None::<&str>,
     )?));
-    let mut asks = Vec::new();
-    let mut workflows = Vec::new();
-    for waiting in &glance.waiting {
-        match waiting {
-            Waiting::Checkpoint { title, .. } => asks.push(title.as_str()),
-            Waiting::Workflow { workflow_id, title } => workflows.push((*workflow_id, title)),
-        }
-    }
-    let mut places: Vec<(String, String)> = Vec::new();
-    // The questions share one page, so they share one item.
-    match asks.as_slice() {
-        [] => {}
-        [one] => places.push(("#/checkpoints".to_string(), format!("Healer asks: {one}"))),
-        many => places.push((
-            "#/checkpoints".to_string(),
-            format!("{} decisions wait for you", many.len()),
-        )),
-    }
-    for (id, title) in workflows.into_iter().take(WAITING_SHOWN) {
-        places.push((
-            format!("#/workflows/{id}"),
-            format!("\u{201c}{title}\u{201d} needs you"),
-        ));
-    }
+    let places = places(glance);
     if !places.is_empty() {
         items.push(Box::new(PredefinedMenuItem::separator(app)?));
         for (hash, label) in places {
@@ -246,4 +252,48 @@ fn menu(app: &AppHandle, glance: &Glance) -> tauri::Result<Menu<Wry>> {
     )?));
     let refs: Vec<&dyn IsMenuItem<Wry>> = items.iter().map(|i| i.as_ref()).collect();
     Menu::with_items(app, &refs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn waiting_for(asks: usize, workflows: i64) -> Glance {
+        let mut waiting: Vec<Waiting> = (0..asks)
+            .map(|i| Waiting::Checkpoint {
+                checkpoint_id: i as i64,
+                title: "A run keeps failing (\u{201c}Rates\u{201d})".to_string(),
+            })
+            .collect();
+        waiting.extend((1..=workflows).map(|id| Waiting::Workflow {
+            workflow_id: id,
+            title: format!("Report {id}"),
+        }));
+        Glance {
+            healing: vec![],
+            waiting,
+            paused: None,
+        }
+    }
+
+    #[test]
+    fn each_thing_that_waits_opens_its_page_and_questions_share_one_item() {
+        assert!(places(&waiting_for(0, 0)).is_empty());
+        assert_eq!(
+            places(&waiting_for(1, 1)),
+            [
+                (
+                    "#/checkpoints".to_string(),
+                    "Healer asks: A run keeps failing (\u{201c}Rates\u{201d})".to_string()
+                ),
+                (
+                    "#/workflows/1".to_string(),
+                    "\u{201c}Report 1\u{201d} needs you".to_string()
+                ),
+            ]
+        );
+        let many = places(&waiting_for(3, 20));
+        assert_eq!(many[0].1, "3 decisions wait for you");
+        assert_eq!(many.len(), 1 + WAITING_SHOWN, "the menu stays short");
+    }
 }

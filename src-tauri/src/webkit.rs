@@ -1,4 +1,5 @@
-//! What WebKitGTK lets a small app turn off to stay light. Each knob was measured with `make
+//! What WebKitGTK lets a small app turn off to stay light (and one thing of our own: giving
+//! memory back while the window is closed). Each knob was measured with `make
 //! figures` (docs/memory.md says what each saved); the ones that helped and broke nothing are
 //! on by default. `HEALER_WEBKIT_TUNING` picks another set for measuring: `none`, or a comma
 //! list of knob names (`cache-model,arenas`).
@@ -12,14 +13,20 @@ pub enum Knob {
     SpellCheck,
     /// No WebGL (and so no GPU process for it).
     WebGl,
-    /// Never composite with the GPU.
+    /// Never composite with the GPU (measured only: WebDriver screenshots never finish).
     Acceleration,
     /// No back/forward page cache (the app navigates by hash; it never needs one).
     PageCache,
-    /// Skia paints with the CPU (no GL context in the web process).
+    /// Skia paints with the CPU instead of the GPU.
     CpuRendering,
-    /// No DMA-BUF renderer.
+    /// No DMA-BUF renderer (measured only: WebDriver screenshots never finish without it).
     NoDmabuf,
+    /// The DMA-BUF renderer hands frames over in shared memory, not GPU buffers.
+    Shm,
+    /// One painting thread instead of one per core.
+    PaintThreads,
+    /// JavaScript's heap sized as on a 1 GB machine: collected sooner, kept smaller.
+    SmallHeap,
     /// No accelerated compositing at all (stalls WebDriver screenshots: measured only).
     NoCompositing,
     /// JavaScript without the JIT.
@@ -28,9 +35,12 @@ pub enum Knob {
     Arenas,
     /// The network process frees caches early, at a 64 MB memory limit.
     Pressure,
+    /// With the window closed, give back the heap and code pages only the window used
+    /// (`trim.rs`).
+    Trim,
 }
 
-const ALL: [(&str, Knob); 11] = [
+const ALL: [(&str, Knob); 15] = [
     ("cache-model", Knob::CacheModel),
     ("spell-check", Knob::SpellCheck),
     ("webgl", Knob::WebGl),
@@ -38,21 +48,18 @@ const ALL: [(&str, Knob); 11] = [
     ("page-cache", Knob::PageCache),
     ("cpu-rendering", Knob::CpuRendering),
     ("no-dmabuf", Knob::NoDmabuf),
+    ("shm", Knob::Shm),
+    ("paint-threads", Knob::PaintThreads),
+    ("small-heap", Knob::SmallHeap),
     ("no-compositing", Knob::NoCompositing),
     ("no-jit", Knob::NoJit),
     ("arenas", Knob::Arenas),
     ("pressure", Knob::Pressure),
+    ("trim", Knob::Trim),
 ];
 
 /// What is on unless `HEALER_WEBKIT_TUNING` says otherwise.
-const DEFAULT: &[Knob] = &[
-    Knob::CacheModel,
-    Knob::SpellCheck,
-    Knob::WebGl,
-    Knob::PageCache,
-    Knob::Arenas,
-    Knob::Pressure,
-];
+const DEFAULT: &[Knob] = &[Knob::CpuRendering, Knob::Trim];
 
 /// The knobs in effect for this process.
 pub fn knobs() -> Vec<Knob> {
@@ -85,13 +92,19 @@ pub fn before_toolkit(knobs: &[Knob]) {
         match knob {
             Knob::CpuRendering => env.push(("WEBKIT_SKIA_ENABLE_CPU_RENDERING", "1")),
             Knob::NoDmabuf => env.push(("WEBKIT_DISABLE_DMABUF_RENDERER", "1")),
+            Knob::Shm => env.push(("WEBKIT_DMABUF_RENDERER_FORCE_SHM", "1")),
+            Knob::PaintThreads => env.push(("WEBKIT_SKIA_CPU_PAINTING_THREADS", "1")),
+            Knob::SmallHeap => env.push(("JSC_forceRAMSize", "1073741824")),
             Knob::NoCompositing => env.push(("WEBKIT_DISABLE_COMPOSITING_MODE", "1")),
             Knob::NoJit => env.push(("JSC_useJIT", "0")),
             Knob::Arenas => {
                 env.push(("MALLOC_ARENA_MAX", "2"));
                 // Ours started already; glibc reads the variable only at its start.
                 // SAFETY: mallopt only changes a tunable of the allocator.
-                unsafe { libc_mallopt_arena_max(2) };
+                #[cfg(target_env = "gnu")]
+                unsafe {
+                    libc::mallopt(libc::M_ARENA_MAX, 2)
+                };
             }
             _ => {}
         }
@@ -120,16 +133,6 @@ pub fn before_webviews(knobs: &[Knob]) {
 
 #[cfg(not(target_os = "linux"))]
 pub fn before_webviews(_knobs: &[Knob]) {}
-
-#[cfg(target_os = "linux")]
-unsafe fn libc_mallopt_arena_max(n: i32) {
-    // glibc's M_ARENA_MAX.
-    const M_ARENA_MAX: i32 = -8;
-    extern "C" {
-        fn mallopt(param: i32, value: i32) -> i32;
-    }
-    mallopt(M_ARENA_MAX, n);
-}
 
 /// Apply the knobs that belong to a webview and its context.
 #[cfg(target_os = "linux")]

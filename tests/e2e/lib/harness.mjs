@@ -140,8 +140,10 @@ function alive(pid) {
  * process group, logging to artifacts/tauri-driver.log.
  */
 export class Driver {
-  constructor(dataDir) {
+  /** `env`: more environment for the app (e.g. HEALER_TEST_HOOKS). */
+  constructor(dataDir, env = {}) {
     this.dataDir = dataDir;
+    this.env = env;
     this.child = null;
     this.exited = false;
     this.logFile = path.join(ARTIFACTS, "tauri-driver.log");
@@ -163,7 +165,7 @@ export class Driver {
     this.child = spawn(bin, args, {
       // RUST_LIB_BACKTRACE=0: tauri-driver logs an anyhow backtrace for every /status poll
       // made before WebKitWebDriver listens; app panics still honour RUST_BACKTRACE.
-      env: { RUST_LIB_BACKTRACE: "0", ...process.env, HEALER_DATA_DIR: this.dataDir },
+      env: { RUST_LIB_BACKTRACE: "0", ...process.env, ...this.env, HEALER_DATA_DIR: this.dataDir },
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });
