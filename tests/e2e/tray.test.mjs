@@ -206,4 +206,38 @@ describe("Healer in the tray", { timeout: 240_000 }, () => {
       removeDir(loginDir);
     }
   });
+
+  test("with Keep running turned off, closing the window quits Healer", { timeout: 120_000 }, async () => {
+    const quitDir = freshDataDir("keep-off");
+    const quitDriver = new Driver(quitDir, { ...HOOKS, HOME });
+    let quitSession;
+    try {
+      await quitDriver.start(20_000);
+      quitSession = await Session.create(quitDriver.baseUrl, { alwaysMatch: { "tauri:options": { application: DESKTOP_BIN } } }, 60_000);
+      const nav = await quitSession.waitFor('[data-testid="nav-settings"]', { timeoutMs: 30_000 });
+      await quitSession.click(nav.id);
+      const keep = await quitSession.waitFor('[data-testid="keep-running"]', { timeoutMs: 10_000 });
+      await quitSession.click(keep.id);
+      await quitSession.until(
+        async () => (await quitSession.executeScript("return document.querySelector('[data-testid=\"keep-running\"]').checked;")) === false,
+        { what: "Keep running turned off" },
+      );
+      const closed = await run(DESKTOP_BIN, ["--tray-menu", "close-window"], {
+        env: { ...process.env, ...HOOKS, HOME, HEALER_DATA_DIR: quitDir },
+        timeoutMs: 30_000,
+      });
+      assert.equal(closed.code, 0, describeRun(closed));
+      await quitSession.until(async () => appProcesses(quitDir).length === 0, {
+        timeoutMs: 20_000,
+        what: `Healer to quit with its window (left: ${JSON.stringify(appProcesses(quitDir).map(withThreads))})`,
+      });
+      const last = await run(CLI_BIN, ["--data-dir", quitDir, "events", "--json", "--limit", "1"], { env: { ...process.env, HEALER_DATA_DIR: quitDir } });
+      assert.equal(JSON.parse(last.stdout)[0].event.kind, "engine_stopped");
+    } finally {
+      await quitSession?.delete().catch(() => {});
+      await quitDriver.stop().catch(() => {});
+      await reap(quitDir);
+      removeDir(quitDir);
+    }
+  });
 });
