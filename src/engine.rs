@@ -10,6 +10,7 @@ mod maintainer;
 mod memory;
 mod planner;
 mod requests;
+mod scripts;
 mod workflows;
 
 use std::path::PathBuf;
@@ -39,6 +40,7 @@ pub use healing::RulePlanner;
 pub use maintainer::HealedRun;
 use requests::serve_requests;
 pub use requests::{Request, Response};
+pub use scripts::SaveOutcome;
 
 /// How long shutdown waits for background tasks before abandoning them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -63,6 +65,8 @@ pub struct AppInfo {
     pub log_dir: String,
     pub schema_version: i64,
     pub pid: u32,
+    /// The longest workflow title the engine accepts, so the window cuts at the same place.
+    pub max_title_chars: u32,
 }
 
 /// How an engine starts.
@@ -251,6 +255,7 @@ impl Handle {
             log_dir: display(paths.log_dir()),
             schema_version: self.services.store.schema_version()?,
             pid: std::process::id(),
+            max_title_chars: u32::try_from(crate::workflow::MAX_TITLE_CHARS).unwrap_or(u32::MAX),
         })
     }
 
@@ -265,6 +270,11 @@ impl Handle {
     /// Mark notifications read; an empty list marks all.
     pub fn mark_notifications_read(&self, ids: &[i64]) -> Result<()> {
         self.services.store.mark_notifications_read(ids)
+    }
+
+    /// Put one notification away (the centre no longer lists it).
+    pub fn dismiss_notification(&self, id: i64) -> Result<()> {
+        self.services.store.dismiss_notification(id)
     }
 
     pub fn heals(&self, limit: u32) -> Result<Vec<HealRecord>> {

@@ -325,7 +325,7 @@ impl Event {
             Event::CheckpointCreated { checkpoint } => format!(
                 "Checkpoint {}: {} — waiting for you",
                 checkpoint.id,
-                checkpoint.trigger.title()
+                checkpoint.title
             ),
             Event::CheckpointDecided {
                 checkpoint_id,

@@ -5,9 +5,10 @@ use healer::events::EventRecord;
 use healer::heal::HealRecord;
 use healer::notification::NotificationList;
 use healer::workflow::{
-    FieldProblem, Run, RunDetail, ScriptVersion, Workflow, WorkflowDetail, WorkflowInput,
-    WorkflowSummary,
+    FieldProblem, Run, RunDetail, ScriptVersion, Version, Workflow, WorkflowDetail,
+    WorkflowInput, WorkflowSummary,
 };
+use healer::engine::SaveOutcome;
 use healer::{AppInfo, ErrorPayload};
 use tauri::{AppHandle, State};
 
@@ -95,16 +96,49 @@ pub fn update_workflow(
     Ok(state.engine()?.update_workflow(id, input)?)
 }
 
-/// Saves the code as the next major version (2.0 after 1.3).
+/// Saves the code as the next major version (2.0 after 1.3), unless the syntax check refuses
+/// it or a newer version than `base` (the one the editor opened) appeared meanwhile.
 #[tauri::command]
 #[specta::specta]
-pub fn save_script(
+pub async fn save_script(
     state: State<'_, AppState>,
     id: i64,
     code: String,
     comment: String,
+    base: Option<Version>,
+) -> CmdResult<SaveOutcome> {
+    Ok(state
+        .engine()?
+        .save_edited_script(id, &code, &comment, base)
+        .await?)
+}
+
+/// The runtime's own syntax check of `code`; null when it passes.
+#[tauri::command]
+#[specta::specta]
+pub async fn check_script(
+    state: State<'_, AppState>,
+    id: i64,
+    code: String,
+) -> CmdResult<Option<String>> {
+    Ok(state.engine()?.check_script(id, &code).await?)
+}
+
+/// An earlier version's code as the next major version ("Restored from 1.0").
+#[tauri::command]
+#[specta::specta]
+pub fn restore_version(
+    state: State<'_, AppState>,
+    id: i64,
+    version: Version,
 ) -> CmdResult<ScriptVersion> {
-    Ok(state.engine()?.save_script(id, &code, &comment)?)
+    Ok(state.engine()?.restore_version(id, version)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn dismiss_notification(state: State<'_, AppState>, id: i64) -> CmdResult<()> {
+    Ok(state.engine()?.dismiss_notification(id)?)
 }
 
 #[tauri::command]

@@ -88,7 +88,7 @@ async fn try_execute_run(
         )
         .await;
 
-        let judged = judge(&execution, &workflow.entry);
+        let judged = judge(&execution, &workflow.entry, spec.timeout);
         let retry_in = judged
             .class
             .filter(|c| workflow.retry.retries(*c, number))
@@ -198,6 +198,9 @@ fn finish(
         status,
         summary,
     })?;
+    if class.is_none() {
+        super::repaired::tell_if_repaired(services, workflow, run_id)?;
+    }
     Ok(())
 }
 
@@ -208,7 +211,7 @@ struct Judged {
     summary: String,
 }
 
-fn judge(execution: &Execution, entry: &str) -> Judged {
+fn judge(execution: &Execution, entry: &str, limit: Duration) -> Judged {
     if execution.succeeded() {
         return Judged {
             class: None,
@@ -218,10 +221,17 @@ fn judge(execution: &Execution, entry: &str) -> Judged {
     }
     let stderr = &execution.stderr.text;
     let stdout = &execution.stdout.text;
-    let evidence = parse_evidence(stderr, stdout, entry).or_else(|| {
+    // A script stopped at its time limit failed because of the limit, whatever its last line
+    // said (often a traceback of the signal that ended it).
+    let parsed = if execution.exit.timed_out {
+        None
+    } else {
+        parse_evidence(stderr, stdout, entry)
+    };
+    let evidence = parsed.or_else(|| {
         Some(Evidence {
             error_type: None,
-            message: describe_exit(execution),
+            message: describe_exit(execution, limit),
             stack: None,
         })
     });
@@ -241,13 +251,10 @@ fn judge(execution: &Execution, entry: &str) -> Judged {
     }
 }
 
-fn describe_exit(execution: &Execution) -> String {
+fn describe_exit(execution: &Execution, limit: Duration) -> String {
     let exit = &execution.exit;
     if exit.timed_out {
-        format!(
-            "stopped after its time limit ({})",
-            seconds(execution.duration)
-        )
+        format!("stopped after {} s, its time limit", limit.as_secs())
     } else if let Some(signal) = exit.signal {
         format!("killed by signal {signal}")
     } else if let Some(code) = exit.code {

@@ -18,6 +18,7 @@ mod maintainer;
 mod maintainer_cli;
 mod memory;
 mod model_server;
+mod people;
 mod pipeline;
 mod signatures;
 mod store;

@@ -118,7 +118,7 @@ export function authorLabel(author: Author): string {
     case "planner":
       return "Planner";
     case "healer":
-      return "Healer (rollback)";
+      return "Healer";
     case "task":
       return `Auto-fix task #${author.task_id}`;
   }
