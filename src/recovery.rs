@@ -234,8 +234,8 @@ pub(crate) fn situation(class: FailureClass) -> Situation {
         ),
         FailureClass::Resource => (
             "A run ran out of memory or was stopped",
-            CheckpointAction::Pause,
-            "running it again as it is will likely end the same way; look at what it needs first",
+            CheckpointAction::Proceed,
+            "the machine may only have been short of memory this once; if it happens again, pause it and look at what it needs",
         ),
         FailureClass::Environment => (
             "Something is missing on this machine",

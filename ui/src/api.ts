@@ -8,6 +8,7 @@ import {
   type ProviderInput,
   type Tier,
   type TierSetting,
+  type Version,
   type WorkflowInput,
 } from "./bindings";
 
@@ -67,8 +68,17 @@ export const api = {
   createWorkflow: (input: WorkflowInput) => unwrap(commands.createWorkflow(input)),
   /** Settings only: `input.code` is ignored. */
   updateWorkflow: (id: number, input: WorkflowInput) => unwrap(commands.updateWorkflow(id, input)),
-  /** Saves the code as the next major version. */
-  saveScript: (id: number, code: string, comment: string) => unwrap(commands.saveScript(id, code, comment)),
+  /**
+   * Saves the code as the next major version, unless the syntax check refuses it (`invalid`) or
+   * a newer version than `base`, the one the editor opened, appeared meanwhile (`conflict`).
+   */
+  saveScript: (id: number, code: string, comment: string, base: Version | null) =>
+    unwrap(commands.saveScript(id, code, comment, base)),
+  /** The runtime's own syntax check; null when the code passes. */
+  checkScript: (id: number, code: string) => unwrap(commands.checkScript(id, code)),
+  /** An earlier version's code becomes the next major ("Restored from 1.0"). */
+  restoreVersion: (id: number, version: Version) => unwrap(commands.restoreVersion(id, version)),
+  dismissNotification: (id: number) => unwrap(commands.dismissNotification(id)),
   setWorkflowPaused: (id: number, paused: boolean) => unwrap(commands.setWorkflowPaused(id, paused)),
   deleteWorkflow: (id: number) => unwrap(commands.deleteWorkflow(id)),
   /** The new run's id; fails with `invalid_input` while a run is open. */

@@ -19,8 +19,16 @@ export const commands = {
 	createWorkflow: (input: WorkflowInput) => typedError<Workflow, ErrorPayload>(__TAURI_INVOKE("create_workflow", { input })),
 	/**  Change settings; the code changes only through `save_script`. */
 	updateWorkflow: (id: number, input: WorkflowInput) => typedError<Workflow, ErrorPayload>(__TAURI_INVOKE("update_workflow", { id, input })),
-	/**  Saves the code as the next major version (2.0 after 1.3). */
-	saveScript: (id: number, code: string, comment: string) => typedError<ScriptVersion, ErrorPayload>(__TAURI_INVOKE("save_script", { id, code, comment })),
+	/**
+	 *  Saves the code as the next major version (2.0 after 1.3), unless the syntax check refuses
+	 *  it or a newer version than `base` (the one the editor opened) appeared meanwhile.
+	 */
+	saveScript: (id: number, code: string, comment: string, base: Version | null) => typedError<SaveOutcome, ErrorPayload>(__TAURI_INVOKE("save_script", { id, code, comment, base })),
+	/**  The runtime's own syntax check of `code`; null when it passes. */
+	checkScript: (id: number, code: string) => typedError<string | null, ErrorPayload>(__TAURI_INVOKE("check_script", { id, code })),
+	/**  An earlier version's code as the next major version ("Restored from 1.0"). */
+	restoreVersion: (id: number, version: Version) => typedError<ScriptVersion, ErrorPayload>(__TAURI_INVOKE("restore_version", { id, version })),
+	dismissNotification: (id: number) => typedError<null, ErrorPayload>(__TAURI_INVOKE("dismiss_notification", { id })),
 	setWorkflowPaused: (id: number, paused: boolean) => typedError<Workflow, ErrorPayload>(__TAURI_INVOKE("set_workflow_paused", { id, paused })),
 	deleteWorkflow: (id: number) => typedError<null, ErrorPayload>(__TAURI_INVOKE("delete_workflow", { id })),
 	/**  Queues a run now and returns its id. */
@@ -84,6 +92,8 @@ export type AppInfo = {
 	log_dir: string,
 	schema_version: number,
 	pid: number,
+	/**  The longest workflow title the engine accepts, so the window cuts at the same place. */
+	max_title_chars: number,
 };
 
 /**  One execution of the script. */
@@ -180,6 +190,8 @@ export type Budgets = {
 export type Checkpoint = {
 	id: number,
 	trigger: CheckpointTrigger,
+	/**  The dialog's title: what happened, in words that fit it (the trigger's own by default). */
+	title: string,
 	/**  The work it belongs to. */
 	workflow_id: number | null,
 	run_id: number | null,
@@ -441,6 +453,8 @@ export type Notification = {
 	task_id: number | null,
 	/**  The buttons it offers. */
 	actions: NotificationAction[],
+	/**  Its cause is gone (the workflow ran green since): it keeps its words, not its buttons. */
+	resolved: boolean,
 };
 
 /**  A button a notification offers. */
@@ -462,7 +476,9 @@ export type NotificationKind =
 /**  A workflow was fixed too often lately: a person should look at it. */
 "review" | 
 /**  Healer stopped something on its own (a rollback, the scheduler paused). */
-"safety";
+"safety" | 
+/**  Good news: an automatic repair held (its re-run passed). */
+"repaired";
 
 export type NotificationList = {
 	items: Notification[],
@@ -539,6 +555,11 @@ export type PatternFix = {
 /**  A workflow's chat as the UI shows it. */
 export type PlannerChat = {
 	workflow_id: number,
+	/**
+	 *  What the automatic repair said when it gave up, still waiting for the person's answer:
+	 *  the chat opens with it.
+	 */
+	maintainer_question: string | null,
 	/**  `None` until the first message. */
 	task_id: number | null,
 	/**
@@ -668,6 +689,18 @@ export type RunTrigger = "schedule" | "manual" |
 export type Runtime = { kind: "python3" } | { kind: "node" } | { kind: "bash" } | 
 /**  A command line in which `{file}` stands for the entry script, e.g. `deno run {file}`. */
 { kind: "custom"; command: string };
+
+/**  What became of a person's save. */
+export type SaveOutcome = 
+/**  Stored as the next major version, which runs from now on. */
+{ kind: "saved"; version: ScriptVersion } | 
+/**
+ *  A newer version (a CLI save, an auto-fix) appeared after the editor opened `base`:
+ *  nothing was stored. Saving again with `newer` as the base keeps the person's code.
+ */
+{ kind: "conflict"; base: Version; newer: ScriptVersion } | 
+/**  The runtime's own checker refused the code: nothing was stored. */
+{ kind: "invalid"; message: string };
 
 export type Schedule = 
 /**  Only when run by hand. */

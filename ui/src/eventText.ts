@@ -1,7 +1,6 @@
 // Words a person reads for what the engine reports. Kept apart from the components so the
 // phrasing can be read (and tested) in one place.
 import type { AutoFixStatus, Event, FailureClass, HealRecord, Outcome, RemedyStatus, RunTrigger } from "./bindings";
-import { triggerTitle } from "./checkpointText";
 import { decisionWords } from "./decisionText";
 
 /** Drives the colour of an event's marker. */
@@ -182,7 +181,7 @@ export function describeEvent(event: Event): EventText {
       const { checkpoint } = event;
       const about = checkpoint.workflow_title ? `“${checkpoint.workflow_title}” waits` : "It waits";
       return {
-        title: `Healer asks: ${triggerTitle[checkpoint.trigger]}`,
+        title: `Healer asks: ${checkpoint.title}`,
         detail: `${about} for your decision. Healer recommends ${checkpoint.recommendation}`,
         tone: "info",
       };

@@ -79,7 +79,7 @@ test("a version Healer made itself shows as Healer", async () => {
   const items = await screen.findAllByTestId("version-item");
   expect(items.map((i) => i.getAttribute("data-version"))).toEqual(["1.3", "1.2", "1.1", "1.0"]);
   expect(items[0]).toHaveTextContent("Rolled back to 1.1 after 3 failed repairs");
-  expect(items[0].querySelector(".version-author")).toHaveTextContent(/^Healer \(rollback\)$/);
+  expect(items[0].querySelector(".version-author")).toHaveTextContent(/^Healer$/);
   expect(items[0].querySelector(".version-author")).toHaveClass("author-healer");
   expect(items[1].querySelector(".version-author")).toHaveTextContent("Auto-fix task #44");
   // The comparison names its author as well.

@@ -106,6 +106,32 @@ function safeDecode(part: string): string {
   }
 }
 
+/**
+ * A screen with unsaved work can hold the window on itself: a link, the sidebar or a shortcut
+ * that would leave is turned back, and `ask` is told where the person wanted to go.
+ */
+export type LeaveGuard = { stays: (hash: string) => boolean; ask: (hash: string) => void };
+
+let leaveGuard: LeaveGuard | null = null;
+let shownHash = typeof window === "undefined" ? "" : window.location.hash;
+
+export function setLeaveGuard(guard: LeaveGuard | null) {
+  leaveGuard = guard;
+}
+
+// Registered before React subscribes, so a turned-back change is never rendered.
+if (typeof window !== "undefined") {
+  window.addEventListener("hashchange", () => {
+    const next = window.location.hash;
+    if (leaveGuard && !leaveGuard.stays(next)) {
+      window.history.replaceState(null, "", shownHash || "#/");
+      leaveGuard.ask(next);
+      return;
+    }
+    shownHash = next;
+  });
+}
+
 function subscribe(onChange: () => void) {
   window.addEventListener("hashchange", onChange);
   return () => window.removeEventListener("hashchange", onChange);

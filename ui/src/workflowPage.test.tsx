@@ -190,6 +190,8 @@ test("saving the script creates the next major version", async () => {
   await waitFor(() => expect(healer.callsTo("save_script")).toHaveLength(1));
   expect(healer.callsTo("save_script")[0].args).toEqual({
     id, code: "print('v1.1')\n\n# checked by hand", comment: "Note that it was checked",
+    // The version the editor opened: a newer one would be a conflict, not an overwrite.
+    base: { major: 1, minor: 1 },
   });
   // The Versions tab shows the new version against the one before.
   expect(await screen.findByText(/Saved as version 2\.0/)).toBeInTheDocument();

@@ -124,6 +124,20 @@ export function authorLabel(author: Author): string {
   }
 }
 
+/** Who made a version, inside a sentence: "2.1 by auto-fix". */
+export function authorBy(author: Author): string {
+  switch (author.kind) {
+    case "person":
+      return "by you";
+    case "planner":
+      return "by the planner";
+    case "healer":
+      return "by Healer";
+    case "task":
+      return "by auto-fix";
+  }
+}
+
 /** "320 ms", "1.4 s", "2 min 5 s". */
 export function durationText(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;

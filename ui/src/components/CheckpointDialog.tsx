@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
 import { createPortal } from "react-dom";
 import type { Checkpoint } from "../bindings";
-import { keyHint, moreWaiting, recommendedIndex, triggerTitle, triggerTone } from "../checkpointText";
+import { keyHint, moreWaiting, recommendedIndex, triggerTone } from "../checkpointText";
 import { quietFor } from "../inputQuiet";
 import { useNow } from "../time";
 import { CheckpointContext } from "./CheckpointContext";
@@ -163,7 +163,7 @@ export function CheckpointDialog({
           <span className={`marker tone-${triggerTone[checkpoint.trigger]}`} aria-hidden="true" />
           <div className="checkpoint-heading">
             <h2 className="dialog-title" id={titleId}>
-              {triggerTitle[checkpoint.trigger]}
+              {checkpoint.title}
             </h2>
             <p className="checkpoint-about" id={aboutId}>
               {checkpoint.workflow_title ? `“${checkpoint.workflow_title}”` : "About Healer itself"}

@@ -23,6 +23,7 @@ import {
   type ProviderView,
   type Run,
   type RunDetail,
+  type SaveOutcome,
   type Schedule,
   type ScriptVersion,
   type Tier,
@@ -186,7 +187,10 @@ export class FakeHealer {
     log_dir: "/home/ada/.local/share/healer/logs",
     schema_version: 3,
     pid: 4242,
+    max_title_chars: 120,
   };
+  /** What the fake's syntax check says about code containing this text (null: passes). */
+  syntaxRefuses: { marker: string; message: string } | null = null;
   /** Oldest first, as the engine stores them. */
   stored: EventRecord[] = [];
   notifications: Notification[] = [];
@@ -260,7 +264,7 @@ export class FakeHealer {
     const id = this.notifications.length + 1;
     return {
       id, kind: "info", title, body, created_at: minutesAgo(0), read: false, heal_id: null,
-      workflow_id: null, run_id: null, task_id: null, actions: [], ...fields,
+      workflow_id: null, run_id: null, task_id: null, actions: [], resolved: false, ...fields,
     };
   }
 
@@ -501,6 +505,22 @@ export class FakeHealer {
     return made;
   }
 
+  private syntaxProblem(code: string): string | null {
+    return this.syntaxRefuses && code.includes(this.syntaxRefuses.marker) ? this.syntaxRefuses.message : null;
+  }
+
+  /** As the engine: refused when a newer version than `base` exists or the syntax check fails. */
+  private async saveEdited(id: number, code: string, comment: string, base: Version | null): Promise<SaveOutcome> {
+    const kept = this.kept(id);
+    const newest = [...kept.versions].sort((a, b) => a.version.major - b.version.major || a.version.minor - b.version.minor).at(-1)!;
+    if (base && (newest.version.major !== base.major || newest.version.minor !== base.minor)) {
+      return { kind: "conflict", base, newer: newest };
+    }
+    const problem = this.syntaxProblem(code);
+    if (problem) return { kind: "invalid", message: problem };
+    return { kind: "saved", version: await this.saveScript(id, code, comment) };
+  }
+
   private async saveScript(id: number, code: string, comment: string): Promise<ScriptVersion> {
     const kept = this.kept(id);
     const major = Math.max(...kept.versions.map((v) => v.version.major)) + 1;
@@ -559,7 +579,19 @@ export class FakeHealer {
         return kept.workflow;
       }
       case "save_script":
-        return this.saveScript(args.id as number, args.code as string, args.comment as string);
+        return this.saveEdited(args.id as number, args.code as string, args.comment as string, (args.base as Version | null) ?? null);
+      case "check_script":
+        return this.syntaxProblem(args.code as string);
+      case "restore_version": {
+        const kept = this.kept(args.id as number);
+        const version = args.version as Version;
+        const old = kept.versions.find((v) => v.version.major === version.major && v.version.minor === version.minor)!;
+        return this.saveScript(kept.workflow.id, old.code, `Restored from ${version.major}.${version.minor}`);
+      }
+      case "dismiss_notification": {
+        this.notifications = this.notifications.filter((n) => n.id !== (args.id as number));
+        return null;
+      }
       case "set_workflow_paused": {
         const kept = this.kept(args.id as number);
         kept.workflow.status = args.paused ? "paused" : "active";

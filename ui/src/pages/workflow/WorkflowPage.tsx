@@ -1,15 +1,16 @@
-import { useRef, useState, type KeyboardEvent } from "react";
+import { useEffect, useRef, useState, type KeyboardEvent } from "react";
 import { toApiError } from "../../api";
 import type { ScriptVersion, Version, WorkflowDetail } from "../../bindings";
 import { InlineError } from "../../components/InlineError";
 import { SkeletonList } from "../../components/Loading";
 import { isOpenRun, useRuns, useWorkflow } from "../../queries";
-import { navigate, workflowHref, workflowTabs, type WorkflowTab } from "../../usePage";
+import { Dialog } from "../../components/Dialog";
+import { navigate, routeFromHash, setLeaveGuard, workflowHref, workflowTabs, type WorkflowTab } from "../../usePage";
 import { versionText } from "../../workflowText";
 import { AutoFixTab } from "./AutoFixTab";
 import { ChatTab } from "./ChatTab";
 import { RunsTab } from "./RunsTab";
-import { ScriptTab } from "./ScriptTab";
+import { ScriptTab, type Draft } from "./ScriptTab";
 import { VersionsTab, type Comparison } from "./VersionsTab";
 import { BackLink, WorkflowHeader } from "./WorkflowHeader";
 
@@ -70,7 +71,20 @@ function LoadedWorkflow({ detail, tab, target }: { detail: WorkflowDetail; tab: 
   const newest = runs.data?.pages[0]?.[0];
   const busy = newest !== undefined && isOpenRun(newest.status);
   // The script being edited outlives a visit to another tab.
-  const [draft, setDraft] = useState<string | null>(null);
+  const [draft, setDraft] = useState<Draft | null>(null);
+  const [leaving, setLeaving] = useState<string | null>(null);
+  // Unsaved edits hold the window on this workflow (its tabs stay free) until the person decides.
+  useEffect(() => {
+    if (draft === null) return;
+    setLeaveGuard({
+      stays: (hash) => {
+        const route = routeFromHash(hash);
+        return route.page === "workflows" && route.view === "workflow" && route.id === id;
+      },
+      ask: setLeaving,
+    });
+    return () => setLeaveGuard(null);
+  }, [draft, id]);
   const [comparison, setComparison] = useState<Comparison | null>(null);
   const [justSaved, setJustSaved] = useState<Version | null>(null);
 
@@ -83,7 +97,12 @@ function LoadedWorkflow({ detail, tab, target }: { detail: WorkflowDetail; tab: 
 
   return (
     <>
-      <WorkflowHeader detail={detail} busy={busy} onRunStarted={() => navigate(workflowHref(id, "runs"))} />
+      <WorkflowHeader
+        detail={detail}
+        busy={busy}
+        unsaved={draft !== null}
+        onRunStarted={() => navigate(workflowHref(id, "runs"))}
+      />
       <Tabs id={id} current={tab} healing={detail.workflow.healing} />
       <div className="tab-panel" role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`}>
         {tab === "runs" && <RunsTab workflowId={id} runs={runs} openRun={target.item} />}
@@ -100,6 +119,34 @@ function LoadedWorkflow({ detail, tab, target }: { detail: WorkflowDetail; tab: 
         {tab === "script" && <ScriptTab detail={detail} draft={draft} onDraft={setDraft} onSaved={onScriptSaved} />}
         {tab === "chat" && <ChatTab workflowId={id} focus={target.focus} />}
       </div>
+      {leaving !== null && (
+        <Dialog
+          title="Leave without saving your changes?"
+          onCancel={() => setLeaving(null)}
+          actions={
+            <>
+              <button type="button" className="button" data-autofocus data-testid="leave-stay" onClick={() => setLeaving(null)}>
+                Stay and keep editing
+              </button>
+              <button
+                type="button"
+                className="button button-danger"
+                data-testid="leave-discard"
+                onClick={() => {
+                  setLeaveGuard(null);
+                  setDraft(null);
+                  setLeaving(null);
+                  navigate(leaving);
+                }}
+              >
+                Leave and discard them
+              </button>
+            </>
+          }
+        >
+          <p>Your edits to the script are not saved yet. If you leave now, they are lost.</p>
+        </Dialog>
+      )}
     </>
   );
 }
