@@ -2,7 +2,10 @@ import { useEffect, useRef, useState } from "react";
 import type { AppInfo } from "./bindings";
 import { useCheckpoints } from "./checkpointQueries";
 import { CheckpointPrompt } from "./CheckpointPrompt";
+import { PostponedBanner } from "./components/PostponedBanner";
 import { SchedulerPauseBanner } from "./components/SchedulerPauseBanner";
+import { usePostponed } from "./postponed";
+import { Toasts } from "./toasts";
 import { LiveOutput, LiveOutputContext } from "./liveOutput";
 import { LiveThreads, LiveThreadsContext } from "./liveThreads";
 import { ActivityPage } from "./pages/ActivityPage";
@@ -49,8 +52,12 @@ export function AppFrame({ info }: { info: AppInfo }) {
   const [output] = useState(() => new LiveOutput());
   const [threads] = useState(() => new LiveThreads());
   useLiveEvents(output, threads);
-  // While Healer waits for a decision, its question is the only thing that can be used.
-  const pending = useCheckpoints().data?.pending ?? [];
+  // While Healer waits for a decision, its question is the only thing that can be used —
+  // unless the person chose to decide later.
+  const waiting = useCheckpoints().data?.pending ?? [];
+  const later = usePostponed();
+  const pending = waiting.filter((c) => !later.has(c.id));
+  const putOff = waiting.filter((c) => later.has(c.id));
 
   // Each screen starts at its top, as a new window would; switching tabs keeps the place.
   const key = screenKey(route);
@@ -67,11 +74,13 @@ export function AppFrame({ info }: { info: AppInfo }) {
           <main className="content" ref={main}>
             <div className="content-inner">
               <SchedulerPauseBanner />
+              <PostponedBanner waiting={putOff} />
               <CurrentScreen route={route} info={info} />
             </div>
           </main>
         </div>
         <CheckpointPrompt pending={pending} />
+        <Toasts />
       </LiveThreadsContext>
     </LiveOutputContext>
   );

@@ -91,7 +91,7 @@ test("auto-fixes and the planner read as plain sentences", async () => {
   expect(fixed).toHaveTextContent("Auto-fix repaired the script — re-running");
   expect(fixed).toHaveTextContent("Fixed as 1.1 (1.0 → 1.1); re-running");
   expect(fixed.querySelector(".marker")).toHaveClass("tone-good");
-  expect(gaveUp).toHaveTextContent("Auto-fix gave up");
+  expect(gaveUp).toHaveTextContent("Auto-fix stopped and asks you");
   expect(gaveUp).toHaveTextContent("The orders file is missing.");
   expect(gaveUp.querySelector(".marker")).toHaveClass("tone-bad");
   expect(asked).toHaveTextContent("The planner asked you something");

@@ -45,7 +45,7 @@ test("the auto-fix tab lists each repair with its outcome, versions, comment and
   expect(fixed).toHaveTextContent("5 min ago");
   expect(fixed).toHaveTextContent("Run #5");
 
-  expect(within(gaveUp).getByText("Gave up")).toBeInTheDocument();
+  expect(within(gaveUp).getByText("Needs your answer")).toBeInTheDocument();
   // No fix: only the version that failed.
   expect(within(gaveUp).getByLabelText("Version 1.0")).toHaveTextContent(/^1\.0$/);
   expect(gaveUp).toHaveTextContent("The file orders.json is missing");
@@ -130,9 +130,9 @@ test("a repair that gave up says why, marks what was refused, and offers Re-plan
   expect(within(thread).getByTestId("eval-output")).toHaveTextContent("exit code 1");
 
   const outcome = screen.getByTestId("autofix-outcome");
-  expect(outcome).toHaveTextContent("Gave up.");
+  expect(outcome).toHaveTextContent("No safe fix was found — it needs your answer.");
   expect(outcome).toHaveTextContent("Put the export back, or Re-plan.");
-  expect(within(outcome).getByRole("link", { name: "Re-plan" })).toHaveAttribute("href", `#/workflows/${id}/chat?focus=message`);
+  expect(within(outcome).getByRole("link", { name: "Answer in Re-plan" })).toHaveAttribute("href", `#/workflows/${id}/chat?focus=message`);
 });
 
 test("a repair in progress grows as it happens, streamed text included, and ends with its outcome", async () => {

@@ -7,7 +7,7 @@ export const autofixStatusLabel: Record<AutoFixStatus, string> = {
   working: "Working",
   fixed: "Fixed",
   stale: "Not applied",
-  gave_up: "Gave up",
+  gave_up: "Needs your answer",
   interrupted: "Interrupted",
 };
 

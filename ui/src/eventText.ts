@@ -51,7 +51,7 @@ const maintenanceTitle: Record<AutoFixStatus, string> = {
   working: "Auto-fix still working",
   fixed: "Auto-fix repaired the script — re-running",
   stale: "Auto-fix not applied: the script changed meanwhile",
-  gave_up: "Auto-fix gave up",
+  gave_up: "Auto-fix stopped and asks you",
   interrupted: "Auto-fix interrupted",
 };
 
