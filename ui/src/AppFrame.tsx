@@ -13,6 +13,7 @@ import { CheckpointsPage } from "./pages/CheckpointsPage";
 import { MemoryPage } from "./pages/memory/MemoryPage";
 import { NotificationsPage } from "./pages/NotificationsPage";
 import { SettingsPage } from "./pages/SettingsPage";
+import { SetupPage } from "./pages/setup/SetupPage";
 import { WorkflowPage } from "./pages/workflow/WorkflowPage";
 import { EditWorkflowPage, NewWorkflowPage } from "./pages/workflowForm/WorkflowFormPage";
 import { WorkflowsPage } from "./pages/WorkflowsPage";
@@ -44,6 +45,8 @@ function CurrentScreen({ route, info }: { route: Route; info: AppInfo }) {
       return <MemoryPage key={route.signature ?? ""} signature={route.signature} />;
     case "settings":
       return <SettingsPage info={info} section={route.section} />;
+    case "setup":
+      return <SetupPage />;
   }
 }
 

@@ -1,6 +1,6 @@
 import { useSyncExternalStore } from "react";
 
-export const pages = ["workflows", "activity", "notifications", "checkpoints", "memory", "settings"] as const;
+export const pages = ["workflows", "activity", "notifications", "checkpoints", "memory", "settings", "setup"] as const;
 export type Page = (typeof pages)[number];
 
 export const workflowTabs = ["runs", "autofix", "versions", "script", "chat"] as const;
@@ -34,6 +34,9 @@ export function pageHref(page: Page): string {
 }
 
 export const newWorkflowHref = "#/workflows/new";
+
+/** The guided first step: a provider, its key, a test, models for the tiers. */
+export const setupHref = "#/setup";
 
 export function workflowHref(id: number, tab: WorkflowTab = "runs"): string {
   return tab === "runs" ? `#/workflows/${id}` : `#/workflows/${id}/${tab}`;
