@@ -3,6 +3,7 @@ import type { AppInfo } from "./bindings";
 import { useCheckpoints } from "./checkpointQueries";
 import { CheckpointPrompt } from "./CheckpointPrompt";
 import { PostponedBanner } from "./components/PostponedBanner";
+import { Shortcuts } from "./components/QuickJump";
 import { SchedulerPauseBanner } from "./components/SchedulerPauseBanner";
 import { usePostponed } from "./postponed";
 import { Toasts } from "./toasts";
@@ -84,6 +85,7 @@ export function AppFrame({ info }: { info: AppInfo }) {
         </div>
         <CheckpointPrompt pending={pending} />
         <Toasts />
+        <Shortcuts />
       </LiveThreadsContext>
     </LiveOutputContext>
   );
