@@ -72,7 +72,10 @@ test("opening an auto-fix shows the evidence, what it tried, the fix as a diff a
   const thread = await screen.findByTestId("autofix-thread");
   expect(window.location.hash).toBe(`#/workflows/${id}/autofix/${fixed.task_id}`);
 
-  // The instructions are folded away.
+  // It opens with what happened in words; the instructions are folded away, and last.
+  expect(screen.getByTestId("autofix-summary")).toHaveTextContent(/failed on an error in the script\. Healer's repair assistant fixed it as version 1\.1/);
+  expect(thread.firstElementChild).not.toHaveClass("thread-instructions");
+  expect(thread.lastElementChild).toHaveClass("thread-instructions");
   expect(within(thread).queryByText(/You are Healer's maintainer/)).not.toBeInTheDocument();
   await user.click(within(thread).getByRole("button", { name: "Show instructions" }));
   expect(within(thread).getByText(/You are Healer's maintainer/)).toBeInTheDocument();
@@ -182,19 +185,20 @@ test("a healing workflow says so in the list and on its page, and stops when the
   const run = healer.addRun(backup.workflow.id, { status: "failed", class: "logic" });
   const { user } = renderApp();
 
+  // Sorted by name (nothing needs the person): the backup first, the healing report second.
   const rows = await screen.findAllByTestId("workflow-row");
-  expect(rows[0]).toHaveAttribute("data-healing", "true");
-  expect(rows[0]).toHaveTextContent("Healing");
-  expect(rows[0]).not.toHaveTextContent("Needs attention");
-  expect(rows[1]).toHaveTextContent("Active");
+  expect(rows[1]).toHaveAttribute("data-healing", "true");
+  expect(rows[1]).toHaveTextContent("Healing");
+  expect(rows[1]).not.toHaveTextContent("Needs attention");
+  expect(rows[0]).toHaveTextContent("Active");
 
   // A repair that starts elsewhere shows without a reload, and its end too.
   const fix = await healer.tasks.startMaintenance(backup.workflow.id, run.run.id);
-  await waitFor(() => expect(screen.getAllByTestId("workflow-row")[1]).toHaveTextContent("Healing"));
+  await waitFor(() => expect(screen.getAllByTestId("workflow-row")[0]).toHaveTextContent("Healing"));
   await healer.tasks.finishMaintenance(fix.task_id, "fixed", { to_version: { major: 1, minor: 1 } });
-  await waitFor(() => expect(screen.getAllByTestId("workflow-row")[1]).toHaveTextContent("Active"));
+  await waitFor(() => expect(screen.getAllByTestId("workflow-row")[0]).toHaveTextContent("Active"));
 
-  await user.click(screen.getAllByTestId("workflow-row")[0]);
+  await user.click(screen.getAllByTestId("workflow-row")[1]);
   await screen.findByTestId("page-workflow");
   const badges = await waitFor(() => {
     const found = document.querySelector<HTMLElement>(".workflow-badges");

@@ -1,6 +1,5 @@
 import { useId } from "react";
 import type { Runtime, ScriptVersion, Version } from "../../bindings";
-import { CheckIcon } from "../../components/icons";
 import { InlineError } from "../../components/InlineError";
 import { SkeletonList, Spinner } from "../../components/Loading";
 import { VersionDiff } from "../../components/LazyCode";
@@ -217,12 +216,8 @@ export function VersionsTab({
 
   return (
     <>
-      {justSaved && (
-        <div className="result tone-good" role="status">
-          <CheckIcon size={18} />
-          <span>Saved as version {versionText(justSaved)}. It is the one that runs from now on.</span>
-        </div>
-      )}
+      {/* A save is confirmed by its toast; here the new version is selected against the one before. */}
+      {justSaved && <span className="visually-hidden">Version {versionText(justSaved)} is new.</span>}
       <ol className="card list version-list" aria-label="Versions, newest first">
         {list
           .map((version, index) => ({ version, index }))
