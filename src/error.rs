@@ -41,7 +41,7 @@ pub enum Error {
     #[error("database error: {0}")]
     Store(#[from] rusqlite::Error),
 
-    #[error("{context}: {source}")]
+    #[error("{context}: {}", plain_io(source))]
     Io {
         context: String,
         #[source]
@@ -78,6 +78,15 @@ impl Error {
             Error::Internal(_) => ErrorCode::Internal,
             Error::Llm(e) => e.code(),
         }
+    }
+}
+
+/// An OS error as a person reads it: "No such file or directory", without "(os error 2)".
+pub fn plain_io(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(at) if text.ends_with(')') => text[..at].to_string(),
+        _ => text,
     }
 }
 
@@ -140,5 +149,22 @@ impl From<Error> for ErrorPayload {
 impl std::fmt::Display for ErrorPayload {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_io_error_reads_without_the_os_error_number() {
+        let e = Error::io(
+            "cannot write /data/w/main.py",
+            std::io::Error::from_raw_os_error(2),
+        );
+        assert_eq!(
+            e.to_string(),
+            "cannot write /data/w/main.py: No such file or directory"
+        );
     }
 }

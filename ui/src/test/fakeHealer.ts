@@ -89,7 +89,9 @@ export function validateLikeEngine(input: WorkflowInput): FieldProblem[] {
   const problems: FieldProblem[] = [];
   if (!input.title.trim()) problems.push({ field: "title", message: "Give the workflow a title" });
   if (!input.code.trim()) problems.push({ field: "code", message: "The script is empty" });
-  if (input.schedule.kind === "interval" && input.schedule.seconds < 60) {
+  if (input.schedule.kind === "interval" && input.schedule.seconds === 0) {
+    problems.push({ field: "schedule", message: "Every 0 never comes round: choose at least 10 seconds" });
+  } else if (input.schedule.kind === "interval" && input.schedule.seconds < 60) {
     problems.push({ field: "schedule", message: "An interval must be at least 60 seconds" });
   }
   if (input.schedule.kind === "cron") {

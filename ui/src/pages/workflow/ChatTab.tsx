@@ -7,7 +7,7 @@ import { newestId, useLiveThreadText } from "../../liveThreads";
 import { capitalised } from "../../modelText";
 import { useEvents } from "../../queries";
 import { usePlannerChat, useSendPlannerMessage } from "../../taskQueries";
-import { settingsHref } from "../../usePage";
+import { settingsHref, setupHref } from "../../usePage";
 import { Bubble, ChatMessages } from "./ChatMessages";
 import { ChatComposer } from "./ChatComposer";
 
@@ -43,12 +43,18 @@ function FailureNote({ failure }: { failure: Failure }) {
       <div className="inline-error-text">
         <strong>{failure.failed ? "The planner could not answer." : "The planner stopped before it answered."} </strong>
         {reason}
-        {failure.failed && (
-          <>
-            {" "}
-            <a href={settingsHref("models")}>Check the model settings</a>
-          </>
-        )}
+        {failure.failed &&
+          (/no model/i.test(reason) ? (
+            <>
+              {" "}
+              <a href={setupHref}>Set up a model</a>
+            </>
+          ) : (
+            <>
+              {" "}
+              <a href={settingsHref("models")}>Check the model settings</a>
+            </>
+          ))}
       </div>
     </div>
   );

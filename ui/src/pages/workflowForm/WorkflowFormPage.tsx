@@ -348,6 +348,7 @@ function WorkflowForm({ mode }: { mode: Mode }) {
                   <option value="minutes">minutes</option>
                   <option value="hours">hours</option>
                 </select>
+                {form.schedule === "interval" && <FieldError field="schedule" problems={shown} id={errorId("schedule")} />}
               </div>
               <div className="schedule-choice">
                 <input
@@ -370,6 +371,7 @@ function WorkflowForm({ mode }: { mode: Mode }) {
                   onChange={(e) => change({ cron: e.target.value, schedule: "cron" }, "schedule")}
                   data-testid="field-cron"
                 />
+                {form.schedule === "cron" && <FieldError field="schedule" problems={shown} id={errorId("schedule")} />}
               </div>
               {form.schedule === "cron" && (
                 <p className="field-hint cron-hint" id={`${ids.cron}-hint`}>
@@ -378,7 +380,6 @@ function WorkflowForm({ mode }: { mode: Mode }) {
                 </p>
               )}
             </div>
-            <FieldError field="schedule" problems={shown} id={errorId("schedule")} />
           </fieldset>
         </Section>
 
