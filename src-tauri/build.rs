@@ -17,6 +17,7 @@ fn main() {
         "check_script",
         "restore_version",
         "dismiss_notification",
+        "export_full_log",
         "set_workflow_paused",
         "delete_workflow",
         "run_workflow_now",

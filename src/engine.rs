@@ -6,6 +6,7 @@
 mod checkpoints;
 mod healing;
 mod llm;
+mod logs;
 mod maintainer;
 mod memory;
 mod planner;

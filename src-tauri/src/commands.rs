@@ -9,6 +9,7 @@ use healer::workflow::{
     WorkflowInput, WorkflowSummary,
 };
 use healer::engine::SaveOutcome;
+use healer::workflow::runner::OutputStream;
 use healer::{AppInfo, ErrorPayload};
 use tauri::{AppHandle, State};
 
@@ -133,6 +134,20 @@ pub fn restore_version(
     version: Version,
 ) -> CmdResult<ScriptVersion> {
     Ok(state.engine()?.restore_version(id, version)?)
+}
+
+/// Copies an attempt's whole output into the Downloads folder; returns where it went.
+#[tauri::command]
+#[specta::specta]
+pub fn export_full_log(
+    state: State<'_, AppState>,
+    run_id: i64,
+    attempt: u32,
+    stream: OutputStream,
+) -> CmdResult<String> {
+    Ok(state
+        .engine()?
+        .export_full_log(run_id, attempt, stream)?)
 }
 
 #[tauri::command]

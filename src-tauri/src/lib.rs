@@ -37,6 +37,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             commands::check_script,
             commands::restore_version,
             commands::dismiss_notification,
+            commands::export_full_log,
             commands::set_workflow_paused,
             commands::delete_workflow,
             commands::run_workflow_now,

@@ -108,10 +108,12 @@ impl Handle {
         let workflow = self.services.store.workflow(id)?;
         self.services.active_runs.abort(id);
         self.services.store.delete_workflow(id)?;
-        let folder = self.services.paths.workflow_dir(id);
-        if let Err(e) = std::fs::remove_dir_all(&folder) {
-            if e.kind() != std::io::ErrorKind::NotFound {
-                tracing::warn!("could not remove {}: {e}", folder.display());
+        let paths = &self.services.paths;
+        for folder in [paths.workflow_dir(id), paths.run_logs_dir(id)] {
+            if let Err(e) = std::fs::remove_dir_all(&folder) {
+                if e.kind() != std::io::ErrorKind::NotFound {
+                    tracing::warn!("could not remove {}: {e}", folder.display());
+                }
             }
         }
         self.services.bus.emit(Event::WorkflowDeleted {

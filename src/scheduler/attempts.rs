@@ -60,6 +60,8 @@ async fn try_execute_run(
         trigger: run.trigger,
     })?;
 
+    let logs = services.paths.run_logs_dir(workflow_id);
+    runner::prune_full_logs(&logs);
     let mut number = 1;
     let (class, evidence) = loop {
         // Written before every attempt: a script may delete or change its own file.
@@ -73,6 +75,7 @@ async fn try_execute_run(
             timeout: Duration::from_secs(u64::from(workflow.timeout_secs)),
             run_id,
             attempt: number,
+            full_log_dir: Some(logs.clone()),
         };
         let store = services.store.clone();
         let execution = runner::execute(

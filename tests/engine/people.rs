@@ -251,3 +251,40 @@ async fn a_time_out_says_stopped_after_the_limit_and_asks_with_a_title_that_fits
     assert!(pending.recommendation.starts_with("Skip"), "{}", pending.recommendation);
     engine.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_whole_log_is_kept_on_disk_and_can_be_taken_away() {
+    use healer::workflow::runner::OutputStream;
+    let bed = bed(true, false).await;
+    let engine = &bed.engine;
+    // 300,000 lines: far past the 128 KiB the database keeps.
+    let w = engine
+        .create_workflow(input(
+            "Chatty export",
+            Runtime::Python3,
+            "for i in range(300000):\n    print(f'row {i}')\n",
+        ))
+        .expect("create");
+    let run = engine.run_and_wait(w.id).await.expect("run");
+    assert_eq!(run.run.status, RunStatus::Succeeded);
+    assert!(run.attempts[0].stdout_cut > 0, "the stored copy is cut");
+
+    let downloads = tempfile::tempdir().expect("downloads");
+    let saved = engine
+        .export_full_log_to(run.run.id, 1, OutputStream::Stdout, downloads.path())
+        .expect("exported");
+    assert!(saved.ends_with("chatty-export-run-1-try-1-output.log"), "{saved}");
+    let text = std::fs::read_to_string(&saved).expect("the copy");
+    assert_eq!(text.lines().count(), 300_000);
+    assert!(text.starts_with("row 0\n") && text.ends_with("row 299999\n"));
+    // A second download does not overwrite the first.
+    let again = engine
+        .export_full_log_to(run.run.id, 1, OutputStream::Stdout, downloads.path())
+        .expect("exported");
+    assert!(again.ends_with("output (2).log"), "{again}");
+
+    let missing = engine.export_full_log_to(run.run.id, 9, OutputStream::Stdout, downloads.path());
+    let message = missing.expect_err("no such attempt").to_string();
+    assert!(message.contains("last 20 runs"), "{message}");
+    engine.shutdown().await;
+}

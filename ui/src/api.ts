@@ -5,6 +5,7 @@ import {
   type Budgets,
   type ErrorCode,
   type ErrorPayload,
+  type OutputStream,
   type ProviderInput,
   type Tier,
   type TierSetting,
@@ -79,6 +80,9 @@ export const api = {
   /** An earlier version's code becomes the next major ("Restored from 1.0"). */
   restoreVersion: (id: number, version: Version) => unwrap(commands.restoreVersion(id, version)),
   dismissNotification: (id: number) => unwrap(commands.dismissNotification(id)),
+  /** Copies an attempt's whole output into the Downloads folder; the path it went to. */
+  exportFullLog: (runId: number, attempt: number, stream: OutputStream) =>
+    unwrap(commands.exportFullLog(runId, attempt, stream)),
   setWorkflowPaused: (id: number, paused: boolean) => unwrap(commands.setWorkflowPaused(id, paused)),
   deleteWorkflow: (id: number) => unwrap(commands.deleteWorkflow(id)),
   /** The new run's id; fails with `invalid_input` while a run is open. */

@@ -50,7 +50,7 @@ export function autofixLine(fix: AutoFix): string {
 /** The thread's opening sentence: what failed and what came of the repair, before any step. */
 export function autofixSummary(fix: AutoFix, tests: number): string {
   const failed = fix.from_version ? `Version ${versionText(fix.from_version)} failed` : "A run failed";
-  const tried = tests === 0 ? "" : tests === 1 ? " It tried one change in a safe copy first." : ` It tried ${tests} changes in a safe copy first.`;
+  const tried = tests === 0 ? "" : tests === 1 ? " It ran one test in a safe copy of the workflow." : ` It ran ${tests} tests in a safe copy of the workflow.`;
   switch (fix.status) {
     case "working":
       return `${failed} on an error in the script. Healer's repair assistant is working on it now.`;

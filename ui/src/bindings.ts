@@ -29,6 +29,8 @@ export const commands = {
 	/**  An earlier version's code as the next major version ("Restored from 1.0"). */
 	restoreVersion: (id: number, version: Version) => typedError<ScriptVersion, ErrorPayload>(__TAURI_INVOKE("restore_version", { id, version })),
 	dismissNotification: (id: number) => typedError<null, ErrorPayload>(__TAURI_INVOKE("dismiss_notification", { id })),
+	/**  Copies an attempt's whole output into the Downloads folder; returns where it went. */
+	exportFullLog: (runId: number, attempt: number, stream: OutputStream) => typedError<string, ErrorPayload>(__TAURI_INVOKE("export_full_log", { runId, attempt, stream })),
 	setWorkflowPaused: (id: number, paused: boolean) => typedError<Workflow, ErrorPayload>(__TAURI_INVOKE("set_workflow_paused", { id, paused })),
 	deleteWorkflow: (id: number) => typedError<null, ErrorPayload>(__TAURI_INVOKE("delete_workflow", { id })),
 	/**  Queues a run now and returns its id. */

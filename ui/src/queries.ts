@@ -14,6 +14,7 @@ import type {
   ConnectionTest,
   FieldProblem,
   NotificationList,
+  OutputStream,
   ProviderInput,
   Run,
   RunStatus,
@@ -223,6 +224,14 @@ export function useRestoreVersion(id: number) {
       refreshWorkflow(queryClient, id);
       await queryClient.invalidateQueries({ queryKey: workflowKeys.versions(id) });
     },
+  });
+}
+
+/** Copies an attempt's whole output into the Downloads folder; resolves to where it went. */
+export function useExportFullLog() {
+  return useMutation({
+    mutationFn: ({ runId, attempt, stream }: { runId: number; attempt: number; stream: OutputStream }) =>
+      api.exportFullLog(runId, attempt, stream),
   });
 }
 

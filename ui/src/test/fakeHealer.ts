@@ -590,6 +590,8 @@ export class FakeHealer {
         const old = kept.versions.find((v) => v.version.major === version.major && v.version.minor === version.minor)!;
         return this.saveScript(kept.workflow.id, old.code, `Restored from ${version.major}.${version.minor}`);
       }
+      case "export_full_log":
+        return `/home/ada/Downloads/run-${args.runId as number}-try-${args.attempt as number}-${args.stream as string}.log`;
       case "dismiss_notification": {
         this.notifications = this.notifications.filter((n) => n.id !== (args.id as number));
         return null;

@@ -33,6 +33,7 @@ export function ConflictDialog({
     <Dialog
       title={`This script changed while you were editing (${which})`}
       onCancel={onCancel}
+      wide={comparing}
       actions={
         <>
           <button type="button" className="button" data-testid="conflict-compare" onClick={() => setComparing((c) => !c)}>
