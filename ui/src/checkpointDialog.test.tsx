@@ -205,9 +205,11 @@ test("Tab goes round inside the dialog", async () => {
   await user.tab();
   expect(notes).toHaveFocus();
   await user.tab();
+  expect(within(dialog).getByTestId("checkpoint-later")).toHaveFocus();
+  await user.tab();
   expect(within(dialog).getByTestId("checkpoint-report")).toHaveFocus();
   await user.tab({ shift: true });
-  expect(notes).toHaveFocus();
+  expect(within(dialog).getByTestId("checkpoint-later")).toHaveFocus();
 });
 
 test("a refused decision brings the question back with the reason and what was written", async () => {

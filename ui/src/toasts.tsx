@@ -23,6 +23,11 @@ export function toast(text: string) {
   setTimeout(() => changed(toasts.filter((t) => t.id !== id)), TOAST_MS);
 }
 
+/** Takes every toast away at once. */
+export function clearToasts() {
+  changed([]);
+}
+
 function subscribe(listener: () => void) {
   listeners.add(listener);
   return () => listeners.delete(listener);

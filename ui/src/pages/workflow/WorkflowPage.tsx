@@ -1,11 +1,11 @@
-import { useEffect, useRef, useState, type KeyboardEvent } from "react";
+import { useRef, useState, type KeyboardEvent } from "react";
 import { toApiError } from "../../api";
 import type { ScriptVersion, Version, WorkflowDetail } from "../../bindings";
 import { InlineError } from "../../components/InlineError";
 import { SkeletonList } from "../../components/Loading";
 import { isOpenRun, useRuns, useWorkflow } from "../../queries";
-import { Dialog } from "../../components/Dialog";
-import { navigate, routeFromHash, setLeaveGuard, workflowHref, workflowTabs, type WorkflowTab } from "../../usePage";
+import { UnsavedGuard } from "../../components/UnsavedGuard";
+import { navigate, routeFromHash, workflowHref, workflowTabs, type WorkflowTab } from "../../usePage";
 import { versionText } from "../../workflowText";
 import { AutoFixTab } from "./AutoFixTab";
 import { ChatTab } from "./ChatTab";
@@ -72,19 +72,6 @@ function LoadedWorkflow({ detail, tab, target }: { detail: WorkflowDetail; tab: 
   const busy = newest !== undefined && isOpenRun(newest.status);
   // The script being edited outlives a visit to another tab.
   const [draft, setDraft] = useState<Draft | null>(null);
-  const [leaving, setLeaving] = useState<string | null>(null);
-  // Unsaved edits hold the window on this workflow (its tabs stay free) until the person decides.
-  useEffect(() => {
-    if (draft === null) return;
-    setLeaveGuard({
-      stays: (hash) => {
-        const route = routeFromHash(hash);
-        return route.page === "workflows" && route.view === "workflow" && route.id === id;
-      },
-      ask: setLeaving,
-    });
-    return () => setLeaveGuard(null);
-  }, [draft, id]);
   const [comparison, setComparison] = useState<Comparison | null>(null);
   const [justSaved, setJustSaved] = useState<Version | null>(null);
 
@@ -119,34 +106,15 @@ function LoadedWorkflow({ detail, tab, target }: { detail: WorkflowDetail; tab: 
         {tab === "script" && <ScriptTab detail={detail} draft={draft} onDraft={setDraft} onSaved={onScriptSaved} />}
         {tab === "chat" && <ChatTab workflowId={id} focus={target.focus} />}
       </div>
-      {leaving !== null && (
-        <Dialog
-          title="Leave without saving your changes?"
-          onCancel={() => setLeaving(null)}
-          actions={
-            <>
-              <button type="button" className="button" data-autofocus data-testid="leave-stay" onClick={() => setLeaving(null)}>
-                Stay and keep editing
-              </button>
-              <button
-                type="button"
-                className="button button-danger"
-                data-testid="leave-discard"
-                onClick={() => {
-                  setLeaveGuard(null);
-                  setDraft(null);
-                  setLeaving(null);
-                  navigate(leaving);
-                }}
-              >
-                Leave and discard them
-              </button>
-            </>
-          }
-        >
-          <p>Your edits to the script are not saved yet. If you leave now, they are lost.</p>
-        </Dialog>
-      )}
+      <UnsavedGuard
+        dirty={draft !== null}
+        what="your edits to the script"
+        stays={(hash) => {
+          const route = routeFromHash(hash);
+          return route.page === "workflows" && route.view === "workflow" && route.id === id;
+        }}
+        onDiscard={() => setDraft(null)}
+      />
     </>
   );
 }

@@ -6,7 +6,8 @@ import { InlineError } from "../../components/InlineError";
 import { CodeEditor } from "../../components/LazyCode";
 import { SkeletonList, Spinner } from "../../components/Loading";
 import { useCreateWorkflow, useUpdateWorkflow, useValidation, useWorkflow, validationQuery } from "../../queries";
-import { navigate, pageHref, workflowHref } from "../../usePage";
+import { navigate, pageHref, setLeaveGuard, workflowHref } from "../../usePage";
+import { UnsavedGuard } from "../../components/UnsavedGuard";
 import { runtimeLabel } from "../../workflowText";
 import {
   blankForm,
@@ -134,6 +135,8 @@ type Mode = { kind: "create" } | { kind: "edit"; detail: WorkflowDetail };
 function WorkflowForm({ mode }: { mode: Mode }) {
   const base = mode.kind === "edit" ? mode.detail : undefined;
   const [form, setForm] = useState<FormState>(() => (base ? formFrom(base) : blankForm()));
+  const [initial] = useState(() => JSON.stringify(form));
+  const dirty = JSON.stringify(form) !== initial;
   // Problems show under a field once the person has worked on it (or tried to save).
   const [touched, setTouched] = useState<Set<Field>>(() => new Set(base ? allFields : []));
   const queryClient = useQueryClient();
@@ -187,7 +190,11 @@ function WorkflowForm({ mode }: { mode: Mode }) {
       setChecking(false);
     }
     if (found.length > 0) return;
-    const done = (workflow: Workflow) => navigate(workflowHref(workflow.id));
+    const done = (workflow: Workflow) => {
+      // Saved: nothing is lost by going on.
+      setLeaveGuard(null);
+      navigate(workflowHref(workflow.id));
+    };
     if (mode.kind === "create") create.mutate(input, { onSuccess: done });
     else update.mutate(input, { onSuccess: done });
   }
@@ -196,6 +203,12 @@ function WorkflowForm({ mode }: { mode: Mode }) {
 
   return (
     <form className="workflow-form" onSubmit={(e) => void submit(e)} noValidate>
+      <UnsavedGuard
+        dirty={dirty && !saving.isSuccess}
+        what={mode.kind === "create" ? "the new workflow's settings" : "your changes to the settings"}
+        stays={() => false}
+        onDiscard={() => undefined}
+      />
       <div className="card form-card">
         <Section title="About">
           <div className="field">
