@@ -182,3 +182,15 @@ test("with no model the Workflows page offers the setup, and Not now puts the of
   expect(screen.queryByTestId("setup-offer")).not.toBeInTheDocument();
   window.localStorage.clear();
 });
+
+test("a provider may be named in any words; Healer keeps its slug and says so", async () => {
+  const healer = new FakeHealer().install();
+  const { user } = renderApp("#/settings/models");
+  await user.click(await screen.findByTestId("add-provider"));
+  await user.type(screen.getByTestId("provider-name"), "My OpenAI");
+  expect(screen.getByTestId("provider-slug")).toHaveTextContent("Healer keeps it as “my-openai”.");
+  await user.type(screen.getByTestId("provider-base-url"), "https://api.openai.com/v1");
+  await user.click(screen.getByTestId("save-provider"));
+  await waitFor(() => expect(healer.callsTo("save_provider")).toHaveLength(1));
+  expect((healer.callsTo("save_provider")[0].args.input as { name: string }).name).toBe("my-openai");
+});

@@ -1,6 +1,7 @@
 // What the first-run setup offers: five ways to reach a model, each with the engine kind, its
 // address, the environment variable its key is read from, and sensible models for each tier.
 import type { ProviderKind, Tier } from "../../bindings";
+export { slugOf } from "../../modelText";
 
 export type Choice = {
   id: "openai" | "anthropic" | "openrouter" | "ollama" | "other";
@@ -51,19 +52,6 @@ export const choices: Choice[] = [
     models: { cheap: [], standard: [], deep: [] },
   },
 ];
-
-/** "My OpenAI" → "my-openai": the name the engine keeps (letters, digits, '-', '_', '.'). */
-export function slugOf(name: string): string {
-  const slug = name
-    .trim()
-    .toLowerCase()
-    .normalize("NFKD")
-    .replace(/[\u0300-\u036f]/g, "")
-    .replace(/[^a-z0-9._-]+/g, "-")
-    .replace(/^-+|-+$/g, "")
-    .slice(0, 40);
-  return slug || "provider";
-}
 
 /** The preferred model the provider lists, else the first it lists. */
 export function defaultModel(choice: Choice, tier: Tier, listed: string[]): string {
