@@ -41,6 +41,19 @@ impl FailureClass {
         }
     }
 
+    /// The class as a person would say it, after a run's summary: "KeyError: 'total' (a script
+    /// or data error)". `None` when the message says it already (a time limit).
+    pub fn in_words(self) -> Option<&'static str> {
+        match self {
+            FailureClass::Transient => Some("a passing problem"),
+            FailureClass::Logic => Some("a script or data error"),
+            FailureClass::Environment => Some("something missing on this machine"),
+            FailureClass::Resource => Some("out of memory or killed"),
+            FailureClass::Timeout => None,
+            FailureClass::Unknown => Some("cause unclear"),
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Self> {
         [
             FailureClass::Transient,

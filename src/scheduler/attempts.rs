@@ -164,7 +164,11 @@ async fn try_execute_run(
         class,
         evidence,
     );
-    let summary = format!("{} ({}{attempts})", failure.summary(), class.as_str());
+    let summary = match class.in_words() {
+        Some(words) => format!("{} ({words}{attempts})", failure.summary()),
+        None if attempts.is_empty() => failure.summary(),
+        None => format!("{} ({})", failure.summary(), attempts.trim_start_matches(", ")),
+    };
     finish(services, &workflow, run_id, Some(class), summary)?;
     // The heal does not hold a run slot: other workflows go on.
     drop(permit);
@@ -240,12 +244,16 @@ fn judge(execution: &Execution, entry: &str, limit: Duration) -> Judged {
     });
     let output = format!("{stderr}\n{stdout}");
     let class = classify(&execution.exit, evidence.as_ref(), &output);
-    let summary = match &evidence {
+    let said = match &evidence {
         Some(e) => match &e.error_type {
-            Some(t) => format!("{t}: {} ({})", e.message, class.as_str()),
-            None => format!("{} ({})", e.message, class.as_str()),
+            Some(t) => format!("{t}: {}", e.message),
+            None => e.message.clone(),
         },
-        None => class.as_str().to_string(),
+        None => "it failed".to_string(),
+    };
+    let summary = match class.in_words() {
+        Some(words) => format!("{said} ({words})"),
+        None => said,
     };
     Judged {
         class: Some(class),
