@@ -324,8 +324,7 @@ impl Event {
             },
             Event::CheckpointCreated { checkpoint } => format!(
                 "Checkpoint {}: {} — waiting for you",
-                checkpoint.id,
-                checkpoint.title
+                checkpoint.id, checkpoint.title
             ),
             Event::CheckpointDecided {
                 checkpoint_id,

@@ -84,7 +84,9 @@ pub(crate) async fn run_turn(services: &Arc<Services>, item: &InboxItem) -> Resu
         } else {
             runs.join("\n")
         }
-    ) + &asked_before.map(|q| question::brief(&q)).unwrap_or_default();
+    ) + &asked_before
+        .map(|q| question::brief(&q))
+        .unwrap_or_default();
     let asked = Arc::new(Mutex::new(None));
     let desk = Desk {
         services: services.clone(),

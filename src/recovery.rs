@@ -215,7 +215,13 @@ fn hiccup(services: &Services, failure: &Failure, title: &str, why: &str) -> Res
         why.trim().trim_end_matches('.')
     );
     let situation = situation(failure.class);
-    ask_in(services, CheckpointTrigger::Hiccup, failure, context, Some(situation))
+    ask_in(
+        services,
+        CheckpointTrigger::Hiccup,
+        failure,
+        context,
+        Some(situation),
+    )
 }
 
 /// The title and the default recommendation that fit what happened: one run past its time

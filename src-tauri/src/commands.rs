@@ -1,15 +1,15 @@
 //! Tauri commands: each a one-line adapter over an engine method. Errors cross IPC as
 //! `{code, message}` (`ErrorPayload`).
 
+use healer::engine::SaveOutcome;
 use healer::events::EventRecord;
 use healer::heal::HealRecord;
 use healer::notification::NotificationList;
-use healer::workflow::{
-    FieldProblem, Run, RunDetail, ScriptVersion, Version, Workflow, WorkflowDetail,
-    WorkflowInput, WorkflowSummary,
-};
-use healer::engine::SaveOutcome;
 use healer::workflow::runner::OutputStream;
+use healer::workflow::{
+    FieldProblem, Run, RunDetail, ScriptVersion, Version, Workflow, WorkflowDetail, WorkflowInput,
+    WorkflowSummary,
+};
 use healer::{AppInfo, ErrorPayload};
 use tauri::{AppHandle, State};
 
@@ -145,9 +145,7 @@ pub fn export_full_log(
     attempt: u32,
     stream: OutputStream,
 ) -> CmdResult<String> {
-    Ok(state
-        .engine()?
-        .export_full_log(run_id, attempt, stream)?)
+    Ok(state.engine()?.export_full_log(run_id, attempt, stream)?)
 }
 
 #[tauri::command]

@@ -27,11 +27,7 @@ impl Handle {
         };
         Ok(PlannerChat {
             workflow_id,
-            maintainer_question: maintainer_question(
-                &self.services.store,
-                workflow_id,
-                &messages,
-            )?,
+            maintainer_question: maintainer_question(&self.services.store, workflow_id, &messages)?,
             task_id,
             question: open_question(&messages),
             last_error,

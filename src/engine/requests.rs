@@ -91,9 +91,28 @@ pub(super) async fn perform(engine: &Handle, request: Request) -> Result<Respons
             workflow,
             code,
             comment,
-        } => Response::Version {
-            version: Box::new(engine.save_script(find(&workflow)?, &code, &comment)?),
-        },
+        } => {
+            // The CLI's save is a person's save: the same syntax check as in the window.
+            match engine
+                .save_edited_script(find(&workflow)?, &code, &comment, None)
+                .await?
+            {
+                super::SaveOutcome::Saved { version } => Response::Version {
+                    version: Box::new(version),
+                },
+                super::SaveOutcome::Invalid { message } => {
+                    return Err(Error::InvalidInput(format!(
+                        "nothing was saved: the syntax check found a mistake:\n{message}"
+                    )))
+                }
+                super::SaveOutcome::Conflict { newer, .. } => {
+                    return Err(Error::InvalidInput(format!(
+                        "nothing was saved: version {} appeared meanwhile",
+                        newer.version
+                    )))
+                }
+            }
+        }
         Request::SetPaused { workflow, paused } => Response::Workflow {
             workflow: Box::new(engine.set_paused(find(&workflow)?, paused)?),
         },

@@ -61,8 +61,7 @@ impl Handle {
         }
         let workflow = self.services.store.workflow(id)?;
         let root = self.services.paths.data_dir().join("sandbox");
-        let check =
-            sandbox::check_syntax(&root, &workflow.runtime, &workflow.entry, code).await?;
+        let check = sandbox::check_syntax(&root, &workflow.runtime, &workflow.entry, code).await?;
         Ok(match check {
             SyntaxCheck::Refused { message } => Some(message),
             SyntaxCheck::Passed | SyntaxCheck::NoChecker { .. } => None,
@@ -81,10 +80,13 @@ impl Handle {
         }
         let comment = format!("Restored from {version}");
         let workflow = self.services.store.workflow(id)?;
-        let saved =
-            self.services
-                .store
-                .save_major(id, &old.code, &comment, Some(&old.summary), &Author::Person)?;
+        let saved = self.services.store.save_major(
+            id,
+            &old.code,
+            &comment,
+            Some(&old.summary),
+            &Author::Person,
+        )?;
         self.services.bus.emit(Event::VersionSaved {
             workflow_id: id,
             title: workflow.title,

@@ -167,7 +167,11 @@ async fn try_execute_run(
     let summary = match class.in_words() {
         Some(words) => format!("{} ({words}{attempts})", failure.summary()),
         None if attempts.is_empty() => failure.summary(),
-        None => format!("{} ({})", failure.summary(), attempts.trim_start_matches(", ")),
+        None => format!(
+            "{} ({})",
+            failure.summary(),
+            attempts.trim_start_matches(", ")
+        ),
     };
     finish(services, &workflow, run_id, Some(class), summary)?;
     // The heal does not hold a run slot: other workflows go on.

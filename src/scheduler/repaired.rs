@@ -8,7 +8,11 @@ use crate::services::Services;
 use crate::workflow::{Version, Workflow};
 
 /// Called after every green run; tells only about the first green run of a fixed version.
-pub(crate) fn tell_if_repaired(services: &Services, workflow: &Workflow, run_id: i64) -> Result<()> {
+pub(crate) fn tell_if_repaired(
+    services: &Services,
+    workflow: &Workflow,
+    run_id: i64,
+) -> Result<()> {
     let Some((fixed, task_id)) = services.store.first_green_of_fix(run_id)? else {
         return Ok(());
     };

@@ -19,9 +19,7 @@ use super::{EnvVar, Runtime};
 use crate::failure::ExitInfo;
 
 pub use capture::{Captured, CAPTURE_HEAD, CAPTURE_TAIL};
-pub use full_log::{
-    full_log_path, prune_full_logs, FULL_LOG_MAX_BYTES, FULL_LOG_RUNS_KEPT,
-};
+pub use full_log::{full_log_path, prune_full_logs, FULL_LOG_MAX_BYTES, FULL_LOG_RUNS_KEPT};
 
 /// After the time limit, how long the group gets between SIGTERM and SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);

@@ -156,7 +156,10 @@ mod tests {
         let problems = validate(&input, true);
         assert_eq!(problems.len(), 1);
         assert_eq!(problems[0].field, "title");
-        assert_eq!(problems[0].message, "Keep the title to 120 characters or fewer");
+        assert_eq!(
+            problems[0].message,
+            "Keep the title to 120 characters or fewer"
+        );
     }
 
     #[test]

@@ -252,7 +252,11 @@ async fn level_two_diagnostics_opens_an_environment_checkpoint_with_the_facts() 
     assert_eq!(c.trigger, CheckpointTrigger::Environment);
     assert!(c.context.contains("a module is missing"), "{}", c.context);
     // Sentences, not a raw `df`: the person reads this in a dialog.
-    assert!(c.context.contains("python3 is installed ("), "{}", c.context);
+    assert!(
+        c.context.contains("python3 is installed ("),
+        "{}",
+        c.context
+    );
     assert!(
         c.context.contains("The disk that holds the workflow has "),
         "{}",

@@ -37,7 +37,11 @@ async fn a_save_from_an_editor_that_opened_an_older_version_is_a_conflict_not_an
     assert_eq!(base, Version::FIRST);
     assert_eq!(newer.version, Version { major: 2, minor: 0 });
     assert_eq!(newer.code, "echo two\n");
-    assert_eq!(engine.versions(w.id).expect("versions").len(), 2, "nothing saved");
+    assert_eq!(
+        engine.versions(w.id).expect("versions").len(),
+        2,
+        "nothing saved"
+    );
 
     // "Keep mine as 3.0": saved again from the newer version.
     let kept = engine
@@ -65,16 +69,35 @@ async fn a_persons_save_gets_the_syntax_check_an_auto_fix_gets() {
         .await
         .expect("checked")
         .expect("refused");
-    assert!(said.contains("SyntaxError") || said.contains("invalid syntax"), "{said}");
-    assert!(!said.contains("/tmp/"), "the file is named by its name only: {said}");
-    assert_eq!(engine.check_script(w.id, "print(1)\n").await.expect("checked"), None);
+    assert!(
+        said.contains("SyntaxError") || said.contains("invalid syntax"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("/tmp/"),
+        "the file is named by its name only: {said}"
+    );
+    assert_eq!(
+        engine
+            .check_script(w.id, "print(1)\n")
+            .await
+            .expect("checked"),
+        None
+    );
 
     let outcome = engine
         .save_edited_script(w.id, broken, "", Some(Version::FIRST))
         .await
         .expect("answer");
-    assert!(matches!(outcome, SaveOutcome::Invalid { .. }), "{outcome:?}");
-    assert_eq!(engine.versions(w.id).expect("versions").len(), 1, "nothing saved");
+    assert!(
+        matches!(outcome, SaveOutcome::Invalid { .. }),
+        "{outcome:?}"
+    );
+    assert_eq!(
+        engine.versions(w.id).expect("versions").len(),
+        1,
+        "nothing saved"
+    );
     engine.shutdown().await;
 }
 
@@ -83,24 +106,30 @@ async fn restoring_an_earlier_version_makes_it_the_next_major_and_examples_are_b
     let bed = bed(false, false).await;
     let engine = &bed.engine;
     let examples = engine.load_examples().expect("examples");
-    let first = engine
-        .versions(examples[0].id)
-        .expect("versions")
-        .remove(0);
-    assert_eq!(first.author, Author::Healer, "an example is Healer's, not the person's");
+    let first = engine.versions(examples[0].id).expect("versions").remove(0);
+    assert_eq!(
+        first.author,
+        Author::Healer,
+        "an example is Healer's, not the person's"
+    );
 
     let w = engine
         .create_workflow(input("Report", Runtime::Bash, "echo one\n"))
         .expect("create");
     assert_eq!(engine.versions(w.id).expect("v")[0].author, Author::Person);
     engine.save_script(w.id, "echo two\n", "Two").expect("2.0");
-    let restored = engine.restore_version(w.id, Version::FIRST).expect("restored");
+    let restored = engine
+        .restore_version(w.id, Version::FIRST)
+        .expect("restored");
     assert_eq!(restored.version, Version { major: 3, minor: 0 });
     assert_eq!(restored.code, "echo one\n");
     assert_eq!(restored.change_comment, "Restored from 1.0");
     assert!(restored.active);
     let again = engine.restore_version(w.id, Version { major: 3, minor: 0 });
-    assert!(again.is_err(), "the running version is not restored onto itself");
+    assert!(
+        again.is_err(),
+        "the running version is not restored onto itself"
+    );
     engine.shutdown().await;
 }
 
@@ -116,7 +145,12 @@ async fn a_repair_that_holds_is_news_linked_to_its_thread_and_can_be_dismissed()
         openai::text("Fixed.", TOKENS),
     ]);
     let healed = engine.run_until_healed(w.id).await.expect("healed");
-    assert_eq!(healed.last.status, RunStatus::Succeeded, "{}", healed.outcome);
+    assert_eq!(
+        healed.last.status,
+        RunStatus::Succeeded,
+        "{}",
+        healed.outcome
+    );
 
     let list = engine.notifications().expect("list");
     let news: Vec<_> = list
@@ -136,14 +170,21 @@ async fn a_repair_that_holds_is_news_linked_to_its_thread_and_can_be_dismissed()
     engine.run_and_wait(w.id).await.expect("run");
     let again = engine.notifications().expect("list");
     assert_eq!(
-        again.items.iter().filter(|n| n.kind == NotificationKind::Repaired).count(),
+        again
+            .items
+            .iter()
+            .filter(|n| n.kind == NotificationKind::Repaired)
+            .count(),
         1
     );
 
     engine.dismiss_notification(news[0].id).expect("dismissed");
     let after = engine.notifications().expect("list");
     assert!(after.items.iter().all(|n| n.id != news[0].id));
-    assert!(engine.dismiss_notification(news[0].id).is_err(), "already put away");
+    assert!(
+        engine.dismiss_notification(news[0].id).is_err(),
+        "already put away"
+    );
     engine.shutdown().await;
 }
 
@@ -188,7 +229,10 @@ async fn a_persons_green_save_clears_needs_attention_and_resolves_the_alert() {
         WorkflowStatus::Active
     );
     assert!(alert(engine).resolved, "its cause is gone");
-    assert_eq!(engine.planner_chat(w.id).expect("chat").maintainer_question, None);
+    assert_eq!(
+        engine.planner_chat(w.id).expect("chat").maintainer_question,
+        None
+    );
     engine.shutdown().await;
 }
 
@@ -203,7 +247,8 @@ async fn the_planner_is_told_the_question_its_answer_answers() {
     bed.server.script([openai::text(question, TOKENS)]);
     engine.run_until_healed(w.id).await.expect("healed");
     bed.server.clear_replies();
-    bed.server.script([openai::text("Thanks, I will use totl.", TOKENS)]);
+    bed.server
+        .script([openai::text("Thanks, I will use totl.", TOKENS)]);
 
     let chat = engine
         .replan_and_wait(w.id, "Yes, it is the same figure")
@@ -211,7 +256,10 @@ async fn the_planner_is_told_the_question_its_answer_answers() {
         .expect("turn");
     assert_eq!(chat.maintainer_question, None, "answered");
     let asked = bed.server.chats().pop().expect("the planner's request");
-    let system = asked.body["messages"][0]["content"].as_str().unwrap_or_default().to_string();
+    let system = asked.body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     assert!(system.contains(question), "{system}");
     engine.shutdown().await;
 }
@@ -230,15 +278,27 @@ async fn a_time_out_says_stopped_after_the_limit_and_asks_with_a_title_that_fits
     let detail = engine.run_and_wait(w.id).await.expect("run");
     assert_eq!(detail.run.status, RunStatus::Failed);
     assert!(
-        detail.run.summary.starts_with("stopped after 1 s, its time limit"),
+        detail
+            .run
+            .summary
+            .starts_with("stopped after 1 s, its time limit"),
         "{}",
         detail.run.summary
     );
-    assert!(!detail.run.summary.contains("row 1"), "{}", detail.run.summary);
+    assert!(
+        !detail.run.summary.contains("row 1"),
+        "{}",
+        detail.run.summary
+    );
 
     let mut pending = None;
     for _ in 0..400 {
-        pending = engine.checkpoints().expect("list").pending.into_iter().next();
+        pending = engine
+            .checkpoints()
+            .expect("list")
+            .pending
+            .into_iter()
+            .next();
         if pending.is_some() {
             break;
         }
@@ -247,8 +307,16 @@ async fn a_time_out_says_stopped_after_the_limit_and_asks_with_a_title_that_fits
     let pending = pending.expect("a checkpoint within 20 s");
     assert_eq!(pending.trigger, CheckpointTrigger::Hiccup);
     assert_eq!(pending.title, "A run went past its time limit");
-    assert!(!pending.recommendation.contains("often passes"), "{}", pending.recommendation);
-    assert!(pending.recommendation.starts_with("Skip"), "{}", pending.recommendation);
+    assert!(
+        !pending.recommendation.contains("often passes"),
+        "{}",
+        pending.recommendation
+    );
+    assert!(
+        pending.recommendation.starts_with("Skip"),
+        "{}",
+        pending.recommendation
+    );
     engine.shutdown().await;
 }
 
@@ -273,7 +341,10 @@ async fn the_whole_log_is_kept_on_disk_and_can_be_taken_away() {
     let saved = engine
         .export_full_log_to(run.run.id, 1, OutputStream::Stdout, downloads.path())
         .expect("exported");
-    assert!(saved.ends_with("chatty-export-run-1-try-1-output.log"), "{saved}");
+    assert!(
+        saved.ends_with("chatty-export-run-1-try-1-output.log"),
+        "{saved}"
+    );
     let text = std::fs::read_to_string(&saved).expect("the copy");
     assert_eq!(text.lines().count(), 300_000);
     assert!(text.starts_with("row 0\n") && text.ends_with("row 299999\n"));
@@ -287,4 +358,43 @@ async fn the_whole_log_is_kept_on_disk_and_can_be_taken_away() {
     let message = missing.expect_err("no such attempt").to_string();
     assert!(message.contains("last 20 runs"), "{message}");
     engine.shutdown().await;
+}
+
+#[test]
+fn a_save_from_the_cli_gets_the_syntax_check_too() {
+    let (tmp, paths) = crate::data_dir();
+    let file = tmp.path().join("v1.py");
+    std::fs::write(&file, "print('v1')\n").expect("write");
+    let path = file.to_str().unwrap_or_default();
+    let made = crate::cli::run(
+        &paths,
+        &[
+            "workflow",
+            "create",
+            "--title",
+            "Report",
+            "--runtime",
+            "python3",
+            "--file",
+            path,
+        ],
+    );
+    assert_eq!(
+        made.status.code(),
+        Some(0),
+        "{}",
+        crate::cli::text(&made.stderr)
+    );
+    std::fs::write(&file, "def total(:\n    return 1\n").expect("write");
+    let saved = crate::cli::run(&paths, &["workflow", "save", "report", "--file", path]);
+    assert_eq!(saved.status.code(), Some(1));
+    let said = crate::cli::text(&saved.stderr);
+    assert!(
+        said.contains("nothing was saved: the syntax check found a mistake"),
+        "{said}"
+    );
+    let history = crate::cli::run(&paths, &["workflow", "history", "report", "--json"]);
+    let versions: serde_json::Value =
+        serde_json::from_slice(&history.stdout).expect("history as JSON");
+    assert_eq!(versions.as_array().map(Vec::len), Some(1), "{versions}");
 }

@@ -85,7 +85,12 @@ impl Capture {
                 self.cut += partial as u64;
             }
         }
-        if let Some(start) = self.tail.iter().take(LINE_SNAP + 1).position(|&b| b == b'\n') {
+        if let Some(start) = self
+            .tail
+            .iter()
+            .take(LINE_SNAP + 1)
+            .position(|&b| b == b'\n')
+        {
             self.tail.drain(..=start);
             self.cut += start as u64 + 1;
         }
@@ -150,13 +155,25 @@ mod tests {
         assert!(all[marker - 1].starts_with("line "), "{}", all[marker - 1]);
         assert!(all[marker + 1].starts_with("line "), "{}", all[marker + 1]);
         // Every kept line is a whole line of the output.
-        for line in all.iter().filter(|l| !l.contains("cut by Healer") && !l.is_empty()) {
-            let n: usize = line.trim_start_matches("line ").parse().expect("whole line");
+        for line in all
+            .iter()
+            .filter(|l| !l.contains("cut by Healer") && !l.is_empty())
+        {
+            let n: usize = line
+                .trim_start_matches("line ")
+                .parse()
+                .expect("whole line");
             assert!(n < 20_000);
         }
         assert_eq!(
             out.cut as usize,
-            lines.len() - out.text.lines().filter(|l| l.starts_with("line ")).map(|l| l.len() + 1).sum::<usize>()
+            lines.len()
+                - out
+                    .text
+                    .lines()
+                    .filter(|l| l.starts_with("line "))
+                    .map(|l| l.len() + 1)
+                    .sum::<usize>()
         );
     }
 

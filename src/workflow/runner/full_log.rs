@@ -50,7 +50,10 @@ impl FullLog {
         };
         let room = FULL_LOG_MAX_BYTES.saturating_sub(self.written);
         let take = usize::try_from(room).unwrap_or(usize::MAX).min(bytes.len());
-        let ok = file.write_all(bytes.get(..take).unwrap_or_default()).await.is_ok();
+        let ok = file
+            .write_all(bytes.get(..take).unwrap_or_default())
+            .await
+            .is_ok();
         self.written += take as u64;
         if !ok || take < bytes.len() {
             if ok {

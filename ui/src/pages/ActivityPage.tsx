@@ -31,6 +31,9 @@ function ActivityRow({ record, now, technical }: { record: EventRecord; now: num
   );
 }
 
+/** Each step of a model's work and each try of a run: part of the record, not news for a person. */
+const stepByStep = new Set<string>(["task_message_added", "attempt_finished"]);
+
 function ActivityList() {
   const events = useEvents();
   const now = useNow();
@@ -55,10 +58,10 @@ function ActivityList() {
     <>
       <label className="activity-toggle">
         <input type="checkbox" checked={technical} onChange={(e) => setTechnical(e.target.checked)} data-testid="activity-details" />
-        Show the technical record of each event
+        Show every step and the technical record of each event
       </label>
       <ol className="card list" aria-label="What Healer did">
-        {events.data.map((record) => (
+        {events.data.filter((record) => technical || !stepByStep.has(record.event.kind)).map((record) => (
           <ActivityRow key={record.id} record={record} now={now} technical={technical} />
         ))}
       </ol>

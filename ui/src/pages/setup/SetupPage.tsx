@@ -124,11 +124,13 @@ export function SetupPage() {
   return (
     <section className="page setup-page" data-testid="page-setup">
       <header className="page-header">
-        <h1 className="page-title">Set up a model</h1>
-        <p className="page-description">
-          Healer uses a language model to repair scripts and to talk through changes with you. Choose where your models
-          are; it takes a minute. You can skip this and do it later in Settings → Models.
-        </p>
+        <div>
+          <h1 className="page-title">Set up a model</h1>
+          <p className="page-description">
+            Healer uses a language model to repair scripts and to talk through changes with you. Choose where your
+            models are; it takes a minute. You can skip this and do it later in Settings → Models.
+          </p>
+        </div>
       </header>
 
       <section className="card setup-step">
