@@ -5,7 +5,7 @@ import { ArrowLeftIcon, PlusIcon, XIcon } from "../../components/icons";
 import { InlineError } from "../../components/InlineError";
 import { CodeEditor } from "../../components/LazyCode";
 import { SkeletonList, Spinner } from "../../components/Loading";
-import { useCreateWorkflow, useUpdateWorkflow, useValidation, useWorkflow, validationQuery } from "../../queries";
+import { useAppInfo, useCreateWorkflow, useUpdateWorkflow, useValidation, useWorkflow, validationQuery } from "../../queries";
 import { navigate, pageHref, setLeaveGuard, workflowHref } from "../../usePage";
 import { UnsavedGuard } from "../../components/UnsavedGuard";
 import { runtimeLabel } from "../../workflowText";
@@ -136,6 +136,8 @@ function WorkflowForm({ mode }: { mode: Mode }) {
   const base = mode.kind === "edit" ? mode.detail : undefined;
   const [form, setForm] = useState<FormState>(() => (base ? formFrom(base) : blankForm()));
   const [initial] = useState(() => JSON.stringify(form));
+  // The engine's limit, so a title is never cut in one place and refused in another.
+  const maxTitle = useAppInfo().data?.max_title_chars;
   const dirty = JSON.stringify(form) !== initial;
   // Problems show under a field once the person has worked on it (or tried to save).
   const [touched, setTouched] = useState<Set<Field>>(() => new Set(base ? allFields : []));
@@ -224,6 +226,7 @@ function WorkflowForm({ mode }: { mode: Mode }) {
               aria-invalid={has("title")}
               aria-describedby={has("title") ? errorId("title") : undefined}
               data-testid="field-title"
+              maxLength={maxTitle}
               autoFocus={mode.kind === "create"}
             />
             <FieldError field="title" problems={shown} id={errorId("title")} />
