@@ -18,6 +18,8 @@ fn main() {
         "restore_version",
         "dismiss_notification",
         "export_full_log",
+        "setup_skipped",
+        "skip_setup",
         "set_workflow_paused",
         "delete_workflow",
         "run_workflow_now",

@@ -148,6 +148,19 @@ pub fn export_full_log(
     Ok(state.engine()?.export_full_log(run_id, attempt, stream)?)
 }
 
+/// Whether the person skipped (or finished) the first-run model setup.
+#[tauri::command]
+#[specta::specta]
+pub fn setup_skipped(state: State<'_, AppState>) -> CmdResult<bool> {
+    Ok(state.engine()?.setup_skipped()?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn skip_setup(state: State<'_, AppState>) -> CmdResult<()> {
+    Ok(state.engine()?.skip_setup()?)
+}
+
 #[tauri::command]
 #[specta::specta]
 pub fn dismiss_notification(state: State<'_, AppState>, id: i64) -> CmdResult<()> {

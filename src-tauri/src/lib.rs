@@ -38,6 +38,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             commands::restore_version,
             commands::dismiss_notification,
             commands::export_full_log,
+            commands::setup_skipped,
+            commands::skip_setup,
             commands::set_workflow_paused,
             commands::delete_workflow,
             commands::run_workflow_now,

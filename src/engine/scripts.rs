@@ -97,3 +97,22 @@ impl Handle {
         Ok(saved)
     }
 }
+
+/// Settings key: the person skipped the first-run model setup (it is then only offered where a
+/// model is missing, never put in front of them again).
+pub const SETUP_SKIPPED: &str = "ui.setup_skipped";
+
+impl Handle {
+    /// Whether the first-run setup was skipped (or finished) in this data folder.
+    pub fn setup_skipped(&self) -> Result<bool> {
+        Ok(self
+            .services
+            .store
+            .setting::<bool>(SETUP_SKIPPED)?
+            .unwrap_or(false))
+    }
+
+    pub fn skip_setup(&self) -> Result<()> {
+        self.services.store.set_setting(SETUP_SKIPPED, &true)
+    }
+}

@@ -116,6 +116,38 @@ describe("Work is never lost, and a checkpoint can wait", { timeout: 300_000 }, 
   });
 });
 
+describe("The smallest window", { timeout: 200_000 }, () => {
+  const app = new ScriptedApp("narrow");
+  let session;
+
+  before(
+    async () => {
+      session = await app.start([]);
+    },
+    { timeout: 150_000 },
+  );
+
+  after(() => app.stop(), { timeout: 60_000 });
+
+  test("at 600 px no screen scrolls sideways and the sidebar names do not wrap", { timeout: 120_000 }, async () => {
+    await session.waitFor('[data-testid="nav-workflows"]', { timeoutMs: 30_000, failFast: STARTUP_ERROR });
+    await session.cmd("POST", "/window/rect", { width: 600, height: 760 });
+    const width = await session.executeScript("return window.innerWidth;");
+    assert.ok(width <= 620, `the window is ${width} px wide`);
+    const wide = [];
+    for (const hash of ["#/workflows", "#/workflows/1", "#/workflows/1/script", "#/workflows/1/versions", "#/activity", "#/notifications", "#/checkpoints", "#/settings/models", "#/setup", "#/workflows/new"]) {
+      await session.executeScript(`window.location.hash = ${JSON.stringify(hash)};`);
+      await session.settlePaint();
+      const [page, view, content, inner] = await session.executeScript(
+        "const m = document.querySelector('main.content'); return [document.scrollingElement.scrollWidth, window.innerWidth, m.scrollWidth, m.clientWidth];",
+      );
+      if (page > view || content > inner) wide.push(`${hash}: page ${page}/${view}, content ${content}/${inner}`);
+    }
+    assert.deepEqual(wide, [], "screens that scroll sideways");
+    await app.shot("600");
+  });
+});
+
 describe("The first-run setup in the real window", { timeout: 300_000 }, () => {
   const app = new ScriptedApp("setup");
   let session;

@@ -398,3 +398,12 @@ fn a_save_from_the_cli_gets_the_syntax_check_too() {
         serde_json::from_slice(&history.stdout).expect("history as JSON");
     assert_eq!(versions.as_array().map(Vec::len), Some(1), "{versions}");
 }
+
+#[tokio::test]
+async fn skipping_the_setup_is_remembered_in_the_data_folder() {
+    let bed = bed(false, false).await;
+    assert!(!bed.engine.setup_skipped().expect("read"));
+    bed.engine.skip_setup().expect("skip");
+    assert!(bed.engine.setup_skipped().expect("read"));
+    bed.engine.shutdown().await;
+}

@@ -80,6 +80,9 @@ export const api = {
   /** An earlier version's code becomes the next major ("Restored from 1.0"). */
   restoreVersion: (id: number, version: Version) => unwrap(commands.restoreVersion(id, version)),
   dismissNotification: (id: number) => unwrap(commands.dismissNotification(id)),
+  /** Whether the first-run model setup was skipped or finished in this data folder. */
+  setupSkipped: () => unwrap(commands.setupSkipped()),
+  skipSetup: () => unwrap(commands.skipSetup()),
   /** Copies an attempt's whole output into the Downloads folder; the path it went to. */
   exportFullLog: (runId: number, attempt: number, stream: OutputStream) =>
     unwrap(commands.exportFullLog(runId, attempt, stream)),

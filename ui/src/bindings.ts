@@ -31,6 +31,9 @@ export const commands = {
 	dismissNotification: (id: number) => typedError<null, ErrorPayload>(__TAURI_INVOKE("dismiss_notification", { id })),
 	/**  Copies an attempt's whole output into the Downloads folder; returns where it went. */
 	exportFullLog: (runId: number, attempt: number, stream: OutputStream) => typedError<string, ErrorPayload>(__TAURI_INVOKE("export_full_log", { runId, attempt, stream })),
+	/**  Whether the person skipped (or finished) the first-run model setup. */
+	setupSkipped: () => typedError<boolean, ErrorPayload>(__TAURI_INVOKE("setup_skipped")),
+	skipSetup: () => typedError<null, ErrorPayload>(__TAURI_INVOKE("skip_setup")),
 	setWorkflowPaused: (id: number, paused: boolean) => typedError<Workflow, ErrorPayload>(__TAURI_INVOKE("set_workflow_paused", { id, paused })),
 	deleteWorkflow: (id: number) => typedError<null, ErrorPayload>(__TAURI_INVOKE("delete_workflow", { id })),
 	/**  Queues a run now and returns its id. */

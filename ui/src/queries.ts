@@ -235,6 +235,22 @@ export function useExportFullLog() {
   });
 }
 
+const setupKey = ["setup-skipped"] as const;
+
+/** Whether the person skipped (or finished) the first-run setup: then it is no longer offered. */
+export function useSetupSkipped() {
+  return useQuery({ queryKey: setupKey, queryFn: api.setupSkipped });
+}
+
+export function useSkipSetup() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: api.skipSetup,
+    onMutate: () => queryClient.setQueryData(setupKey, true),
+    onSettled: () => queryClient.invalidateQueries({ queryKey: setupKey }),
+  });
+}
+
 export function useDismissNotification() {
   const queryClient = useQueryClient();
   return useMutation({

@@ -8,11 +8,10 @@ import { PageHeader } from "../components/PageHeader";
 import { ReviewBadge } from "../components/ReviewBadge";
 import { RunningBadge } from "../components/StatusBadge";
 import { WorkflowStatusBadge } from "../components/WorkflowStatusBadge";
-import { useLoadExamples, useProviders, useTiers, useWorkflows } from "../queries";
+import { useLoadExamples, useProviders, useSetupSkipped, useSkipSetup, useTiers, useWorkflows } from "../queries";
 import { fullTime, relativeTime, useNow } from "../time";
 import { newWorkflowHref, setupHref, workflowHref } from "../usePage";
 import { findWorkflows, needsYou, statusFilterLabel, statusFilters, type StatusFilter } from "../workflowFinding";
-import { setupSkipped, skipSetup } from "./setup/setupChoices";
 import { futureTime, runStatusLabel, runStatusTone, versionText } from "../workflowText";
 
 const steps = [
@@ -208,8 +207,9 @@ function NoWorkflows() {
 function SetupOffer() {
   const providers = useProviders();
   const tiers = useTiers();
-  const [skipped, setSkipped] = useState(setupSkipped);
-  if (skipped || !providers.data || !tiers.data) return null;
+  const skipped = useSetupSkipped();
+  const skip = useSkipSetup();
+  if (skipped.data !== false || !providers.data || !tiers.data) return null;
   if (providers.data.length > 0 || tiers.data.some((t) => t.resolves_to !== null)) return null;
   return (
     <div className="card next-step setup-offer" data-testid="setup-offer">
@@ -230,10 +230,7 @@ function SetupOffer() {
           type="button"
           className="button"
           data-testid="skip-setup"
-          onClick={() => {
-            skipSetup();
-            setSkipped(true);
-          }}
+          onClick={() => skip.mutate()}
         >
           Not now
         </button>

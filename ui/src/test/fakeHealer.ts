@@ -191,6 +191,7 @@ export class FakeHealer {
     pid: 4242,
     max_title_chars: 120,
   };
+  setupWasSkipped = false;
   /** What the fake's syntax check says about code containing this text (null: passes). */
   syntaxRefuses: { marker: string; message: string } | null = null;
   /** Oldest first, as the engine stores them. */
@@ -590,6 +591,11 @@ export class FakeHealer {
         const old = kept.versions.find((v) => v.version.major === version.major && v.version.minor === version.minor)!;
         return this.saveScript(kept.workflow.id, old.code, `Restored from ${version.major}.${version.minor}`);
       }
+      case "setup_skipped":
+        return this.setupWasSkipped;
+      case "skip_setup":
+        this.setupWasSkipped = true;
+        return null;
       case "export_full_log":
         return `/home/ada/Downloads/run-${args.runId as number}-try-${args.attempt as number}-${args.stream as string}.log`;
       case "dismiss_notification": {

@@ -4,10 +4,10 @@ import type { ConnectionTest, Tier } from "../../bindings";
 import { InlineError } from "../../components/InlineError";
 import { Spinner } from "../../components/Loading";
 import { tierLabel, tiers } from "../../modelText";
-import { useSaveProvider, useSetProviderKey, useSetTier, useTestProvider } from "../../queries";
+import { useSaveProvider, useSetProviderKey, useSetTier, useSkipSetup, useTestProvider } from "../../queries";
 import { toast } from "../../toasts";
 import { navigate, pageHref, settingsHref } from "../../usePage";
-import { choices, defaultBudget, defaultModel, skipSetup, slugOf, type Choice } from "./setupChoices";
+import { choices, defaultBudget, defaultModel, slugOf, type Choice } from "./setupChoices";
 
 /** One sentence per tier: what it is used for. */
 const tierSentence: Record<Tier, string> = {
@@ -37,6 +37,7 @@ export function SetupPage() {
   const setKey = useSetProviderKey(slug);
   const testProvider = useTestProvider(slug);
   const setTier = useSetTier();
+  const skipSetup = useSkipSetup();
   const [finishing, setFinishing] = useState(false);
   const [finishError, setFinishError] = useState<unknown>(null);
 
@@ -51,7 +52,7 @@ export function SetupPage() {
   }
 
   function skip() {
-    skipSetup();
+    skipSetup.mutate();
     navigate(pageHref("workflows"));
   }
 
@@ -107,7 +108,7 @@ export function SetupPage() {
           await setTier.mutateAsync({ tier, provider: slug, model: models[tier], budget_tokens: defaultBudget[tier] });
         }
       }
-      skipSetup();
+      skipSetup.mutate();
       toast(`Models are set up: ${name.trim() || slug} answers for Healer.`);
       navigate(settingsHref("models"));
     } catch (error) {

@@ -60,22 +60,3 @@ export function defaultModel(choice: Choice, tier: Tier, listed: string[]): stri
 
 /** Token budgets per attempt by tier, as the engine's defaults. */
 export const defaultBudget: Record<Tier, number> = { cheap: 5000, standard: 10000, deep: 20000 };
-
-const SKIPPED_KEY = "healer.setup.skipped";
-
-/** Whether the person skipped the setup: then it is only offered where a model is missing. */
-export function setupSkipped(): boolean {
-  try {
-    return window.localStorage.getItem(SKIPPED_KEY) === "1";
-  } catch {
-    return false;
-  }
-}
-
-export function skipSetup() {
-  try {
-    window.localStorage.setItem(SKIPPED_KEY, "1");
-  } catch {
-    /* storage unavailable: the offer comes back next time, which is harmless */
-  }
-}

@@ -1,5 +1,5 @@
 import { useQueryClient } from "@tanstack/react-query";
-import { useEffect, useId, useState, type FormEvent, type ReactNode } from "react";
+import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from "react";
 import type { FieldProblem, Workflow, WorkflowDetail, WorkflowInput } from "../../bindings";
 import { ArrowLeftIcon, PlusIcon, XIcon } from "../../components/icons";
 import { InlineError } from "../../components/InlineError";
@@ -8,6 +8,7 @@ import { SkeletonList, Spinner } from "../../components/Loading";
 import { useAppInfo, useCreateWorkflow, useUpdateWorkflow, useValidation, useWorkflow, validationQuery } from "../../queries";
 import { navigate, pageHref, setLeaveGuard, workflowHref } from "../../usePage";
 import { UnsavedGuard } from "../../components/UnsavedGuard";
+import { toast } from "../../toasts";
 import { runtimeLabel } from "../../workflowText";
 import {
   blankForm,
@@ -195,6 +196,7 @@ function WorkflowForm({ mode }: { mode: Mode }) {
     const done = (workflow: Workflow) => {
       // Saved: nothing is lost by going on.
       setLeaveGuard(null);
+      toast(mode.kind === "create" ? `“${workflow.title}” was created.` : "The settings were saved.");
       navigate(workflowHref(workflow.id));
     };
     if (mode.kind === "create") create.mutate(input, { onSuccess: done });
@@ -202,9 +204,21 @@ function WorkflowForm({ mode }: { mode: Mode }) {
   }
 
   const cancelHref = base ? workflowHref(base.workflow.id) : pageHref("workflows");
+  const formRef = useRef<HTMLFormElement>(null);
+  // Ctrl+S saves here too, as on the Script tab.
+  useEffect(() => {
+    function onKey(event: KeyboardEvent) {
+      if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "s") {
+        event.preventDefault();
+        formRef.current?.requestSubmit();
+      }
+    }
+    window.addEventListener("keydown", onKey, true);
+    return () => window.removeEventListener("keydown", onKey, true);
+  }, []);
 
   return (
-    <form className="workflow-form" onSubmit={(e) => void submit(e)} noValidate>
+    <form className="workflow-form" onSubmit={(e) => void submit(e)} noValidate ref={formRef}>
       <UnsavedGuard
         dirty={dirty && !saving.isSuccess}
         what={mode.kind === "create" ? "the new workflow's settings" : "your changes to the settings"}
