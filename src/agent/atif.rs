@@ -138,19 +138,21 @@ pub fn read(text: &str) -> Result<Vec<SessionStep>, String> {
         }
         steps.extend(own);
         let results = step.observation.map(|o| o.results).unwrap_or_default();
-        steps.extend(results.into_iter().map(|r| SessionStep {
-            kind: StepKind::ToolResult,
-            text: words_of_content(&r.content),
-            call_id: r.source_call_id,
-            is_error: r
-                .extra
-                .as_ref()
-                .and_then(|e| e.get("is_error"))
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
-            source: StepSource::Agent,
-            model: None,
-            ..base.clone()
+        steps.extend(results.into_iter().map(|r| {
+            SessionStep {
+                kind: StepKind::ToolResult,
+                text: words_of_content(&r.content),
+                call_id: r.source_call_id,
+                is_error: r
+                    .extra
+                    .as_ref()
+                    .and_then(|e| e.get("is_error"))
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+                source: StepSource::Agent,
+                model: None,
+                ..base.clone()
+            }
         }));
     }
     Ok(steps)

@@ -164,7 +164,9 @@ impl Agent for ClaudeCode {
             return Ok(end);
         }
         let (status, summary) = match &stream.outcome {
-            Some(outcome) if !outcome.is_error => (SessionStatus::Finished, finished_summary(outcome)),
+            Some(outcome) if !outcome.is_error => {
+                (SessionStatus::Finished, finished_summary(outcome))
+            }
             Some(outcome) => (SessionStatus::Failed, error_summary(outcome)),
             None => (
                 SessionStatus::Failed,

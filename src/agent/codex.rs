@@ -87,6 +87,14 @@ impl Agent for Codex {
                         .to_string(),
                 )
             })?;
+        if self.settings.sandbox == CodexSandbox::WorkspaceWrite && under_tmp(&codex_home) {
+            return Err(Error::InvalidInput(format!(
+                "Codex's folder {} is under /tmp, where Codex refuses to keep the helper its \
+                 sandbox runs commands with (every command would fail): keep it in Healer's \
+                 data folder",
+                codex_home.display()
+            )));
+        }
         let Some(program) = self.program(spec.program.as_deref()) else {
             let summary = "Codex is not installed: there is no `codex` program on PATH. Install \
                            Codex, or set the path to its program in the project's settings.";
@@ -123,25 +131,25 @@ impl Agent for Codex {
 
         let _ = updates.send(AgentUpdate::Step(prompt_step(&spec.prompt)));
         let mut thread_id: Option<String> = None;
+        // Codex writes the rollout just after it names the thread: `Started` waits for it for
+        // a few lines (it goes out without a transcript if none appears).
+        let mut announce = Announce::default();
         let mut on_line = |line: &str| {
             let mut seen = Vec::new();
             let flow = events.line(line, &mut seen);
             for item in seen {
                 match item {
                     Seen::Init { thread_id: id } if thread_id.is_none() => {
-                        let transcript = rollout::find(&codex_home, &id);
-                        thread_id = Some(id.clone());
-                        let _ = updates.send(AgentUpdate::Started {
-                            agent_session_id: id,
-                            transcript,
-                        });
+                        thread_id = Some(id);
                     }
                     Seen::Init { .. } => {}
                     Seen::Step(step) => {
+                        announce.now(&updates, &codex_home, thread_id.as_deref(), true);
                         let _ = updates.send(AgentUpdate::Step(step));
                     }
                 }
             }
+            announce.now(&updates, &codex_home, thread_id.as_deref(), false);
             flow
         };
         let finished =
@@ -149,6 +157,7 @@ impl Agent for Codex {
                 Ok(finished) => finished,
                 Err(e) => return Ok(ending::not_started(NAME, &program, &e)),
             };
+        announce.now(&updates, &codex_home, thread_id.as_deref(), true);
         let mut rest = Vec::new();
         events.finish(&mut rest);
         for item in rest {
@@ -190,6 +199,45 @@ impl Agent for Codex {
         };
         Ok(ending::end(status, Some(&finished), summary, thread_id))
     }
+}
+
+/// Sends `Started` once: when the thread's rollout exists, after a few lines without it, or
+/// when `anyway` (a step is about to go out, the session ended).
+#[derive(Default)]
+struct Announce {
+    done: bool,
+    waited: u32,
+}
+
+/// Lines to wait for the rollout before `Started` goes out without it.
+const ROLLOUT_WAIT_LINES: u32 = 3;
+
+impl Announce {
+    fn now(
+        &mut self,
+        updates: &mpsc::UnboundedSender<AgentUpdate>,
+        codex_home: &Path,
+        thread_id: Option<&str>,
+        anyway: bool,
+    ) {
+        let Some(id) = thread_id.filter(|_| !self.done) else {
+            return;
+        };
+        let transcript = rollout::find(codex_home, id);
+        self.waited += 1;
+        if transcript.is_some() || anyway || self.waited > ROLLOUT_WAIT_LINES {
+            self.done = true;
+            let _ = updates.send(AgentUpdate::Started {
+                agent_session_id: id.to_string(),
+                transcript,
+            });
+        }
+    }
+}
+
+fn under_tmp(path: &Path) -> bool {
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    real.starts_with("/tmp") || real.starts_with(std::env::temp_dir())
 }
 
 fn environment(spec: &SessionSpec, mark: &str) -> Vec<(String, String)> {

@@ -123,10 +123,7 @@ pub(crate) fn not_started(agent: &str, program: &Path, error: &std::io::Error) -
 
 /// The most telling line of an error output: its last non-empty one.
 pub(crate) fn last_line(text: &str) -> Option<&str> {
-    text.lines()
-        .map(str::trim)
-        .rev()
-        .find(|l| !l.is_empty())
+    text.lines().map(str::trim).rev().find(|l| !l.is_empty())
 }
 
 /// `90 s`, `5 min`, `2 h 30 min`.

@@ -114,7 +114,11 @@ pub(crate) fn get<'a>(vars: &'a [(String, String)], name: &str) -> Option<&'a st
 
 /// A value for [`MARK_VAR`] no other process carries.
 pub(crate) fn new_mark() -> String {
-    format!("{:016x}{:016x}", rand::random::<u64>(), rand::random::<u64>())
+    format!(
+        "{:016x}{:016x}",
+        rand::random::<u64>(),
+        rand::random::<u64>()
+    )
 }
 
 /// Start the agent and drive it to its end: every stdout line goes to `on_line` as it comes;
@@ -271,9 +275,9 @@ pub fn marked_processes(marks: &[Vec<String>]) -> Vec<i32> {
                 return false;
             };
             let vars: Vec<&[u8]> = environ.split(|b| *b == 0).collect();
-            marks.iter().any(|all| {
-                !all.is_empty() && all.iter().all(|m| vars.contains(&m.as_bytes()))
-            })
+            marks
+                .iter()
+                .any(|all| !all.is_empty() && all.iter().all(|m| vars.contains(&m.as_bytes())))
         })
         .filter(|pid| !zombie(*pid))
         .collect()
@@ -324,3 +328,6 @@ impl Drop for Cleanup {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -58,9 +58,11 @@ pub fn read_text(text: &str) -> std::result::Result<Transcript, String> {
             TranscriptKind::ClaudeCode
         }
         _ => {
-            return Err("this is not a Claude Code transcript, a Codex rollout or an ATIF \
+            return Err(
+                "this is not a Claude Code transcript, a Codex rollout or an ATIF \
                         trajectory (its first line says neither)"
-                .to_string())
+                    .to_string(),
+            )
         }
     };
     let (steps, skipped_lines) = match kind {

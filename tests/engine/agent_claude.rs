@@ -67,23 +67,40 @@ async fn claude_code_runs_bash_and_edits_a_file_its_steps_arrive_in_order_and_it
         anthropic::text("All done: a.txt written, hello.txt edited.", TOKENS),
     ]);
 
-    let ran = run(&ClaudeCode::new(None), spec(&ws, &server, "Write a.txt, fix hello.txt")).await;
+    let ran = run(
+        &ClaudeCode::new(None),
+        spec(&ws, &server, "Write a.txt, fix hello.txt"),
+    )
+    .await;
 
     assert_eq!(ran.end.status, SessionStatus::Finished, "{:?}", ran.end);
-    assert_eq!(ran.end.summary, "All done: a.txt written, hello.txt edited.");
+    assert_eq!(
+        ran.end.summary,
+        "All done: a.txt written, hello.txt edited."
+    );
     assert_eq!(ran.end.exit_code, Some(0));
     assert_eq!(ws.read("a.txt"), "hi\n");
     assert_eq!(ws.read("hello.txt"), "line one\nline TWO\nline three\n");
 
     assert!(matches!(ran.updates.first(), Some(AgentUpdate::Step(_))));
-    assert!(matches!(ran.updates.get(1), Some(AgentUpdate::Process { .. })));
+    assert!(matches!(
+        ran.updates.get(1),
+        Some(AgentUpdate::Process { .. })
+    ));
     let (session_id, transcript_path) = ran.started().expect("Started");
-    assert_eq!(ran.end.agent_session_id.as_deref(), Some(session_id.as_str()));
+    assert_eq!(
+        ran.end.agent_session_id.as_deref(),
+        Some(session_id.as_str())
+    );
     let steps = ran.steps();
     assert_eq!(
         ran.outline(),
         vec![
-            (StepKind::Text, None, "Write a.txt, fix hello.txt".to_string()),
+            (
+                StepKind::Text,
+                None,
+                "Write a.txt, fix hello.txt".to_string()
+            ),
             (StepKind::Text, None, "I'll start with a file.".to_string()),
             (StepKind::ToolCall, Some("Bash".to_string()), String::new()),
             (StepKind::ToolResult, None, "hi".to_string()),
@@ -124,6 +141,15 @@ async fn claude_code_runs_bash_and_edits_a_file_its_steps_arrive_in_order_and_it
     assert_eq!(outline(&from_file), ran.outline());
     let file_usage: Vec<StepUsage> = from_file.iter().filter_map(|s| s.usage).collect();
     assert_eq!(file_usage, vec![one; 3]);
+    // Told apart from the other kinds of record; a line cut short by a crash is skipped.
+    std::fs::write(&path, format!("{text}{{\"type\":\"assistant\",\"mess")).expect("cut");
+    let read = healer::agent::transcript::read_file(&path).expect("readable");
+    assert_eq!(
+        read.kind,
+        healer::agent::transcript::TranscriptKind::ClaudeCode
+    );
+    assert_eq!(read.steps, from_file);
+    assert_eq!(read.skipped_lines, 1);
 
     let chats = server.chats();
     assert_eq!(chats.len(), 3);
@@ -139,7 +165,11 @@ async fn a_resumed_claude_code_session_continues_with_its_history() {
     server.script([
         tool_reply(
             "",
-            &[call("toolu_a", "Bash", json!({"command": "echo one > one.txt"}))],
+            &[call(
+                "toolu_a",
+                "Bash",
+                json!({"command": "echo one > one.txt"}),
+            )],
         ),
         anthropic::text("FIRST-ANSWER", TOKENS),
         anthropic::text("SECOND-ANSWER", TOKENS),
@@ -152,7 +182,12 @@ async fn a_resumed_claude_code_session_continues_with_its_history() {
     again.resume = Some(id.clone());
     let second = run(&ClaudeCode::new(None), again).await;
 
-    assert_eq!(second.end.status, SessionStatus::Finished, "{:?}", second.end);
+    assert_eq!(
+        second.end.status,
+        SessionStatus::Finished,
+        "{:?}",
+        second.end
+    );
     assert_eq!(second.end.summary, "SECOND-ANSWER");
     assert_eq!(second.started().map(|s| s.0), Some(id));
     assert_eq!(second.started().and_then(|s| s.1), transcript_path);
@@ -160,7 +195,10 @@ async fn a_resumed_claude_code_session_continues_with_its_history() {
     let last = server.chats().pop().expect("a request");
     let messages = last.body["messages"].to_string();
     for earlier in ["MARKER-ONE", "toolu_a", "FIRST-ANSWER", "MARKER-TWO"] {
-        assert!(messages.contains(earlier), "{earlier} missing from {messages}");
+        assert!(
+            messages.contains(earlier),
+            "{earlier} missing from {messages}"
+        );
     }
     assert!(messages.find("MARKER-ONE") < messages.find("MARKER-TWO"));
 }
@@ -175,7 +213,9 @@ async fn a_server_error_fails_the_session_quickly_with_the_api_error() {
 
     assert_eq!(ran.end.status, SessionStatus::Failed);
     assert!(
-        ran.end.summary.starts_with("Claude Code stopped with an error (api error): API Error: 500"),
+        ran.end
+            .summary
+            .starts_with("Claude Code stopped with an error (api error): API Error: 500"),
         "{}",
         ran.end.summary
     );
@@ -220,11 +260,19 @@ async fn a_program_printing_garbage_or_exiting_at_once_or_missing_fails_clearly(
     flood.program = Some(script(&ws, "flood", "yes 'not json'"));
     let ran = run(&agent, flood).await;
     assert_eq!(ran.end.status, SessionStatus::Failed);
-    assert!(ran.end.summary.contains("so Healer stopped it"), "{}", ran.end.summary);
+    assert!(
+        ran.end.summary.contains("so Healer stopped it"),
+        "{}",
+        ran.end.summary
+    );
     assert!(ran.took < Duration::from_secs(10), "took {:?}", ran.took);
 
     let mut at_once = spec(&ws, &server, "hello");
-    at_once.program = Some(script(&ws, "at-once", "echo 'claude: cannot start' >&2\nexit 3"));
+    at_once.program = Some(script(
+        &ws,
+        "at-once",
+        "echo 'claude: cannot start' >&2\nexit 3",
+    ));
     let ran = run(&agent, at_once).await;
     assert_eq!(ran.end.status, SessionStatus::Failed);
     assert_eq!(ran.end.exit_code, Some(3));
@@ -249,7 +297,9 @@ async fn a_program_printing_garbage_or_exiting_at_once_or_missing_fails_clearly(
     let ran = run(&agent, missing).await;
     assert_eq!(ran.end.status, SessionStatus::Failed);
     assert!(
-        ran.end.summary.starts_with("Claude Code is not installed at "),
+        ran.end
+            .summary
+            .starts_with("Claude Code is not installed at "),
         "{}",
         ran.end.summary
     );
@@ -321,4 +371,21 @@ async fn the_time_limit_ends_claude_code_and_its_tool() {
     );
     assert!(ran.took < Duration::from_secs(10), "took {:?}", ran.took);
     assert!(ws.leftovers().is_empty(), "left: {:?}", ws.leftovers());
+}
+
+#[tokio::test]
+async fn claude_code_is_detected_with_its_version_and_the_npm_wrapper_gives_way_to_the_binary() {
+    let wrapper = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/agents/node_modules/.bin/claude");
+    let found = ClaudeCode::new(Some(wrapper))
+        .installed()
+        .await
+        .expect("installed");
+    assert_eq!(found.version, "2.1.328 (Claude Code)");
+    assert_eq!(
+        std::fs::canonicalize(&found.program).expect("real"),
+        std::fs::canonicalize(claude()).expect("real")
+    );
+    let missing = ClaudeCode::new(Some("/nonexistent/claude".into()));
+    assert_eq!(missing.installed().await, None);
 }

@@ -55,7 +55,9 @@ pub struct Workspace {
 }
 
 pub fn workspace() -> Workspace {
-    let dir = tempfile::tempdir().expect("temp dir");
+    // Not under /tmp: Codex refuses to put its sandbox helper in a Codex home there, and then
+    // every command and patch fails.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir");
     let repo = dir.path().join("repo");
     let home = dir.path().join("home");
     std::fs::create_dir_all(&repo).expect("repo dir");

@@ -2,7 +2,9 @@
 //! for the crate (faster to link than one per file).
 
 mod agent_claude;
+mod agent_codex;
 mod agent_fixtures;
+mod agent_transcripts;
 mod architecture;
 mod checkpoint_cli;
 mod checkpoints;

@@ -672,8 +672,10 @@ pub mod responses {
     pub fn cut_short(text: &str) -> Reply {
         Reply::Stream(vec![
             event(json!({"type": "response.created", "response": {"id": "resp_1"}})),
-            event(json!({"type": "response.output_item.done", "output_index": 0,
-                "item": whole(0, &Item::Text(text.to_string()))})),
+            event(
+                json!({"type": "response.output_item.done", "output_index": 0,
+                "item": whole(0, &Item::Text(text.to_string()))}),
+            ),
         ])
     }
 

@@ -11,8 +11,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::lines::{message_steps, Head, MessageLine, Usage};
-use crate::agent::process::Flow;
 use crate::agent::now;
+use crate::agent::process::Flow;
 use crate::session::{SessionStep, StepKind, StepSource, StepUsage};
 
 /// Lines in a row that are not Claude Code's JSON before Healer gives up on the stream.

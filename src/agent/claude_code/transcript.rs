@@ -48,9 +48,9 @@ pub fn escape_cwd(cwd: &str) -> String {
     if escaped.len() <= MAX_ESCAPED_LEN {
         return escaped;
     }
-    let hash = cwd
-        .encode_utf16()
-        .fold(0_i32, |h, unit| h.wrapping_mul(31).wrapping_add(i32::from(unit)));
+    let hash = cwd.encode_utf16().fold(0_i32, |h, unit| {
+        h.wrapping_mul(31).wrapping_add(i32::from(unit))
+    });
     let mut cut: String = escaped.chars().take(MAX_ESCAPED_LEN).collect();
     cut.push('-');
     cut.push_str(&base36(i64::from(hash).unsigned_abs()));
@@ -134,7 +134,11 @@ mod tests {
             "-tmp-ccr-runs-escape-my-repo-v1-x-y"
         );
         // A 242-character path, whose folder name was read off a real run of Claude Code.
-        let long = format!("/tmp/ccr/runs/escape/{}/{}", "d".repeat(120), "e".repeat(100));
+        let long = format!(
+            "/tmp/ccr/runs/escape/{}/{}",
+            "d".repeat(120),
+            "e".repeat(100)
+        );
         let expected = format!(
             "-tmp-ccr-runs-escape-{}-{}-gqjn7o",
             "d".repeat(120),

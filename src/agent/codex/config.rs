@@ -87,10 +87,16 @@ pub(super) fn render(settings: &CodexSettings, model: Option<&str>) -> Result<St
         ];
         for (name, value) in numbers {
             if let Some(n) = value {
-                entry.insert(name.into(), Value::Integer(i64::try_from(n).unwrap_or(i64::MAX)));
+                entry.insert(
+                    name.into(),
+                    Value::Integer(i64::try_from(n).unwrap_or(i64::MAX)),
+                );
             }
         }
-        root.insert("model_providers".into(), table([(p.id.as_str(), entry.into())]));
+        root.insert(
+            "model_providers".into(),
+            table([(p.id.as_str(), entry.into())]),
+        );
     }
     // Off: the plugin marketplace (git ls-remote to GitHub, chatgpt.com look-ups), analytics
     // and metrics; and retrying a refused connection forever (it would outlast any time limit
@@ -117,12 +123,21 @@ pub(super) fn write(codex_home: &Path, text: &str) -> Result<()> {
         )
     })?;
     let path = codex_home.join("config.toml");
-    std::fs::write(&path, text)
-        .map_err(|e| Error::io(format!("cannot write Codex's settings {}", path.display()), e))
+    std::fs::write(&path, text).map_err(|e| {
+        Error::io(
+            format!("cannot write Codex's settings {}", path.display()),
+            e,
+        )
+    })
 }
 
 fn table<const N: usize>(entries: [(&str, Value); N]) -> Value {
-    Value::Table(entries.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    Value::Table(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
 }
 
 #[cfg(test)]

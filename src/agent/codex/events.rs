@@ -183,7 +183,8 @@ impl Events {
     fn started(&mut self, item: &Value, seen: &mut Vec<Seen>) {
         if let Some(call) = self.call(item) {
             self.flush(seen);
-            self.started.insert(call.call_id.clone().unwrap_or_default());
+            self.started
+                .insert(call.call_id.clone().unwrap_or_default());
             seen.push(Seen::Step(call));
         }
     }
@@ -250,7 +251,10 @@ impl Events {
                 ),
                 item.get("arguments").cloned().unwrap_or(Value::Null),
             ),
-            "web_search" => ("web_search".to_string(), json!({"query": item.get("query")})),
+            "web_search" => (
+                "web_search".to_string(),
+                json!({"query": item.get("query")}),
+            ),
             _ => return None,
         };
         Some(SessionStep {
