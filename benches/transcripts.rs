@@ -23,7 +23,9 @@ fn main() {
     let claude = claude_transcript(BYTES);
     let codex = codex_rollout(BYTES);
     println!("Transcript figures (target ≥ 50 MB/s each):");
-    report("Claude Code transcript", &claude, |t| transcript::read(t).0.len());
+    report("Claude Code transcript", &claude, |t| {
+        transcript::read(t).0.len()
+    });
     report("Codex rollout", &codex, |t| rollout::read(t).0.len());
 }
 

@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::Result;
-use crate::session::{AgentKind, SessionStatus, SessionStep};
+use crate::session::{AgentKind, SessionStatus, SessionStep, StepKind, StepSource};
 
 /// What one session is asked to do, and where.
 #[derive(Debug, Clone)]
@@ -89,4 +89,20 @@ pub trait Agent: Send + Sync {
 /// Now, as steps write their time: RFC 3339 UTC with milliseconds.
 pub(crate) fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// A step of words from `source`, seen now.
+pub(crate) fn text_step(source: StepSource, text: String) -> SessionStep {
+    SessionStep {
+        at: now(),
+        source,
+        kind: StepKind::Text,
+        text,
+        tool: None,
+        arguments: None,
+        call_id: None,
+        is_error: false,
+        model: None,
+        usage: None,
+    }
 }

@@ -111,7 +111,7 @@ pub fn read(text: &str) -> Result<Vec<SessionStep>, String> {
             usage: None,
         };
         let mut own: Vec<SessionStep> = Vec::new();
-        let words = words(&step.message);
+        let words = words_of_content(&step.message);
         if !words.trim().is_empty() {
             own.push(SessionStep {
                 text: words,
@@ -158,11 +158,7 @@ pub fn read(text: &str) -> Result<Vec<SessionStep>, String> {
     Ok(steps)
 }
 
-/// A message: text, or a list of content parts (`{"type": "text", "text": …}`).
-fn words(message: &Value) -> String {
-    words_of_content(message)
-}
-
+/// A message or a result: text, or a list of content parts (`{"type": "text", "text": …}`).
 fn words_of_content(content: &Value) -> String {
     match content {
         Value::String(s) => s.clone(),

@@ -19,9 +19,9 @@ use self::stream::{Outcome, Seen, Stream};
 use super::ending::{self, Unreadable};
 use super::installed::{self, Installed};
 use super::process::{self, Launch, MARK_VAR, SESSION_VAR};
-use super::{now, Agent, AgentUpdate, SessionEnd, SessionSpec};
+use super::{text_step, Agent, AgentUpdate, SessionEnd, SessionSpec};
 use crate::error::Result;
-use crate::session::{AgentKind, SessionStatus, SessionStep, StepKind, StepSource};
+use crate::session::{AgentKind, SessionStatus, StepSource};
 
 pub use self::stream::MAX_UNREADABLE_LINES;
 
@@ -113,7 +113,10 @@ impl Agent for ClaudeCode {
             vec![format!("CLAUDE_CODE_SESSION_ID={session_id}")],
         ];
 
-        let _ = updates.send(AgentUpdate::Step(prompt_step(&spec.prompt)));
+        let _ = updates.send(AgentUpdate::Step(text_step(
+            StepSource::User,
+            spec.prompt.clone(),
+        )));
         let mut stream = Stream::default();
         let mut started = false;
         let mut on_line = |line: &str| {
@@ -220,21 +223,6 @@ fn arguments(spec: &SessionSpec, session_id: &str) -> Vec<std::ffi::OsString> {
     args.into_iter().map(Into::into).collect()
 }
 
-fn prompt_step(prompt: &str) -> SessionStep {
-    SessionStep {
-        at: now(),
-        source: StepSource::User,
-        kind: StepKind::Text,
-        text: prompt.to_string(),
-        tool: None,
-        arguments: None,
-        call_id: None,
-        is_error: false,
-        model: None,
-        usage: None,
-    }
-}
-
 /// The physical path (Claude Code names its folders after it, not after a symlink).
 fn physical(cwd: &Path) -> String {
     std::fs::canonicalize(cwd)
@@ -248,14 +236,18 @@ fn finished_summary(outcome: &Outcome) -> String {
         Some(text) if !text.is_empty() => text.to_string(),
         _ => "Claude Code finished without a final message.".to_string(),
     };
-    let denied: Vec<&str> = outcome
+    let mut denied: Vec<&str> = outcome
         .permission_denials
         .iter()
         .filter_map(|d| d.get("tool_name").and_then(|n| n.as_str()))
         .collect();
+    denied.sort_unstable();
+    denied.dedup();
     if !denied.is_empty() {
+        let it = if denied.len() == 1 { "it" } else { "them" };
         summary.push_str(&format!(
-            "\n(Claude Code was refused {} — allow them in the project's settings if it needs them.)",
+            "\n(Claude Code was not allowed to use {}: add {it} to the project's allowed tools \
+             if the task needs {it}.)",
             denied.join(", ")
         ));
     }

@@ -6,6 +6,7 @@
 
 pub mod config;
 mod events;
+mod items;
 pub mod rollout;
 
 use std::path::{Path, PathBuf};
@@ -19,9 +20,9 @@ use self::events::{Events, Seen};
 use super::ending::{self, Unreadable};
 use super::installed::{self, Installed};
 use super::process::{self, Launch, MARK_VAR, SESSION_VAR};
-use super::{now, Agent, AgentUpdate, SessionEnd, SessionSpec};
+use super::{text_step, Agent, AgentUpdate, SessionEnd, SessionSpec};
 use crate::error::{Error, Result};
-use crate::session::{AgentKind, SessionStatus, SessionStep, StepKind, StepSource};
+use crate::session::{AgentKind, SessionStatus, StepSource};
 
 pub use self::config::{CodexProvider, CodexSandbox, CodexSettings};
 pub use self::events::{Totals, MAX_UNREADABLE_LINES};
@@ -129,7 +130,10 @@ impl Agent for Codex {
         };
         let marks = [vec![format!("{MARK_VAR}={mark}")]];
 
-        let _ = updates.send(AgentUpdate::Step(prompt_step(&spec.prompt)));
+        let _ = updates.send(AgentUpdate::Step(text_step(
+            StepSource::User,
+            spec.prompt.clone(),
+        )));
         let mut thread_id: Option<String> = None;
         // Codex writes the rollout just after it names the thread: `Started` waits for it for
         // a few lines (it goes out without a transcript if none appears).
@@ -269,19 +273,4 @@ fn arguments(spec: &SessionSpec) -> Vec<std::ffi::OsString> {
 /// of their own per session so that calls and results pair across resumes.
 fn call_prefix() -> String {
     format!("{:06x}:", rand::random::<u32>() & 0xff_ffff)
-}
-
-fn prompt_step(prompt: &str) -> SessionStep {
-    SessionStep {
-        at: now(),
-        source: StepSource::User,
-        kind: StepKind::Text,
-        text: prompt.to_string(),
-        tool: None,
-        arguments: None,
-        call_id: None,
-        is_error: false,
-        model: None,
-        usage: None,
-    }
 }

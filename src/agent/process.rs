@@ -27,9 +27,6 @@ const PIPE_DRAIN: Duration = Duration::from_secs(2);
 /// How much of the end of stderr is kept for the summary of a failure.
 const STDERR_TAIL_BYTES: usize = 4 * 1024;
 
-/// How long killed stray processes get to be gone before the sweep returns.
-const SWEEP_WAIT: Duration = Duration::from_millis(500);
-
 /// The environment variable every process of one agent session carries (tools inherit it), with
 /// a value unique to the session's process.
 pub const MARK_VAR: &str = "HEALER_AGENT_MARK";
@@ -259,61 +256,6 @@ async fn read_tail(mut stream: impl AsyncRead + Unpin, cap: usize) -> String {
     String::from_utf8_lossy(&tail).trim().to_string()
 }
 
-/// Live processes (not zombies, not this one) whose environment holds every entry of one of
-/// `marks` (each entry `NAME=value`). Without /proc (not Linux) nothing is found.
-pub fn marked_processes(marks: &[Vec<String>]) -> Vec<i32> {
-    let me = std::process::id();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok())
-        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
-        .filter(|pid| u32::try_from(*pid).ok() != Some(me))
-        .filter(|pid| {
-            let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
-                return false;
-            };
-            let vars: Vec<&[u8]> = environ.split(|b| *b == 0).collect();
-            marks
-                .iter()
-                .any(|all| !all.is_empty() && all.iter().all(|m| vars.contains(&m.as_bytes())))
-        })
-        .filter(|pid| !zombie(*pid))
-        .collect()
-}
-
-/// Kill every process carrying one of `marks` and wait (briefly) until they are gone. Returns
-/// how many there were. The runner calls it after a crash with the session's marks.
-pub async fn sweep(marks: &[Vec<String>]) -> usize {
-    let found = marked_processes(marks);
-    for pid in &found {
-        let _ = kill(Pid::from_raw(*pid), Signal::SIGKILL);
-    }
-    let until = Instant::now() + SWEEP_WAIT;
-    while !found.is_empty() && Instant::now() < until {
-        if found.iter().all(|pid| gone(*pid)) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    found.len()
-}
-
-fn gone(pid: i32) -> bool {
-    !std::path::Path::new(&format!("/proc/{pid}")).exists() || zombie(pid)
-}
-
-fn zombie(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            stat.rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().next().map(|s| s == "Z"))
-        })
-        .unwrap_or(true)
-}
-
 /// Kills the group and the marked processes when dropped (the session's future was dropped).
 struct Cleanup {
     pgid: Option<i32>,
@@ -329,5 +271,8 @@ impl Drop for Cleanup {
     }
 }
 
+mod sweep;
 #[cfg(test)]
 mod tests;
+
+pub use sweep::{marked_processes, sweep};

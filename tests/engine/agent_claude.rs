@@ -389,3 +389,73 @@ async fn claude_code_is_detected_with_its_version_and_the_npm_wrapper_gives_way_
     let missing = ClaudeCode::new(Some("/nonexistent/claude".into()));
     assert_eq!(missing.installed().await, None);
 }
+
+#[tokio::test]
+async fn a_retried_api_error_shows_as_a_notice_and_the_session_goes_on() {
+    let ws = workspace();
+    let server = ModelServer::start(Some(KEY));
+    server.script([
+        anthropic::error(500, "scripted outage"),
+        anthropic::text("Recovered.", TOKENS),
+    ]);
+    let mut spec = spec(&ws, &server, "hello");
+    spec.env
+        .push(("CLAUDE_CODE_MAX_RETRIES".to_string(), "1".to_string()));
+
+    let ran = run(&ClaudeCode::new(None), spec).await;
+
+    assert_eq!(ran.end.status, SessionStatus::Finished, "{:?}", ran.end);
+    assert_eq!(ran.end.summary, "Recovered.");
+    let notices: Vec<String> = ran
+        .steps()
+        .into_iter()
+        .filter(|s| s.source == StepSource::System)
+        .map(|s| s.text)
+        .collect();
+    assert_eq!(
+        notices,
+        vec!["The model's API failed (500 server_error); Claude Code retries (attempt 1 of 1)."]
+    );
+    assert_eq!(server.chats().len(), 2);
+}
+
+#[tokio::test]
+async fn a_tool_the_project_does_not_allow_is_refused_and_named_in_the_summary() {
+    let ws = workspace();
+    let server = ModelServer::start(Some(KEY));
+    server.script([
+        tool_reply(
+            "",
+            &[call(
+                "toolu_x",
+                "Bash",
+                json!({"command": "echo no > no.txt"}),
+            )],
+        ),
+        anthropic::text("Could not run it.", TOKENS),
+    ]);
+    let mut spec = spec(&ws, &server, "hello");
+    spec.allowed_tools = vec!["Read".to_string()];
+
+    let ran = run(&ClaudeCode::new(None), spec).await;
+
+    assert_eq!(ran.end.status, SessionStatus::Finished, "{:?}", ran.end);
+    assert!(ws.read("no.txt").is_empty(), "the refused command ran");
+    let steps = ran.steps();
+    let result = steps
+        .iter()
+        .find(|s| s.kind == StepKind::ToolResult)
+        .expect("a result");
+    assert!(result.is_error);
+    assert!(steps.iter().any(|s| s.source == StepSource::System
+        && s.text
+            .starts_with("Claude Code was not allowed to use Bash")));
+    assert!(
+        ran.end.summary.ends_with(
+            "(Claude Code was not allowed to use Bash: add it to the project's allowed tools if \
+             the task needs it.)"
+        ),
+        "{}",
+        ran.end.summary
+    );
+}

@@ -11,9 +11,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::lines::{message_steps, Head, MessageLine, Usage};
-use crate::agent::now;
 use crate::agent::process::Flow;
-use crate::session::{SessionStep, StepKind, StepSource, StepUsage};
+use crate::agent::{now, text_step};
+use crate::session::{SessionStep, StepSource, StepUsage};
 
 /// Lines in a row that are not Claude Code's JSON before Healer gives up on the stream.
 pub const MAX_UNREADABLE_LINES: usize = 100;
@@ -261,17 +261,6 @@ impl Stream {
             },
             _ => return,
         };
-        seen.push(Seen::Step(SessionStep {
-            at: now(),
-            source: StepSource::System,
-            kind: StepKind::Text,
-            text,
-            tool: None,
-            arguments: None,
-            call_id: None,
-            is_error: false,
-            model: None,
-            usage: None,
-        }));
+        seen.push(Seen::Step(text_step(StepSource::System, text)));
     }
 }

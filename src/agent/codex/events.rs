@@ -10,11 +10,12 @@
 use std::collections::{HashSet, VecDeque};
 
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::agent::now;
+use super::items;
 use crate::agent::process::Flow;
-use crate::session::{SessionStep, StepKind, StepSource, StepUsage};
+use crate::agent::text_step;
+use crate::session::{SessionStep, StepSource, StepUsage};
 
 /// Lines in a row that are not Codex's JSON before Healer gives up on the stream.
 pub const MAX_UNREADABLE_LINES: usize = 100;
@@ -181,7 +182,7 @@ impl Events {
     }
 
     fn started(&mut self, item: &Value, seen: &mut Vec<Seen>) {
-        if let Some(call) = self.call(item) {
+        if let Some(call) = items::call(item, self.call_id(item)) {
             self.flush(seen);
             self.started
                 .insert(call.call_id.clone().unwrap_or_default());
@@ -219,7 +220,7 @@ impl Events {
                 seen.push(Seen::Step(system_step(text("message"))));
             }
             _ => {
-                let Some(call) = self.call(item) else {
+                let Some(call) = items::call(item, self.call_id(item)) else {
                     return;
                 };
                 self.flush(seen);
@@ -227,109 +228,12 @@ impl Events {
                 if !self.started.remove(&call_id) {
                     seen.push(Seen::Step(call));
                 }
-                seen.push(Seen::Step(self.result(kind, item, call_id)));
+                seen.push(Seen::Step(items::result(kind, item, call_id)));
             }
-        }
-    }
-
-    /// The call a tool item stands for, if it is one.
-    fn call(&self, item: &Value) -> Option<SessionStep> {
-        let (tool, arguments) = match item.get("type").and_then(Value::as_str)? {
-            "command_execution" => (
-                "exec_command".to_string(),
-                json!({"command": item.get("command")}),
-            ),
-            "file_change" => (
-                "apply_patch".to_string(),
-                json!({"changes": item.get("changes")}),
-            ),
-            "mcp_tool_call" => (
-                format!(
-                    "{}.{}",
-                    item.get("server").and_then(Value::as_str).unwrap_or("mcp"),
-                    item.get("tool").and_then(Value::as_str).unwrap_or("tool")
-                ),
-                item.get("arguments").cloned().unwrap_or(Value::Null),
-            ),
-            "web_search" => (
-                "web_search".to_string(),
-                json!({"query": item.get("query")}),
-            ),
-            _ => return None,
-        };
-        Some(SessionStep {
-            source: StepSource::Agent,
-            kind: StepKind::ToolCall,
-            tool: Some(tool),
-            arguments: Some(arguments.to_string()),
-            call_id: Some(self.call_id(item)),
-            ..system_step(String::new())
-        })
-    }
-
-    fn result(&self, kind: &str, item: &Value, call_id: String) -> SessionStep {
-        let status = item.get("status").and_then(Value::as_str).unwrap_or("");
-        let (text, failed) = match kind {
-            "command_execution" => {
-                let code = item.get("exit_code").and_then(Value::as_i64);
-                let output = item
-                    .get("aggregated_output")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string();
-                (output, status == "failed" || code.is_some_and(|c| c != 0))
-            }
-            "file_change" => {
-                let changes = item
-                    .get("changes")
-                    .and_then(Value::as_array)
-                    .map(|list| {
-                        list.iter()
-                            .map(|c| {
-                                format!(
-                                    "{} {}",
-                                    c.get("kind").and_then(Value::as_str).unwrap_or("change"),
-                                    c.get("path").and_then(Value::as_str).unwrap_or("?")
-                                )
-                            })
-                            .collect::<Vec<_>>()
-                            .join("\n")
-                    })
-                    .unwrap_or_default();
-                (changes, status == "failed")
-            }
-            _ => {
-                let error = item.get("error").filter(|e| !e.is_null());
-                let shown = error.or(item.get("result")).cloned().unwrap_or(Value::Null);
-                let text = match shown {
-                    Value::String(s) => s,
-                    Value::Null => String::new(),
-                    other => other.to_string(),
-                };
-                (text, error.is_some() || status == "failed")
-            }
-        };
-        SessionStep {
-            source: StepSource::Agent,
-            kind: StepKind::ToolResult,
-            call_id: Some(call_id),
-            is_error: failed,
-            ..system_step(text)
         }
     }
 }
 
 fn system_step(text: String) -> SessionStep {
-    SessionStep {
-        at: now(),
-        source: StepSource::System,
-        kind: StepKind::Text,
-        text,
-        tool: None,
-        arguments: None,
-        call_id: None,
-        is_error: false,
-        model: None,
-        usage: None,
-    }
+    text_step(StepSource::System, text)
 }
