@@ -459,3 +459,40 @@ async fn a_tool_the_project_does_not_allow_is_refused_and_named_in_the_summary()
         ran.end.summary
     );
 }
+
+#[tokio::test]
+async fn the_scripted_server_answers_claude_codes_side_requests_without_using_the_script() {
+    let server = ModelServer::start(Some(KEY));
+    server.script([anthropic::text("MAIN-TURN", TOKENS)]);
+    let client = reqwest::Client::new();
+    let post = |body: serde_json::Value| {
+        client
+            .post(format!("{}/v1/messages?beta=true", server.url))
+            .header("x-api-key", KEY)
+            .header("anthropic-version", "2023-06-01")
+            .header("x-app", "cli")
+            .header("user-agent", "claude-cli/2.1.328 (external, sdk-cli)")
+            .json(&body)
+            .send()
+    };
+    // A title request: no tools, a `system` message inside `messages`.
+    let side = post(json!({"model": "m", "max_tokens": 10, "stream": false,
+        "messages": [{"role": "user", "content": "title?"},
+                     {"role": "system", "content": "be short"}]}))
+    .await
+    .expect("answered");
+    assert_eq!(side.status(), 200);
+    let side: serde_json::Value = side.json().await.expect("json");
+    assert_eq!(side["content"][0]["text"], "Scripted session");
+    assert_eq!(server.unused_replies(), 1);
+
+    let main = post(json!({"model": "m", "max_tokens": 10, "stream": true,
+        "tools": [{"name": "Bash", "input_schema": {"type": "object"}}],
+        "messages": [{"role": "user", "content": "go"}]}))
+    .await
+    .expect("answered");
+    // The scripted turn, streamed in pieces.
+    let streamed = main.text().await.expect("body");
+    assert!(streamed.contains("\"MAIN-TU\"") && streamed.contains("\"RN\""));
+    assert_eq!(server.unused_replies(), 0);
+}
