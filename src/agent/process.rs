@@ -24,6 +24,9 @@ pub const STOP_GRACE: Duration = Duration::from_secs(3);
 /// How long to keep reading stdout after the agent exited (a process that escaped may hold it).
 const PIPE_DRAIN: Duration = Duration::from_secs(2);
 
+/// Longest stdout line handed on whole (Claude Code writes a file's content in one line).
+const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+
 /// How much of the end of stderr is kept for the summary of a failure.
 const STDERR_TAIL_BYTES: usize = 4 * 1024;
 
@@ -167,6 +170,9 @@ pub(crate) async fn supervise(
     let mut drain_until: Option<Instant> = None;
     while !(eof && status.is_some()) {
         let stopping = ending != Ending::Exited;
+        // At most up to the cap, so an agent printing endlessly without a newline cannot fill
+        // the memory.
+        let mut limited = (&mut reader).take(MAX_LINE_BYTES.saturating_sub(line.len()) as u64);
         tokio::select! {
             waited = child.wait(), if status.is_none() => {
                 status = waited.ok();
@@ -176,9 +182,16 @@ pub(crate) async fn supervise(
                 }
                 drain_until = Some(Instant::now() + PIPE_DRAIN);
             }
-            read = reader.read_until(b'\n', &mut line), if !eof => match read {
-                Ok(0) | Err(_) => eof = true,
-                Ok(_) => {
+            read = limited.read_until(b'\n', &mut line), if !eof => {
+                let complete = line.last() == Some(&b'\n');
+                match read {
+                    Ok(0) | Err(_) => eof = true,
+                    // A line longer than the cap is cut: its head is still handed on (and is
+                    // then unreadable JSON), so memory stays bounded.
+                    Ok(_) if !complete && line.len() < MAX_LINE_BYTES => continue,
+                    Ok(_) => {}
+                }
+                if !line.is_empty() {
                     let text = String::from_utf8_lossy(&line);
                     let text = text.trim_end_matches(['\n', '\r']);
                     if !text.trim().is_empty() && on_line(text) == Flow::Abandon && !stopping {

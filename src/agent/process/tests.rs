@@ -94,3 +94,28 @@ fn the_base_environment_keeps_no_secret_of_healer() {
     assert_eq!(get(&env, "LANG"), Some("C.UTF-8"));
     assert!(env.iter().all(|(_, v)| v != "sk-secret"));
 }
+
+#[tokio::test]
+async fn a_line_without_end_is_cut_at_the_cap() {
+    let mark = new_mark();
+    let marks = [vec![format!("{MARK_VAR}={mark}")]];
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let total = MAX_LINE_BYTES + 1000;
+    let body = format!("head -c {total} /dev/zero | tr '\\0' 'a'");
+    let mut lengths = Vec::new();
+    let mut on_line = |line: &str| {
+        lengths.push(line.len());
+        Flow::Continue
+    };
+    supervise(
+        launch(&body, &mark, Duration::from_secs(60)),
+        &tx,
+        &CancellationToken::new(),
+        &marks,
+        &mut on_line,
+    )
+    .await
+    .expect("started");
+
+    assert_eq!(lengths, vec![MAX_LINE_BYTES, 1000]);
+}
