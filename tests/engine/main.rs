@@ -1,6 +1,10 @@
 //! Engine integration tests: real SQLite files in temp dirs, real processes. One test binary
 //! for the crate (faster to link than one per file).
 
+mod agent_claude;
+mod agent_codex;
+mod agent_fixtures;
+mod agent_transcripts;
 mod architecture;
 mod checkpoint_cli;
 mod checkpoints;
