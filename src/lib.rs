@@ -25,6 +25,7 @@ pub mod scheduler;
 pub(crate) mod services;
 pub mod session;
 pub mod store;
+pub mod tasklist;
 pub mod workflow;
 
 pub use engine::{AppInfo, Engine};
