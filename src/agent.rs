@@ -3,6 +3,10 @@
 //! session steps (`session::SessionStep`), as they happen; the project runner stores them and
 //! the steering loop reads them. Adding an agent is one file that implements [`Agent`].
 
+pub mod builtin;
+mod registry;
+pub mod trajectory;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -12,6 +16,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::Result;
 use crate::session::{AgentKind, SessionStatus, SessionStep};
+
+pub use registry::{agent_name, agent_program, not_available, AgentRegistry};
 
 /// What one session is asked to do, and where.
 #[derive(Debug, Clone)]
