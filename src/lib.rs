@@ -19,6 +19,7 @@ pub mod memory;
 pub mod notification;
 pub mod paths;
 pub mod planner;
+pub mod project;
 pub mod recovery;
 pub mod sandbox;
 pub mod scheduler;

@@ -44,7 +44,7 @@ pub struct InstalledAgent {
 pub fn verification_commands(root: &Path) -> (Vec<String>, Vec<VerifyCommand>) {
     let mut found = Vec::new();
     let mut verify: Vec<VerifyCommand> = Vec::new();
-    let mut add = |verify: &mut Vec<VerifyCommand>, name: &str, command: String| {
+    let add = |verify: &mut Vec<VerifyCommand>, name: &str, command: String| {
         let mut unique = name.to_string();
         let mut n = 2;
         while verify.iter().any(|v| v.name == unique) {

@@ -133,7 +133,7 @@ struct NoCommit;
 /// The branch HEAD names; when HEAD is detached, `main` or `master` (with a note saying so).
 fn main_branch(repo: &Repository) -> std::result::Result<Option<(String, Option<String>)>, NoCommit> {
     match repo.head() {
-        Ok(head) if head.is_branch() => Ok(head.shorthand().map(|b| (b.to_string(), None))),
+        Ok(head) if head.is_branch() => Ok(head.shorthand().ok().map(|b| (b.to_string(), None))),
         Ok(_) => Ok(["main", "master"]
             .into_iter()
             .find(|b| repo.find_branch(b, git2::BranchType::Local).is_ok())
@@ -171,7 +171,7 @@ fn uncommitted(repo: &Repository) -> Option<String> {
         .iter()
         .filter(|s| {
             !s.path()
-                .is_some_and(|p| p.starts_with(&format!("{HEALER_DIR}/")))
+                .is_ok_and(|p| p.starts_with(&format!("{HEALER_DIR}/")))
         })
         .count();
     match count {

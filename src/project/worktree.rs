@@ -1,7 +1,7 @@
 //! A task's worktree and branch (`healer/<task>`), the commit of its green work, and the
 //! fast-forward into the main branch — with git2, so nothing depends on a git binary.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use git2::build::CheckoutBuilder;
 use git2::{BranchType, IndexAddOption, Oid, Repository, Signature, WorktreeAddOptions, WorktreePruneOptions};
@@ -27,7 +27,6 @@ fn worktree_name(task_id: &str) -> String {
 /// A worktree ready for the agent.
 #[derive(Debug, Clone)]
 pub struct Prepared {
-    pub path: PathBuf,
     pub branch: String,
     /// The commit the branch started from (or stands at, when it existed already).
     pub base: Oid,
@@ -48,7 +47,6 @@ pub fn prepare(repo_path: &Path, main_branch: &str, task_id: &str, path: &Path) 
                 .and_then(|wt| wt.head().and_then(|h| h.peel_to_commit()).map(|c| c.id()))
                 .map_err(|e| git_error("cannot read the kept worktree", e))?;
             return Ok(Prepared {
-                path: path.to_path_buf(),
                 branch,
                 base,
                 reused: true,
@@ -89,7 +87,6 @@ pub fn prepare(repo_path: &Path, main_branch: &str, task_id: &str, path: &Path) 
     repo.worktree(&name, path, Some(&options))
         .map_err(|e| git_error(&format!("cannot create the worktree for {branch}"), e))?;
     Ok(Prepared {
-        path: path.to_path_buf(),
         branch,
         base,
         reused,
@@ -128,13 +125,6 @@ pub fn commit_all(worktree: &Path, message: &str) -> Result<Option<Oid>> {
         .map_err(|e| git_error("cannot commit", e))
 }
 
-/// The last commit of the worktree's branch.
-pub fn head_of(worktree: &Path) -> Result<Oid> {
-    Repository::open(worktree)
-        .and_then(|r| r.head().and_then(|h| h.peel_to_commit()).map(|c| c.id()))
-        .map_err(|e| git_error("cannot read the worktree's last commit", e))
-}
-
 /// What became of a fast-forward.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Merge {
@@ -165,7 +155,7 @@ pub fn fast_forward(repo_path: &Path, main_branch: &str, branch: &str, commit: O
         .head()
         .ok()
         .filter(|h| h.is_branch())
-        .and_then(|h| h.shorthand().map(str::to_string))
+        .and_then(|h| h.shorthand().ok().map(str::to_string))
         .is_some_and(|b| b == main_branch);
     if checked_out {
         let target = repo

@@ -47,7 +47,8 @@ pub struct ProjectSettings {
     pub agent_time_limit_secs: u32,
     /// The init script and each verification command are ended after this.
     pub command_time_limit_secs: u32,
-    /// The built-in agent: tokens one task may use, all its model calls together.
+    /// The built-in agent: tokens one task may use, all its model calls together (at most
+    /// the per-task cap of Settings → Budgets).
     pub token_budget: u64,
     /// The built-in agent: model calls one task may make.
     pub max_steps: u32,
@@ -63,7 +64,7 @@ pub struct ProjectSettings {
 pub const DEFAULT_MAX_PARALLEL: u32 = 1;
 pub const DEFAULT_AGENT_TIME_LIMIT_SECS: u32 = 3600;
 pub const DEFAULT_COMMAND_TIME_LIMIT_SECS: u32 = 900;
-pub const DEFAULT_TOKEN_BUDGET: u64 = 200_000;
+pub const DEFAULT_TOKEN_BUDGET: u64 = 50_000;
 pub const DEFAULT_MAX_STEPS: u32 = 60;
 
 impl Default for ProjectSettings {
