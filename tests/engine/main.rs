@@ -19,6 +19,8 @@ mod maintainer_cli;
 mod memory;
 mod model_server;
 mod pipeline;
+mod project_fixtures;
+mod project_runs;
 mod signatures;
 mod store;
 mod workflow_cli;

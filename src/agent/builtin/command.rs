@@ -56,7 +56,10 @@ impl Tool for RunCommand {
             },
         })
         .await?;
-        Ok(run.describe())
+        // The sandbox's words are about a scratch copy; here the child works in place.
+        Ok(run
+            .describe()
+            .replace("the scratch copy", "the worktree and its temp folder"))
     }
 }
 
