@@ -31,6 +31,11 @@ impl Handle {
         &self.inner.projects
     }
 
+    /// Whether this build can run agents of `kind`.
+    pub fn agent_in_build(&self, kind: crate::session::AgentKind) -> bool {
+        self.projects().agents().has(kind)
+    }
+
     /// Look at a folder for the add-project form: what it is, and what Healer proposes.
     pub async fn check_project_folder(&self, path: &str) -> Result<FolderCheck> {
         let canonical = project::canonical(Path::new(path.trim()));

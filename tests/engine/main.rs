@@ -21,6 +21,8 @@ mod model_server;
 mod pipeline;
 mod project_fixtures;
 mod project_runs;
+mod project_tasks;
+mod projects;
 mod signatures;
 mod store;
 mod workflow_cli;
