@@ -6,7 +6,7 @@
 //! what can be detected is proposed (verification commands, an init script, the agents on
 //! this machine), and the person confirms it in a form checked field by field here.
 
-pub(crate) mod board;
+mod board;
 mod command;
 mod detect;
 mod prompt;
@@ -28,7 +28,8 @@ use crate::session::AgentKind;
 use crate::store::ProjectSettings;
 
 pub use board::{
-    BoardTask, Columns, ProjectDetail, ProjectSummary, SessionDetail, TaskDetail,
+    detail, session_detail, summary, task_detail, BoardTask, Columns, ProjectDetail,
+    ProjectSummary, SessionDetail, TaskDetail,
 };
 pub use command::{run_project_command, CommandResult};
 pub use detect::{Detection, InstalledAgent};
@@ -54,6 +55,21 @@ pub struct ProjectInput {
     pub path: String,
     pub name: String,
     pub settings: ProjectSettings,
+}
+
+/// `healer project add`: a folder, and what the person named on the command line instead of
+/// what is detected.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AddProject {
+    pub path: String,
+    pub name: Option<String>,
+    pub agent: Option<AgentKind>,
+    /// Replaces the detected verification commands when given.
+    pub verify: Option<Vec<crate::store::VerifyCommand>>,
+    pub init_script: Option<String>,
+    pub merge: Option<crate::store::MergePolicy>,
+    /// Make the folder a repository (git init and a first commit) when it is not one.
+    pub git_init: bool,
 }
 
 /// A folder, looked at for the add-project form: what it is, and what Healer proposes.
@@ -92,7 +108,10 @@ pub async fn check_folder(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "project".to_string());
     let settings = ProjectSettings {
-        main_branch: repo.main_branch.clone().unwrap_or_else(|| "main".to_string()),
+        main_branch: repo
+            .main_branch
+            .clone()
+            .unwrap_or_else(|| "main".to_string()),
         verify: verify.clone(),
         init_script: init_script.clone(),
         ..ProjectSettings::default()

@@ -57,8 +57,12 @@ impl Agent for Builtin {
         let services = &self.services;
         let session = services.store.session(spec.session_id)?;
         let settings = services.store.project(session.project_id)?.settings;
-        let root = std::fs::canonicalize(&spec.cwd)
-            .map_err(|e| Error::io(format!("cannot open the worktree {}", spec.cwd.display()), e))?;
+        let root = std::fs::canonicalize(&spec.cwd).map_err(|e| {
+            Error::io(
+                format!("cannot open the worktree {}", spec.cwd.display()),
+                e,
+            )
+        })?;
         let tmp = services
             .paths
             .data_dir()
@@ -132,7 +136,9 @@ impl Agent for Builtin {
         let Some(result) = result else {
             // Dropping the loop ended the command it was running, with its process group.
             let summary = "Stopped by the person".to_string();
-            services.store.finish_task(task.id, TaskStatus::Stopped, &summary)?;
+            services
+                .store
+                .finish_task(task.id, TaskStatus::Stopped, &summary)?;
             services.bus.emit(Event::TaskFinished {
                 task_id: task.id,
                 status: TaskStatus::Stopped,
@@ -175,7 +181,12 @@ impl Agent for Builtin {
 
 impl Builtin {
     /// Send the thread's messages stored since the last call as steps.
-    fn forward(&self, task_id: i64, forwarded: &mut i64, updates: &mpsc::UnboundedSender<AgentUpdate>) {
+    fn forward(
+        &self,
+        task_id: i64,
+        forwarded: &mut i64,
+        updates: &mpsc::UnboundedSender<AgentUpdate>,
+    ) {
         let messages = match self.services.store.thread(task_id) {
             Ok(thread) => thread.messages,
             Err(e) => {

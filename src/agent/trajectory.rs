@@ -50,7 +50,8 @@ pub fn trajectory(session: &SessionRecord, steps: &[StoredStep]) -> Trajectory {
                 {
                     Some(step) => step.tool_calls.push(call),
                     None => {
-                        let mut step = new_step(&out, &s.at, "agent", String::new(), s.model.clone());
+                        let mut step =
+                            new_step(&out, &s.at, "agent", String::new(), s.model.clone());
                         step.tool_calls.push(call);
                         out.push(step);
                     }
@@ -95,7 +96,13 @@ pub fn export(session: &SessionRecord, steps: &[StoredStep]) -> Result<String> {
         .map_err(|e| Error::Internal(format!("the trajectory does not serialise: {e}")))
 }
 
-fn new_step(out: &[Step], at: &str, source: &'static str, message: String, model: Option<String>) -> Step {
+fn new_step(
+    out: &[Step],
+    at: &str,
+    source: &'static str,
+    message: String,
+    model: Option<String>,
+) -> Step {
     Step {
         step_id: u32::try_from(out.len() + 1).unwrap_or(u32::MAX),
         timestamp: at.to_string(),
@@ -108,7 +115,11 @@ fn new_step(out: &[Step], at: &str, source: &'static str, message: String, model
     }
 }
 
-fn add_usage(step: Option<&mut Step>, usage: Option<crate::session::StepUsage>, totals: &mut (u64, u64, u64)) {
+fn add_usage(
+    step: Option<&mut Step>,
+    usage: Option<crate::session::StepUsage>,
+    totals: &mut (u64, u64, u64),
+) {
     let (Some(step), Some(u)) = (step, usage) else {
         return;
     };

@@ -57,7 +57,11 @@ impl Handle {
     }
 
     /// Problems with a project before it is saved; empty when it can be.
-    pub fn validate_project(&self, input: &ProjectInput, own_id: Option<i64>) -> Result<Vec<FieldProblem>> {
+    pub fn validate_project(
+        &self,
+        input: &ProjectInput,
+        own_id: Option<i64>,
+    ) -> Result<Vec<FieldProblem>> {
         let store = &self.services.store;
         Ok(project::validate(
             input,
@@ -78,7 +82,10 @@ impl Handle {
         )?;
         if self.inner.scheduling {
             if let Err(e) = self.projects().watch(&project) {
-                tracing::warn!("the task list of \u{201c}{}\u{201d} is not watched: {e}", project.name);
+                tracing::warn!(
+                    "the task list of \u{201c}{}\u{201d} is not watched: {e}",
+                    project.name
+                );
             }
         }
         self.services.bus.emit(Event::ProjectAdded {
@@ -86,6 +93,45 @@ impl Handle {
             name: project.name.clone(),
         })?;
         Ok(project)
+    }
+
+    /// Add a project the way `healer project add` asks: detect, then apply what was named.
+    pub async fn add_project_from(&self, add: project::AddProject) -> Result<Project> {
+        let mut check = self.check_project_folder(&add.path).await?;
+        let not_a_repo = matches!(
+            check.repo.state,
+            project::FolderState::NotARepository | project::FolderState::NoCommits
+        );
+        if not_a_repo && add.git_init {
+            check = self.init_project_folder(&add.path).await?;
+        }
+        let Some(mut input) = check.proposal else {
+            let hint = if not_a_repo {
+                " (--git-init does that)"
+            } else {
+                ""
+            };
+            return Err(Error::InvalidInput(format!(
+                "{}{hint}",
+                check.repo.message.trim_end_matches('.')
+            )));
+        };
+        if let Some(name) = add.name {
+            input.name = name;
+        }
+        if let Some(agent) = add.agent {
+            input.settings.agent = agent;
+        }
+        if let Some(verify) = add.verify {
+            input.settings.verify = verify;
+        }
+        if add.init_script.is_some() {
+            input.settings.init_script = add.init_script;
+        }
+        if let Some(merge) = add.merge {
+            input.settings.merge = merge;
+        }
+        self.add_project(input)
     }
 
     pub fn update_project(&self, id: i64, input: ProjectInput) -> Result<Project> {
@@ -109,12 +155,11 @@ impl Handle {
     }
 
     pub fn list_projects(&self) -> Result<Vec<ProjectSummary>> {
-        let running = self.projects().running_ids();
         self.services
             .store
             .list_projects()?
             .into_iter()
-            .map(|p| project::board::summary(&self.services.store, p, &running))
+            .map(|p| project::summary(&self.services.store, p))
             .collect()
     }
 
@@ -124,11 +169,15 @@ impl Handle {
     }
 
     pub fn project_detail(&self, id: i64) -> Result<ProjectDetail> {
-        project::board::detail(&self.services.store, self.services.store.project(id)?)
+        project::detail(&self.services.store, self.services.store.project(id)?)
     }
 
     pub fn task_detail(&self, project_id: i64, task_id: &str) -> Result<TaskDetail> {
-        project::board::task_detail(&self.services.store, self.services.store.project(project_id)?, task_id)
+        project::task_detail(
+            &self.services.store,
+            self.services.store.project(project_id)?,
+            task_id,
+        )
     }
 
     /// Forget a project: its sessions and worktrees go, its repository and branches stay.
@@ -148,12 +197,22 @@ impl Handle {
             )));
         }
         self.projects().unwatch(id);
-        let worktrees = self.services.paths.data_dir().join("worktrees").join(id.to_string());
+        let worktrees = self
+            .services
+            .paths
+            .data_dir()
+            .join("worktrees")
+            .join(id.to_string());
         if let Ok(entries) = std::fs::read_dir(&worktrees) {
             for entry in entries.flatten() {
                 let task = entry.file_name().to_string_lossy().into_owned();
-                if let Err(e) = project::remove_worktree(Path::new(&project.path), &task, &entry.path()) {
-                    tracing::warn!("a worktree of \u{201c}{}\u{201d} was not removed: {e}", project.name);
+                if let Err(e) =
+                    project::remove_worktree(Path::new(&project.path), &task, &entry.path())
+                {
+                    tracing::warn!(
+                        "a worktree of \u{201c}{}\u{201d} was not removed: {e}",
+                        project.name
+                    );
                 }
             }
             let _ = std::fs::remove_dir_all(&worktrees);
@@ -175,19 +234,28 @@ impl Handle {
     pub fn edit_task(&self, project_id: i64, task_id: &str, edit: TaskEdit) -> Result<Task> {
         let project = self.services.store.project(project_id)?;
         self.projects()
-            .modify_tasks(&project, "a task was changed", |file| file.edit(task_id, &edit, &now()))
+            .modify_tasks(&project, "a task was changed", |file| {
+                file.edit(task_id, &edit, &now())
+            })
     }
 
     /// Put a task before another one (it takes that one's priority), or last of its column.
     pub fn move_task(&self, project_id: i64, task_id: &str, before: Option<&str>) -> Result<Task> {
         let project = self.services.store.project(project_id)?;
-        self.projects().modify_tasks(&project, "tasks were reordered", |file| {
-            file.move_task(task_id, before, &now())
-        })
+        self.projects()
+            .modify_tasks(&project, "tasks were reordered", |file| {
+                file.move_task(task_id, before, &now())
+            })
     }
 
     /// Close, reopen or block a task by hand (in progress is the runner's to set).
-    pub fn set_task_status(&self, project_id: i64, task_id: &str, status: TaskStatus, reason: Option<String>) -> Result<Task> {
+    pub fn set_task_status(
+        &self,
+        project_id: i64,
+        task_id: &str,
+        status: TaskStatus,
+        reason: Option<String>,
+    ) -> Result<Task> {
         if status == TaskStatus::InProgress {
             return Err(Error::InvalidInput(
                 "a task is in progress only while an agent works on it; run it instead".to_string(),
@@ -204,7 +272,9 @@ impl Handle {
             file.update(task_id, &now(), |t| {
                 t.status = status;
                 t.closed_reason = match status {
-                    TaskStatus::Closed => Some(reason.unwrap_or_else(|| "Closed by hand".to_string())),
+                    TaskStatus::Closed => {
+                        Some(reason.unwrap_or_else(|| "Closed by hand".to_string()))
+                    }
                     _ => None,
                 };
                 if status != TaskStatus::Closed {
@@ -222,7 +292,11 @@ impl Handle {
     }
 
     /// Run and wait for the session to end.
-    pub async fn run_project_and_wait(&self, project_id: i64, task_id: Option<&str>) -> Result<SessionRecord> {
+    pub async fn run_project_and_wait(
+        &self,
+        project_id: i64,
+        task_id: Option<&str>,
+    ) -> Result<SessionRecord> {
         let session = self.run_project(project_id, task_id)?;
         self.projects().wait(session.id).await
     }
@@ -233,13 +307,16 @@ impl Handle {
     }
 
     pub fn session_detail(&self, session_id: i64) -> Result<SessionDetail> {
-        project::board::session_detail(&self.services.store, session_id)
+        project::session_detail(&self.services.store, session_id)
     }
 
     /// A session as an ATIF-v1.7 trajectory (pretty JSON).
     pub fn export_session_atif(&self, session_id: i64) -> Result<String> {
         let store = &self.services.store;
-        trajectory::export(&store.session(session_id)?, &store.session_steps(session_id, 0)?)
+        trajectory::export(
+            &store.session(session_id)?,
+            &store.session_steps(session_id, 0)?,
+        )
     }
 
     /// Steps of running sessions as they are stored.
@@ -254,7 +331,9 @@ fn clean(mut settings: crate::store::ProjectSettings) -> crate::store::ProjectSe
         .init_script
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty());
-    settings.verify.retain(|v| !(v.name.trim().is_empty() && v.command.trim().is_empty()));
+    settings
+        .verify
+        .retain(|v| !(v.name.trim().is_empty() && v.command.trim().is_empty()));
     for v in &mut settings.verify {
         v.name = v.name.trim().to_string();
         v.command = v.command.trim().to_string();

@@ -103,12 +103,12 @@ fn board_task(file: &TaskFile, task: &Task, next: &[&Task]) -> BoardTask {
     }
 }
 
-pub(crate) fn summary(store: &Store, project: Project, running: &[i64]) -> Result<ProjectSummary> {
+pub fn summary(store: &Store, project: Project) -> Result<ProjectSummary> {
     let mut columns = Columns::default();
     let running_here = store
         .list_sessions(project.id, None, RECENT_SESSIONS)?
         .iter()
-        .filter(|s| running.contains(&s.id))
+        .filter(|s| s.status == crate::session::SessionStatus::Running)
         .count();
     let (ready_count, problems, unreadable) = match tasks_of(&project) {
         Ok(file) => {
@@ -135,7 +135,7 @@ pub(crate) fn summary(store: &Store, project: Project, running: &[i64]) -> Resul
     })
 }
 
-pub(crate) fn detail(store: &Store, project: Project) -> Result<ProjectDetail> {
+pub fn detail(store: &Store, project: Project) -> Result<ProjectDetail> {
     let file = tasks_of(&project)?;
     let next = ready(&file);
     let tasks = file
@@ -154,7 +154,7 @@ pub(crate) fn detail(store: &Store, project: Project) -> Result<ProjectDetail> {
     })
 }
 
-pub(crate) fn task_detail(store: &Store, project: Project, task_id: &str) -> Result<TaskDetail> {
+pub fn task_detail(store: &Store, project: Project, task_id: &str) -> Result<TaskDetail> {
     let file = tasks_of(&project)?;
     let next = ready(&file);
     let task = file.task(task_id).ok_or_else(|| Error::NotFound {
@@ -167,7 +167,7 @@ pub(crate) fn task_detail(store: &Store, project: Project, task_id: &str) -> Res
     })
 }
 
-pub(crate) fn session_detail(store: &Store, session_id: i64) -> Result<SessionDetail> {
+pub fn session_detail(store: &Store, session_id: i64) -> Result<SessionDetail> {
     let session = store.session(session_id)?;
     let project_name = store
         .project(session.project_id)

@@ -57,7 +57,11 @@ impl CommandResult {
 
     /// The last lines of what it printed (stderr, then stdout), for a failure's evidence.
     pub fn tail(&self, lines: usize) -> String {
-        let both = format!("{}\n{}", self.run.stdout.trim_end(), self.run.stderr.trim_end());
+        let both = format!(
+            "{}\n{}",
+            self.run.stdout.trim_end(),
+            self.run.stderr.trim_end()
+        );
         let kept: Vec<&str> = both.trim().lines().collect();
         let from = kept.len().saturating_sub(lines);
         kept.get(from..).unwrap_or_default().join("\n")

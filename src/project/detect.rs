@@ -117,9 +117,8 @@ fn node_runner(root: &Path) -> &'static str {
 }
 
 fn python_tests(root: &Path) -> bool {
-    let mentions_pytest = |file: &str| {
-        std::fs::read_to_string(root.join(file)).is_ok_and(|t| t.contains("pytest"))
-    };
+    let mentions_pytest =
+        |file: &str| std::fs::read_to_string(root.join(file)).is_ok_and(|t| t.contains("pytest"));
     root.join("pyproject.toml").is_file()
         || root.join("pytest.ini").is_file()
         || root.join("conftest.py").is_file()

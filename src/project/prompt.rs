@@ -19,7 +19,11 @@ pub fn task_prompt(task: &Task, verify: &[VerifyCommand], progress: &str) -> Str
         text.push_str(&fenced("The task's description", task.description.trim()));
     }
     if !task.acceptance.is_empty() {
-        let list: Vec<String> = task.acceptance.iter().map(|a| format!("- {}", a.trim())).collect();
+        let list: Vec<String> = task
+            .acceptance
+            .iter()
+            .map(|a| format!("- {}", a.trim()))
+            .collect();
         text.push_str(&fenced("Done when", &list.join("\n")));
     }
     if verify.is_empty() {
@@ -84,7 +88,9 @@ pub fn append_progress(repo: &Path, entry: &str) -> Result<()> {
         .map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
     let mut text = String::new();
     if new {
-        text.push_str("# Progress\n\nWhat the agents did, newest last. Healer and the agents append here.\n");
+        text.push_str(
+            "# Progress\n\nWhat the agents did, newest last. Healer and the agents append here.\n",
+        );
     }
     text.push_str(&format!("\n{}\n", entry.trim_end()));
     file.write_all(text.as_bytes())

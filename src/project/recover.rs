@@ -39,7 +39,10 @@ pub fn end_marked_processes(marker: &str) -> usize {
         let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
             continue;
         };
-        if environ.split(|b| *b == 0).any(|var| var == wanted.as_bytes()) {
+        if environ
+            .split(|b| *b == 0)
+            .any(|var| var == wanted.as_bytes())
+        {
             let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
             ended += 1;
         }

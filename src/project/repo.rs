@@ -21,7 +21,9 @@ pub enum FolderState {
     /// No repository: Healer can make one (`git init` and a first commit).
     NotARepository,
     /// A folder inside a repository whose root is elsewhere.
-    InsideRepository { root: String },
+    InsideRepository {
+        root: String,
+    },
     /// A repository without a working tree.
     Bare,
     /// A repository without a commit: worktrees need one to start from.
@@ -57,7 +59,10 @@ pub fn inspect(path: &Path) -> RepoCheck {
         notes: vec![],
     };
     if !path.exists() {
-        return check(FolderState::Missing, format!("There is no folder at {shown}."));
+        return check(
+            FolderState::Missing,
+            format!("There is no folder at {shown}."),
+        );
     }
     if !path.is_dir() {
         return check(
@@ -131,7 +136,9 @@ pub fn inspect(path: &Path) -> RepoCheck {
 struct NoCommit;
 
 /// The branch HEAD names; when HEAD is detached, `main` or `master` (with a note saying so).
-fn main_branch(repo: &Repository) -> std::result::Result<Option<(String, Option<String>)>, NoCommit> {
+fn main_branch(
+    repo: &Repository,
+) -> std::result::Result<Option<(String, Option<String>)>, NoCommit> {
     match repo.head() {
         Ok(head) if head.is_branch() => Ok(head.shorthand().ok().map(|b| (b.to_string(), None))),
         Ok(_) => Ok(["main", "master"]
@@ -191,16 +198,31 @@ pub fn init_with_first_commit(path: &Path) -> Result<()> {
     if repo.head().is_ok() {
         return Ok(());
     }
-    let mut index = repo.index().map_err(|e| git_error("cannot read the index", e))?;
+    let mut index = repo
+        .index()
+        .map_err(|e| git_error("cannot read the index", e))?;
     index
         .add_all(["*"], IndexAddOption::DEFAULT, None)
         .map_err(|e| git_error("cannot add the files", e))?;
-    index.write().map_err(|e| git_error("cannot write the index", e))?;
-    let tree_id = index.write_tree().map_err(|e| git_error("cannot write the tree", e))?;
-    let tree = repo.find_tree(tree_id).map_err(|e| git_error("cannot read the tree", e))?;
+    index
+        .write()
+        .map_err(|e| git_error("cannot write the index", e))?;
+    let tree_id = index
+        .write_tree()
+        .map_err(|e| git_error("cannot write the tree", e))?;
+    let tree = repo
+        .find_tree(tree_id)
+        .map_err(|e| git_error("cannot read the tree", e))?;
     let who = signature(&repo)?;
-    repo.commit(Some("HEAD"), &who, &who, "First commit (made by Healer when the project was added)", &tree, &[])
-        .map_err(|e| git_error("cannot make the first commit", e))?;
+    repo.commit(
+        Some("HEAD"),
+        &who,
+        &who,
+        "First commit (made by Healer when the project was added)",
+        &tree,
+        &[],
+    )
+    .map_err(|e| git_error("cannot make the first commit", e))?;
     Ok(())
 }
 

@@ -119,7 +119,11 @@ async fn drive(ctx: &Ctx<'_>, agent: Arc<dyn Agent>) -> Result<Ending> {
     std::fs::create_dir_all(&ctx.tmp)
         .map_err(|e| crate::error::Error::io(format!("cannot create {}", ctx.tmp.display()), e))?;
 
-    if let Some(init) = settings.init_script.as_deref().filter(|s| !s.trim().is_empty()) {
+    if let Some(init) = settings
+        .init_script
+        .as_deref()
+        .filter(|s| !s.trim().is_empty())
+    {
         ctx.note(&format!("Running the init script: {init}"))?;
         let Some(result) = ctx.command("init script", init).await? else {
             return Ok(ctx.cancelled());
@@ -298,7 +302,10 @@ impl Ctx<'_> {
             } => store.set_agent_session(
                 self.session_id,
                 &agent_session_id,
-                transcript.as_ref().map(|p| p.display().to_string()).as_deref(),
+                transcript
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .as_deref(),
             ),
             AgentUpdate::Process { pgid } => store.set_session_process(self.session_id, Some(pgid)),
             AgentUpdate::Step(step) => self.record(step),
@@ -310,7 +317,8 @@ impl Ctx<'_> {
         if let Some((cut, _)) = step.text.char_indices().nth(MAX_STEP_CHARS) {
             let rest = step.text.len() - cut;
             step.text.truncate(cut);
-            step.text.push_str(&format!("\n[{rest} more bytes not kept]"));
+            step.text
+                .push_str(&format!("\n[{rest} more bytes not kept]"));
         }
         let services = &self.projects.services;
         let seq = services.store.append_step(self.session_id, &step)?;
@@ -333,7 +341,9 @@ impl Ctx<'_> {
         let path = self.worktree.clone();
         let committed = blocking(move || worktree::commit_all(&path, &message)).await?;
         let Some(commit) = committed else {
-            self.note("Verification passed; the agent changed no file, so there is nothing to commit.")?;
+            self.note(
+                "Verification passed; the agent changed no file, so there is nothing to commit.",
+            )?;
             return Ok(Ending::Closed {
                 commit: None,
                 merged: false,
@@ -344,9 +354,15 @@ impl Ctx<'_> {
         let short = super::repo::short(&commit);
         let branch = worktree::branch_name(&self.task.id);
         let left = match merge {
-            MergePolicy::LeaveBranch => Some(format!("left on {branch} for review, as the project's settings say")),
+            MergePolicy::LeaveBranch => Some(format!(
+                "left on {branch} for review, as the project's settings say"
+            )),
             MergePolicy::FastForward => {
-                let (repo, main, b) = (self.repo.clone(), self.project.settings.main_branch.clone(), branch.clone());
+                let (repo, main, b) = (
+                    self.repo.clone(),
+                    self.project.settings.main_branch.clone(),
+                    branch.clone(),
+                );
                 match blocking(move || worktree::fast_forward(&repo, &main, &b, commit)).await? {
                     worktree::Merge::Merged => None,
                     worktree::Merge::Left(why) => Some(why),
@@ -369,7 +385,9 @@ impl Ctx<'_> {
     }
 }
 
-async fn blocking<T: Send + 'static>(job: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+async fn blocking<T: Send + 'static>(
+    job: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
     tokio::task::spawn_blocking(job)
         .await
         .map_err(|e| crate::error::Error::Internal(format!("a git step stopped: {e}")))?
@@ -401,10 +419,20 @@ fn system_step(text: String) -> SessionStep {
 
 fn evidence(result: &CommandResult) -> Evidence {
     let tail = result.tail(EVIDENCE_LINES);
-    let last = tail.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default();
+    let last = tail
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default();
     Evidence {
         error_type: None,
-        message: format!("{} ({}) {}: {}", result.name, result.command, result.verdict(), last.trim()),
+        message: format!(
+            "{} ({}) {}: {}",
+            result.name,
+            result.command,
+            result.verdict(),
+            last.trim()
+        ),
         stack: Some(tail),
     }
 }

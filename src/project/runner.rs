@@ -77,7 +77,11 @@ impl Projects {
 
     /// Start the agent on `task_id`, or on the next ready task. Answers as soon as the session
     /// is recorded; it runs on in the background.
-    pub fn start(self: &Arc<Self>, project: &Project, task_id: Option<&str>) -> Result<SessionRecord> {
+    pub fn start(
+        self: &Arc<Self>,
+        project: &Project,
+        task_id: Option<&str>,
+    ) -> Result<SessionRecord> {
         let agent = self.agents.get(project.settings.agent)?;
         let busy = self
             .lock_running()
@@ -274,7 +278,10 @@ fn no_ready_task(project: &Project, file: &TaskFile) -> String {
             project.name
         );
     }
-    let open = tasks.iter().filter(|t| t.status == TaskStatus::Open).count();
+    let open = tasks
+        .iter()
+        .filter(|t| t.status == TaskStatus::Open)
+        .count();
     if open == 0 {
         format!(
             "\u{201c}{}\u{201d} has no open task: every task is in progress, blocked or closed",

@@ -53,7 +53,11 @@ impl Ending {
         }
     }
 
-    pub fn failed_with_code(scenario: ProjectScenario, class: FailureClass, end: SessionEnd) -> Ending {
+    pub fn failed_with_code(
+        scenario: ProjectScenario,
+        class: FailureClass,
+        end: SessionEnd,
+    ) -> Ending {
         Ending::Failed {
             scenario,
             class,
@@ -180,14 +184,19 @@ pub(super) async fn settle(ctx: &Ctx<'_>, ending: Ending) -> Result<()> {
         }
     };
 
-    services.store.finish_session(ctx.session_id, status, &outcome)?;
+    services
+        .store
+        .finish_session(ctx.session_id, status, &outcome)?;
     let changed = ctx
         .projects
         .modify_tasks(&ctx.project, "a session ended", |file| {
             file.update(&task.id, &now(), task_change)
         });
     if let Err(e) = &changed {
-        tracing::warn!(session_id = ctx.session_id, "the task list was not updated: {e}");
+        tracing::warn!(
+            session_id = ctx.session_id,
+            "the task list was not updated: {e}"
+        );
     }
     if let Some((entry, remove)) = progress {
         if let Err(e) = append_progress(&ctx.repo, &entry) {
@@ -196,7 +205,8 @@ pub(super) async fn settle(ctx: &Ctx<'_>, ending: Ending) -> Result<()> {
         if remove && status == SessionStatus::Finished {
             let (repo, id, path) = (ctx.repo.clone(), task.id.clone(), ctx.worktree.clone());
             let removed =
-                tokio::task::spawn_blocking(move || super::worktree::remove(&repo, &id, &path)).await;
+                tokio::task::spawn_blocking(move || super::worktree::remove(&repo, &id, &path))
+                    .await;
             if let Ok(Err(e)) = removed {
                 tracing::warn!("the finished task's worktree was not removed: {e}");
             }

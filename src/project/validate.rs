@@ -47,7 +47,10 @@ pub fn validate(
     } else if let Some(p) = others.clone().find(|p| Path::new(&p.path) == path) {
         problems.push(problem(
             "path",
-            format!("This folder is already the project \u{201c}{}\u{201d}", p.name),
+            format!(
+                "This folder is already the project \u{201c}{}\u{201d}",
+                p.name
+            ),
         ));
     }
 
@@ -64,12 +67,17 @@ pub fn validate(
     }
 
     if check.state == FolderState::Ready {
-        let branch_ok = git2::Repository::open(&path)
-            .is_ok_and(|r| r.find_branch(&s.main_branch, git2::BranchType::Local).is_ok());
+        let branch_ok = git2::Repository::open(&path).is_ok_and(|r| {
+            r.find_branch(&s.main_branch, git2::BranchType::Local)
+                .is_ok()
+        });
         if !branch_ok {
             problems.push(problem(
                 "main_branch",
-                format!("The repository has no branch called \u{201c}{}\u{201d}", s.main_branch),
+                format!(
+                    "The repository has no branch called \u{201c}{}\u{201d}",
+                    s.main_branch
+                ),
             ));
         }
     }
@@ -88,20 +96,40 @@ pub fn validate(
     for (i, v) in s.verify.iter().enumerate() {
         let field = format!("verify.{i}");
         if v.name.trim().is_empty() {
-            problems.push(problem(&field, "Give this command a short name, such as test"));
-        } else if s.verify.iter().take(i).any(|o| o.name.trim() == v.name.trim()) {
-            problems.push(problem(&field, format!("Two commands are called \u{201c}{}\u{201d}", v.name.trim())));
+            problems.push(problem(
+                &field,
+                "Give this command a short name, such as test",
+            ));
+        } else if s
+            .verify
+            .iter()
+            .take(i)
+            .any(|o| o.name.trim() == v.name.trim())
+        {
+            problems.push(problem(
+                &field,
+                format!("Two commands are called \u{201c}{}\u{201d}", v.name.trim()),
+            ));
         }
         if v.command.trim().is_empty() {
-            problems.push(problem(&field, "The command is empty; fill it in or remove the row"));
+            problems.push(problem(
+                &field,
+                "The command is empty; fill it in or remove the row",
+            ));
         }
     }
     if s.init_script.as_ref().is_some_and(|c| c.contains('\0')) {
-        problems.push(problem("init_script", "The init script has a character a command cannot hold"));
+        problems.push(problem(
+            "init_script",
+            "The init script has a character a command cannot hold",
+        ));
     }
 
     if !(1..=MAX_PARALLEL).contains(&s.max_parallel) {
-        problems.push(problem("max_parallel", format!("Run between 1 and {MAX_PARALLEL} tasks at once")));
+        problems.push(problem(
+            "max_parallel",
+            format!("Run between 1 and {MAX_PARALLEL} tasks at once"),
+        ));
     }
     if !(MIN_AGENT_SECS..=MAX_SECS).contains(&s.agent_time_limit_secs) {
         problems.push(problem(
@@ -116,7 +144,10 @@ pub fn validate(
         ));
     }
     if s.token_budget < MIN_TOKEN_BUDGET {
-        problems.push(problem("token_budget", format!("Allow at least {MIN_TOKEN_BUDGET} tokens per task")));
+        problems.push(problem(
+            "token_budget",
+            format!("Allow at least {MIN_TOKEN_BUDGET} tokens per task"),
+        ));
     } else if s.token_budget > budgets.per_task_tokens {
         problems.push(problem(
             "token_budget",
@@ -127,7 +158,10 @@ pub fn validate(
         ));
     }
     if !(1..=MAX_STEPS).contains(&s.max_steps) {
-        problems.push(problem("max_steps", format!("Allow between 1 and {MAX_STEPS} model calls per task")));
+        problems.push(problem(
+            "max_steps",
+            format!("Allow between 1 and {MAX_STEPS} model calls per task"),
+        ));
     }
     problems
 }

@@ -76,7 +76,10 @@ impl Projects {
     pub fn watch_all(self: &Arc<Self>) -> Result<()> {
         for project in self.services.store.list_projects()? {
             if let Err(e) = self.watch(&project) {
-                tracing::warn!("the task list of \u{201c}{}\u{201d} is not watched: {e}", project.name);
+                tracing::warn!(
+                    "the task list of \u{201c}{}\u{201d} is not watched: {e}",
+                    project.name
+                );
             }
         }
         Ok(())

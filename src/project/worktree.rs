@@ -4,7 +4,10 @@
 use std::path::Path;
 
 use git2::build::CheckoutBuilder;
-use git2::{BranchType, IndexAddOption, Oid, Repository, Signature, WorktreeAddOptions, WorktreePruneOptions};
+use git2::{
+    BranchType, IndexAddOption, Oid, Repository, Signature, WorktreeAddOptions,
+    WorktreePruneOptions,
+};
 
 use super::repo::{branch_commit, git_error, short};
 use crate::error::{Error, Result};
@@ -37,8 +40,14 @@ pub struct Prepared {
 /// The worktree of `task_id` at `path` on branch `healer/<task_id>`: an earlier one is
 /// continued (a stopped or failed run leaves it); otherwise the branch starts from the main
 /// branch's last commit.
-pub fn prepare(repo_path: &Path, main_branch: &str, task_id: &str, path: &Path) -> Result<Prepared> {
-    let repo = Repository::open(repo_path).map_err(|e| git_error("cannot open the repository", e))?;
+pub fn prepare(
+    repo_path: &Path,
+    main_branch: &str,
+    task_id: &str,
+    path: &Path,
+) -> Result<Prepared> {
+    let repo =
+        Repository::open(repo_path).map_err(|e| git_error("cannot open the repository", e))?;
     let branch = branch_name(task_id);
     let name = worktree_name(task_id);
     if let Ok(existing) = repo.find_worktree(&name) {
@@ -61,12 +70,18 @@ pub fn prepare(repo_path: &Path, main_branch: &str, task_id: &str, path: &Path) 
     }
     let (reference, base, reused) = match repo.find_branch(&branch, BranchType::Local) {
         Ok(b) => {
-            let base = b.get().peel_to_commit().map_err(|e| git_error("cannot read the task's branch", e))?.id();
+            let base = b
+                .get()
+                .peel_to_commit()
+                .map_err(|e| git_error("cannot read the task's branch", e))?
+                .id();
             (b.into_reference(), base, true)
         }
         Err(_) => {
             let base = branch_commit(&repo, main_branch)?;
-            let commit = repo.find_commit(base).map_err(|e| git_error("cannot read the main branch", e))?;
+            let commit = repo
+                .find_commit(base)
+                .map_err(|e| git_error("cannot read the main branch", e))?;
             let b = repo
                 .branch(&branch, &commit, false)
                 .map_err(|e| git_error(&format!("cannot create the branch {branch}"), e))?;
@@ -97,11 +112,12 @@ pub fn prepare(repo_path: &Path, main_branch: &str, task_id: &str, path: &Path) 
 /// task's branch. `None` when nothing changed.
 pub fn commit_all(worktree: &Path, message: &str) -> Result<Option<Oid>> {
     let repo = Repository::open(worktree).map_err(|e| git_error("cannot open the worktree", e))?;
-    let mut index = repo.index().map_err(|e| git_error("cannot read the worktree's index", e))?;
+    let mut index = repo
+        .index()
+        .map_err(|e| git_error("cannot read the worktree's index", e))?;
     let healer = format!("{HEALER_DIR}/");
-    let mut skip_healer = |path: &Path, _: &[u8]| -> i32 {
-        i32::from(path.to_string_lossy().starts_with(&healer))
-    };
+    let mut skip_healer =
+        |path: &Path, _: &[u8]| -> i32 { i32::from(path.to_string_lossy().starts_with(&healer)) };
     index
         .add_all(["*"], IndexAddOption::DEFAULT, Some(&mut skip_healer))
         .map_err(|e| git_error("cannot add the changes", e))?;
@@ -109,8 +125,12 @@ pub fn commit_all(worktree: &Path, message: &str) -> Result<Option<Oid>> {
     index
         .update_all(["*"], Some(&mut skip_healer))
         .map_err(|e| git_error("cannot record deleted files", e))?;
-    index.write().map_err(|e| git_error("cannot write the index", e))?;
-    let tree_id = index.write_tree().map_err(|e| git_error("cannot write the tree", e))?;
+    index
+        .write()
+        .map_err(|e| git_error("cannot write the index", e))?;
+    let tree_id = index
+        .write_tree()
+        .map_err(|e| git_error("cannot write the tree", e))?;
     let head = repo
         .head()
         .and_then(|h| h.peel_to_commit())
@@ -118,8 +138,11 @@ pub fn commit_all(worktree: &Path, message: &str) -> Result<Option<Oid>> {
     if head.tree_id() == tree_id {
         return Ok(None);
     }
-    let tree = repo.find_tree(tree_id).map_err(|e| git_error("cannot read the tree", e))?;
-    let who = Signature::now(AGENT_NAME, AGENT_EMAIL).map_err(|e| git_error("cannot sign the commit", e))?;
+    let tree = repo
+        .find_tree(tree_id)
+        .map_err(|e| git_error("cannot read the tree", e))?;
+    let who = Signature::now(AGENT_NAME, AGENT_EMAIL)
+        .map_err(|e| git_error("cannot sign the commit", e))?;
     repo.commit(Some("HEAD"), &who, &who, message, &tree, &[&head])
         .map(Some)
         .map_err(|e| git_error("cannot commit", e))
@@ -136,8 +159,14 @@ pub enum Merge {
 /// Move the main branch to `commit` when that is a fast-forward. When the main branch is
 /// checked out, its working files follow, but only where the person has no uncommitted change
 /// in the files the commit touches (a safe checkout); otherwise the work stays on the branch.
-pub fn fast_forward(repo_path: &Path, main_branch: &str, branch: &str, commit: Oid) -> Result<Merge> {
-    let repo = Repository::open(repo_path).map_err(|e| git_error("cannot open the repository", e))?;
+pub fn fast_forward(
+    repo_path: &Path,
+    main_branch: &str,
+    branch: &str,
+    commit: Oid,
+) -> Result<Merge> {
+    let repo =
+        Repository::open(repo_path).map_err(|e| git_error("cannot open the repository", e))?;
     let main = branch_commit(&repo, main_branch)?;
     if main == commit {
         return Ok(Merge::Merged);
@@ -173,7 +202,10 @@ pub fn fast_forward(repo_path: &Path, main_branch: &str, branch: &str, commit: O
     }
     let refname = format!("refs/heads/{main_branch}");
     repo.find_reference(&refname)
-        .and_then(|mut r| r.set_target(commit, &format!("healer: fast-forward to {branch}")).map(|_| ()))
+        .and_then(|mut r| {
+            r.set_target(commit, &format!("healer: fast-forward to {branch}"))
+                .map(|_| ())
+        })
         .map_err(|e| git_error(&format!("cannot move {main_branch}"), e))?;
     Ok(Merge::Merged)
 }
@@ -184,7 +216,8 @@ pub fn remove(repo_path: &Path, task_id: &str, path: &Path) -> Result<()> {
         std::fs::remove_dir_all(path)
             .map_err(|e| Error::io(format!("cannot remove {}", path.display()), e))?;
     }
-    let repo = Repository::open(repo_path).map_err(|e| git_error("cannot open the repository", e))?;
+    let repo =
+        Repository::open(repo_path).map_err(|e| git_error("cannot open the repository", e))?;
     if let Ok(wt) = repo.find_worktree(&worktree_name(task_id)) {
         let mut prune = WorktreePruneOptions::new();
         prune.valid(true).working_tree(true);

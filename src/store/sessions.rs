@@ -141,7 +141,8 @@ impl Store {
 
     /// Sessions still marked running (all projects).
     pub fn running_sessions(&self) -> Result<Vec<SessionRecord>> {
-        let sql = format!("SELECT {COLUMNS} FROM agent_sessions WHERE status = 'running' ORDER BY id");
+        let sql =
+            format!("SELECT {COLUMNS} FROM agent_sessions WHERE status = 'running' ORDER BY id");
         self.call(|c| {
             let mut stmt = c.prepare_cached(&sql)?;
             let rows = stmt

@@ -19,6 +19,7 @@ mod maintainer_cli;
 mod memory;
 mod model_server;
 mod pipeline;
+mod project_cli;
 mod project_fixtures;
 mod project_runs;
 mod project_tasks;

@@ -66,7 +66,10 @@ pub const GREETER: &[(&str, &str)] = &[
         "test_greet.py",
         "from greet import greet\n\ndef test_greet():\n    assert greet('Ada') == 'Hello, Ada!'\n",
     ),
-    ("pyproject.toml", "[project]\nname = \"greeter\"\nversion = \"0.1.0\"\n"),
+    (
+        "pyproject.toml",
+        "[project]\nname = \"greeter\"\nversion = \"0.1.0\"\n",
+    ),
 ];
 
 /// A verification that needs no pytest: plain python3.
@@ -123,7 +126,11 @@ pub fn call(id: &str, name: &str, args: Value) -> Reply {
 }
 
 /// Wait (bounded) until `check` holds.
-pub async fn eventually<T>(what: &str, timeout: Duration, mut check: impl FnMut() -> Option<T>) -> T {
+pub async fn eventually<T>(
+    what: &str,
+    timeout: Duration,
+    mut check: impl FnMut() -> Option<T>,
+) -> T {
     let deadline = Instant::now() + timeout;
     loop {
         if let Some(value) = check() {
@@ -155,7 +162,11 @@ pub fn marked_processes(marker: &str) -> Vec<i32> {
     let wanted = format!("HEALER_AGENT_SESSION={marker}");
     let mut pids = Vec::new();
     for entry in std::fs::read_dir("/proc").expect("proc").flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+        else {
             continue;
         };
         let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
@@ -188,7 +199,11 @@ pub fn file_at(repo: &Path, branch: &str, file: &str) -> String {
         .get()
         .peel_to_commit()
         .expect("commit");
-    let entry = commit.tree().expect("tree").get_path(Path::new(file)).expect("file in tree");
+    let entry = commit
+        .tree()
+        .expect("tree")
+        .get_path(Path::new(file))
+        .expect("file in tree");
     let blob = repo.find_blob(entry.id()).expect("blob");
     String::from_utf8_lossy(blob.content()).into_owned()
 }

@@ -41,14 +41,21 @@ fn fixing_script(server: &crate::model_server::ModelServer) {
 async fn the_built_in_agent_edits_a_file_passes_verification_commits_and_closes_the_task() {
     let pb = project_bed(false, |_| {}).await;
     let engine = pb.engine();
-    let t = engine.add_task(pb.project.id, task("Greet properly")).expect("task");
+    let t = engine
+        .add_task(pb.project.id, task("Greet properly"))
+        .expect("task");
     fixing_script(&pb.bed.server);
 
     let session = engine
         .run_project_and_wait(pb.project.id, None)
         .await
         .expect("run");
-    assert_eq!(session.status, SessionStatus::Finished, "{}", session.summary);
+    assert_eq!(
+        session.status,
+        SessionStatus::Finished,
+        "{}",
+        session.summary
+    );
     assert_eq!(session.task_id, t.id);
     let commit = session.commit_id.clone().expect("a commit");
     assert!(session.merged, "fast-forwarded into main");
@@ -59,20 +66,33 @@ async fn the_built_in_agent_edits_a_file_passes_verification_commits_and_closes_
         .find_commit(git2::Oid::from_str(&commit).expect("oid"))
         .expect("commit");
     assert_eq!(c.author().name(), Ok("Healer agent"));
-    assert!(c.message().unwrap_or_default().starts_with("Greet properly"));
+    assert!(c
+        .message()
+        .unwrap_or_default()
+        .starts_with("Greet properly"));
     assert!(file_at(&pb.repo_dir, "healer/t1", "greet.py").contains("'Hello, ' + name + '!'"));
     assert!(file_at(&pb.repo_dir, "main", "greet.py").contains("'Hello, ' + name + '!'"));
     let on_disk = std::fs::read_to_string(pb.repo_dir.join("greet.py")).expect("greet.py");
-    assert!(on_disk.contains("Hello, "), "the checked-out main follows: {on_disk}");
+    assert!(
+        on_disk.contains("Hello, "),
+        "the checked-out main follows: {on_disk}"
+    );
 
     // The task is closed with the commit, and the log says so.
     let file = read_file(&pb.repo_dir.join(TASKS_FILE)).expect("tasks");
     let closed = file.task(&t.id).expect("task");
     assert_eq!(closed.status, TaskStatus::Closed);
     assert_eq!(closed.commit.as_deref(), Some(commit.as_str()));
-    assert!(closed.closed_reason.as_deref().unwrap_or_default().contains(&commit[..7]));
+    assert!(closed
+        .closed_reason
+        .as_deref()
+        .unwrap_or_default()
+        .contains(&commit[..7]));
     let progress = std::fs::read_to_string(pb.repo_dir.join(PROGRESS_FILE)).expect("progress");
-    assert!(progress.contains("Greet properly") && progress.contains(&commit[..7]), "{progress}");
+    assert!(
+        progress.contains("Greet properly") && progress.contains(&commit[..7]),
+        "{progress}"
+    );
 
     // Every step was stored: the prompt, each tool call and result, Healer's notes.
     let steps = engine.store().session_steps(session.id, 0).expect("steps");
@@ -82,14 +102,21 @@ async fn the_built_in_agent_edits_a_file_passes_verification_commits_and_closes_
         .filter_map(|s| s.step.tool.as_deref())
         .collect();
     assert_eq!(calls, ["read_file", "edit_file", "run_command", "finish"]);
-    let prompt = steps.iter().find(|s| s.step.text.contains("Your task: Greet properly")).expect("the prompt");
+    let prompt = steps
+        .iter()
+        .find(|s| s.step.text.contains("Your task: Greet properly"))
+        .expect("the prompt");
     assert!(prompt.step.text.contains("Hello, Ada!"));
     let ran = steps
         .iter()
-        .find(|s| s.step.kind == StepKind::ToolResult && s.step.tool.as_deref() == Some("run_command"))
+        .find(|s| {
+            s.step.kind == StepKind::ToolResult && s.step.tool.as_deref() == Some("run_command")
+        })
         .expect("the command's result");
     assert!(ran.step.text.contains("Hello, Ada!"), "{}", ran.step.text);
-    assert!(steps.iter().any(|s| s.step.text.starts_with("test: passed")));
+    assert!(steps
+        .iter()
+        .any(|s| s.step.text.starts_with("test: passed")));
 
     // The model was asked with the built-in agent's tools only.
     let first = pb.bed.server.chats().into_iter().next().expect("a request");
@@ -102,18 +129,32 @@ async fn the_built_in_agent_edits_a_file_passes_verification_commits_and_closes_
     tools.sort();
     assert_eq!(
         tools,
-        ["edit_file", "finish", "list_files", "read_file", "run_command", "search", "write_file"]
+        [
+            "edit_file",
+            "finish",
+            "list_files",
+            "read_file",
+            "run_command",
+            "search",
+            "write_file"
+        ]
     );
 
     // The worktree is gone once the work is merged; the branch stays.
     assert!(!std::path::Path::new(&session.worktree).exists());
-    assert!(repo.find_branch("healer/t1", git2::BranchType::Local).is_ok());
+    assert!(repo
+        .find_branch("healer/t1", git2::BranchType::Local)
+        .is_ok());
 
     // The session exports as an ATIF trajectory.
-    let atif: Value = serde_json::from_str(&engine.export_session_atif(session.id).expect("atif")).expect("json");
+    let atif: Value =
+        serde_json::from_str(&engine.export_session_atif(session.id).expect("atif")).expect("json");
     assert_eq!(atif["schema_version"], "ATIF-v1.7");
     let steps = atif["steps"].as_array().expect("steps");
-    let with_calls: Vec<&Value> = steps.iter().filter(|s| s["tool_calls"].is_array()).collect();
+    let with_calls: Vec<&Value> = steps
+        .iter()
+        .filter(|s| s["tool_calls"].is_array())
+        .collect();
     assert_eq!(with_calls.len(), 4);
     assert_eq!(with_calls[1]["tool_calls"][0]["function_name"], "edit_file");
     assert!(with_calls[1]["observation"]["results"][0]["content"]
@@ -130,15 +171,28 @@ async fn the_built_in_agent_edits_a_file_passes_verification_commits_and_closes_
 async fn a_red_verification_is_one_verification_failed_failure_in_the_pipeline() {
     let pb = project_bed(false, |s| s.merge = MergePolicy::LeaveBranch).await;
     let engine = pb.engine();
-    let t = engine.add_task(pb.project.id, task("Greet properly")).expect("task");
+    let t = engine
+        .add_task(pb.project.id, task("Greet properly"))
+        .expect("task");
     // The agent changes the wrong thing and says it is done.
     pb.bed.server.script([
-        call("c1", "write_file", json!({"path": "greet.py", "content": "def greet(name):\n    return 'Hey ' + name\n"})),
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "greet.py", "content": "def greet(name):\n    return 'Hey ' + name\n"}),
+        ),
         call("c2", "finish", json!({"summary": "done"})),
     ]);
-    let session = engine.run_project_and_wait(pb.project.id, Some(&t.id)).await.expect("run");
+    let session = engine
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
     assert_eq!(session.status, SessionStatus::Failed);
-    assert!(session.summary.contains("Verification failed: test"), "{}", session.summary);
+    assert!(
+        session.summary.contains("Verification failed: test"),
+        "{}",
+        session.summary
+    );
     assert!(session.commit_id.is_none());
 
     let heals = engine.heals(10).expect("heals");
@@ -154,25 +208,43 @@ async fn a_red_verification_is_one_verification_failed_failure_in_the_pipeline()
         }
     );
     let notes = engine.notifications().expect("notifications");
-    assert!(notes.items.iter().any(|n| n.title.contains("greeter")), "the person is told");
+    assert!(
+        notes.items.iter().any(|n| n.title.contains("greeter")),
+        "the person is told"
+    );
 
     // The task is open again with a note; its worktree (with the wrong change) is kept.
     let file = read_file(&pb.repo_dir.join(TASKS_FILE)).expect("tasks");
     let reopened = file.task(&t.id).expect("task");
     assert_eq!(reopened.status, TaskStatus::Open);
-    assert!(reopened.note.as_deref().unwrap_or_default().contains("worktree is kept"));
-    let kept = std::fs::read_to_string(std::path::Path::new(&session.worktree).join("greet.py")).expect("kept");
+    assert!(reopened
+        .note
+        .as_deref()
+        .unwrap_or_default()
+        .contains("worktree is kept"));
+    let kept = std::fs::read_to_string(std::path::Path::new(&session.worktree).join("greet.py"))
+        .expect("kept");
     assert!(kept.contains("Hey "));
     // main was not touched.
     assert!(file_at(&pb.repo_dir, "main", "greet.py").contains("'Hi '"));
 
     // A second run continues in the kept worktree.
     fixing_script_from_hey(&pb.bed.server);
-    let again = engine.run_project_and_wait(pb.project.id, Some(&t.id)).await.expect("run again");
+    let again = engine
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run again");
     assert_eq!(again.status, SessionStatus::Finished, "{}", again.summary);
     assert!(!again.merged, "left on the branch, as the settings say");
     let steps = engine.store().session_steps(again.id, 0).expect("steps");
-    assert!(steps[0].step.text.contains("Continuing in the kept worktree"), "{}", steps[0].step.text);
+    assert!(
+        steps[0]
+            .step
+            .text
+            .contains("Continuing in the kept worktree"),
+        "{}",
+        steps[0].step.text
+    );
     assert!(file_at(&pb.repo_dir, "healer/t1", "greet.py").contains("Hello, "));
     assert!(file_at(&pb.repo_dir, "main", "greet.py").contains("'Hi '"));
 }
@@ -188,14 +260,18 @@ fn fixing_script_from_hey(server: &crate::model_server::ModelServer) {
 async fn stop_mid_run_ends_the_agents_processes_and_keeps_the_worktree() {
     let pb = project_bed(false, |_| {}).await;
     let engine = pb.engine();
-    let t = engine.add_task(pb.project.id, task("Wait a long time")).expect("task");
+    let t = engine
+        .add_task(pb.project.id, task("Wait a long time"))
+        .expect("task");
     pb.bed.server.script([call(
         "c1",
         "run_command",
         json!({"command": "sleep 300 & sleep 300; echo never", "timeout_secs": 600}),
     )]);
     let mut live = engine.subscribe_session_steps();
-    let session = engine.run_project(pb.project.id, Some(&t.id)).expect("started");
+    let session = engine
+        .run_project(pb.project.id, Some(&t.id))
+        .expect("started");
     let marker = marker_of(engine, session.id);
     // The command runs: its processes carry the session's marker.
     eventually("the sleeping command", Duration::from_secs(30), || {
@@ -203,19 +279,37 @@ async fn stop_mid_run_ends_the_agents_processes_and_keeps_the_worktree() {
     })
     .await;
     // Its steps streamed live as they were stored.
-    let first = tokio::time::timeout(Duration::from_secs(5), live.recv()).await.expect("a live step").expect("step");
+    let first = tokio::time::timeout(Duration::from_secs(5), live.recv())
+        .await
+        .expect("a live step")
+        .expect("step");
     assert_eq!(first.session_id, session.id);
 
     engine.stop_session(session.id).expect("stop");
     let ended = finished(engine, session.id).await;
     assert_eq!(ended.status, SessionStatus::Stopped);
-    assert!(marked_processes(&marker).is_empty(), "no process of the session is left");
-    assert!(std::path::Path::new(&ended.worktree).join("greet.py").exists(), "the worktree is kept");
+    assert!(
+        marked_processes(&marker).is_empty(),
+        "no process of the session is left"
+    );
+    assert!(
+        std::path::Path::new(&ended.worktree)
+            .join("greet.py")
+            .exists(),
+        "the worktree is kept"
+    );
     let file = read_file(&pb.repo_dir.join(TASKS_FILE)).expect("tasks");
     let task = file.task(&t.id).expect("task");
     assert_eq!(task.status, TaskStatus::Open);
-    assert!(task.note.as_deref().unwrap_or_default().starts_with("Stopped by you"));
-    assert!(engine.heals(10).expect("heals").is_empty(), "a stop is not a failure");
+    assert!(task
+        .note
+        .as_deref()
+        .unwrap_or_default()
+        .starts_with("Stopped by you"));
+    assert!(
+        engine.heals(10).expect("heals").is_empty(),
+        "a stop is not a failure"
+    );
 }
 
 #[tokio::test]
@@ -234,16 +328,32 @@ async fn the_next_ready_task_runs_first_and_a_second_at_once_is_refused() {
         )
         .expect("t2");
     let urgent = engine
-        .add_task(pb.project.id, TaskEdit { priority: Some(1), ..task("Urgent") })
+        .add_task(
+            pb.project.id,
+            TaskEdit {
+                priority: Some(1),
+                ..task("Urgent")
+            },
+        )
         .expect("t3");
     let not_ready = engine.run_project(pb.project.id, Some(&blocked.id));
     let why = not_ready.expect_err("t2 waits").to_string();
     assert!(why.contains("waits for \u{201c}Later\u{201d}"), "{why}");
-    pb.bed.server.script([call("c1", "run_command", json!({"command": "sleep 30"}))]);
+    pb.bed
+        .server
+        .script([call("c1", "run_command", json!({"command": "sleep 30"}))]);
     let session = engine.run_project(pb.project.id, None).expect("started");
-    assert_eq!(session.task_id, urgent.id, "priority 1 before 2; t2 waits for t1");
-    let refused = engine.run_project(pb.project.id, None).expect_err("one at a time by default");
-    assert!(refused.to_string().contains("already runs 1 task"), "{refused}");
+    assert_eq!(
+        session.task_id, urgent.id,
+        "priority 1 before 2; t2 waits for t1"
+    );
+    let refused = engine
+        .run_project(pb.project.id, None)
+        .expect_err("one at a time by default");
+    assert!(
+        refused.to_string().contains("already runs 1 task"),
+        "{refused}"
+    );
     engine.stop_session(session.id).expect("stop");
     finished(engine, session.id).await;
 }
@@ -252,11 +362,20 @@ async fn the_next_ready_task_runs_first_and_a_second_at_once_is_refused() {
 async fn a_model_that_cannot_be_reached_is_a_runtime_error() {
     let pb = project_bed(false, |_| {}).await;
     let engine = pb.engine();
-    let t = engine.add_task(pb.project.id, task("Anything")).expect("task");
+    let t = engine
+        .add_task(pb.project.id, task("Anything"))
+        .expect("task");
     pb.bed.server.script([openai::error(401, "bad key", &[])]);
-    let session = engine.run_project_and_wait(pb.project.id, Some(&t.id)).await.expect("run");
+    let session = engine
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
     assert_eq!(session.status, SessionStatus::Failed);
-    assert!(session.summary.contains("could not run"), "{}", session.summary);
+    assert!(
+        session.summary.contains("could not run"),
+        "{}",
+        session.summary
+    );
     let heals = engine.heals(10).expect("heals");
     assert_eq!(heals[0].scenario, ProjectScenario::RuntimeError.as_str());
 }
@@ -269,11 +388,28 @@ async fn an_agent_that_never_ends_is_ended_at_its_time_limit() {
     let mut settings = pb.project.settings.clone();
     assert_eq!(settings.agent_time_limit_secs, 3600);
     settings.agent_time_limit_secs = 2;
-    engine.store().update_project(pb.project.id, "greeter", &settings).expect("settings");
-    let t = engine.add_task(pb.project.id, task("Forever")).expect("task");
-    pb.bed.server.script([call("c1", "run_command", json!({"command": "sleep 120", "timeout_secs": 300}))]);
-    let session = engine.run_project_and_wait(pb.project.id, Some(&t.id)).await.expect("run");
-    assert_eq!(session.status, SessionStatus::TimedOut, "{}", session.summary);
+    engine
+        .store()
+        .update_project(pb.project.id, "greeter", &settings)
+        .expect("settings");
+    let t = engine
+        .add_task(pb.project.id, task("Forever"))
+        .expect("task");
+    pb.bed.server.script([call(
+        "c1",
+        "run_command",
+        json!({"command": "sleep 120", "timeout_secs": 300}),
+    )]);
+    let session = engine
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    assert_eq!(
+        session.status,
+        SessionStatus::TimedOut,
+        "{}",
+        session.summary
+    );
     assert!(marked_processes(&marker_of(engine, session.id)).is_empty());
     let heal = &engine.heals(10).expect("heals")[0];
     assert_eq!(heal.scenario, ProjectScenario::RuntimeError.as_str());

@@ -38,7 +38,10 @@ impl Tool for RunCommand {
             "required": ["command"], "additionalProperties": false})
     }
     async fn call(&self, args: Value) -> Result<String> {
-        let command = args.get("command").and_then(Value::as_str).unwrap_or_default();
+        let command = args
+            .get("command")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let wanted = args
             .get("timeout_secs")
             .and_then(Value::as_u64)

@@ -57,7 +57,9 @@ impl Tool for ReadFile {
         let total = text.lines().count();
         let mut out = if first > 1 || max.is_some() {
             let skip = usize::try_from(first - 1).unwrap_or(usize::MAX);
-            let take = max.and_then(|m| usize::try_from(m).ok()).unwrap_or(usize::MAX);
+            let take = max
+                .and_then(|m| usize::try_from(m).ok())
+                .unwrap_or(usize::MAX);
             let part: Vec<&str> = text.lines().skip(skip).take(take).collect();
             format!(
                 "[lines {}–{} of {total}]\n{}",

@@ -38,7 +38,11 @@ impl Tool for Search {
             "required": ["pattern"], "additionalProperties": false})
     }
     async fn call(&self, args: Value) -> Result<String> {
-        let pattern = args.get("pattern").and_then(Value::as_str).unwrap_or_default().to_string();
+        let pattern = args
+            .get("pattern")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
         let rel = args.get("path").and_then(Value::as_str).unwrap_or(".");
         let start = self.0.existing(if rel.is_empty() { "." } else { rel })?;
         let flag = |name: &str| args.get(name).and_then(Value::as_bool).unwrap_or(false);
@@ -50,7 +54,13 @@ impl Tool for Search {
     }
 }
 
-fn search(ws: &Workspace, start: &Path, pattern: &str, literal: bool, ignore_case: bool) -> Result<String> {
+fn search(
+    ws: &Workspace,
+    start: &Path,
+    pattern: &str,
+    literal: bool,
+    ignore_case: bool,
+) -> Result<String> {
     let matcher = RegexMatcherBuilder::new()
         .fixed_strings(literal)
         .case_insensitive(ignore_case)
@@ -97,7 +107,9 @@ fn search(ws: &Workspace, start: &Path, pattern: &str, literal: bool, ignore_cas
         return Ok(format!("No match for {pattern:?}."));
     }
     if more > 0 {
-        hits.push(format!("[{more} more matching lines not shown; narrow the path or the pattern]"));
+        hits.push(format!(
+            "[{more} more matching lines not shown; narrow the path or the pattern]"
+        ));
     }
     Ok(hits.join("\n"))
 }

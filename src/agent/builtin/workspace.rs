@@ -47,7 +47,8 @@ impl Workspace {
             .is_some_and(|c| c.as_os_str() == ".git")
         {
             return Err(Error::InvalidInput(
-                "the .git folder is Healer's to manage; change the project's files only".to_string(),
+                "the .git folder is Healer's to manage; change the project's files only"
+                    .to_string(),
             ));
         }
         let parent = path.parent().unwrap_or(&self.root);
