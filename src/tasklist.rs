@@ -31,8 +31,9 @@ pub const HEALER_DIR: &str = ".healer";
 /// as in the trackers people already keep in JSONL.
 pub const DEFAULT_PRIORITY: i64 = 2;
 
+// The type names say "project task": model threads have a `Task` of their own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
-#[serde(rename_all = "snake_case")]
+#[serde(rename = "ProjectTaskStatus", rename_all = "snake_case")]
 pub enum TaskStatus {
     Open,
     InProgress,
@@ -66,7 +67,7 @@ impl TaskStatus {
 /// `blocks` (the same as a plain id) or another kind such as `discovered-from`, which is kept
 /// and shown but does not hold the task back.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
-#[serde(untagged)]
+#[serde(rename = "TaskDep", untagged)]
 pub enum Dep {
     Id(String),
     Link {
@@ -103,6 +104,7 @@ fn default_priority() -> i64 {
 /// One task, as a line of the file. Fields Healer does not know are kept (`extra`) and
 /// written back, so a person's or another tool's fields survive Healer's writes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+#[serde(rename = "ProjectTask")]
 pub struct Task {
     pub id: String,
     pub title: String,
@@ -174,7 +176,7 @@ impl Task {
 
 /// What kind of trouble a line has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
-#[serde(rename_all = "snake_case")]
+#[serde(rename = "TaskListProblemKind", rename_all = "snake_case")]
 pub enum ProblemKind {
     InvalidJson,
     NotATask,
@@ -187,6 +189,7 @@ pub enum ProblemKind {
 
 /// Something wrong in the file, said for a person: the line (1-based) when it is one line's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename = "TaskListProblem")]
 pub struct Problem {
     pub line: Option<u32>,
     pub kind: ProblemKind,

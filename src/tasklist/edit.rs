@@ -18,6 +18,7 @@ const LOCK_WAIT: Duration = Duration::from_secs(5);
 
 /// What a person fills in for a task (the board's form, `healer project task add`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename = "ProjectTaskEdit")]
 pub struct TaskEdit {
     pub title: String,
     pub description: String,
