@@ -356,12 +356,12 @@ impl Event {
                 summary,
             } => format!("Task {task_id} {}: {summary}", status.as_str()),
             Event::MaintenanceStarted { task_id, title, .. } => {
-                format!("Auto-fix task {task_id} started for \u{201c}{title}\u{201d}")
+                format!("Auto-fix thread {task_id} started for \u{201c}{title}\u{201d}")
             }
             Event::MaintenanceFinished {
                 task_id, summary, ..
             } => match task_id {
-                Some(id) => format!("Auto-fix task {id}: {summary}"),
+                Some(id) => format!("Auto-fix thread {id}: {summary}"),
                 None => format!("Auto-fix: {summary}"),
             },
             Event::PlannerReplied {

@@ -81,7 +81,7 @@ test("a version Healer made itself shows as Healer (rollback)", async () => {
   expect(items[0]).toHaveTextContent("Rolled back to 1.1 after 3 failed repairs");
   expect(items[0].querySelector(".version-author")).toHaveTextContent(/^Healer \(rollback\)$/);
   expect(items[0].querySelector(".version-author")).toHaveClass("author-healer");
-  expect(items[1].querySelector(".version-author")).toHaveTextContent("Auto-fix task #44");
+  expect(items[1].querySelector(".version-author")).toHaveTextContent("Auto-fix thread #44");
   // The comparison names its author as well.
   expect(document.querySelector(".diff-sides")).toHaveTextContent("1.3 · Healer (rollback) · active");
 });

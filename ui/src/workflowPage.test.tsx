@@ -144,7 +144,7 @@ test("the versions tab shows a side-by-side diff of two versions", async () => {
   expect(items[0]).toHaveTextContent("Active");
   expect(items[0]).toHaveTextContent("You");
   expect(items[0]).toHaveTextContent("Default to 0");
-  expect(items[1]).toHaveTextContent("Auto-fix task #7");
+  expect(items[1]).toHaveTextContent("Auto-fix thread #7");
   expect(items[1]).not.toHaveTextContent("Active");
 
   // By default: the one before the active version against the active one.

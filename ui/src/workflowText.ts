@@ -120,7 +120,7 @@ export function authorLabel(author: Author): string {
     case "healer":
       return "Healer (rollback)";
     case "task":
-      return `Auto-fix task #${author.task_id}`;
+      return `Auto-fix thread #${author.task_id}`;
   }
 }
 
