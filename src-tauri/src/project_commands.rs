@@ -16,14 +16,20 @@ type CmdResult<T> = Result<T, ErrorPayload>;
 /// What a folder is and what Healer proposes for it.
 #[tauri::command]
 #[specta::specta]
-pub async fn check_project_folder(state: State<'_, AppState>, path: String) -> CmdResult<FolderCheck> {
+pub async fn check_project_folder(
+    state: State<'_, AppState>,
+    path: String,
+) -> CmdResult<FolderCheck> {
     Ok(state.engine()?.check_project_folder(&path).await?)
 }
 
 /// Make the folder a git repository with a first commit, then look again.
 #[tauri::command]
 #[specta::specta]
-pub async fn init_project_folder(state: State<'_, AppState>, path: String) -> CmdResult<FolderCheck> {
+pub async fn init_project_folder(
+    state: State<'_, AppState>,
+    path: String,
+) -> CmdResult<FolderCheck> {
     Ok(state.engine()?.init_project_folder(&path).await?)
 }
 
@@ -46,7 +52,11 @@ pub fn add_project(state: State<'_, AppState>, input: ProjectInput) -> CmdResult
 
 #[tauri::command]
 #[specta::specta]
-pub fn update_project(state: State<'_, AppState>, id: i64, input: ProjectInput) -> CmdResult<Project> {
+pub fn update_project(
+    state: State<'_, AppState>,
+    id: i64,
+    input: ProjectInput,
+) -> CmdResult<Project> {
     Ok(state.engine()?.update_project(id, input)?)
 }
 
@@ -70,13 +80,21 @@ pub fn get_project(state: State<'_, AppState>, id: i64) -> CmdResult<ProjectDeta
 
 #[tauri::command]
 #[specta::specta]
-pub fn get_project_task(state: State<'_, AppState>, project_id: i64, task_id: String) -> CmdResult<TaskDetail> {
+pub fn get_project_task(
+    state: State<'_, AppState>,
+    project_id: i64,
+    task_id: String,
+) -> CmdResult<TaskDetail> {
     Ok(state.engine()?.task_detail(project_id, &task_id)?)
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn add_project_task(state: State<'_, AppState>, project_id: i64, edit: TaskEdit) -> CmdResult<Task> {
+pub fn add_project_task(
+    state: State<'_, AppState>,
+    project_id: i64,
+    edit: TaskEdit,
+) -> CmdResult<Task> {
     Ok(state.engine()?.add_task(project_id, edit)?)
 }
 
@@ -100,7 +118,9 @@ pub fn move_project_task(
     task_id: String,
     before: Option<String>,
 ) -> CmdResult<Task> {
-    Ok(state.engine()?.move_task(project_id, &task_id, before.as_deref())?)
+    Ok(state
+        .engine()?
+        .move_task(project_id, &task_id, before.as_deref())?)
 }
 
 /// Close, reopen or block a task by hand.
@@ -113,7 +133,9 @@ pub fn set_project_task_status(
     status: TaskStatus,
     reason: Option<String>,
 ) -> CmdResult<Task> {
-    Ok(state.engine()?.set_task_status(project_id, &task_id, status, reason)?)
+    Ok(state
+        .engine()?
+        .set_task_status(project_id, &task_id, status, reason)?)
 }
 
 /// Start the agent on a task (the next ready one without `task_id`); its steps stream.
@@ -124,7 +146,9 @@ pub fn run_project_task(
     project_id: i64,
     task_id: Option<String>,
 ) -> CmdResult<SessionRecord> {
-    Ok(state.engine()?.run_project(project_id, task_id.as_deref())?)
+    Ok(state
+        .engine()?
+        .run_project(project_id, task_id.as_deref())?)
 }
 
 /// Stop a running session; its worktree is kept.

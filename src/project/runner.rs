@@ -40,11 +40,15 @@ pub struct Projects {
     pub(crate) shutdown: CancellationToken,
     pub(super) written: Mutex<HashMap<i64, u64>>,
     pub(super) watchers: Mutex<HashMap<i64, super::watch::TaskWatch>>,
+    /// The engine's runtime: the desktop shell calls `start` from its main thread, outside it.
+    runtime: tokio::runtime::Handle,
 }
 
 impl Projects {
+    /// Must be called within the engine's tokio runtime.
     pub(crate) fn new(services: Arc<Services>, agents: AgentRegistry) -> Arc<Projects> {
         Arc::new(Projects {
+            runtime: tokio::runtime::Handle::current(),
             services,
             agents,
             running: Mutex::new(HashMap::new()),
@@ -118,7 +122,7 @@ impl Projects {
         let (project, session_id, token) = (project.clone(), session.id, cancel.clone());
         // Registered before it can end, so its own removal always finds it.
         let mut running = self.lock_running();
-        let handle = tokio::spawn(async move {
+        let handle = self.runtime.spawn(async move {
             run_session(&me, project, chosen, session_id, agent, token).await;
             me.lock_running().remove(&session_id);
         });
@@ -225,7 +229,7 @@ impl Projects {
         let handle = self
             .lock_running()
             .get_mut(&session_id)
-            .map(|r| std::mem::replace(&mut r.handle, tokio::spawn(async {})));
+            .map(|r| std::mem::replace(&mut r.handle, self.runtime.spawn(async {})));
         if let Some(handle) = handle {
             let _ = handle.await;
         }
@@ -240,7 +244,7 @@ impl Projects {
         let handles: Vec<JoinHandle<()>> = self
             .lock_running()
             .values_mut()
-            .map(|r| std::mem::replace(&mut r.handle, tokio::spawn(async {})))
+            .map(|r| std::mem::replace(&mut r.handle, self.runtime.spawn(async {})))
             .collect();
         let all = futures_join(handles);
         if tokio::time::timeout(SHUTDOWN_WAIT, all).await.is_err() {

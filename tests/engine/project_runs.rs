@@ -313,6 +313,26 @@ async fn stop_mid_run_ends_the_agents_processes_and_keeps_the_worktree() {
 }
 
 #[tokio::test]
+async fn the_desktop_shell_starts_a_run_from_a_thread_outside_the_runtime() {
+    let pb = project_bed(false, |_| {}).await;
+    let engine = pb.engine();
+    let t = engine
+        .add_task(pb.project.id, task("Greet properly"))
+        .expect("task");
+    fixing_script(&pb.bed.server);
+    // Tauri runs sync commands on its main thread, where no tokio runtime is entered.
+    let handle: healer::engine::Handle = (**engine).clone();
+    let project_id = pb.project.id;
+    let started = std::thread::spawn(move || handle.run_project(project_id, None))
+        .join()
+        .expect("no panic")
+        .expect("started");
+    assert_eq!(started.task_id, t.id);
+    let ended = finished(engine, started.id).await;
+    assert_eq!(ended.status, SessionStatus::Finished, "{}", ended.summary);
+}
+
+#[tokio::test]
 async fn the_next_ready_task_runs_first_and_a_second_at_once_is_refused() {
     let pb = project_bed(false, |_| {}).await;
     let engine = pb.engine();

@@ -114,3 +114,29 @@ export function durationText(from: string, to: string | null): string {
 export function shortCommit(commit: string): string {
   return commit.slice(0, 7);
 }
+
+/**
+ * What a command printed, as the person reads it: how it ended, then its output, without the
+ * sandbox's fences and empty streams.
+ */
+export function commandOutput(text: string): string {
+  const [head, ...rest] = text.split("\n");
+  const ending = head.split(" · ")[0];
+  const body = rest
+    .filter((line) => !/^`{3,}/.test(line.trim()))
+    .filter((line) => !/^(stdout|stderr): \(empty\)$/.test(line.trim()))
+    .join("\n")
+    .replace(/^(stdout|stderr)( \(\d+ bytes cut\))?:$/gm, (_, stream: string, cut?: string) =>
+      `${stream === "stdout" ? "It printed" : "Its errors"}${cut ? ` (${cut.trim().slice(1, -1)})` : ""}:`,
+    )
+    .trim();
+  const ended = ending.startsWith("exit code") ? `Finished with ${ending}` : capitalised(ending);
+  return body ? `${ended}\n\n${body}` : ended;
+}
+
+function capitalised(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** Tools whose result only repeats what the step already says when it worked. */
+export const quietWhenDone = new Set(["edit_file", "write_file", "Edit", "Write", "MultiEdit", "finish"]);

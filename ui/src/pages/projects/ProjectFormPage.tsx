@@ -101,7 +101,7 @@ export function AddProjectPage() {
         <ArrowLeftIcon size={16} /> Projects
       </a>
       <PageHeader title="Add a project" description="Choose a git repository; Healer looks at what it holds and proposes the rest." />
-      <div className="card form-card">
+      <div className="card folder-card">
         <FolderPicker path={path} onPath={setPath} />
         {check.isFetching && !check.data && <SkeletonList rows={1} label="Looking at the folder" />}
         {check.isError && <InlineError lead="The folder could not be looked at." error={check.error} />}

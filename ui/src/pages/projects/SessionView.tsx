@@ -6,7 +6,16 @@ import { InlineError } from "../../components/InlineError";
 import { SkeletonList, Spinner } from "../../components/Loading";
 import { StatusBadge } from "../../components/StatusBadge";
 import { useSession, useStopSession } from "../../projectQueries";
-import { agentLabel, callInWords, durationText, sessionStatusLabel, sessionStatusTone, shortCommit } from "../../projectText";
+import {
+  agentLabel,
+  callInWords,
+  commandOutput,
+  durationText,
+  quietWhenDone,
+  sessionStatusLabel,
+  sessionStatusTone,
+  shortCommit,
+} from "../../projectText";
 import { StopIcon } from "../../components/icons";
 
 const LONG_LINES = 12;
@@ -32,10 +41,12 @@ function StepItem({ step, result }: { step: StoredStep; result: StoredStep | und
         <p className="session-step-title">{title}</p>
         {code && <pre className="fenced-code session-command">{code}</pre>}
         {result ? (
-          <div className={result.step.is_error ? "session-result error" : "session-result"}>
-            {result.step.is_error && <p className="session-result-label">It did not work:</p>}
-            <Output text={result.step.text} />
-          </div>
+          quietWhenDone.has(s.tool ?? "") && !result.step.is_error ? null : (
+            <div className={result.step.is_error ? "session-result error" : "session-result"}>
+              {result.step.is_error && <p className="session-result-label">It did not work:</p>}
+              <Output text={code !== null && !result.step.is_error ? commandOutput(result.step.text) : result.step.text} />
+            </div>
+          )
         ) : (
           <p className="step-pending">
             <Spinner /> Working…
@@ -57,8 +68,10 @@ function StepItem({ step, result }: { step: StoredStep; result: StoredStep | und
   if (s.source === "user") {
     return (
       <li className="session-step step-prompt" data-testid="session-step" data-kind="prompt">
-        <p className="session-step-title">What the agent was asked</p>
-        <Output text={s.text} />
+        <details>
+          <summary className="session-step-title">What the agent was asked</summary>
+          <pre className="fenced-code session-output">{s.text}</pre>
+        </details>
       </li>
     );
   }

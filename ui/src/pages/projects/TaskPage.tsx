@@ -109,7 +109,7 @@ export function TaskPage({ projectId, taskId }: { projectId: number; taskId: str
           {task.status === "closed" && (
             <p className="task-closed" data-testid="task-closed">
               {task.closed_reason}
-              {task.commit && ` (${shortCommit(task.commit)})`}
+              {task.commit && !(task.closed_reason ?? "").includes(shortCommit(task.commit)) && ` (${shortCommit(task.commit)})`}
             </p>
           )}
         </div>
