@@ -164,7 +164,11 @@ impl Engine {
             role,
             "engine started"
         );
-        let projects = crate::project::Projects::new(services.clone(), projects::agents(&services));
+        let projects = crate::project::Projects::new(
+            services.clone(),
+            projects::agents(&services),
+            options.scheduler,
+        );
         if options.scheduler {
             // Hand edits of task lists show on the board; a CLI command's engine needs none.
             projects.watch_all()?;

@@ -197,18 +197,10 @@ impl Handle {
             )));
         }
         self.projects().unwatch(id);
-        let worktrees = self
-            .services
-            .paths
-            .data_dir()
-            .join("worktrees")
-            .join(id.to_string());
+        let worktrees = self.projects().slots_dir(id);
         if let Ok(entries) = std::fs::read_dir(&worktrees) {
             for entry in entries.flatten() {
-                let task = entry.file_name().to_string_lossy().into_owned();
-                if let Err(e) =
-                    project::remove_worktree(Path::new(&project.path), &task, &entry.path())
-                {
+                if let Err(e) = project::remove_worktree(Path::new(&project.path), &entry.path()) {
                     tracing::warn!(
                         "a worktree of \u{201c}{}\u{201d} was not removed: {e}",
                         project.name
@@ -279,6 +271,9 @@ impl Handle {
                 };
                 if status != TaskStatus::Closed {
                     t.commit = None;
+                } else {
+                    // Its worktree (and what was not committed there) goes to the next task.
+                    t.worktree = None;
                 }
                 t.note = None;
             })

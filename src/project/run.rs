@@ -57,7 +57,11 @@ pub(super) async fn run_session(
 ) {
     let ctx = Ctx {
         repo: PathBuf::from(&project.path),
-        worktree: projects.worktree_path(project.id, &task.id),
+        worktree: task
+            .worktree
+            .as_ref()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| projects.slots_dir(project.id)),
         tmp: session_tmp(projects.services.paths.data_dir(), session_id),
         marker: format!("{}-{session_id}", projects.services.instance()),
         projects,

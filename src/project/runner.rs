@@ -2,7 +2,7 @@
 //! in a task of its own that Stop can cancel; and the task list's changes, made under its lock
 //! and announced.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -42,13 +42,24 @@ pub struct Projects {
     pub(super) watchers: Mutex<HashMap<i64, super::watch::TaskWatch>>,
     /// The engine's runtime: the desktop shell calls `start` from its main thread, outside it.
     runtime: tokio::runtime::Handle,
+    /// Spare worktrees being made, which no task may take yet.
+    creating: Mutex<HashSet<PathBuf>>,
+    /// Make a spare worktree ahead of the next task (the long-running engine does; a CLI
+    /// command's engine ends too soon to finish one).
+    pub(crate) spares: bool,
 }
 
 impl Projects {
     /// Must be called within the engine's tokio runtime.
-    pub(crate) fn new(services: Arc<Services>, agents: AgentRegistry) -> Arc<Projects> {
+    pub(crate) fn new(
+        services: Arc<Services>,
+        agents: AgentRegistry,
+        spares: bool,
+    ) -> Arc<Projects> {
         Arc::new(Projects {
             runtime: tokio::runtime::Handle::current(),
+            creating: Mutex::new(HashSet::new()),
+            spares,
             services,
             agents,
             running: Mutex::new(HashMap::new()),
@@ -62,14 +73,82 @@ impl Projects {
         &self.agents
     }
 
-    /// Where a task's worktree lives: in Healer's data folder, never inside the repository.
-    pub fn worktree_path(&self, project_id: i64, task_id: &str) -> PathBuf {
+    /// Where a project's worktrees live: in Healer's data folder, never inside the repository.
+    /// Each is a slot (`slot-1`, `slot-2` …) that holds one task's work at a time.
+    pub fn slots_dir(&self, project_id: i64) -> PathBuf {
         self.services
             .paths
             .data_dir()
             .join("worktrees")
             .join(project_id.to_string())
-            .join(task_id)
+    }
+
+    /// The worktree for `task`: the one holding its earlier work, else a slot no open task
+    /// holds (finished work or a spare: switching it is cheap), else a new slot.
+    fn slot_for(&self, project_id: i64, file: &TaskFile, task: &Task) -> PathBuf {
+        let dir = self.slots_dir(project_id);
+        if let Some(own) = task.worktree.as_ref().map(PathBuf::from) {
+            if own.starts_with(&dir) && own.join(".git").exists() {
+                return own;
+            }
+        }
+        let mut busy: HashSet<PathBuf> = file
+            .tasks()
+            .into_iter()
+            .filter(|t| t.status != TaskStatus::Closed && t.id != task.id)
+            .filter_map(|t| t.worktree.as_ref().map(PathBuf::from))
+            .collect();
+        busy.extend(self.lock_creating().iter().cloned());
+        let mut slots = slot_numbers(&dir);
+        slots.sort_unstable();
+        for n in &slots {
+            let path = dir.join(format!("slot-{n}"));
+            if !busy.contains(&path) && path.join(".git").exists() {
+                return path;
+            }
+        }
+        let next = slots.iter().max().map_or(1, |n| n + 1);
+        let mut path = dir.join(format!("slot-{next}"));
+        let mut n = next;
+        while busy.contains(&path) {
+            n += 1;
+            path = dir.join(format!("slot-{n}"));
+        }
+        path
+    }
+
+    /// When every slot of `project` holds an open task's work, make a spare one in the
+    /// background, so the next task starts without a whole checkout.
+    pub fn ensure_spare(self: &Arc<Self>, project: &Project) {
+        if !self.spares {
+            return;
+        }
+        let file =
+            match tasklist::read_file(&PathBuf::from(&project.path).join(tasklist::TASKS_FILE)) {
+                Ok(file) => file,
+                Err(_) => return,
+            };
+        let probe = Task::new("spare", "spare", "");
+        let path = self.slot_for(project.id, &file, &probe);
+        if path.join(".git").exists() || !self.lock_creating().insert(path.clone()) {
+            return;
+        }
+        let me = self.clone();
+        let (repo, main) = (
+            PathBuf::from(&project.path),
+            project.settings.main_branch.clone(),
+        );
+        self.runtime.spawn(async move {
+            let made = path.clone();
+            let result = tokio::task::spawn_blocking(move || {
+                super::worktree::make_spare(&repo, &main, &made)
+            })
+            .await;
+            if let Ok(Err(e)) = result {
+                tracing::warn!("no spare worktree was made at {}: {e}", path.display());
+            }
+            me.lock_creating().remove(&path);
+        });
     }
 
     /// Sessions this process is running, by id.
@@ -100,7 +179,11 @@ impl Projects {
             )));
         }
         let chosen = self.claim(project, task_id, agent.kind())?;
-        let worktree = self.worktree_path(project.id, &chosen.id);
+        let worktree = chosen
+            .worktree
+            .as_ref()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| self.slots_dir(project.id));
         let branch = branch_name(&chosen.id);
         let session = self.services.store.insert_session(&NewSession {
             project_id: project.id,
@@ -145,7 +228,6 @@ impl Projects {
         agent: crate::session::AgentKind,
     ) -> Result<Task> {
         let branch_of = |id: &str| branch_name(id);
-        let worktree_of = |id: &str| self.worktree_path(project.id, id).display().to_string();
         self.modify_tasks(project, "a task started", |file| {
             let id = match task_id {
                 Some(id) => {
@@ -165,10 +247,14 @@ impl Projects {
                     .map(|t| t.id.clone())
                     .ok_or_else(|| Error::InvalidInput(no_ready_task(project, file)))?,
             };
+            let slot = file
+                .task(&id)
+                .map(|t| self.slot_for(project.id, file, t))
+                .unwrap_or_else(|| self.slots_dir(project.id));
             file.update(&id, &now(), |t| {
                 t.status = TaskStatus::InProgress;
                 t.assignee = Some(agent.as_str().to_string());
-                t.worktree = Some(worktree_of(&t.id));
+                t.worktree = Some(slot.display().to_string());
                 t.branch = Some(branch_of(&t.id));
                 t.note = Some(format!("{} is working on it", agent_name(agent)));
             })
@@ -252,6 +338,10 @@ impl Projects {
         }
     }
 
+    fn lock_creating(&self) -> std::sync::MutexGuard<'_, HashSet<PathBuf>> {
+        self.creating.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     fn lock_running(&self) -> std::sync::MutexGuard<'_, HashMap<i64, Running>> {
         self.running.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -265,6 +355,23 @@ impl Projects {
     ) -> std::sync::MutexGuard<'_, HashMap<i64, super::watch::TaskWatch>> {
         self.watchers.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// The numbers of the slot folders under `dir` (`slot-3` → 3).
+fn slot_numbers(dir: &std::path::Path) -> Vec<u32> {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|e| {
+                    e.file_name()
+                        .to_str()
+                        .and_then(|n| n.strip_prefix("slot-"))
+                        .and_then(|n| n.parse().ok())
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 async fn futures_join(handles: Vec<JoinHandle<()>>) {

@@ -99,7 +99,7 @@ pub(super) async fn settle(ctx: &Ctx<'_>, ending: Ending) -> Result<()> {
             );
             let closed = reason.clone();
             let commit_field = commit.clone();
-            let remove_worktree = commit.is_some() || left.is_none();
+            let tidy = commit.is_some() || left.is_none();
             (
                 SessionStatus::Finished,
                 SessionOutcome {
@@ -116,7 +116,7 @@ pub(super) async fn settle(ctx: &Ctx<'_>, ending: Ending) -> Result<()> {
                     t.worktree = None;
                     t.note = None;
                 }) as Box<dyn FnOnce(&mut crate::tasklist::Task) + Send>,
-                Some((entry, remove_worktree)),
+                Some((entry, tidy)),
                 None,
             )
         }
@@ -203,13 +203,7 @@ pub(super) async fn settle(ctx: &Ctx<'_>, ending: Ending) -> Result<()> {
             tracing::warn!("the progress log was not written: {e}");
         }
         if remove && status == SessionStatus::Finished {
-            let (repo, id, path) = (ctx.repo.clone(), task.id.clone(), ctx.worktree.clone());
-            let removed =
-                tokio::task::spawn_blocking(move || super::worktree::remove(&repo, &id, &path))
-                    .await;
-            if let Ok(Err(e)) = removed {
-                tracing::warn!("the finished task's worktree was not removed: {e}");
-            }
+            // The slot stays: the next task switches it over instead of a whole checkout.
             let _ = std::fs::remove_dir_all(&ctx.tmp);
         }
     }
@@ -222,6 +216,7 @@ pub(super) async fn settle(ctx: &Ctx<'_>, ending: Ending) -> Result<()> {
         summary: outcome.summary.clone(),
         commit: outcome.commit_id.clone(),
     })?;
+    ctx.projects.ensure_spare(&ctx.project);
     if let Some((scenario, class, evidence)) = failure {
         let failure = Failure::new(
             FailureSource::ProjectTask {

@@ -22,9 +22,21 @@ pub fn branch_name(task_id: &str) -> String {
     format!("healer/{task_id}")
 }
 
-/// git's own name for the worktree (under `.git/worktrees/`).
-fn worktree_name(task_id: &str) -> String {
-    format!("healer-{task_id}")
+/// git's own name for the worktree of a slot folder (under `.git/worktrees/`).
+fn worktree_name(path: &Path) -> String {
+    let slot = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!("healer-{slot}")
+}
+
+/// The branch a spare worktree waits on until a task takes it.
+fn spare_branch(path: &Path) -> String {
+    format!(
+        "healer/{}",
+        worktree_name(path).trim_start_matches("healer-")
+    )
 }
 
 /// A worktree ready for the agent.
@@ -33,13 +45,16 @@ pub struct Prepared {
     pub branch: String,
     /// The commit the branch started from (or stands at, when it existed already).
     pub base: Oid,
-    /// An earlier run's worktree or branch was found and is continued.
+    /// An earlier run's work (its worktree or its branch) was found and is continued.
     pub reused: bool,
 }
 
-/// The worktree of `task_id` at `path` on branch `healer/<task_id>`: an earlier one is
-/// continued (a stopped or failed run leaves it); otherwise the branch starts from the main
-/// branch's last commit.
+/// The worktree at `path` (a slot folder), on branch `healer/<task_id>`. A slot that holds
+/// this task's earlier work (a stopped or failed run) is continued as it is. A slot that held
+/// finished work, or a spare, is switched over: only the files that differ are written, which
+/// is what keeps a task's start cheap in a large repository. A missing slot is created (a
+/// whole checkout). The branch continues where an earlier run left it, else it starts from the
+/// main branch's last commit.
 pub fn prepare(
     repo_path: &Path,
     main_branch: &str,
@@ -49,11 +64,26 @@ pub fn prepare(
     let repo =
         Repository::open(repo_path).map_err(|e| git_error("cannot open the repository", e))?;
     let branch = branch_name(task_id);
-    let name = worktree_name(task_id);
-    if let Ok(existing) = repo.find_worktree(&name) {
-        if existing.validate().is_ok() && existing.path() == path && path.exists() {
-            let base = Repository::open(path)
-                .and_then(|wt| wt.head().and_then(|h| h.peel_to_commit()).map(|c| c.id()))
+    let existing = repo.find_branch(&branch, BranchType::Local).ok();
+    let reused = existing.is_some();
+    let base = match &existing {
+        Some(b) => b
+            .get()
+            .peel_to_commit()
+            .map_err(|e| git_error("cannot read the task's branch", e))?
+            .id(),
+        None => branch_commit(&repo, main_branch)?,
+    };
+    if let Ok(slot) = Repository::open(path) {
+        let on = slot
+            .head()
+            .ok()
+            .and_then(|h| h.shorthand().ok().map(str::to_string));
+        if on.as_deref() == Some(branch.as_str()) {
+            let base = slot
+                .head()
+                .and_then(|h| h.peel_to_commit())
+                .map(|c| c.id())
                 .map_err(|e| git_error("cannot read the kept worktree", e))?;
             return Ok(Prepared {
                 branch,
@@ -61,51 +91,94 @@ pub fn prepare(
                 reused: true,
             });
         }
-        // Its folder is gone or moved: forget it, keep the branch.
-        let mut prune = WorktreePruneOptions::new();
-        prune.valid(true).working_tree(true);
-        existing
-            .prune(Some(&mut prune))
-            .map_err(|e| git_error("cannot tidy up an old worktree", e))?;
+        switch(&slot, &branch, base, existing.is_none())?;
+        if let Some(old) = on.filter(|b| *b == spare_branch(path)) {
+            if let Ok(mut spare) = repo.find_branch(&old, BranchType::Local) {
+                let _ = spare.delete();
+            }
+        }
+        return Ok(Prepared {
+            branch,
+            base,
+            reused,
+        });
     }
-    let (reference, base, reused) = match repo.find_branch(&branch, BranchType::Local) {
-        Ok(b) => {
-            let base = b
-                .get()
-                .peel_to_commit()
-                .map_err(|e| git_error("cannot read the task's branch", e))?
-                .id();
-            (b.into_reference(), base, true)
-        }
-        Err(_) => {
-            let base = branch_commit(&repo, main_branch)?;
-            let commit = repo
-                .find_commit(base)
-                .map_err(|e| git_error("cannot read the main branch", e))?;
-            let b = repo
-                .branch(&branch, &commit, false)
-                .map_err(|e| git_error(&format!("cannot create the branch {branch}"), e))?;
-            (b.into_reference(), base, false)
-        }
+    let commit = repo
+        .find_commit(base)
+        .map_err(|e| git_error("cannot read the commit to start from", e))?;
+    let reference = match existing {
+        Some(b) => b.into_reference(),
+        None => repo
+            .branch(&branch, &commit, false)
+            .map_err(|e| git_error(&format!("cannot create the branch {branch}"), e))?
+            .into_reference(),
     };
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| Error::io(format!("cannot create {}", parent.display()), e))?;
-    }
-    if path.exists() {
-        // A leftover folder git no longer knows: the branch has the work that was committed.
-        std::fs::remove_dir_all(path)
-            .map_err(|e| Error::io(format!("cannot clear {}", path.display()), e))?;
-    }
-    let mut options = WorktreeAddOptions::new();
-    options.reference(Some(&reference));
-    repo.worktree(&name, path, Some(&options))
-        .map_err(|e| git_error(&format!("cannot create the worktree for {branch}"), e))?;
+    add_worktree(&repo, path, &reference)?;
     Ok(Prepared {
         branch,
         base,
         reused,
     })
+}
+
+/// Put the slot's HEAD on `branch` at `base` (creating the branch), its files matching.
+fn switch(slot: &Repository, branch: &str, base: Oid, create: bool) -> Result<()> {
+    let commit = slot
+        .find_commit(base)
+        .map_err(|e| git_error("cannot read the commit to start from", e))?;
+    if create {
+        slot.branch(branch, &commit, false)
+            .map_err(|e| git_error(&format!("cannot create the branch {branch}"), e))?;
+    }
+    let mut checkout = CheckoutBuilder::new();
+    // The slot held finished (committed) work or nothing: what is left in it is no one's.
+    checkout.force().remove_untracked(true);
+    slot.checkout_tree(commit.as_object(), Some(&mut checkout))
+        .map_err(|e| git_error("cannot update the worktree's files", e))?;
+    slot.set_head(&format!("refs/heads/{branch}"))
+        .map_err(|e| git_error(&format!("cannot switch the worktree to {branch}"), e))
+}
+
+/// A new worktree at `path` checked out on `reference` (a leftover folder git no longer knows
+/// is cleared first; its branch has the work that was committed).
+fn add_worktree(repo: &Repository, path: &Path, reference: &git2::Reference<'_>) -> Result<()> {
+    let name = worktree_name(path);
+    if let Ok(stale) = repo.find_worktree(&name) {
+        let mut prune = WorktreePruneOptions::new();
+        prune.valid(true).working_tree(true);
+        stale
+            .prune(Some(&mut prune))
+            .map_err(|e| git_error("cannot tidy up an old worktree", e))?;
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| Error::io(format!("cannot create {}", parent.display()), e))?;
+    }
+    if path.exists() {
+        std::fs::remove_dir_all(path)
+            .map_err(|e| Error::io(format!("cannot clear {}", path.display()), e))?;
+    }
+    let mut options = WorktreeAddOptions::new();
+    options.reference(Some(reference));
+    repo.worktree(&name, path, Some(&options))
+        .map_err(|e| git_error(&format!("cannot create the worktree {}", path.display()), e))?;
+    Ok(())
+}
+
+/// A spare worktree at `path` on the main branch's last commit, so the next task starts
+/// without a whole checkout.
+pub fn make_spare(repo_path: &Path, main_branch: &str, path: &Path) -> Result<()> {
+    let repo =
+        Repository::open(repo_path).map_err(|e| git_error("cannot open the repository", e))?;
+    let base = branch_commit(&repo, main_branch)?;
+    let commit = repo
+        .find_commit(base)
+        .map_err(|e| git_error("cannot read the main branch", e))?;
+    let reference = repo
+        .branch(&spare_branch(path), &commit, true)
+        .map_err(|e| git_error("cannot create a spare worktree's branch", e))?
+        .into_reference();
+    add_worktree(&repo, path, &reference)
 }
 
 /// Commit everything the agent changed in the worktree (Healer's own `.healer/` aside) on the
@@ -146,6 +219,33 @@ pub fn commit_all(worktree: &Path, message: &str) -> Result<Option<Oid>> {
     repo.commit(Some("HEAD"), &who, &who, message, &tree, &[&head])
         .map(Some)
         .map_err(|e| git_error("cannot commit", e))
+}
+
+/// Past this many changed files a fast-forward checks the whole working tree.
+const MAX_NAMED_PATHS: usize = 1_000;
+
+/// The paths that differ between two commits (both sides of a rename).
+fn changed_paths(repo: &Repository, from: Oid, to: Oid) -> Result<Vec<String>> {
+    let tree = |oid: Oid| {
+        repo.find_commit(oid)
+            .and_then(|c| c.tree())
+            .map_err(|e| git_error("cannot read a commit's files", e))
+    };
+    let (old, new) = (tree(from)?, tree(to)?);
+    let diff = repo
+        .diff_tree_to_tree(Some(&old), Some(&new), None)
+        .map_err(|e| git_error("cannot compare the commits", e))?;
+    let mut paths = Vec::new();
+    for delta in diff.deltas() {
+        for file in [delta.old_file(), delta.new_file()] {
+            if let Some(p) = file.path().and_then(|p| p.to_str()) {
+                if !paths.iter().any(|known: &String| known == p) {
+                    paths.push(p.to_string());
+                }
+            }
+        }
+    }
+    Ok(paths)
 }
 
 /// What became of a fast-forward.
@@ -192,6 +292,15 @@ pub fn fast_forward(
             .map_err(|e| git_error("cannot read the task's commit", e))?;
         let mut checkout = CheckoutBuilder::new();
         checkout.safe();
+        // Only the files the task changed are looked at: in a large repository, checking the
+        // whole working tree for the person's edits is most of a fast-forward's time.
+        let changed = changed_paths(&repo, main, commit)?;
+        if changed.len() <= MAX_NAMED_PATHS {
+            checkout.disable_pathspec_match(true);
+            for path in &changed {
+                checkout.path(path);
+            }
+        }
         if let Err(e) = repo.checkout_tree(target.as_object(), Some(&mut checkout)) {
             return Ok(Merge::Left(format!(
                 "your uncommitted changes in {} touch the files this task changed ({}), so the work stays on {branch} for you to merge",
@@ -210,19 +319,22 @@ pub fn fast_forward(
     Ok(Merge::Merged)
 }
 
-/// Remove a task's worktree (its branch stays).
-pub fn remove(repo_path: &Path, task_id: &str, path: &Path) -> Result<()> {
+/// Remove a slot's worktree (its branches stay, the spare's own excepted).
+pub fn remove(repo_path: &Path, path: &Path) -> Result<()> {
     if path.exists() {
         std::fs::remove_dir_all(path)
             .map_err(|e| Error::io(format!("cannot remove {}", path.display()), e))?;
     }
     let repo =
         Repository::open(repo_path).map_err(|e| git_error("cannot open the repository", e))?;
-    if let Ok(wt) = repo.find_worktree(&worktree_name(task_id)) {
+    if let Ok(wt) = repo.find_worktree(&worktree_name(path)) {
         let mut prune = WorktreePruneOptions::new();
         prune.valid(true).working_tree(true);
         wt.prune(Some(&mut prune))
             .map_err(|e| git_error("cannot forget the worktree", e))?;
+    }
+    if let Ok(mut spare) = repo.find_branch(&spare_branch(path), BranchType::Local) {
+        let _ = spare.delete();
     }
     Ok(())
 }

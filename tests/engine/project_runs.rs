@@ -140,11 +140,39 @@ async fn the_built_in_agent_edits_a_file_passes_verification_commits_and_closes_
         ]
     );
 
-    // The worktree is gone once the work is merged; the branch stays.
-    assert!(!std::path::Path::new(&session.worktree).exists());
+    // The branch stays; the worktree stays too, free for the next task, which switches it
+    // over to its own branch at main's new commit instead of checking everything out again.
     assert!(repo
         .find_branch("healer/t1", git2::BranchType::Local)
         .is_ok());
+    let wave = engine
+        .add_task(pb.project.id, task("Wave"))
+        .expect("second task");
+    pb.bed.server.script([call(
+        "w1",
+        "finish",
+        json!({"summary": "nothing to change"}),
+    )]);
+    let second = engine
+        .run_project_and_wait(pb.project.id, Some(&wave.id))
+        .await
+        .expect("second run");
+    assert_eq!(second.status, SessionStatus::Finished, "{}", second.summary);
+    assert_eq!(second.worktree, session.worktree, "the same slot");
+    let notes = engine.store().session_steps(second.id, 0).expect("steps");
+    assert!(
+        notes[0].step.text.contains("new branch healer/t2"),
+        "{}",
+        notes[0].step.text
+    );
+    let there = std::fs::read_to_string(std::path::Path::new(&second.worktree).join("greet.py"))
+        .expect("file");
+    assert!(there.contains("Hello, "), "main's new commit: {there}");
+    assert!(
+        second.summary.contains("no change to commit"),
+        "{}",
+        second.summary
+    );
 
     // The session exports as an ATIF trajectory.
     let atif: Value =
