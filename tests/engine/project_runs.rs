@@ -463,3 +463,42 @@ async fn an_agent_that_never_ends_is_ended_at_its_time_limit() {
     assert_eq!(heal.scenario, ProjectScenario::RuntimeError.as_str());
     assert_eq!(heal.class, healer::failure::FailureClass::Timeout);
 }
+
+#[tokio::test]
+async fn a_failing_init_script_is_a_failure_of_its_kind_before_any_agent_runs() {
+    let pb = project_bed(false, |s| {
+        s.init_script = Some(
+            "echo \"src/a.ts(3,1): error TS2322: Type 'string' is not assignable\" >&2; exit 2"
+                .to_string(),
+        );
+    })
+    .await;
+    let engine = pb.engine();
+    let t = engine
+        .add_task(pb.project.id, task("Anything"))
+        .expect("task");
+    let session = engine
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    assert_eq!(session.status, SessionStatus::Failed);
+    assert!(
+        session
+            .summary
+            .starts_with("The init script failed with exit code 2"),
+        "{}",
+        session.summary
+    );
+    assert!(pb.bed.server.chats().is_empty(), "no model was asked");
+    let heal = &engine.heals(10).expect("heals")[0];
+    assert_eq!(
+        heal.scenario,
+        ProjectScenario::InitScriptTypecheckFailure.as_str()
+    );
+    let told = &engine.notifications().expect("notifications").items[0];
+    assert!(
+        told.body.contains("type check") && told.body.contains("error TS2322"),
+        "{}",
+        told.body
+    );
+}
