@@ -4,11 +4,14 @@
 //! the steering loop reads them. Adding an agent is one file that implements [`Agent`].
 
 pub mod atif;
+pub mod builtin;
 pub mod claude_code;
 pub mod codex;
 mod ending;
 pub mod installed;
 pub mod process;
+mod registry;
+pub mod trajectory;
 pub mod transcript;
 
 use std::path::PathBuf;
@@ -20,6 +23,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::Result;
 use crate::session::{AgentKind, SessionStatus, SessionStep, StepKind, StepSource};
+
+pub use registry::{agent_name, agent_program, not_available, AgentRegistry};
 
 /// What one session is asked to do, and where.
 #[derive(Debug, Clone)]

@@ -39,6 +39,7 @@ import {
 } from "../bindings";
 import { FakeCheckpoints } from "./fakeCheckpoints";
 import { FakeMemory } from "./fakeMemory";
+import { FakeProjects } from "./fakeProjects";
 import { FakeTasks } from "./fakeTasks";
 
 export type Call = { cmd: string; args: Record<string, unknown> };
@@ -227,6 +228,8 @@ export class FakeHealer {
   checkpoints = new FakeCheckpoints(this);
   /** Error signatures and their fixes, the decisions log, the scheduler's pause; all empty unless a test adds to them. */
   memory = new FakeMemory(this);
+  /** Projects, their boards and sessions; none unless a test adds them. */
+  projects = new FakeProjects();
   private failures = new Map<string, ErrorPayload>();
   private nextHealId = 12;
   private nextId = { workflow: 1, version: 1, run: 1, attempt: 1 };
@@ -704,7 +707,11 @@ export class FakeHealer {
       case "usage_today":
         return this.usageReport();
       default: {
-        const answer = this.tasks.handle(cmd, args) ?? this.checkpoints.handle(cmd, args) ?? this.memory.handle(cmd, args);
+        const answer =
+          this.tasks.handle(cmd, args) ??
+          this.checkpoints.handle(cmd, args) ??
+          this.memory.handle(cmd, args) ??
+          this.projects.handle(cmd, args);
         if (answer) return answer();
         throw new Error(`FakeHealer: no command ${cmd}`);
       }
