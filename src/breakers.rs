@@ -198,6 +198,7 @@ impl Remedy for SystemicBreaker {
                     CheckpointAction::Pause,
                 ),
             ],
+            situation: None,
         })?;
         tripped(
             services,
@@ -281,6 +282,7 @@ impl Remedy for CostBreaker {
                 failure.summary()
             ),
             options,
+            situation: None,
         })?;
         tripped(
             services,

@@ -18,6 +18,8 @@ pub enum NotificationKind {
     Review,
     /// Healer stopped something on its own (a rollback, the scheduler paused).
     Safety,
+    /// Good news: an automatic repair held (its re-run passed).
+    Repaired,
 }
 
 /// A button a notification offers.
@@ -39,6 +41,7 @@ impl NotificationKind {
             NotificationKind::NoModel => "no_model",
             NotificationKind::Review => "review",
             NotificationKind::Safety => "safety",
+            NotificationKind::Repaired => "repaired",
         }
     }
 
@@ -50,6 +53,7 @@ impl NotificationKind {
             NotificationKind::NoModel,
             NotificationKind::Review,
             NotificationKind::Safety,
+            NotificationKind::Repaired,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)
@@ -72,6 +76,8 @@ pub struct Notification {
     pub task_id: Option<i64>,
     /// The buttons it offers.
     pub actions: Vec<NotificationAction>,
+    /// Its cause is gone (the workflow ran green since): it keeps its words, not its buttons.
+    pub resolved: bool,
 }
 
 /// A new notification, before the store gives it an id.

@@ -7,6 +7,7 @@ mod desktop;
 mod desktop_commands;
 mod heal_commands;
 mod model_commands;
+mod project_commands;
 mod state;
 mod tray;
 mod trim;
@@ -21,7 +22,7 @@ use healer::{logging, Engine, ErrorPayload, Paths};
 use tauri::{Manager, RunEvent};
 use tauri_specta::{collect_commands, collect_events};
 
-pub use bridge::{HealerEvent, RunOutput, ThreadTextEvent};
+pub use bridge::{HealerEvent, RunOutput, SessionStepEvent, ThreadTextEvent};
 use state::AppState;
 
 /// The typed IPC surface: commands and events, from which `ui/src/bindings.ts` is generated.
@@ -40,6 +41,12 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             commands::create_workflow,
             commands::update_workflow,
             commands::save_script,
+            commands::check_script,
+            commands::restore_version,
+            commands::dismiss_notification,
+            commands::export_full_log,
+            commands::setup_skipped,
+            commands::skip_setup,
             commands::set_workflow_paused,
             commands::delete_workflow,
             commands::run_workflow_now,
@@ -77,8 +84,29 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             desktop_commands::remember_view,
             desktop_commands::restored_view,
             desktop_commands::quit_app,
+            project_commands::check_project_folder,
+            project_commands::init_project_folder,
+            project_commands::validate_project,
+            project_commands::add_project,
+            project_commands::update_project,
+            project_commands::remove_project,
+            project_commands::list_projects,
+            project_commands::get_project,
+            project_commands::get_project_task,
+            project_commands::add_project_task,
+            project_commands::edit_project_task,
+            project_commands::move_project_task,
+            project_commands::set_project_task_status,
+            project_commands::run_project_task,
+            project_commands::stop_session,
+            project_commands::get_session,
         ])
-        .events(collect_events![HealerEvent, RunOutput, ThreadTextEvent])
+        .events(collect_events![
+            HealerEvent,
+            RunOutput,
+            ThreadTextEvent,
+            SessionStepEvent
+        ])
         // Ids and counts stay far below 2^53.
         .dangerously_cast_bigints_to_number()
         // Our types serialise and deserialise alike; one TS type each is easier to read.
@@ -135,6 +163,7 @@ pub fn run() -> ExitCode {
             Some(vec![desktop::HIDDEN_ARG]),
         ))
         .manage(window::ViewMemory::default())
+        .plugin(tauri_plugin_dialog::init())
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);
@@ -154,6 +183,7 @@ pub fn run() -> ExitCode {
                             engine.subscribe(),
                             engine.subscribe_output(),
                             engine.subscribe_thread_text(),
+                            engine.subscribe_session_steps(),
                         )),
                         tauri::async_runtime::spawn(tray::follow(
                             handle.clone(),

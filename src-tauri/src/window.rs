@@ -81,7 +81,7 @@ fn build(app: &AppHandle) -> tauri::Result<WebviewWindow> {
     let window = WebviewWindowBuilder::new(app, MAIN, WebviewUrl::default())
         .title("Healer")
         .inner_size(1180.0, 760.0)
-        .min_inner_size(860.0, 560.0)
+        .min_inner_size(600.0, 560.0)
         .center()
         .build()?;
     crate::webkit::tune(&window);

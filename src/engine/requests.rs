@@ -14,6 +14,7 @@ use crate::checkpoint::Checkpoint;
 use crate::error::{Error, ErrorPayload, Result};
 use crate::heal::HealRecord;
 use crate::planner::PlannerChat;
+use crate::project::{AddProject, Project, SessionRecord};
 use crate::workflow::{RunDetail, ScriptVersion, Workflow, WorkflowInput};
 
 /// What another process can ask the engine to do. Workflows are named by name or id.
@@ -56,6 +57,24 @@ pub enum Request {
         message: String,
     },
     LoadExamples,
+    /// Add a project from a folder: what is detected, with what the person named instead.
+    AddProject {
+        add: Box<AddProject>,
+    },
+    RemoveProject {
+        project: String,
+    },
+    /// Start an agent on a task (the next ready one without `task`); with `wait`, answered
+    /// when the session has ended.
+    RunProject {
+        project: String,
+        task: Option<String>,
+        #[serde(default)]
+        wait: bool,
+    },
+    StopSession {
+        id: i64,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -70,6 +89,8 @@ pub enum Response {
     Chat { chat: Box<PlannerChat> },
     Checkpoint { checkpoint: Box<Checkpoint> },
     Workflows { workflows: Vec<Workflow> },
+    Project { project: Box<Project> },
+    Session { session: Box<SessionRecord> },
     Done,
 }
 
@@ -91,9 +112,28 @@ pub(super) async fn perform(engine: &Handle, request: Request) -> Result<Respons
             workflow,
             code,
             comment,
-        } => Response::Version {
-            version: Box::new(engine.save_script(find(&workflow)?, &code, &comment)?),
-        },
+        } => {
+            // The CLI's save is a person's save: the same syntax check as in the window.
+            match engine
+                .save_edited_script(find(&workflow)?, &code, &comment, None)
+                .await?
+            {
+                super::SaveOutcome::Saved { version } => Response::Version {
+                    version: Box::new(version),
+                },
+                super::SaveOutcome::Invalid { message } => {
+                    return Err(Error::InvalidInput(format!(
+                        "nothing was saved: the syntax check found a mistake:\n{message}"
+                    )))
+                }
+                super::SaveOutcome::Conflict { newer, .. } => {
+                    return Err(Error::InvalidInput(format!(
+                        "nothing was saved: version {} appeared meanwhile",
+                        newer.version
+                    )))
+                }
+            }
+        }
         Request::SetPaused { workflow, paused } => Response::Workflow {
             workflow: Box::new(engine.set_paused(find(&workflow)?, paused)?),
         },
@@ -122,6 +162,33 @@ pub(super) async fn perform(engine: &Handle, request: Request) -> Result<Respons
         Request::LoadExamples => Response::Workflows {
             workflows: engine.load_examples()?,
         },
+        Request::AddProject { add } => Response::Project {
+            project: Box::new(engine.add_project_from(*add).await?),
+        },
+        Request::RemoveProject { project } => {
+            engine.remove_project(engine.find_project(&project)?.id)?;
+            Response::Done
+        }
+        Request::RunProject {
+            project,
+            task,
+            wait,
+        } => {
+            let id = engine.find_project(&project)?.id;
+            // An engine that only lives for this command must see the session through.
+            let session = if wait || !engine.inner.scheduling {
+                engine.run_project_and_wait(id, task.as_deref()).await?
+            } else {
+                engine.run_project(id, task.as_deref())?
+            };
+            Response::Session {
+                session: Box::new(session),
+            }
+        }
+        Request::StopSession { id } => {
+            engine.stop_session(id)?;
+            Response::Done
+        }
     })
 }
 

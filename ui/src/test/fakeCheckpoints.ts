@@ -12,6 +12,7 @@ import type {
   RunDetail,
 } from "../bindings";
 import type { FakeWorkflow } from "./fakeHealer";
+import { triggerTitle as triggerTitles } from "../checkpointText";
 
 /** What the fake checkpoints need of the fake engine. */
 export type Engine = {
@@ -58,6 +59,7 @@ export class FakeCheckpoints {
     const run = workflowId === null || runId === null ? undefined : this.engine.kept(workflowId).runs.find((r) => r.run.id === runId);
     return {
       id: this.nextId++, workflow_id: workflowId, run_id: null, run_number: run?.run.number ?? null, task_id: null,
+      title: fields.title ?? triggerTitles[fields.trigger ?? "hiccup"],
       workflow_title: workflowId === null ? null : this.engine.kept(workflowId).workflow.title,
       signature: null, context: "", recommendation: `${options[recommend - 1].label} — it is what was planned`,
       created_at: new Date().toISOString(), decision: null, ...fields, options,
