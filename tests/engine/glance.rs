@@ -57,9 +57,8 @@ async fn a_failed_workflow_needs_the_person_and_its_runs_count_from_one() {
     assert_eq!(announced, [(fine.id, 1), (fine.id, 2), (broken.id, 1)]);
     let printed = engine.events(None, 50).expect("events");
     assert!(
-        printed
-            .iter()
-            .any(|r| r.event.describe() == "Run #1 of \"Sum orders\": KeyError: 'amount' (logic)"),
+        printed.iter().any(|r| r.event.describe()
+            == "Run #1 of \"Sum orders\": KeyError: 'amount' (a script or data error)"),
         "{:?}",
         printed
             .iter()

@@ -6,14 +6,27 @@
 #
 #   bash tests/package/install.sh
 #
-# Needs root (apt-get). Refuses to touch a machine where a package named healer is installed
-# already: it would be replaced, then removed.
+# Needs root (apt-get). The machine is shared (several checkouts may run `make test` at once),
+# so the install-to-remove stretch holds a machine-wide lock, and a package left behind by an
+# interrupted run of this test (its marker file says so) is removed before going on. A healer
+# package installed any other way is the person's: the test refuses to replace it.
 set -uo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 
 fail() { echo "package test: $*" >&2; exit 1; }
 [[ "$(id -u)" -eq 0 ]] || fail "needs root to install the package (run it as root, as CI does)"
-if dpkg-query -W -f='${Status}' healer 2>/dev/null | grep -q "install ok installed"; then
+lock=/var/lock/healer-package-test.lock
+marker=/var/tmp/healer-package-test.installed
+exec 9>"$lock"
+flock -w 600 9 || fail "another package test held $lock for 10 minutes; is one stuck?"
+installed_now() { dpkg-query -W -f='${Status}' healer 2>/dev/null | grep -q "install ok installed"; }
+if installed_now && [[ -e "$marker" ]]; then
+  echo "package test: removing the healer package an interrupted run of this test left" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq -o DPkg::Lock::Timeout=120 healer >/dev/null ||
+    fail "could not remove the healer package a previous run left; run apt-get remove healer"
+fi
+rm -f "$marker"
+if installed_now; then
   fail "a package named healer is installed on this machine already; remove it first (apt-get remove healer)"
 fi
 for tool in Xvfb xwininfo dbus-run-session; do
@@ -34,8 +47,11 @@ cleanup() {
   done
   [[ -n "$xvfb_pid" ]] && kill "$xvfb_pid" 2>/dev/null
   if (( installed )); then
-    DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq healer >/dev/null 2>&1 ||
+    if DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq -o DPkg::Lock::Timeout=120 healer >/dev/null 2>&1; then
+      rm -f "$marker"
+    else
       echo "package test: could not remove the package; run apt-get remove healer" >&2
+    fi
   fi
   rm -rf "$data_dir"
 }
@@ -48,9 +64,10 @@ for path in usr/bin/healer usr/bin/healer-desktop usr/share/applications/Healer.
   grep -qE " (\./)?$path\$" <<<"$contents" || fail "/$path is not in the package"
 done
 
+touch "$marker"
+installed=1
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=120 "$deb" >/dev/null ||
   fail "apt-get install $deb failed"
-installed=1
 echo "package test: installed"
 
 # The CLI is on PATH.
@@ -66,12 +83,12 @@ exec_line="$(sed -n 's/^Exec=//p' /usr/share/applications/Healer.desktop)"
 [[ -n "$exec_line" ]] || fail "the desktop entry has no Exec line"
 n=120
 while [[ -e "/tmp/.X$n-lock" || -e "/tmp/.X11-unix/X$n" ]]; do n=$((n + 1)); done
-Xvfb ":$n" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
+Xvfb ":$n" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 9>&- &
 xvfb_pid=$!
 for _ in $(seq 1 100); do [[ -S "/tmp/.X11-unix/X$n" ]] && break; sleep 0.1; done
 export DISPLAY=":$n" NO_AT_BRIDGE=1
 log="$data_dir.log"
-HEALER_DATA_DIR="$data_dir" dbus-run-session -- $exec_line >"$log" 2>&1 &
+HEALER_DATA_DIR="$data_dir" dbus-run-session -- $exec_line >"$log" 2>&1 9>&- &
 app_pid=$!
 shown=0
 for _ in $(seq 1 300); do
@@ -96,6 +113,7 @@ app_pid=""
 
 DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq -o DPkg::Lock::Timeout=120 healer >/dev/null || fail "apt-get remove healer failed"
 installed=0
+rm -f "$marker"
 [[ ! -e /usr/bin/healer && ! -e /usr/bin/healer-desktop ]] || fail "the binaries are still there after removing the package"
 rm -f "$log"
 echo "package test: removed; all good"
