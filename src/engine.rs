@@ -161,6 +161,9 @@ impl Engine {
             role,
             "engine started"
         );
+        for problem in crate::secrets::sealed().map_or(&[][..], |s| &s.problems[..]) {
+            tracing::warn!("provider keys are less well hidden: {problem}");
+        }
         let inner = Arc::new(Inner {
             role: role.to_string(),
             scheduling: options.scheduler,

@@ -288,8 +288,9 @@ async fn run_in(
         exit_code: outcome.status.and_then(|s| s.code()),
         signal: outcome.status.and_then(|s| s.signal()),
         timed_out: outcome.timed_out,
-        stdout: outcome.stdout.text,
-        stderr: outcome.stderr.text,
+        // Whatever the code printed, a known secret does not reach the thread or the model.
+        stdout: crate::secrets::redact_owned(outcome.stdout.text),
+        stderr: crate::secrets::redact_owned(outcome.stderr.text),
         stdout_cut: outcome.stdout.cut,
         stderr_cut: outcome.stderr.cut,
         duration: outcome.duration,

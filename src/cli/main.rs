@@ -131,6 +131,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // First, while this is the only thread: provider keys out of the environment, the initial
+    // environment block wiped, the process undumpable (see `healer::secrets`).
+    let _sealed = healer::secrets::seal_process();
     let cli = Cli::parse();
     let paths = match &cli.data_dir {
         Some(dir) => Paths::new(dir),

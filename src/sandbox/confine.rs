@@ -84,7 +84,7 @@ impl Prepared {
             self.ruleset.as_ref().map(|fd| fd.as_raw_fd())
         };
         // SAFETY: the closure only copies integers it captured and makes async-signal-safe
-        // system calls (setrlimit, prctl, landlock_restrict_self); it neither allocates nor
+        // system calls (setrlimit, prctl, capget/capset, landlock_restrict_self); it neither allocates nor
         // takes locks. The ruleset descriptor stays open in the parent (owned by `self`, which
         // outlives the spawn) and so in the child until exec, where O_CLOEXEC closes it.
         unsafe {
@@ -93,6 +93,9 @@ impl Prepared {
                 if let Some(limit) = memory {
                     setrlimit(MEMORY_RESOURCE, limit, limit)?;
                 }
+                // Root's CAP_SYS_PTRACE would read the engine's memory past its undumpable flag.
+                #[cfg(target_os = "linux")]
+                crate::contain::caps::drop_in_child(crate::contain::caps::Dropped::All)?;
                 #[cfg(target_os = "linux")]
                 if let Some(fd) = ruleset {
                     landlock::restrict_self(fd)?;

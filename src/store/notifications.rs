@@ -9,6 +9,11 @@ const LIST_LIMIT: u32 = 200;
 
 impl Store {
     pub fn insert_notification(&self, new: &NewNotification) -> Result<Notification> {
+        // A known secret in what the person is told is not kept.
+        let mut redacted = new.clone();
+        redacted.title = crate::secrets::redact_owned(redacted.title);
+        redacted.body = crate::secrets::redact_owned(redacted.body);
+        let new = &redacted;
         let created_at = now();
         let actions = serde_json::to_string(&new.actions)
             .map_err(|e| Error::Internal(format!("actions do not serialise: {e}")))?;

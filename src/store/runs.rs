@@ -133,6 +133,8 @@ impl Store {
         } else {
             AttemptStatus::Failed
         };
+        // The runner redacted the output; the evidence and notes built from it are checked too.
+        use crate::secrets::{redact, redact_option};
         let evidence = end.evidence.as_ref();
         self.call(|c| {
             c.execute(
@@ -150,15 +152,15 @@ impl Store {
                     end.signal,
                     end.timed_out,
                     end.class.map(FailureClass::as_str),
-                    evidence.and_then(|e| e.error_type.clone()),
-                    evidence.map(|e| e.message.clone()),
-                    evidence.and_then(|e| e.stack.clone()),
-                    end.stdout,
-                    end.stderr,
+                    redact_option(evidence.and_then(|e| e.error_type.clone())),
+                    redact_option(evidence.map(|e| e.message.clone())),
+                    redact_option(evidence.and_then(|e| e.stack.clone())),
+                    redact(&end.stdout),
+                    redact(&end.stderr),
                     end.stdout_cut,
                     end.stderr_cut,
-                    end.result,
-                    end.note
+                    redact_option(end.result.clone()),
+                    redact_option(end.note.clone())
                 ],
             )
         })?;
@@ -187,7 +189,13 @@ impl Store {
         self.call(|c| {
             c.execute(
                 "UPDATE runs SET status = ?2, class = ?3, summary = ?4, finished_at = ?5 WHERE id = ?1",
-                params![run_id, status.as_str(), class.map(FailureClass::as_str), summary, at],
+                params![
+                    run_id,
+                    status.as_str(),
+                    class.map(FailureClass::as_str),
+                    crate::secrets::redact(summary),
+                    at
+                ],
             )
         })?;
         Ok(())

@@ -3,6 +3,7 @@
 //! (head and tail kept), and the JSON result read from the file named in HEALER_RESULT.
 
 mod capture;
+mod environment;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -95,6 +96,8 @@ pub async fn execute(
     let mut cmd = tokio::process::Command::new(&program);
     cmd.args(&args)
         .current_dir(&spec.folder)
+        .env_clear()
+        .envs(environment::base(&environment::engine_environment()))
         .envs(spec.env.iter().map(|v| (&v.name, &v.value)))
         .env("HEALER_RESULT", &result_file)
         .env("HEALER_RUN_ID", spec.run_id.to_string())
@@ -105,6 +108,13 @@ pub async fn execute(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    #[cfg(target_os = "linux")]
+    // SAFETY: the hook makes async-signal-safe system calls only (prctl, capget, capset).
+    unsafe {
+        // Root's CAP_SYS_PTRACE would read the engine's memory past its undumpable flag; a
+        // script keeps every other power it runs with.
+        cmd.pre_exec(|| crate::contain::caps::drop_in_child(crate::contain::caps::Dropped::Ptrace));
+    }
 
     let mut child = match cmd.spawn() {
         Ok(child) => child,
@@ -193,13 +203,21 @@ pub async fn execute(
         ));
     }
     let result = read_result(&result_file, &mut note);
+    // Whatever the script printed, a known secret is not kept (nor shown, nor sent on).
+    use crate::secrets::{redact_option, redact_owned};
     Execution {
         exit,
-        stdout,
-        stderr,
-        result,
+        stdout: Captured {
+            text: redact_owned(stdout.text),
+            cut: stdout.cut,
+        },
+        stderr: Captured {
+            text: redact_owned(stderr.text),
+            cut: stderr.cut,
+        },
+        result: redact_option(result),
         duration: started.elapsed(),
-        note,
+        note: redact_option(note),
     }
 }
 
@@ -242,7 +260,8 @@ async fn read_stream(
                 if let Some(live) = &live {
                     if streamed < LIVE_CAP {
                         streamed += n;
-                        let mut text = String::from_utf8_lossy(chunk).into_owned();
+                        let mut text =
+                            crate::secrets::redact(&String::from_utf8_lossy(chunk)).into_owned();
                         if streamed >= LIVE_CAP {
                             text.push_str("\n… live view paused here; the stored log keeps the head and the tail …\n");
                         }
