@@ -10,6 +10,7 @@ mod maintainer;
 mod memory;
 mod planner;
 mod requests;
+mod startup;
 mod workflows;
 
 use std::path::PathBuf;
@@ -33,12 +34,13 @@ use crate::paths::Paths;
 use crate::scheduler::schedule_loop;
 use crate::services::Services;
 use crate::store::{known_schema_version, Store};
-use crate::workflow::runner::{end_leftover_group, OutputChunk};
+use crate::workflow::runner::OutputChunk;
 use healing::EngineHealing;
 pub use healing::RulePlanner;
 pub use maintainer::HealedRun;
 use requests::serve_requests;
 pub use requests::{Request, Response};
+use startup::settle_crash_leftovers;
 
 /// How long shutdown waits for background tasks before abandoning them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -173,8 +175,10 @@ impl Engine {
         let cancel = CancellationToken::new();
         let mut tasks = JoinSet::new();
         let handle = Handle { services, inner };
-        tasks.spawn(serve_requests(handle.clone(), cancel.clone()));
         if handle.inner.scheduling {
+            // An engine a command started for itself answers only that command: it would
+            // otherwise take other commands' requests and could end before answering them.
+            tasks.spawn(serve_requests(handle.clone(), cancel.clone()));
             tasks.spawn(schedule_loop(handle.services.clone(), cancel.clone()));
             tasks.spawn(inbox_loop(handle.services.clone(), cancel.clone()));
             // The long-running engine (app, daemon) looks for a local model once.
@@ -317,47 +321,7 @@ impl Drop for Engine {
     }
 }
 
-/// Nothing stays "running" forever: settle what a crash left half-done.
-fn settle_crash_leftovers(services: &Services) -> Result<()> {
-    let store = &services.store;
-    let leftovers = store.interrupt_open_runs()?;
-    let mut ended = 0;
-    for attempt in &leftovers {
-        if let Some(pgid) = attempt.pgid {
-            if end_leftover_group(pgid, attempt.run_id) {
-                ended += 1;
-            }
-        }
-    }
-    if !leftovers.is_empty() {
-        tracing::warn!(
-            "{} run(s) were interrupted by an unclean stop; ended {ended} process group(s) they left",
-            leftovers.len()
-        );
-    }
-    let runs = leftovers.len();
-    // Before tasks: a task whose item was being worked on is interrupted; one whose item
-    // is still pending waits for its turn.
-    let items = store.settle_taken_inbox_items()?;
-    if items > 0 {
-        tracing::warn!("{items} auto-fix or chat turn(s) were interrupted");
-    }
-    let heals = store.interrupt_running_heals()?;
-    let tasks = store.interrupt_running_tasks()?;
-    let requests = store.fail_taken_requests(&failed_result(
-        "the engine stopped before it finished this request",
-    ))?;
-    if heals + requests + runs + tasks > 0 {
-        let summary = format!(
-            "Settled after an unclean stop: {runs} run(s), {heals} heal(s) and {tasks} task(s) marked interrupted, {requests} request(s) answered as failed"
-        );
-        tracing::warn!("{summary}");
-        services.bus.emit(Event::RecoveredAtStartup { summary })?;
-    }
-    Ok(())
-}
-
-fn failed_result(message: &str) -> String {
+pub(crate) fn failed_result(message: &str) -> String {
     to_json(&ErrorPayload::from(Error::EngineUnavailable(
         message.to_string(),
     )))

@@ -17,24 +17,10 @@ pub struct Lease {
 impl Lease {
     /// Take the lease, or `None` when another engine holds it.
     pub fn try_acquire(paths: &Paths, role: &str) -> Result<Option<Lease>> {
+        let Some(mut file) = try_lock(paths)? else {
+            return Ok(None);
+        };
         let path = paths.lock_file();
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| Error::DataDir {
-                path: path.clone(),
-                detail: e.to_string(),
-            })?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => return Ok(None),
-            Err(TryLockError::Error(e)) => {
-                return Err(Error::io(format!("cannot lock {}", path.display()), e))
-            }
-        }
         // Say who holds it, for the message a second engine shows.
         let holder = format!("{role}, pid {}, since {}", std::process::id(), now());
         file.set_len(0)
@@ -61,8 +47,32 @@ impl Lease {
             .unwrap_or_else(|| "another process".to_string())
     }
 
-    /// Whether an engine holds the lease right now (without taking it for long).
+    /// Whether an engine holds the lease right now. Looking takes the lock for an instant and
+    /// leaves the holder's note as it was.
     pub fn is_held(paths: &Paths) -> Result<bool> {
-        Ok(Lease::try_acquire(paths, "probe")?.is_none())
+        Ok(try_lock(paths)?.is_none())
     }
+}
+
+/// The lock file, locked, or `None` when another process holds it.
+fn try_lock(paths: &Paths) -> Result<Option<File>> {
+    let path = paths.lock_file();
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| Error::DataDir {
+            path: path.clone(),
+            detail: e.to_string(),
+        })?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => return Ok(None),
+        Err(TryLockError::Error(e)) => {
+            return Err(Error::io(format!("cannot lock {}", path.display()), e))
+        }
+    }
+    Ok(Some(file))
 }

@@ -53,6 +53,12 @@ impl Paths {
         self.workflows_dir().join(workflow_id.to_string())
     }
 
+    /// Where the control groups of running attempts are recorded until they end (so that the
+    /// next start ends what a crash left).
+    pub fn groups_dir(&self) -> PathBuf {
+        self.data_dir.join("groups")
+    }
+
     pub fn lock_file(&self) -> PathBuf {
         self.data_dir.join("engine.lock")
     }

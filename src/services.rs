@@ -41,7 +41,9 @@ pub(crate) trait Healing: Send + Sync {
 
     /// An attempt ended and its process group was killed: look, off the run's path, for
     /// processes that outlived it.
-    fn attempt_ended(&self, services: &Arc<Services>, run_id: i64, attempt: u32);
+    /// `escaped`: processes of the attempt found outside its process group (and ended with its
+    /// control group); 0 where no control group held it.
+    fn attempt_ended(&self, services: &Arc<Services>, run_id: i64, attempt: u32, escaped: usize);
 }
 
 /// Wake-ups for the loops that sleep until there is work.
@@ -102,8 +104,8 @@ impl Services {
     }
 
     /// Tell the breakers an attempt ended (they look for processes that outlived it).
-    pub(crate) fn attempt_ended(self: &Arc<Self>, run_id: i64, attempt: u32) {
-        self.healing.attempt_ended(self, run_id, attempt);
+    pub(crate) fn attempt_ended(self: &Arc<Self>, run_id: i64, attempt: u32, escaped: usize) {
+        self.healing.attempt_ended(self, run_id, attempt, escaped);
     }
 }
 

@@ -87,6 +87,9 @@ impl Store {
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_URI;
+        // Processes opening a fresh file at once would each see schema version 0 and create
+        // the same tables; one at a time, the second finds the schema made.
+        let _schema = schema_lock(path)?;
         let mut conn = Connection::open_with_flags(path, flags).map_err(|e| open_error(path, e))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| open_error(path, e))?;
@@ -154,6 +157,29 @@ impl Store {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
+}
+
+/// An exclusive lock beside the database, held while it is opened and brought up to date.
+/// Its name does not start with the database's, so an engine watching the folder for the
+/// database's writes is not woken by it.
+fn schema_lock(path: &Path) -> Result<std::fs::File> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let lock = path.with_file_name(format!(".{name}.schema-lock"));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock)
+        .map_err(|e| Error::DataDir {
+            path: lock.clone(),
+            detail: e.to_string(),
+        })?;
+    file.lock()
+        .map_err(|e| Error::io(format!("cannot lock {}", lock.display()), e))?;
+    Ok(file)
 }
 
 /// Turn an error from opening the file into one that says what to do.

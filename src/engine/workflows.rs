@@ -166,7 +166,7 @@ impl Handle {
                 }
                 Err(RecvError::Closed) => {
                     return Err(Error::EngineUnavailable(
-                        "the engine stopped during the run".to_string(),
+                        "the Healer engine stopped during the run (it is recorded as interrupted); run it again".to_string(),
                     ))
                 }
             }

@@ -12,7 +12,7 @@ use crate::events::Event;
 use crate::failure::{classify, parse_evidence, Evidence, Failure, FailureClass, FailureSource};
 use crate::services::Services;
 use crate::store::AttemptEnd;
-use crate::workflow::runner::{self, Execution, RunSpec};
+use crate::workflow::runner::{self, Execution, GroupSpec, RunSpec};
 use crate::workflow::{EnvVar, RunStatus, ScriptVersion, Workflow};
 
 /// Run `run_id` (already claimed: status running) to the end. Never fails: whatever goes
@@ -73,6 +73,10 @@ async fn try_execute_run(
             timeout: Duration::from_secs(u64::from(workflow.timeout_secs)),
             run_id,
             attempt: number,
+            group: Some(GroupSpec {
+                registry: services.paths.groups_dir(),
+                name: format!("{}-run{run_id}-{number}", services.instance()),
+            }),
         };
         let store = services.store.clone();
         let execution = runner::execute(
@@ -113,7 +117,7 @@ async fn try_execute_run(
             note,
         };
         services.store.finish_attempt(attempt_id, &end)?;
-        services.attempt_ended(run_id, number);
+        services.attempt_ended(run_id, number, execution.escaped);
         services.bus.emit(Event::AttemptFinished {
             run_id,
             workflow_id,

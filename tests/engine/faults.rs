@@ -3,6 +3,7 @@
 //! secret leaked. Each test prints a `faults:` line with its figures; `make test` shows them
 //! with `--nocapture`, and the closing note of issue #19 adds them up.
 
+mod hostile;
 mod secrets;
 
 use std::path::{Path, PathBuf};
