@@ -175,6 +175,10 @@ impl Engine {
         let cancel = CancellationToken::new();
         let mut tasks = JoinSet::new();
         let handle = Handle { services, inner };
+        tasks.spawn(crate::services::flush_loop(
+            handle.services.clone(),
+            cancel.clone(),
+        ));
         if handle.inner.scheduling {
             // An engine a command started for itself answers only that command: it would
             // otherwise take other commands' requests and could end before answering them.
@@ -213,6 +217,14 @@ impl Engine {
         if drained.is_err() {
             tracing::warn!("background tasks did not stop in time; aborting them");
             tasks.abort_all();
+        }
+        // Run ends kept while the store refused: a last try; what still fails stays in the
+        // journal for the next start.
+        if self.services.flush_pending() > 0 {
+            tracing::error!(
+                "some run results could not be saved yet; they are kept in {} for the next start",
+                self.services.paths.pending_dir().display()
+            );
         }
         if let Err(e) = self.services.bus.emit(Event::EngineStopped {
             pid: std::process::id(),

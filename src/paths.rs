@@ -59,6 +59,12 @@ impl Paths {
         self.data_dir.join("groups")
     }
 
+    /// Run ends the store could not take when they happened, kept until it can (a full disk,
+    /// a database locked too long).
+    pub fn pending_dir(&self) -> PathBuf {
+        self.data_dir.join("pending")
+    }
+
     pub fn lock_file(&self) -> PathBuf {
         self.data_dir.join("engine.lock")
     }

@@ -12,6 +12,7 @@
 mod active_runs;
 mod checkpoints;
 mod workflows;
+mod writes;
 
 use std::sync::Arc;
 
@@ -27,6 +28,7 @@ use crate::store::{HealRecord, Store};
 use crate::workflow::runner::OutputChunk;
 
 pub(crate) use active_runs::ActiveRuns;
+pub(crate) use writes::{flush_loop, replay_journal, RunEnd};
 
 /// How many chunks of live output a slow viewer may fall behind; the stored log is complete.
 const OUTPUT_CAPACITY: usize = 4096;
@@ -66,6 +68,8 @@ pub(crate) struct Services {
     pub wake: WakeUps,
     /// Workflow id → the run its task is running, so a workflow never runs twice at once.
     pub active_runs: ActiveRuns,
+    /// Run ends the store refused (locked too long, disk full), written when it accepts again.
+    pub pending: writes::Pending,
     instance: String,
     healing: Box<dyn Healing>,
 }
@@ -88,6 +92,7 @@ impl Services {
             llm,
             wake: WakeUps::default(),
             active_runs: ActiveRuns::default(),
+            pending: writes::Pending::default(),
             healing,
         }
     }

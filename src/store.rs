@@ -31,7 +31,7 @@ use crate::error::{Error, Result};
 
 pub use autofixes::{AutoFix, AutoFixStatus};
 pub use heals::{HealRecord, Outcome, RemedyAttempt, RemedyStatus};
-pub use inbox::{InboxItem, InboxKind};
+pub use inbox::{InboxItem, InboxKind, SettledItems};
 pub use maintenance::{Entered, FixResult};
 pub use requests::{RequestRow, RequestStatus};
 pub use runs::{AttemptEnd, InterruptedAttempt};
@@ -39,6 +39,10 @@ pub use workflows::ScheduledWorkflow;
 
 /// How long a writer waits for another process's write to finish before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Settings key: how long a run's writes keep trying while the database is locked (or the
+/// disk full) before its end is kept in memory and saved later (seconds; default 60).
+pub const WRITE_PATIENCE: &str = "store.write_patience_secs";
 
 /// The schema, one SQL file per version, applied in order. `PRAGMA user_version` counts them.
 const MIGRATIONS: &[&str] = &[
@@ -48,6 +52,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0004_maintainer.sql"),
     include_str!("store/migrations/0005_checkpoints.sql"),
     include_str!("store/migrations/0006_memory.sql"),
+    include_str!("store/migrations/0007_reliability.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -74,7 +74,7 @@ impl Store {
     pub fn mark_notifications_read(&self, ids: &[i64]) -> Result<()> {
         let at = now();
         self.call(|c| {
-            let tx = c.transaction()?;
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             if ids.is_empty() {
                 tx.execute(
                     "UPDATE notifications SET read_at = ?1 WHERE read_at IS NULL",

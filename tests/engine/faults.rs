@@ -3,7 +3,10 @@
 //! secret leaked. Each test prints a `faults:` line with its figures; `make test` shows them
 //! with `--nocapture`, and the closing note of issue #19 adds them up.
 
+mod concurrent;
+mod crash;
 mod hostile;
+mod locks;
 mod secrets;
 
 use std::path::{Path, PathBuf};
