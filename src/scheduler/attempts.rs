@@ -9,7 +9,9 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use crate::error::{Error, Result};
 use crate::events::Event;
-use crate::failure::{classify, parse_evidence, Evidence, Failure, FailureClass, FailureSource};
+use crate::failure::{
+    classify, parse_evidence, summary_line, Evidence, Failure, FailureClass, FailureSource,
+};
 use crate::services::{RunEnd, Services};
 use crate::store::AttemptEnd;
 use crate::workflow::runner::{self, Execution, GroupSpec, RunSpec};
@@ -117,8 +119,8 @@ async fn try_execute_run(
             timed_out: execution.exit.timed_out,
             class: judged.class,
             evidence: judged.evidence.clone(),
-            stdout_cut: u32::try_from(execution.stdout.cut).unwrap_or(u32::MAX),
-            stderr_cut: u32::try_from(execution.stderr.cut).unwrap_or(u32::MAX),
+            stdout_cut: execution.stdout.cut,
+            stderr_cut: execution.stderr.cut,
             stdout: execution.stdout.text,
             stderr: execution.stderr.text,
             result: execution.result,
@@ -263,10 +265,13 @@ fn judge(execution: &Execution, entry: &str) -> Judged {
     let output = format!("{stderr}\n{stdout}");
     let class = classify(&execution.exit, evidence.as_ref(), &output);
     let summary = match &evidence {
-        Some(e) => match &e.error_type {
-            Some(t) => format!("{t}: {} ({})", e.message, class.as_str()),
-            None => format!("{} ({})", e.message, class.as_str()),
-        },
+        Some(e) => {
+            let said = match &e.error_type {
+                Some(t) => format!("{t}: {}", e.message),
+                None => e.message.clone(),
+            };
+            format!("{} ({})", summary_line(&said), class.as_str())
+        }
         None => class.as_str().to_string(),
     };
     Judged {

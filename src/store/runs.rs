@@ -24,8 +24,8 @@ pub struct AttemptEnd {
     pub evidence: Option<Evidence>,
     pub stdout: String,
     pub stderr: String,
-    pub stdout_cut: u32,
-    pub stderr_cut: u32,
+    pub stdout_cut: u64,
+    pub stderr_cut: u64,
     pub result: Option<String>,
     pub note: Option<String>,
 }
@@ -157,8 +157,8 @@ impl Store {
                     redact_option(evidence.and_then(|e| e.stack.clone())),
                     redact(&end.stdout),
                     redact(&end.stderr),
-                    end.stdout_cut,
-                    end.stderr_cut,
+                    count(end.stdout_cut),
+                    count(end.stderr_cut),
                     redact_option(end.result.clone()),
                     redact_option(end.note.clone())
                 ],
@@ -353,6 +353,11 @@ impl Store {
     }
 }
 
+/// A byte count as SQLite stores it (a signed 64-bit integer; no output is that large).
+fn count(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
 /// A run from a row whose run columns (RUN_COLUMNS order) start at `base`.
 pub(super) fn run_from_row_at(r: &Row<'_>, base: usize) -> rusqlite::Result<Run> {
     let trigger: String = r.get(base + 4)?;
@@ -407,8 +412,8 @@ fn attempt_from_row(r: &Row<'_>) -> rusqlite::Result<Attempt> {
         }),
         stdout: r.get(14)?,
         stderr: r.get(15)?,
-        stdout_cut: r.get(16)?,
-        stderr_cut: r.get(17)?,
+        stdout_cut: r.get::<_, i64>(16)?.max(0).unsigned_abs(),
+        stderr_cut: r.get::<_, i64>(17)?.max(0).unsigned_abs(),
         result: r.get(18)?,
         note: r.get(19)?,
     })

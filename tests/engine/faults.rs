@@ -6,6 +6,7 @@
 mod concurrent;
 mod crash;
 mod hostile;
+mod input;
 mod locks;
 mod secrets;
 

@@ -367,7 +367,10 @@ export type FailureSource =
 { type: "script_run"; workflow_id: number; run_id: number };
 
 export type FieldProblem = {
-	/**  The input field: "title", "code", "schedule", "runtime", "entry", "timeout_secs", "env", "retry". */
+	/**
+	 *  The input field: "title", "summary", "code", "schedule", "runtime", "entry",
+	 *  "timeout_secs", "env", "retry".
+	 */
 	field: string,
 	message: string,
 };

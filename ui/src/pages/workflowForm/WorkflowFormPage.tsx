@@ -208,6 +208,7 @@ function WorkflowForm({ mode }: { mode: Mode }) {
               value={form.title}
               onChange={(e) => change({ title: e.target.value }, "title")}
               placeholder="Daily sales report"
+              maxLength={120}
               aria-invalid={has("title")}
               aria-describedby={has("title") ? errorId("title") : undefined}
               data-testid="field-title"
