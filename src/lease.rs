@@ -9,6 +9,9 @@ use crate::error::{Error, Result};
 use crate::paths::Paths;
 use crate::store::now;
 
+/// How long [`Lease::acquire`] keeps asking for a lease that looks held.
+pub const RELEASE_SETTLE: std::time::Duration = std::time::Duration::from_secs(1);
+
 #[derive(Debug)]
 pub struct Lease {
     _file: File,
@@ -30,12 +33,24 @@ impl Lease {
         Ok(Some(Lease { _file: file }))
     }
 
-    /// Take the lease, or fail with a message naming the engine that holds it.
+    /// Take the lease, or fail with a message naming the engine that holds it. A lease just
+    /// let go can look held for a moment: a child being started (between fork and exec) holds
+    /// a copy of every open file of its parent, the lock file's too. So a held lease is asked
+    /// again for up to [`RELEASE_SETTLE`] before the answer is no.
     pub fn acquire(paths: &Paths, role: &str) -> Result<Lease> {
-        Lease::try_acquire(paths, role)?.ok_or_else(|| Error::EngineRunning {
-            data_dir: paths.data_dir().to_path_buf(),
-            holder: Lease::holder(paths),
-        })
+        let deadline = std::time::Instant::now() + RELEASE_SETTLE;
+        loop {
+            if let Some(lease) = Lease::try_acquire(paths, role)? {
+                return Ok(lease);
+            }
+            if std::time::Instant::now() >= deadline {
+                return Err(Error::EngineRunning {
+                    data_dir: paths.data_dir().to_path_buf(),
+                    holder: Lease::holder(paths),
+                });
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 
     /// Who holds (or last held) the lease, as they wrote it.

@@ -89,7 +89,7 @@ impl Schedule {
                 let cron = Cron::from_str(expression.trim()).ok()?;
                 // A seconds field could ask for every second: a cron saved before that was
                 // refused is still held to the minimum interval.
-                let (after, inclusive) = if has_seconds(expression) {
+                let (after, inclusive) = if has_seconds(expression) && runs_too_often(&cron) {
                     // Whole seconds: the cron library drops the fraction when it searches.
                     let held = after + Duration::seconds(i64::from(MIN_INTERVAL_SECS));
                     let whole = held.with_nanosecond(0).unwrap_or(held);
