@@ -125,6 +125,9 @@ pub fn export_bindings(path: &std::path::Path) -> Result<(), String> {
 const TEST_HOOKS: &str = "HEALER_TEST_HOOKS";
 
 pub fn run() -> ExitCode {
+    // First, while this is the only thread: provider keys out of the environment, the initial
+    // environment block wiped, the process undumpable (see `healer::secrets`).
+    let _sealed = healer::secrets::seal_process();
     let hidden = std::env::args().any(|a| a == desktop::HIDDEN_ARG);
     let knobs = webkit::knobs();
     webkit::before_toolkit(&knobs);

@@ -93,7 +93,7 @@ impl ModelClient for OpenAiClient {
             let caller = &caller;
             async move {
                 http::send(caller, url, || {
-                    self.authorised(self.conn.http.post(url)).json(&body)
+                    http::json_body(self.authorised(self.conn.http.post(url)), &body)
                 })
                 .await
             }

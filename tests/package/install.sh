@@ -37,14 +37,21 @@ deb="$(bash "$here/scripts/package.sh" debug)" || fail "the .deb could not be bu
 echo "package test: built $deb"
 
 data_dir="$(mktemp -d "${TMPDIR:-/tmp}/healer-package-XXXXXX")"
+# The processes of this test's app: WebKit's carry the data folder in their environment; the
+# app's own initial environment is wiped at its start (healer::secrets), so it is known by
+# the files of the data folder it holds open.
+ours() {
+  grep -lzs -- "^HEALER_DATA_DIR=$data_dir\$" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3
+  for fd in /proc/[0-9]*/fd/*; do
+    [[ "$(readlink "$fd" 2>/dev/null)" == "$data_dir"/* ]] && echo "${fd#/proc/}" | cut -d/ -f1
+  done
+}
 xvfb_pid=""
 app_pid=""
 installed=0
 cleanup() {
   [[ -n "$app_pid" ]] && kill -KILL "$app_pid" 2>/dev/null
-  for p in $(grep -lzs -- "^HEALER_DATA_DIR=$data_dir\$" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3); do
-    kill -KILL "$p" 2>/dev/null
-  done
+  for p in $(ours); do kill -KILL "$p" 2>/dev/null; done
   [[ -n "$xvfb_pid" ]] && kill "$xvfb_pid" 2>/dev/null
   if (( installed )); then
     if DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq -o DPkg::Lock::Timeout=120 healer >/dev/null 2>&1; then
@@ -102,8 +109,7 @@ echo "package test: the installed app's window is up"
 HEALER_DATA_DIR="$data_dir" /usr/bin/healer events --json --limit 5 | grep -q '"engine_started"' ||
   fail "the installed app did not start its engine"
 
-app=$(grep -lzs -- "^HEALER_DATA_DIR=$data_dir\$" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3 |
-  while read -r p; do [[ "$(readlink "/proc/$p/exe")" == /usr/bin/healer-desktop ]] && echo "$p"; done | head -1)
+app=$(ours | sort -u | while read -r p; do [[ "$(readlink "/proc/$p/exe")" == /usr/bin/healer-desktop ]] && echo "$p"; done | head -1)
 [[ -n "$app" ]] || fail "no running /usr/bin/healer-desktop found"
 kill -TERM "$app"
 for _ in $(seq 1 100); do kill -0 "$app" 2>/dev/null || break; sleep 0.1; done
