@@ -104,12 +104,13 @@ async fn pausing_every_schedule_holds_scheduled_runs_until_resumed() {
         "All is well · schedules paused"
     );
 
-    let mut every_second = input("Ticker", Runtime::Bash, "echo tick\n");
-    every_second.schedule = Schedule::Cron {
-        expression: "* * * * * *".to_string(),
+    // Due two seconds from now (then once a minute): that time passes while paused.
+    let mut due_soon = input("Ticker", Runtime::Bash, "echo tick\n");
+    due_soon.schedule = Schedule::Cron {
+        expression: crate::workflow_cli::soon(),
     };
-    let w = engine.create_workflow(every_second).expect("create");
-    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    let w = engine.create_workflow(due_soon).expect("create");
+    tokio::time::sleep(Duration::from_millis(3_500)).await;
     assert!(
         engine.runs(w.id, None, 10).expect("runs").is_empty(),
         "nothing ran on its schedule while paused"
