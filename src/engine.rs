@@ -4,6 +4,7 @@
 //! through [`Services`].
 
 mod checkpoints;
+mod deps;
 mod healing;
 mod llm;
 mod logs;

@@ -162,6 +162,13 @@ pub enum Event {
     LlmSettingsChanged {
         what: String,
     },
+    /// Packages were installed into a workflow's own environment (or could not be).
+    EnvironmentBuilt {
+        workflow_id: i64,
+        title: String,
+        ok: bool,
+        summary: String,
+    },
 }
 
 impl Event {
@@ -193,6 +200,7 @@ impl Event {
             Event::RecoveryDecided { .. } => "recovery_decided",
             Event::BreakerTripped { .. } => "breaker_tripped",
             Event::LlmSettingsChanged { .. } => "llm_settings_changed",
+            Event::EnvironmentBuilt { .. } => "environment_built",
         }
     }
 }
@@ -339,6 +347,9 @@ impl Event {
                 breaker, detail, ..
             } => format!("Breaker {breaker}: {detail}"),
             Event::LlmSettingsChanged { what } => format!("Model settings: {what}"),
+            Event::EnvironmentBuilt { title, summary, .. } => {
+                format!("\u{201c}{title}\u{201d}: {summary}")
+            }
         }
     }
 }

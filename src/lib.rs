@@ -5,6 +5,7 @@ pub mod agent;
 pub mod breakers;
 pub mod checkpoint;
 pub mod client;
+pub mod deps;
 pub mod engine;
 pub mod error;
 pub mod events;

@@ -11,6 +11,7 @@
 
 mod active_runs;
 mod checkpoints;
+mod environments;
 mod workflows;
 
 use std::sync::Arc;
@@ -27,6 +28,7 @@ use crate::store::{HealRecord, Store};
 use crate::workflow::runner::OutputChunk;
 
 pub(crate) use active_runs::ActiveRuns;
+pub(crate) use environments::{join_words, EnvironmentLocks, Prepared};
 
 /// How many chunks of live output a slow viewer may fall behind; the stored log is complete.
 const OUTPUT_CAPACITY: usize = 4096;
@@ -64,6 +66,8 @@ pub(crate) struct Services {
     pub wake: WakeUps,
     /// Workflow id → the run its task is running, so a workflow never runs twice at once.
     pub active_runs: ActiveRuns,
+    /// One change to a workflow's own environment at a time, never under a running script.
+    pub environments: EnvironmentLocks,
     instance: String,
     healing: Box<dyn Healing>,
 }
@@ -86,6 +90,7 @@ impl Services {
             llm,
             wake: WakeUps::default(),
             active_runs: ActiveRuns::default(),
+            environments: EnvironmentLocks::default(),
             healing,
         }
     }

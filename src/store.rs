@@ -5,6 +5,7 @@
 
 mod autofixes;
 mod checkpoints;
+mod environments;
 mod events;
 mod heals;
 mod inbox;
@@ -49,6 +50,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0005_checkpoints.sql"),
     include_str!("store/migrations/0006_memory.sql"),
     include_str!("store/migrations/0009_people.sql"),
+    include_str!("store/migrations/0012_deps.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

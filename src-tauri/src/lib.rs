@@ -3,6 +3,7 @@
 
 mod bridge;
 mod commands;
+mod deps_commands;
 mod heal_commands;
 mod model_commands;
 mod state;
@@ -71,6 +72,10 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             heal_commands::list_decisions,
             heal_commands::get_scheduler_pause,
             heal_commands::resume_scheduler,
+            deps_commands::get_dependencies,
+            deps_commands::reinstall_dependencies,
+            deps_commands::propose_packages,
+            deps_commands::list_package_fixes,
         ])
         .events(collect_events![HealerEvent, RunOutput, ThreadTextEvent])
         // Ids and counts stay far below 2^53.

@@ -133,7 +133,11 @@ pub(super) async fn perform(engine: &Handle, request: Request) -> Result<Respons
             healed: Box::new(engine.run_until_healed(find(&workflow)?).await?),
         },
         Request::DecideCheckpoint { id, option, notes } => Response::Checkpoint {
-            checkpoint: Box::new(engine.decide_checkpoint(id, option, notes.as_deref())?),
+            checkpoint: Box::new(
+                engine
+                    .decide_checkpoint(id, option, notes.as_deref())
+                    .await?,
+            ),
         },
         Request::Replan { workflow, message } => Response::Chat {
             chat: Box::new(engine.replan_and_wait(find(&workflow)?, &message).await?),

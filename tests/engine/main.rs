@@ -6,6 +6,7 @@ mod checkpoint_cli;
 mod checkpoints;
 mod classify;
 mod cli;
+mod deps;
 mod engine;
 mod lease;
 mod llm_anthropic;
