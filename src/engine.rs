@@ -37,6 +37,7 @@ use crate::scheduler::schedule_loop;
 use crate::services::Services;
 use crate::store::{known_schema_version, Store};
 use crate::workflow::runner::{end_leftover_group, OutputChunk};
+pub use deps::{dependencies_in, propose_packages_in};
 use healing::EngineHealing;
 pub use healing::RulePlanner;
 pub use maintainer::HealedRun;

@@ -12,8 +12,8 @@ use async_trait::async_trait;
 
 pub use analyzer::{parse as parse_analysis, Analysis, Level2};
 pub use diagnostics::hosts_in;
-pub(crate) use install::{choose_package, install_missing, Installed, MissingImport};
-pub use install::{InstallModule, ENVIRONMENT_REPORT};
+pub use install::{choose_package, InstallModule, ENVIRONMENT_REPORT};
+pub(crate) use install::{install_missing, Installed, MissingImport};
 
 use crate::checkpoint::{
     standard_options, Checkpoint, CheckpointAction, CheckpointTrigger, NewCheckpoint, Situation,

@@ -9,6 +9,7 @@ mod daemon;
 mod errors;
 mod heal;
 mod input;
+mod packages;
 mod patterns;
 mod print;
 mod provider;

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{to_json, Handle, HealedRun, COMMIT_SETTLE, REQUEST_SAFETY_POLL};
 use crate::checkpoint::Checkpoint;
+use crate::deps::Dependencies;
 use crate::error::{Error, ErrorPayload, Result};
 use crate::heal::HealRecord;
 use crate::planner::PlannerChat;
@@ -24,11 +25,21 @@ pub enum Request {
     SendTestAlert,
     CreateWorkflow {
         input: Box<WorkflowInput>,
+        /// The packages its first version declares.
+        #[serde(default)]
+        requirements: Vec<String>,
     },
     SaveScript {
         workflow: String,
         code: String,
         comment: String,
+        /// The packages the new version declares (`None`: those of the one that runs).
+        #[serde(default)]
+        requirements: Option<Vec<String>>,
+    },
+    /// Install the active version's packages again, into a fresh environment.
+    ReinstallDependencies {
+        workflow: String,
     },
     SetPaused {
         workflow: String,
@@ -70,6 +81,7 @@ pub enum Response {
     Chat { chat: Box<PlannerChat> },
     Checkpoint { checkpoint: Box<Checkpoint> },
     Workflows { workflows: Vec<Workflow> },
+    Dependencies { dependencies: Box<Dependencies> },
     Done,
 }
 
@@ -84,17 +96,24 @@ pub(super) async fn perform(engine: &Handle, request: Request) -> Result<Respons
         Request::SendTestAlert => Response::TestAlert {
             heal: Box::new(engine.send_test_alert().await?),
         },
-        Request::CreateWorkflow { input } => Response::Workflow {
-            workflow: Box::new(engine.create_workflow(*input)?),
+        Request::CreateWorkflow {
+            input,
+            requirements,
+        } => Response::Workflow {
+            workflow: Box::new(engine.create_workflow_with(*input, requirements)?),
+        },
+        Request::ReinstallDependencies { workflow } => Response::Dependencies {
+            dependencies: Box::new(engine.reinstall_dependencies(find(&workflow)?).await?),
         },
         Request::SaveScript {
             workflow,
             code,
             comment,
+            requirements,
         } => {
             // The CLI's save is a person's save: the same syntax check as in the window.
             match engine
-                .save_edited_script(find(&workflow)?, &code, &comment, None)
+                .save_edited_script_with(find(&workflow)?, &code, &comment, None, requirements)
                 .await?
             {
                 super::SaveOutcome::Saved { version } => Response::Version {

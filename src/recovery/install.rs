@@ -21,7 +21,7 @@ use crate::heal::{
     not_a_script_run, HealContext, Remedy, RemedyReport, RemedyStatus, ScriptFailure,
 };
 use crate::services::{join_words, Services};
-use crate::store::FixResult;
+use crate::store::{FixResult, Store};
 use crate::workflow::{Author, ScriptVersion, Version, Workflow};
 
 /// The lead of the short report an environment checkpoint ends with (the window shows what
@@ -161,7 +161,7 @@ pub(crate) async fn install_missing(
                 );
                 return ask(services, missing, module, &why, "").await;
             }
-            choose_package(services, ecosystem, module, Some(signature))?
+            choose_package(store, ecosystem, module, Some(signature))?
         }
     };
     let same = |r: &Requirement| deps::same_package(ecosystem, &r.name, &package);
@@ -182,7 +182,7 @@ pub(crate) async fn install_missing(
             if import.installed || import.module == module {
                 continue;
             }
-            let name = choose_package(services, ecosystem, &import.module, None)?;
+            let name = choose_package(store, ecosystem, &import.module, None)?;
             let known = |r: &Requirement| deps::same_package(ecosystem, &r.name, &name);
             if !declared.iter().any(known) && !extras.iter().any(known) && name != package {
                 extras.push(Requirement::new(&name, ""));
@@ -269,16 +269,13 @@ pub(crate) async fn install_missing(
 }
 
 /// The package for an import: the one that fixed it before, else the table's.
-pub(crate) fn choose_package(
-    services: &Services,
+pub fn choose_package(
+    store: &Store,
     ecosystem: Ecosystem,
     module: &str,
     signature: Option<&str>,
 ) -> Result<String> {
-    if let Some(learned) = services
-        .store
-        .learned_package(ecosystem.as_str(), module, signature)?
-    {
+    if let Some(learned) = store.learned_package(ecosystem.as_str(), module, signature)? {
         return Ok(learned);
     }
     Ok(package_for(ecosystem, module)
