@@ -75,7 +75,9 @@ impl Handle {
         }
         let workflow = self.services.store.workflow(id)?;
         let root = self.services.paths.data_dir().join("sandbox");
-        let check = sandbox::check_syntax(&root, &workflow.runtime, &workflow.entry, code).await?;
+        let env = self.services.environment_vars(&workflow);
+        let check =
+            sandbox::check_syntax_in(&root, &workflow.runtime, &workflow.entry, code, &env).await?;
         Ok(match check {
             SyntaxCheck::Refused { message } => Some(message),
             SyntaxCheck::Passed | SyntaxCheck::NoChecker { .. } => None,

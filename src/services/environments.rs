@@ -15,7 +15,7 @@ use crate::deps::{
 use crate::error::Result;
 use crate::events::Event;
 use crate::store::now;
-use crate::workflow::{ScriptVersion, Workflow};
+use crate::workflow::{EnvVar, ScriptVersion, Workflow};
 
 /// One lock per workflow: a run holds it while its script runs, an installation while it
 /// installs, so Reinstall never pulls a venv from under a running script.
@@ -46,6 +46,17 @@ pub(crate) enum Prepared {
 }
 
 impl Services {
+    /// What the workflow's own environment adds to a script's variables: for a run, and for
+    /// the sandbox's syntax checks and evaluations of its code, so all three see the same.
+    pub(crate) fn environment_vars(&self, workflow: &Workflow) -> Vec<EnvVar> {
+        let base = std::env::var("PATH").unwrap_or_default();
+        deps::run_environment(
+            &workflow.runtime,
+            &self.paths.workflow_dir(workflow.id),
+            &base,
+        )
+    }
+
     /// The installation time limit (setting `environment.install_timeout_secs`).
     pub(crate) fn install_timeout(&self) -> Result<Duration> {
         Ok(Duration::from_secs(

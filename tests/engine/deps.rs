@@ -518,3 +518,47 @@ async fn a_node_scripts_imports_are_offered_without_builtins() {
         .expect("bash")
         .is_empty());
 }
+
+#[tokio::test]
+async fn an_auto_fixs_evaluation_sees_the_workflows_own_packages() {
+    use crate::maintainer::tool;
+    use crate::model_server::{openai, TOKENS};
+    let bed = bed(false, true).await;
+    let code = "import tomli\ndata = tomli.loads('a = 1')\nprint(data['b'])\n";
+    let w = bed
+        .engine
+        .create_workflow_with(
+            input("Config", Runtime::Python3, code),
+            vec!["tomli".to_string()],
+        )
+        .expect("create");
+    let probe = "import sys, tomli\nprint('prefix', sys.prefix)\nprint(tomli.loads('a = 1'))\n";
+    bed.server.script([
+        tool("eval", serde_json::json!({ "code": probe })),
+        openai::text(
+            "The data has no b; I need to know what it should read.",
+            TOKENS,
+        ),
+    ]);
+    bed.engine.run_until_healed(w.id).await.expect("healed");
+    let chats = bed.server.chats();
+    assert_eq!(
+        chats.len(),
+        2,
+        "the maintainer evaluated once, then answered"
+    );
+    let results: Vec<String> = chats[1].body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str().map(str::to_string))
+        .collect();
+    let eval = results.first().expect("the eval's result");
+    assert!(eval.contains("exit code 0"), "{eval}");
+    assert!(
+        eval.contains("{'a': 1}"),
+        "tomli came from the workflow's venv: {eval}"
+    );
+    assert!(eval.contains(".venv"), "{eval}");
+}
