@@ -275,11 +275,16 @@ async fn level_two_diagnostics_opens_an_environment_checkpoint_with_the_facts() 
     assert!(!c.context.contains("Filesystem"), "{}", c.context);
     // The workflow's own packages, not every module the machine has.
     assert!(
-        c.context.contains("The workflow has no packages of its own"),
+        c.context
+            .contains("The workflow has no packages of its own"),
         "{}",
         c.context
     );
-    assert!(!c.context.contains("Installed Python modules"), "{}", c.context);
+    assert!(
+        !c.context.contains("Installed Python modules"),
+        "{}",
+        c.context
+    );
     assert_eq!(c.options[c.recommended() as usize - 1].label, "Pause");
 }
 

@@ -562,3 +562,51 @@ async fn an_auto_fixs_evaluation_sees_the_workflows_own_packages() {
     );
     assert!(eval.contains(".venv"), "{eval}");
 }
+
+#[tokio::test]
+async fn the_missing_module_example_heals_itself_at_zero_tokens() {
+    let bed = bed(false, true).await;
+    let examples = bed.engine.load_examples().expect("examples");
+    let digest = examples
+        .iter()
+        .find(|w| w.name == "team-chat-digest")
+        .expect("the missing-module example");
+    let healed = bed
+        .engine
+        .run_until_healed(digest.id)
+        .await
+        .expect("healed");
+    assert!(
+        healed
+            .first
+            .run
+            .summary
+            .contains("Cannot find module '@slack/webhook'"),
+        "{}",
+        healed.first.run.summary
+    );
+    assert_eq!(
+        healed.last.status,
+        RunStatus::Succeeded,
+        "{}",
+        healed.outcome
+    );
+    let fixed = bed
+        .engine
+        .version(digest.id, healed.last.version)
+        .expect("1.1");
+    assert!(
+        fixed
+            .change_comment
+            .starts_with("installed @slack/webhook "),
+        "{}",
+        fixed.change_comment
+    );
+    let rerun = bed.engine.run_detail(healed.last.id).expect("re-run");
+    assert!(
+        rerun.attempts[0].stdout.contains("Digest ready"),
+        "{}",
+        rerun.attempts[0].stdout
+    );
+    no_model_asked(&bed);
+}
