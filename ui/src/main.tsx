@@ -20,6 +20,7 @@ import "./styles/memory.css";
 import "./styles/diff.css";
 import "./styles/safety.css";
 import "./styles/people.css";
+import "./styles/deps.css";
 
 const root = document.getElementById("root");
 if (!root) throw new Error("index.html has no #root element");
