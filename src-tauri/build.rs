@@ -51,6 +51,10 @@ fn main() {
         "list_decisions",
         "get_scheduler_pause",
         "resume_scheduler",
+        "get_dependencies",
+        "reinstall_dependencies",
+        "propose_packages",
+        "list_package_fixes",
     ]);
     if let Err(e) = tauri_build::try_build(tauri_build::Attributes::new().app_manifest(manifest)) {
         // A build script has no caller to return to: say what is wrong and stop the build.

@@ -50,7 +50,11 @@ async function unwrap<T>(call: Promise<Result<T>>): Promise<T> {
     // The bindings rethrow transport failures (e.g. an unknown command) as plain Errors.
     throw toApiError(error);
   }
-  if (result.status === "error") throw new ApiError(result.error);
+  if (result.status === "error") {
+    // Tauri itself refuses with a plain string (a command the window may not call).
+    const error = result.error as ErrorPayload | string;
+    throw new ApiError(typeof error === "string" ? { code: "internal", message: error } : error);
+  }
   return result.data;
 }
 

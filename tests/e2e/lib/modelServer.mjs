@@ -10,7 +10,7 @@ export const GIVE_UP =
   "The shop's export no longer has an amount for each order; it has total instead. Tell me whether total is the same figure before I change the report.";
 export const PLANNER_ANSWER = "Yes — tell me which column holds the amount now, and I will change the report.";
 
-export const ANALYSIS = { action: "diagnostics", reasoning: "The package @slack/webhook is not installed on this machine." };
+export const ANALYSIS = { action: "diagnostics", reasoning: "The program report-tool is not installed on this machine." };
 
 export async function startModelServer() {
   const seen = [];
