@@ -55,6 +55,22 @@ fn main() {
         "reinstall_dependencies",
         "propose_packages",
         "list_package_fixes",
+        "check_project_folder",
+        "init_project_folder",
+        "validate_project",
+        "add_project",
+        "update_project",
+        "remove_project",
+        "list_projects",
+        "get_project",
+        "get_project_task",
+        "add_project_task",
+        "edit_project_task",
+        "move_project_task",
+        "set_project_task_status",
+        "run_project_task",
+        "stop_session",
+        "get_session",
     ]);
     if let Err(e) = tauri_build::try_build(tauri_build::Attributes::new().app_manifest(manifest)) {
         // A build script has no caller to return to: say what is wrong and stop the build.

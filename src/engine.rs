@@ -11,6 +11,7 @@ mod logs;
 mod maintainer;
 mod memory;
 mod planner;
+mod projects;
 mod requests;
 mod scripts;
 mod workflows;
@@ -125,6 +126,8 @@ pub(crate) struct Inner {
     /// Whether this engine runs the scheduler and the inbox worker; an engine a CLI command
     /// starts does the work it is asked for in place instead.
     scheduling: bool,
+    /// Projects at work: the agent registry, the sessions running, the task-list watchers.
+    projects: Arc<crate::project::Projects>,
     _lease: Lease,
 }
 
@@ -168,9 +171,19 @@ impl Engine {
             role,
             "engine started"
         );
+        let projects = crate::project::Projects::new(
+            services.clone(),
+            projects::agents(&services),
+            options.scheduler,
+        );
+        if options.scheduler {
+            // Hand edits of task lists show on the board; a CLI command's engine needs none.
+            projects.watch_all()?;
+        }
         let inner = Arc::new(Inner {
             role: role.to_string(),
             scheduling: options.scheduler,
+            projects,
             _lease: lease,
         });
 
@@ -204,6 +217,8 @@ impl Engine {
         if self.stopped.swap(true, Ordering::SeqCst) {
             return;
         }
+        // Sessions first: they record how they ended while the store and bus are there.
+        self.inner.projects.shutdown().await;
         self.cancel.cancel();
         let mut tasks = std::mem::take(&mut *self.lock_tasks());
         let drained = tokio::time::timeout(SHUTDOWN_GRACE, async {
@@ -352,14 +367,18 @@ fn settle_crash_leftovers(services: &Services) -> Result<()> {
     if items > 0 {
         tracing::warn!("{items} auto-fix or chat turn(s) were interrupted");
     }
+    let sessions = crate::project::settle_interrupted(services)?;
+    if sessions > 0 {
+        tracing::warn!("{sessions} agent session(s) were interrupted; their tasks are open again");
+    }
     let heals = store.interrupt_running_heals()?;
     let tasks = store.interrupt_running_tasks()?;
     let requests = store.fail_taken_requests(&failed_result(
         "the engine stopped before it finished this request",
     ))?;
-    if heals + requests + runs + tasks > 0 {
+    if heals + requests + runs + tasks + sessions > 0 {
         let summary = format!(
-            "Settled after an unclean stop: {runs} run(s), {heals} heal(s) and {tasks} task(s) marked interrupted, {requests} request(s) answered as failed"
+            "Settled after an unclean stop: {runs} run(s), {heals} heal(s), {tasks} thread(s) and {sessions} agent session(s) marked interrupted, {requests} request(s) answered as failed"
         );
         tracing::warn!("{summary}");
         services.bus.emit(Event::RecoveredAtStartup { summary })?;

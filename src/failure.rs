@@ -3,12 +3,14 @@
 
 mod classify;
 mod evidence;
+mod scenario;
 mod signature;
 
 use serde::{Deserialize, Serialize};
 
 pub use classify::{classify, ExitInfo};
 pub use evidence::parse_evidence;
+pub use scenario::ProjectScenario;
 pub use signature::{normalize, normalize_text, sign};
 
 /// Why something failed, which decides the first remedy (DESIGN.md, "One failure pipeline").
@@ -77,6 +79,13 @@ pub enum FailureSource {
     SelfCheck,
     /// A run of a workflow's script.
     ScriptRun { workflow_id: i64, run_id: i64 },
+    /// A project's task: its init script, its agent session or its verification
+    /// (`scenario` is a [`ProjectScenario`]).
+    ProjectTask {
+        project_id: i64,
+        task_id: String,
+        session_id: i64,
+    },
 }
 
 impl FailureSource {
@@ -87,6 +96,11 @@ impl FailureSource {
                 workflow_id,
                 run_id,
             } => format!("workflow {workflow_id}, run {run_id}"),
+            FailureSource::ProjectTask {
+                project_id,
+                task_id,
+                session_id,
+            } => format!("project {project_id}, task {task_id}, session {session_id}"),
         }
     }
 }

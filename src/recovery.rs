@@ -208,8 +208,9 @@ impl Remedy for AskPerson {
 }
 
 fn hiccup(services: &Services, failure: &Failure, title: &str, why: &str) -> Result<Checkpoint> {
-    let run = match failure.source {
+    let run = match &failure.source {
         FailureSource::ScriptRun { run_id, .. } => format!(" in run {run_id}"),
+        FailureSource::ProjectTask { task_id, .. } => format!(" on task {task_id}"),
         FailureSource::SelfCheck => String::new(),
     };
     let context = format!(
@@ -285,7 +286,7 @@ fn ask_in(
             workflow_id,
             run_id,
         } => (Some(workflow_id), Some(run_id)),
-        FailureSource::SelfCheck => (None, None),
+        FailureSource::SelfCheck | FailureSource::ProjectTask { .. } => (None, None),
     };
     services.raise_checkpoint(NewCheckpoint {
         trigger,

@@ -56,7 +56,7 @@ impl Remedy for RollbackBadFix {
         }
         let before = store.version(workflow_id, from)?;
         let comment = format!(
-            "Rolled back the fix of auto-fix task {task_id}: its re-run failed with a different error ({})",
+            "Rolled back the fix of auto-fix thread {task_id}: its re-run failed with a different error ({})",
             failure.summary()
         );
         let Some(restored) = store.save_minor(

@@ -57,6 +57,12 @@ impl Planner for RulePlanner {
             plan.push(Box::new(RecordAndNotify));
             return plan;
         }
+        if let FailureSource::ProjectTask { .. } = failure.source {
+            // The healer service's spells (rewind, mark blocked, resume with guidance …) come
+            // with the next issue; until then the person is told what failed and where.
+            plan.push(Box::new(RecordAndNotify));
+            return plan;
+        }
         // A fix whose re-run failed differently is undone first, whatever the class.
         plan.push(Box::new(RollbackBadFix));
         match failure.class {

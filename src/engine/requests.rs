@@ -15,6 +15,7 @@ use crate::deps::Dependencies;
 use crate::error::{Error, ErrorPayload, Result};
 use crate::heal::HealRecord;
 use crate::planner::PlannerChat;
+use crate::project::{AddProject, Project, SessionRecord};
 use crate::workflow::{RunDetail, ScriptVersion, Workflow, WorkflowInput};
 
 /// What another process can ask the engine to do. Workflows are named by name or id.
@@ -67,6 +68,24 @@ pub enum Request {
         message: String,
     },
     LoadExamples,
+    /// Add a project from a folder: what is detected, with what the person named instead.
+    AddProject {
+        add: Box<AddProject>,
+    },
+    RemoveProject {
+        project: String,
+    },
+    /// Start an agent on a task (the next ready one without `task`); with `wait`, answered
+    /// when the session has ended.
+    RunProject {
+        project: String,
+        task: Option<String>,
+        #[serde(default)]
+        wait: bool,
+    },
+    StopSession {
+        id: i64,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -82,6 +101,8 @@ pub enum Response {
     Checkpoint { checkpoint: Box<Checkpoint> },
     Workflows { workflows: Vec<Workflow> },
     Dependencies { dependencies: Box<Dependencies> },
+    Project { project: Box<Project> },
+    Session { session: Box<SessionRecord> },
     Done,
 }
 
@@ -164,6 +185,33 @@ pub(super) async fn perform(engine: &Handle, request: Request) -> Result<Respons
         Request::LoadExamples => Response::Workflows {
             workflows: engine.load_examples()?,
         },
+        Request::AddProject { add } => Response::Project {
+            project: Box::new(engine.add_project_from(*add).await?),
+        },
+        Request::RemoveProject { project } => {
+            engine.remove_project(engine.find_project(&project)?.id)?;
+            Response::Done
+        }
+        Request::RunProject {
+            project,
+            task,
+            wait,
+        } => {
+            let id = engine.find_project(&project)?.id;
+            // An engine that only lives for this command must see the session through.
+            let session = if wait || !engine.inner.scheduling {
+                engine.run_project_and_wait(id, task.as_deref()).await?
+            } else {
+                engine.run_project(id, task.as_deref())?
+            };
+            Response::Session {
+                session: Box::new(session),
+            }
+        }
+        Request::StopSession { id } => {
+            engine.stop_session(id)?;
+            Response::Done
+        }
     })
 }
 

@@ -1,6 +1,10 @@
 //! Engine integration tests: real SQLite files in temp dirs, real processes. One test binary
 //! for the crate (faster to link than one per file).
 
+mod agent_claude;
+mod agent_codex;
+mod agent_fixtures;
+mod agent_transcripts;
 mod architecture;
 mod checkpoint_cli;
 mod checkpoints;
@@ -21,6 +25,11 @@ mod memory;
 mod model_server;
 mod people;
 mod pipeline;
+mod project_cli;
+mod project_fixtures;
+mod project_runs;
+mod project_tasks;
+mod projects;
 mod signatures;
 mod store;
 mod workflow_cli;

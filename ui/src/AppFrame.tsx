@@ -13,6 +13,10 @@ import { ActivityPage } from "./pages/ActivityPage";
 import { CheckpointsPage } from "./pages/CheckpointsPage";
 import { MemoryPage } from "./pages/memory/MemoryPage";
 import { NotificationsPage } from "./pages/NotificationsPage";
+import { AddProjectPage, EditProjectPage } from "./pages/projects/ProjectFormPage";
+import { ProjectPage } from "./pages/projects/ProjectPage";
+import { ProjectsPage } from "./pages/projects/ProjectsPage";
+import { TaskPage } from "./pages/projects/TaskPage";
 import { SettingsPage } from "./pages/SettingsPage";
 import { SetupPage } from "./pages/setup/SetupPage";
 import { WorkflowPage } from "./pages/workflow/WorkflowPage";
@@ -34,6 +38,20 @@ function CurrentScreen({ route, info }: { route: Route; info: AppInfo }) {
           return <WorkflowPage key={route.id} id={route.id} tab={route.tab} item={route.item} focus={route.focus} />;
         case "edit":
           return <EditWorkflowPage key={route.id} id={route.id} />;
+      }
+      break;
+    case "projects":
+      switch (route.view) {
+        case "list":
+          return <ProjectsPage />;
+        case "new":
+          return <AddProjectPage />;
+        case "project":
+          return <ProjectPage key={route.id} id={route.id} />;
+        case "edit":
+          return <EditProjectPage key={route.id} id={route.id} />;
+        case "task":
+          return <TaskPage key={`${route.id}/${route.taskId}`} projectId={route.id} taskId={route.taskId} />;
       }
       break;
     case "activity":

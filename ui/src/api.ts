@@ -6,6 +6,9 @@ import {
   type ErrorCode,
   type ErrorPayload,
   type OutputStream,
+  type ProjectInput,
+  type ProjectTaskEdit,
+  type ProjectTaskStatus,
   type ProviderInput,
   type Runtime,
   type Tier,
@@ -158,4 +161,27 @@ export const api = {
     unwrap(commands.proposePackages(runtime, code, id)),
   /** Packages installed for an error signature, newest first. */
   listPackageFixes: (signature: string) => unwrap(commands.listPackageFixes(signature)),
+  /** What a folder is (a repository? bare? …) and the project Healer proposes for it. */
+  checkProjectFolder: (path: string) => unwrap(commands.checkProjectFolder(path)),
+  /** git init and a first commit, then the folder looked at again. */
+  initProjectFolder: (path: string) => unwrap(commands.initProjectFolder(path)),
+  validateProject: (input: ProjectInput, id: number | null) => unwrap(commands.validateProject(input, id)),
+  addProject: (input: ProjectInput) => unwrap(commands.addProject(input)),
+  updateProject: (id: number, input: ProjectInput) => unwrap(commands.updateProject(id, input)),
+  removeProject: (id: number) => unwrap(commands.removeProject(id)),
+  listProjects: () => unwrap(commands.listProjects()),
+  getProject: (id: number) => unwrap(commands.getProject(id)),
+  getProjectTask: (projectId: number, taskId: string) => unwrap(commands.getProjectTask(projectId, taskId)),
+  addProjectTask: (projectId: number, edit: ProjectTaskEdit) => unwrap(commands.addProjectTask(projectId, edit)),
+  editProjectTask: (projectId: number, taskId: string, edit: ProjectTaskEdit) =>
+    unwrap(commands.editProjectTask(projectId, taskId, edit)),
+  /** Before `before` (taking its priority), or last of its column. */
+  moveProjectTask: (projectId: number, taskId: string, before: string | null) =>
+    unwrap(commands.moveProjectTask(projectId, taskId, before)),
+  setProjectTaskStatus: (projectId: number, taskId: string, status: ProjectTaskStatus, reason: string | null) =>
+    unwrap(commands.setProjectTaskStatus(projectId, taskId, status, reason)),
+  /** Starts the agent (on the next ready task without `taskId`); its steps arrive as events. */
+  runProjectTask: (projectId: number, taskId: string | null) => unwrap(commands.runProjectTask(projectId, taskId)),
+  stopSession: (sessionId: number) => unwrap(commands.stopSession(sessionId)),
+  getSession: (sessionId: number) => unwrap(commands.getSession(sessionId)),
 };

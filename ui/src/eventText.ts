@@ -1,5 +1,6 @@
 // Words a person reads for what the engine reports. Kept apart from the components so the
 // phrasing can be read (and tested) in one place.
+import { agentLabel, sessionStatusLabel, sessionStatusTone } from "./projectText";
 import type { AutoFixStatus, Event, FailureClass, HealRecord, Outcome, RemedyStatus, RunTrigger } from "./bindings";
 import { decisionWords } from "./decisionText";
 
@@ -233,6 +234,26 @@ export function describeEvent(event: Event): EventText {
         title: event.ok ? `Packages installed for “${event.title}”` : `Packages could not be installed for “${event.title}”`,
         detail: capitalised(event.summary),
         tone: event.ok ? "good" : "bad",
+      };
+    case "project_added":
+      return { title: `Project “${event.name}” added`, detail: "Its tasks can be run from its board.", tone: "info" };
+    case "project_changed":
+      return { title: `Project “${event.name}”: ${event.what}`, detail: "", tone: "neutral" };
+    case "project_removed":
+      return { title: `Project “${event.name}” removed`, detail: "Its repository was left as it was.", tone: "neutral" };
+    case "project_tasks_changed":
+      return {
+        title: `Tasks of “${event.name}” changed`,
+        detail: event.problems > 0 ? `${capitalised(event.what)}; ${event.problems} line(s) of the task list need fixing.` : capitalised(event.what),
+        tone: event.problems > 0 ? "bad" : "neutral",
+      };
+    case "session_started":
+      return { title: `${agentLabel[event.agent]} started on “${event.task_title}”`, detail: "", tone: "working" };
+    case "session_finished":
+      return {
+        title: `“${event.task_title}”: ${sessionStatusLabel[event.status].toLowerCase()}`,
+        detail: event.summary,
+        tone: sessionStatusTone[event.status],
       };
   }
 }

@@ -21,6 +21,7 @@ import "./styles/diff.css";
 import "./styles/safety.css";
 import "./styles/people.css";
 import "./styles/deps.css";
+import "./styles/projects.css";
 
 const root = document.getElementById("root");
 if (!root) throw new Error("index.html has no #root element");

@@ -5,6 +5,7 @@ import { checkpointKeys } from "./checkpointQueries";
 import type { LiveOutput } from "./liveOutput";
 import type { LiveThreads } from "./liveThreads";
 import { memoryKeys } from "./memoryQueries";
+import { appendLiveStep, projectKeys } from "./projectQueries";
 import { modelKeys, queryKeys, workflowKeys } from "./queries";
 import { showsTask, taskKeys } from "./taskQueries";
 
@@ -72,6 +73,8 @@ function staleKeys(event: Event): (readonly unknown[])[] {
     }
     case "planner_replied":
       return [taskKeys.chat(event.workflow_id)];
+    case "session_finished":
+      return [projectKeys.session(event.session_id)];
     case "checkpoint_created":
       return [checkpointKeys.list];
     case "checkpoint_decided": {
@@ -97,6 +100,20 @@ function touchesMemory(event: Event): boolean {
     case "maintenance_finished":
     case "run_finished":
     case "breaker_tripped":
+      return true;
+    default:
+      return false;
+  }
+}
+
+function touchesProjects(event: Event): boolean {
+  switch (event.kind) {
+    case "project_added":
+    case "project_changed":
+    case "project_removed":
+    case "project_tasks_changed":
+    case "session_started":
+    case "session_finished":
       return true;
     default:
       return false;
@@ -129,6 +146,8 @@ function receive(queryClient: QueryClient, threads: LiveThreads, record: EventRe
     void queryClient.invalidateQueries({ queryKey, exact: true });
   }
   if (touchesMemory(record.event)) void queryClient.invalidateQueries({ queryKey: memoryKeys.all });
+  // Boards, task pages and the list all read the task lists and sessions.
+  if (touchesProjects(record.event)) void queryClient.invalidateQueries({ queryKey: projectKeys.all });
   const taskId = threadTask(record.event, threads);
   if (taskId !== null) void queryClient.invalidateQueries({ predicate: (query) => showsTask(query, taskId) });
 }
@@ -151,8 +170,8 @@ function follow(listen: () => Promise<() => void>, what: string): () => void {
 }
 
 /**
- * Feeds engine events, what running scripts print and what models write into the app while the
- * frame is shown.
+ * Feeds engine events, what running scripts print, what models write and the steps of agent
+ * sessions into the app while the frame is shown.
  */
 export function useLiveEvents(output: LiveOutput, threads: LiveThreads) {
   const queryClient = useQueryClient();
@@ -165,5 +184,9 @@ export function useLiveEvents(output: LiveOutput, threads: LiveThreads) {
   useEffect(
     () => follow(() => events.threadTextEvent.listen(({ payload }) => threads.append(payload)), "model text"),
     [threads],
+  );
+  useEffect(
+    () => follow(() => events.sessionStepEvent.listen(({ payload }) => appendLiveStep(queryClient, payload)), "agent sessions"),
+    [queryClient],
   );
 }

@@ -40,6 +40,7 @@ import {
 import { FakeCheckpoints } from "./fakeCheckpoints";
 import { FakeDeps } from "./fakeDeps";
 import { FakeMemory } from "./fakeMemory";
+import { FakeProjects } from "./fakeProjects";
 import { FakeTasks } from "./fakeTasks";
 
 export type Call = { cmd: string; args: Record<string, unknown> };
@@ -230,6 +231,8 @@ export class FakeHealer {
   memory = new FakeMemory(this);
   /** Each workflow's own packages; none installed unless a test adds them. */
   deps = new FakeDeps(this);
+  /** Projects, their boards and sessions; none unless a test adds them. */
+  projects = new FakeProjects();
   private failures = new Map<string, ErrorPayload>();
   private nextHealId = 12;
   private nextId = { workflow: 1, version: 1, run: 1, attempt: 1 };
@@ -716,7 +719,11 @@ export class FakeHealer {
         return this.usageReport();
       default: {
         const answer =
-          this.tasks.handle(cmd, args) ?? this.checkpoints.handle(cmd, args) ?? this.memory.handle(cmd, args) ?? this.deps.handle(cmd, args);
+          this.tasks.handle(cmd, args) ??
+          this.checkpoints.handle(cmd, args) ??
+          this.memory.handle(cmd, args) ??
+          this.deps.handle(cmd, args) ??
+          this.projects.handle(cmd, args);
         if (answer) return answer();
         throw new Error(`FakeHealer: no command ${cmd}`);
       }
