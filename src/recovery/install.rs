@@ -124,7 +124,7 @@ pub(crate) enum Installed {
     /// A new minor version declares it, and a run of it is queued.
     Saved { version: Version, comment: String },
     /// It could not be installed (or should not be tried again): the person is asked.
-    Asked { checkpoint: Checkpoint },
+    Asked { checkpoint: Box<Checkpoint> },
     /// A person saved another major meanwhile: nothing was stored.
     Stale { active: Version },
 }
@@ -359,7 +359,9 @@ async fn ask(
             signature: signature.to_string(),
         },
     )?;
-    Ok(Installed::Asked { checkpoint })
+    Ok(Installed::Asked {
+        checkpoint: Box::new(checkpoint),
+    })
 }
 
 /// The packages a version declares could not be installed before its run: ask to try again or

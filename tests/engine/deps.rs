@@ -287,7 +287,10 @@ async fn a_package_that_does_not_exist_stops_at_a_checkpoint_with_pips_own_error
     assert!(refused.is_err());
     assert!(bed.engine.checkpoint(c.id).expect("c").decision.is_none());
     let empty = bed.engine.decide_checkpoint(c.id, Some(1), None).await;
-    assert!(empty.unwrap_err().to_string().contains("give the name"));
+    assert!(empty
+        .expect_err("an empty name is refused")
+        .to_string()
+        .contains("give the name"));
 }
 
 #[tokio::test]
