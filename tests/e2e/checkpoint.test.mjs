@@ -116,8 +116,6 @@ describe("Environment problems in the real window", { timeout: 360_000 }, () => 
 
     const deps = await session.waitFor('[data-testid="tab-dependencies"]', { timeoutMs: 10_000 });
     await session.click(deps.id);
-    await session.waitFor('[data-testid="dependencies"]', { timeoutMs: 10_000 }).catch(() => {});
-    await shot("deps-early");
     await session.waitFor('[data-testid="dependencies"][data-state="ready"]', {
       timeoutMs: 10_000,
       predicate: (text) => text.includes("@slack/webhook") && text.includes("Installed"),
