@@ -13,6 +13,7 @@ mod active_runs;
 mod checkpoints;
 mod environments;
 mod workflows;
+mod writes;
 
 use std::sync::Arc;
 
@@ -29,6 +30,7 @@ use crate::workflow::runner::OutputChunk;
 
 pub(crate) use active_runs::ActiveRuns;
 pub(crate) use environments::{join_words, EnvironmentLocks, Prepared};
+pub(crate) use writes::{flush_loop, replay_journal, RunEnd};
 
 /// How many chunks of live output a slow viewer may fall behind; the stored log is complete.
 const OUTPUT_CAPACITY: usize = 4096;
@@ -43,7 +45,9 @@ pub(crate) trait Healing: Send + Sync {
 
     /// An attempt ended and its process group was killed: look, off the run's path, for
     /// processes that outlived it.
-    fn attempt_ended(&self, services: &Arc<Services>, run_id: i64, attempt: u32);
+    /// `escaped`: processes of the attempt found outside its process group (and ended with its
+    /// control group); 0 where no control group held it.
+    fn attempt_ended(&self, services: &Arc<Services>, run_id: i64, attempt: u32, escaped: usize);
 }
 
 /// Wake-ups for the loops that sleep until there is work.
@@ -71,6 +75,8 @@ pub(crate) struct Services {
     pub active_runs: ActiveRuns,
     /// One change to a workflow's own environment at a time, never under a running script.
     pub environments: EnvironmentLocks,
+    /// Run ends the store refused (locked too long, disk full), written when it accepts again.
+    pub pending: writes::Pending,
     instance: String,
     healing: Box<dyn Healing>,
 }
@@ -96,6 +102,7 @@ impl Services {
             wake: WakeUps::default(),
             active_runs: ActiveRuns::default(),
             environments: EnvironmentLocks::default(),
+            pending: writes::Pending::default(),
             healing,
         }
     }
@@ -112,8 +119,8 @@ impl Services {
     }
 
     /// Tell the breakers an attempt ended (they look for processes that outlived it).
-    pub(crate) fn attempt_ended(self: &Arc<Self>, run_id: i64, attempt: u32) {
-        self.healing.attempt_ended(self, run_id, attempt);
+    pub(crate) fn attempt_ended(self: &Arc<Self>, run_id: i64, attempt: u32, escaped: usize) {
+        self.healing.attempt_ended(self, run_id, attempt, escaped);
     }
 }
 

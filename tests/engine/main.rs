@@ -12,6 +12,7 @@ mod classify;
 mod cli;
 mod deps;
 mod engine;
+mod faults;
 mod lease;
 mod llm_anthropic;
 mod llm_budgets;
