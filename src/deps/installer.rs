@@ -214,4 +214,58 @@ mod tests {
         assert!(capped.ends_with("ERROR: the real error\n"));
         assert!(capped.starts_with("… "));
     }
+
+    #[tokio::test]
+    async fn an_installer_past_its_time_limit_is_stopped_with_all_it_started() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pidfile = dir.path().join("child.pid");
+        // The "installer" starts a build step of its own, then hangs.
+        let script = format!("sleep 30 & echo $! > {}; sleep 30", pidfile.display());
+        let started = std::time::Instant::now();
+        let ran = run(
+            "sh",
+            &["-c".to_string(), script],
+            dir.path(),
+            Duration::from_millis(500),
+        )
+        .await;
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "it was stopped, not waited out"
+        );
+        assert!(!ran.ok);
+        assert!(!ran.missing);
+        assert!(
+            ran.output.contains("the installation time limit"),
+            "{}",
+            ran.output
+        );
+        let child: i32 = std::fs::read_to_string(&pidfile)
+            .expect("pid")
+            .trim()
+            .parse()
+            .expect("a pid");
+        // Its own child ended with it (a zombie has no cmdline left).
+        let alive =
+            std::fs::read_to_string(format!("/proc/{child}/cmdline")).is_ok_and(|c| !c.is_empty());
+        assert!(!alive, "the installer's child {child} outlived it");
+    }
+
+    #[tokio::test]
+    async fn an_installer_that_is_not_on_the_path_says_so() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ran = run(
+            "healer-no-such-installer",
+            &[],
+            dir.path(),
+            Duration::from_secs(5),
+        )
+        .await;
+        assert!(ran.missing && !ran.ok);
+        assert!(
+            ran.output.contains("is not installed on this machine"),
+            "{}",
+            ran.output
+        );
+    }
 }
