@@ -72,6 +72,9 @@ pub enum CheckpointAction {
     Pause,
     /// Allow more healing tokens today, then run again.
     AllowTokens { tokens: u32 },
+    /// Install the package the person names (in the decision's notes) into the workflow's own
+    /// environment, then run again.
+    InstallPackage,
 }
 
 impl CheckpointAction {
@@ -82,6 +85,7 @@ impl CheckpointAction {
             CheckpointAction::Skip => "skip",
             CheckpointAction::Pause => "pause",
             CheckpointAction::AllowTokens { .. } => "allow_tokens",
+            CheckpointAction::InstallPackage => "install_package",
         }
     }
 }

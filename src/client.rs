@@ -166,6 +166,7 @@ fn payload_kind(request: &Request) -> &'static str {
         Request::SendTestAlert => "send_test_alert",
         Request::CreateWorkflow { .. } => "create_workflow",
         Request::SaveScript { .. } => "save_script",
+        Request::ReinstallDependencies { .. } => "reinstall_dependencies",
         Request::SetPaused { .. } => "set_paused",
         Request::DeleteWorkflow { .. } => "delete_workflow",
         Request::RunWorkflow { .. } => "run_workflow",

@@ -4,6 +4,7 @@
 //! through [`Services`].
 
 mod checkpoints;
+mod deps;
 mod glance;
 mod healing;
 mod llm;
@@ -39,6 +40,7 @@ use crate::scheduler::schedule_loop;
 use crate::services::Services;
 use crate::store::{known_schema_version, Store};
 use crate::workflow::runner::OutputChunk;
+pub use deps::{dependencies_in, propose_packages_in};
 pub use glance::{Glance, Mood, Waiting, PAUSED_BY_YOU};
 use healing::EngineHealing;
 pub use healing::RulePlanner;

@@ -187,6 +187,13 @@ pub enum Event {
     SchedulerPaused {
         reason: String,
     },
+    /// Packages were installed into a workflow's own environment (or could not be).
+    EnvironmentBuilt {
+        workflow_id: i64,
+        title: String,
+        ok: bool,
+        summary: String,
+    },
     ProjectAdded {
         project_id: i64,
         name: String,
@@ -260,6 +267,7 @@ impl Event {
             Event::BreakerTripped { .. } => "breaker_tripped",
             Event::LlmSettingsChanged { .. } => "llm_settings_changed",
             Event::SchedulerPaused { .. } => "scheduler_paused",
+            Event::EnvironmentBuilt { .. } => "environment_built",
             Event::ProjectAdded { .. } => "project_added",
             Event::ProjectChanged { .. } => "project_changed",
             Event::ProjectRemoved { .. } => "project_removed",
@@ -426,6 +434,9 @@ impl Event {
             } => format!("Breaker {breaker}: {detail}"),
             Event::LlmSettingsChanged { what } => format!("Model settings: {what}"),
             Event::SchedulerPaused { reason } => format!("Scheduled runs paused: {reason}"),
+            Event::EnvironmentBuilt { title, summary, .. } => {
+                format!("\u{201c}{title}\u{201d}: {summary}")
+            }
             Event::ProjectAdded { name, .. } => format!("Project \"{name}\" added"),
             Event::ProjectChanged { name, what, .. } => format!("Project \"{name}\": {what}"),
             Event::ProjectRemoved { name, .. } => format!("Project \"{name}\" removed"),

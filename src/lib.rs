@@ -6,6 +6,7 @@ pub mod breakers;
 pub mod checkpoint;
 pub mod client;
 pub mod contain;
+pub mod deps;
 pub mod engine;
 pub mod error;
 pub mod events;

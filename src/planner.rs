@@ -209,11 +209,12 @@ impl Tool for Save {
         let services = &self.0.services;
         let workflow = services.store.workflow(self.0.workflow_id)?;
         let code = text_arg(&args, "code");
-        if let SyntaxCheck::Refused { message } = sandbox::check_syntax(
+        if let SyntaxCheck::Refused { message } = sandbox::check_syntax_in(
             &crate::maintainer::scratch_root(services),
             &workflow.runtime,
             &workflow.entry,
             code,
+            &services.environment_vars(&workflow),
         )
         .await?
         {

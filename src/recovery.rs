@@ -6,11 +6,14 @@
 
 mod analyzer;
 mod diagnostics;
+mod install;
 
 use async_trait::async_trait;
 
 pub use analyzer::{parse as parse_analysis, Analysis, Level2};
 pub use diagnostics::hosts_in;
+pub use install::{choose_package, InstallModule, ENVIRONMENT_REPORT};
+pub(crate) use install::{install_missing, Installed, MissingImport};
 
 use crate::checkpoint::{
     standard_options, Checkpoint, CheckpointAction, CheckpointTrigger, NewCheckpoint, Situation,

@@ -198,6 +198,15 @@ pub async fn run(spec: &SandboxSpec<'_>) -> Result<SandboxRun> {
     let scratch = blocking(move || {
         let scratch = scratch::Scratch::create(&scratch_root)?;
         scratch::copy_tree(&source, &scratch.work)?;
+        // Node finds packages beside the script (an ES module import ignores NODE_PATH); the
+        // link is read through, and Landlock keeps writes from reaching the real folder.
+        let modules = source.join(crate::deps::NODE_MODULES_DIR);
+        if modules.is_dir() {
+            let _ = std::os::unix::fs::symlink(
+                &modules,
+                scratch.work.join(crate::deps::NODE_MODULES_DIR),
+            );
+        }
         scratch.write_entry(&entry, &code)?;
         Ok(scratch)
     })
@@ -215,6 +224,18 @@ pub async fn check_syntax(
     runtime: &Runtime,
     entry: &str,
     code: &str,
+) -> Result<SyntaxCheck> {
+    check_syntax_in(scratch_root, runtime, entry, code, &[]).await
+}
+
+/// As [`check_syntax`], with the variables a run gets from the workflow's own environment
+/// (its venv's interpreter first on PATH), so the check uses the interpreter the run will.
+pub async fn check_syntax_in(
+    scratch_root: &Path,
+    runtime: &Runtime,
+    entry: &str,
+    code: &str,
+    env: &[EnvVar],
 ) -> Result<SyntaxCheck> {
     let (program, args): (&str, Vec<String>) = match runtime {
         Runtime::Python3 => (
@@ -245,7 +266,7 @@ pub async fn check_syntax(
         entry,
         code,
         stdin: None,
-        env: &[],
+        env,
         deny_env: &[],
         limits: SandboxLimits::default(),
     };

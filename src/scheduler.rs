@@ -5,6 +5,7 @@
 
 pub(crate) mod attempts;
 mod repaired;
+mod setup;
 
 use std::sync::Arc;
 use std::time::Duration;

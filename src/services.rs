@@ -11,6 +11,7 @@
 
 mod active_runs;
 mod checkpoints;
+mod environments;
 mod workflows;
 mod writes;
 
@@ -28,6 +29,7 @@ use crate::store::{HealRecord, Store, StoredStep};
 use crate::workflow::runner::OutputChunk;
 
 pub(crate) use active_runs::ActiveRuns;
+pub(crate) use environments::{join_words, EnvironmentLocks, Prepared};
 pub(crate) use writes::{flush_loop, replay_journal, RunEnd};
 
 /// How many chunks of live output a slow viewer may fall behind; the stored log is complete.
@@ -71,6 +73,8 @@ pub(crate) struct Services {
     pub wake: WakeUps,
     /// Workflow id → the run its task is running, so a workflow never runs twice at once.
     pub active_runs: ActiveRuns,
+    /// One change to a workflow's own environment at a time, never under a running script.
+    pub environments: EnvironmentLocks,
     /// Run ends the store refused (locked too long, disk full), written when it accepts again.
     pub pending: writes::Pending,
     instance: String,
@@ -97,6 +101,7 @@ impl Services {
             llm,
             wake: WakeUps::default(),
             active_runs: ActiveRuns::default(),
+            environments: EnvironmentLocks::default(),
             pending: writes::Pending::default(),
             healing,
         }

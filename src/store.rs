@@ -5,6 +5,7 @@
 
 mod autofixes;
 mod checkpoints;
+mod environments;
 mod events;
 mod heals;
 mod inbox;
@@ -63,6 +64,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0008_projects.sql"),
     include_str!("store/migrations/0009_reliability.sql"),
     include_str!("store/migrations/0011_run_numbers.sql"),
+    include_str!("store/migrations/0012_deps.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

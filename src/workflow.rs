@@ -206,6 +206,9 @@ pub struct ScriptVersion {
     pub created_at: String,
     /// Whether this is the version that runs.
     pub active: bool,
+    /// The packages it declares, one requirement a line in the runtime's notation
+    /// (`PyYAML==6.0.2`, `left-pad@1.3.0`). Empty: it needs nothing beyond the standard library.
+    pub requirements: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
@@ -371,6 +374,8 @@ pub struct Attempt {
 pub struct RunDetail {
     pub run: Run,
     pub attempts: Vec<Attempt>,
+    /// What was installed into the workflow's environment before this run, and how it went.
+    pub setup: Option<String>,
 }
 
 /// A row of the workflows list.

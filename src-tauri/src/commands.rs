@@ -80,10 +80,15 @@ pub fn validate_workflow(
     Ok(state.engine()?.validate_workflow(&input))
 }
 
+/// `requirements`: the packages its first version declares (the ones the person confirmed).
 #[tauri::command]
 #[specta::specta]
-pub fn create_workflow(state: State<'_, AppState>, input: WorkflowInput) -> CmdResult<Workflow> {
-    Ok(state.engine()?.create_workflow(input)?)
+pub fn create_workflow(
+    state: State<'_, AppState>,
+    input: WorkflowInput,
+    requirements: Vec<String>,
+) -> CmdResult<Workflow> {
+    Ok(state.engine()?.create_workflow_with(input, requirements)?)
 }
 
 /// Change settings; the code changes only through `save_script`.
@@ -99,6 +104,7 @@ pub fn update_workflow(
 
 /// Saves the code as the next major version (2.0 after 1.3), unless the syntax check refuses
 /// it or a newer version than `base` (the one the editor opened) appeared meanwhile.
+/// `requirements`: the packages the new version declares (`None`: those of the one that runs).
 #[tauri::command]
 #[specta::specta]
 pub async fn save_script(
@@ -107,10 +113,11 @@ pub async fn save_script(
     code: String,
     comment: String,
     base: Option<Version>,
+    requirements: Option<Vec<String>>,
 ) -> CmdResult<SaveOutcome> {
     Ok(state
         .engine()?
-        .save_edited_script(id, &code, &comment, base)
+        .save_edited_script_with(id, &code, &comment, base, requirements)
         .await?)
 }
 

@@ -51,10 +51,11 @@ pub fn list_checkpoints(state: State<'_, AppState>) -> CmdResult<CheckpointList>
     Ok(state.engine()?.checkpoints()?)
 }
 
-/// Decide a checkpoint (`option` 1-based); the work it held goes on as the option says.
+/// Decide a checkpoint (`option` 1-based); the work it held goes on as the option says
+/// ("Try another package name…" installs the package named in `notes` first).
 #[tauri::command]
 #[specta::specta]
-pub fn decide_checkpoint(
+pub async fn decide_checkpoint(
     state: State<'_, AppState>,
     id: i64,
     option: u32,
@@ -62,7 +63,8 @@ pub fn decide_checkpoint(
 ) -> CmdResult<Checkpoint> {
     Ok(state
         .engine()?
-        .decide_checkpoint(id, Some(option), notes.as_deref())?)
+        .decide_checkpoint(id, Some(option), notes.as_deref())
+        .await?)
 }
 
 /// Error signatures Healer remembers, most recently seen first.

@@ -3,6 +3,7 @@
 
 mod bridge;
 mod commands;
+mod deps_commands;
 mod desktop;
 mod desktop_commands;
 mod heal_commands;
@@ -84,6 +85,10 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             desktop_commands::remember_view,
             desktop_commands::restored_view,
             desktop_commands::quit_app,
+            deps_commands::get_dependencies,
+            deps_commands::reinstall_dependencies,
+            deps_commands::propose_packages,
+            deps_commands::list_package_fixes,
             project_commands::check_project_folder,
             project_commands::init_project_folder,
             project_commands::validate_project,

@@ -5,7 +5,7 @@
 use std::io::{BufRead, Write};
 
 use clap::Subcommand;
-use healer::checkpoint::Checkpoint;
+use healer::checkpoint::{Checkpoint, CheckpointAction};
 use healer::client::{Request, Response};
 use healer::{Error, Paths, Result};
 
@@ -13,7 +13,8 @@ use crate::print::print_json;
 use crate::reach::{act, open, unexpected};
 
 /// How long deciding waits for a running engine.
-const DECIDE_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+/// Long enough for "Try another package name…", which installs before it answers.
+const DECIDE_WAIT: std::time::Duration = std::time::Duration::from_secs(360);
 
 #[derive(Subcommand)]
 pub enum CheckpointCommand {
@@ -84,8 +85,14 @@ pub async fn run(command: CheckpointCommand, paths: &Paths) -> Result<bool> {
                     let stdin = std::io::stdin();
                     let mut lines = stdin.lock();
                     let option = ask_option(&checkpoint, &mut lines)?;
+                    let wants_package = usize::try_from(option)
+                        .ok()
+                        .and_then(|n| checkpoint.options.get(n.saturating_sub(1)))
+                        .is_some_and(|o| o.action == CheckpointAction::InstallPackage);
+                    // "Try another package name…" needs the name: it is what gets installed.
                     let notes = match notes {
                         Some(n) => Some(n),
+                        None if wants_package => ask_line("Package name: ", &mut lines, true)?,
                         None => ask_line("Notes (optional, Enter to skip): ", &mut lines, false)?,
                     };
                     (option, notes)

@@ -28,6 +28,7 @@ mod daemon;
 mod errors;
 mod heal;
 mod input;
+mod packages;
 mod patterns;
 mod print;
 mod project;

@@ -67,15 +67,36 @@ pub fn diff(
     Ok(true)
 }
 
+/// The script's diff, then the packages' when they changed (they are part of the version).
 fn unified_diff(from: &ScriptVersion, to: &ScriptVersion, entry: &str) -> String {
-    similar::TextDiff::from_lines(&from.code, &to.code)
+    let mut diff = similar::TextDiff::from_lines(&from.code, &to.code)
         .unified_diff()
         .context_radius(3)
         .header(
             &format!("{entry} {}", from.version),
             &format!("{entry} {}", to.version),
         )
-        .to_string()
+        .to_string();
+    if from.requirements != to.requirements {
+        let lines = |v: &ScriptVersion| {
+            v.requirements
+                .iter()
+                .map(|r| format!("{r}\n"))
+                .collect::<String>()
+        };
+        let (before, after) = (lines(from), lines(to));
+        diff.push_str(
+            &similar::TextDiff::from_lines(&before, &after)
+                .unified_diff()
+                .context_radius(3)
+                .header(
+                    &format!("packages {}", from.version),
+                    &format!("packages {}", to.version),
+                )
+                .to_string(),
+        );
+    }
+    diff
 }
 
 fn author(author: &Author) -> String {

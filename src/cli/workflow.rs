@@ -42,6 +42,21 @@ pub enum WorkflowCommand {
         /// What changed
         #[arg(long, default_value = "")]
         comment: String,
+        #[command(flatten)]
+        packages: PackageArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show the packages a Python or Node workflow declares, what is installed (the lock) and
+    /// the last installation's log
+    Deps {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Install the packages of the active version again, into a fresh environment
+    Reinstall {
+        name: String,
         #[arg(long)]
         json: bool,
     },
@@ -115,8 +130,22 @@ pub struct CreateArgs {
     /// One line on what the script does
     #[arg(long, default_value = "")]
     summary: String,
+    #[command(flatten)]
+    packages: PackageArgs,
     #[arg(long)]
     json: bool,
+}
+
+/// The packages a Python or Node script's version declares.
+#[derive(Args)]
+pub struct PackageArgs {
+    /// A package the version declares (pip: "PyYAML" or "PyYAML==6.0.2"; npm: "left-pad" or
+    /// "left-pad@1.3.0"); repeatable
+    #[arg(long = "package", value_name = "NAME")]
+    named: Vec<String>,
+    /// Also declare the packages Healer offers for the script's imports, without asking
+    #[arg(long)]
+    accept_packages: bool,
 }
 
 pub async fn run(command: WorkflowCommand, paths: &Paths) -> Result<bool> {
@@ -128,8 +157,13 @@ pub async fn run(command: WorkflowCommand, paths: &Paths) -> Result<bool> {
             name,
             file,
             comment,
+            packages,
             json,
-        } => save(paths, name, &file, comment, json).await,
+        } => save(paths, name, &file, comment, packages, json).await,
+        WorkflowCommand::Deps { name, json } => crate::packages::show(paths, &name, json),
+        WorkflowCommand::Reinstall { name, json } => {
+            crate::packages::reinstall(paths, name, json).await
+        }
         WorkflowCommand::Run {
             name,
             until_healed: true,
@@ -224,19 +258,32 @@ fn show(paths: &Paths, name: &str, json: bool) -> Result<bool> {
 }
 
 async fn create(paths: &Paths, args: CreateArgs) -> Result<bool> {
+    let code = read_script(&args.file)?;
+    let runtime = parse_runtime(&args.runtime);
+    let requirements = crate::packages::offered(
+        paths,
+        &runtime,
+        &code,
+        None,
+        &args.packages.named,
+        args.packages.accept_packages,
+        args.file.as_os_str() != "-",
+    )
+    .await?;
     let input = WorkflowInput {
         title: args.title,
-        runtime: parse_runtime(&args.runtime),
+        runtime,
         entry: None,
         schedule: Schedule::from_words(&args.schedule).map_err(Error::InvalidInput)?,
         env: parse_env(&args.env)?,
         timeout_secs: args.timeout,
         retry: None,
-        code: read_script(&args.file)?,
+        code,
         summary: args.summary,
     };
     let request = Request::CreateWorkflow {
         input: Box::new(input),
+        requirements,
     };
     match act(paths, request, QUICK_WAIT).await? {
         Response::Workflow { workflow } if args.json => print_json(&workflow),
@@ -256,12 +303,36 @@ async fn save(
     name: String,
     file: &PathBuf,
     comment: String,
+    packages: PackageArgs,
     json: bool,
 ) -> Result<bool> {
+    let code = read_script(file)?;
+    let store = open(paths)?;
+    let workflow = store.workflow_by_name(&name)?;
+    let added = crate::packages::offered(
+        paths,
+        &workflow.runtime,
+        &code,
+        Some(workflow.id),
+        &packages.named,
+        packages.accept_packages,
+        file.as_os_str() != "-",
+    )
+    .await?;
+    // The new version keeps the packages of the one that runs, plus the ones added now.
+    let requirements = (!added.is_empty()).then(|| {
+        let mut all = store
+            .active_version(workflow.id)
+            .map(|v| v.requirements)
+            .unwrap_or_default();
+        all.extend(added);
+        all
+    });
     let request = Request::SaveScript {
         workflow: name,
-        code: read_script(file)?,
+        code,
         comment,
+        requirements,
     };
     match act(paths, request, QUICK_WAIT).await? {
         Response::Version { version } if json => print_json(&version),

@@ -1,12 +1,14 @@
 //! The engine's checkpoint API: listing, and deciding — which does what the chosen option says,
-//! now or after a restart. Raising one is the services' (`Services::raise_checkpoint`): the
+//! now or after a restart (installing a package the person named, too). Raising one is the services' (`Services::raise_checkpoint`): the
 //! breakers and the recovery manager do it too.
 
 use super::Handle;
 use crate::breakers::EXTRA_TOKENS_PREFIX;
 use crate::checkpoint::{Checkpoint, CheckpointAction, CheckpointList};
+use crate::deps::{Ecosystem, PackageQuestion, Requirement};
 use crate::error::{Error, Result};
 use crate::events::Event;
+use crate::recovery::{install_missing, Installed, MissingImport};
 use crate::workflow::{RunTrigger, WorkflowStatus};
 
 /// How many decided checkpoints the list shows.
@@ -26,8 +28,9 @@ impl Handle {
     }
 
     /// Decide a checkpoint: `option` is 1-based (`None`: the recommended one). The work it
-    /// held goes on as the option says.
-    pub fn decide_checkpoint(
+    /// held goes on as the option says; "Try another package name…" installs the package
+    /// named in `notes` before it answers.
+    pub async fn decide_checkpoint(
         &self,
         id: i64,
         option: Option<u32>,
@@ -53,14 +56,20 @@ impl Handle {
             })?
             .clone();
         let notes = notes.map(str::trim).filter(|n| !n.is_empty());
+        // A package name is checked before the choice is recorded: a typo can be corrected.
+        let package = match chosen.action {
+            CheckpointAction::InstallPackage => Some(self.named_package(&checkpoint, notes)?),
+            _ => None,
+        };
         if !store.decide_checkpoint(id, number, chosen.action, notes)? {
             return Err(Error::InvalidInput(format!(
                 "checkpoint {id} was decided already"
             )));
         }
-        let outcome = match checkpoint.workflow_id {
-            Some(workflow_id) => self.act_on(&checkpoint, workflow_id, chosen.action)?,
-            None => "Nothing was waiting on it".to_string(),
+        let outcome = match (checkpoint.workflow_id, package) {
+            (Some(_), Some((question, package))) => self.install_named(&question, &package).await?,
+            (Some(workflow_id), None) => self.act_on(&checkpoint, workflow_id, chosen.action)?,
+            (None, _) => "Nothing was waiting on it".to_string(),
         };
         store.set_checkpoint_outcome(id, &outcome)?;
         self.services.bus.emit(Event::CheckpointDecided {
@@ -120,6 +129,74 @@ impl Handle {
                 store.set_setting(&key, &(day, extra + u64::from(tokens)))?;
                 format!("Allowed {tokens} more tokens today. {}", run_again()?)
             }
+            // Decided with its package name, in `decide_checkpoint`.
+            CheckpointAction::InstallPackage => run_again()?,
         })
+    }
+
+    /// The package a person named for "Try another package name…", checked as a name the
+    /// workflow's registry could hold.
+    fn named_package(
+        &self,
+        checkpoint: &Checkpoint,
+        notes: Option<&str>,
+    ) -> Result<(PackageQuestion, String)> {
+        let question = self
+            .services
+            .store
+            .package_question(checkpoint.id)?
+            .ok_or_else(|| {
+                Error::InvalidInput(format!(
+                    "checkpoint {} is not about a package; choose another option",
+                    checkpoint.id
+                ))
+            })?;
+        let workflow = self.services.store.workflow(question.workflow_id)?;
+        let ecosystem = Ecosystem::of(&workflow.runtime).ok_or_else(|| {
+            Error::InvalidInput("a shell workflow has no packages of its own".to_string())
+        })?;
+        let name = notes.unwrap_or_default();
+        if name.is_empty() {
+            return Err(Error::InvalidInput(format!(
+                "give the name of the {} package that provides {}",
+                ecosystem.tool(),
+                question.module
+            )));
+        }
+        let requirement = Requirement::parse(ecosystem, name).map_err(Error::InvalidInput)?;
+        Ok((question, requirement.name))
+    }
+
+    /// Install the package a person named for a missing import, as the remedy would have.
+    async fn install_named(&self, question: &PackageQuestion, package: &str) -> Result<String> {
+        let store = &self.services.store;
+        let workflow = store.workflow(question.workflow_id)?;
+        let ecosystem = Ecosystem::of(&workflow.runtime).ok_or_else(|| {
+            Error::InvalidInput("a shell workflow has no packages of its own".to_string())
+        })?;
+        let version = store.active_version(workflow.id)?;
+        let missing = MissingImport {
+            workflow: &workflow,
+            ecosystem,
+            version: &version,
+            module: &question.module,
+            signature: &question.signature,
+            run_id: None,
+            replaces: Some(&question.package),
+        };
+        Ok(
+            match install_missing(&self.services, &missing, Some(package)).await? {
+                Installed::Saved { version, comment } => {
+                    format!("Healer {comment} as version {version}; it runs again now")
+                }
+                Installed::Asked { checkpoint } => format!(
+                    "{package} could not be installed either; Healer asks again (checkpoint {})",
+                    checkpoint.id
+                ),
+                Installed::Stale { active } => {
+                    format!("Nothing was installed: the workflow is on version {active} now")
+                }
+            },
+        )
     }
 }

@@ -13,7 +13,7 @@ use crate::heal::{
     HealContext, HealRecord, Pipeline, Planner, Recollection, RecordAndNotify, Remedy,
 };
 use crate::maintainer::{KnownFix, Maintain};
-use crate::recovery::{Analyze, AskPerson};
+use crate::recovery::{Analyze, AskPerson, InstallModule};
 use crate::services::{Healing, Services};
 
 /// The pipeline behind the services' [`Healing`].
@@ -42,7 +42,8 @@ impl Healing for EngineHealing {
 
 /// The recovery manager's rules, by class (transient failures were retried by the runner
 /// already): logic → a known fix from memory, else the maintainer, and Level 2 when its fixes
-/// did not hold; environment and unknown → Level 2; resource, time limit, and transient past
+/// did not hold; environment → the missing module installed (no model), else Level 2;
+/// unknown → Level 2; resource, time limit, and transient past
 /// its retries → a HICCUP checkpoint. Recording and telling the person closes every plan (it
 /// runs when nothing before it could act, e.g. a self-check). The remedies' names are stored
 /// with every heal, so a remedy keeps its name wherever it moves.
@@ -72,7 +73,12 @@ impl Planner for RulePlanner {
                 plan.push(Box::new(Maintain));
                 plan.push(Box::new(Analyze));
             }
-            FailureClass::Environment | FailureClass::Unknown => plan.push(Box::new(Analyze)),
+            FailureClass::Environment => {
+                // A missing module is installed at zero tokens before any model is asked.
+                plan.push(Box::new(InstallModule));
+                plan.push(Box::new(Analyze));
+            }
+            FailureClass::Unknown => plan.push(Box::new(Analyze)),
             FailureClass::Resource | FailureClass::Timeout | FailureClass::Transient => {
                 plan.push(Box::new(AskPerson))
             }

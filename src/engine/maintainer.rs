@@ -106,7 +106,17 @@ impl Handle {
             .into_iter()
             .next()
             .unwrap_or_else(|| first.run.clone());
-        let outcome = describe_outcome(&first.run, &last, &fixes);
+        // A version Healer made itself (a package installed) says what it changed.
+        let by_healer = self
+            .services
+            .store
+            .version(workflow_id, last.version)
+            .ok()
+            .filter(|v| {
+                v.author == crate::workflow::Author::Healer && last.version != first.run.version
+            })
+            .map(|v| v.change_comment);
+        let outcome = describe_outcome(&first.run, &last, &fixes, by_healer.as_deref());
         Ok(HealedRun {
             first,
             last,
@@ -180,9 +190,17 @@ impl Handle {
     }
 }
 
-fn describe_outcome(first: &Run, last: &Run, fixes: &[AutoFix]) -> String {
+fn describe_outcome(first: &Run, last: &Run, fixes: &[AutoFix], by_healer: Option<&str>) -> String {
     if first.status == RunStatus::Succeeded {
         return format!("Run #{} succeeded; nothing to heal", first.number);
+    }
+    if let (Some(change), RunStatus::Succeeded) = (by_healer, last.status) {
+        if fixes.is_empty() {
+            return format!(
+                "Healed: {change} ({} → {}) and run {} succeeded",
+                first.version, last.version, last.id
+            );
+        }
     }
     let fixed: Vec<String> = fixes
         .iter()

@@ -18,6 +18,7 @@ const CLAIM_RETRY: Duration = Duration::from_millis(250);
 /// to 5 s each: about 2 minutes in all).
 const ANSWER_TRIES: u32 = 30;
 use crate::checkpoint::Checkpoint;
+use crate::deps::Dependencies;
 use crate::error::{Error, ErrorPayload, Result};
 use crate::heal::HealRecord;
 use crate::planner::PlannerChat;
@@ -32,11 +33,21 @@ pub enum Request {
     SendTestAlert,
     CreateWorkflow {
         input: Box<WorkflowInput>,
+        /// The packages its first version declares.
+        #[serde(default)]
+        requirements: Vec<String>,
     },
     SaveScript {
         workflow: String,
         code: String,
         comment: String,
+        /// The packages the new version declares (`None`: those of the one that runs).
+        #[serde(default)]
+        requirements: Option<Vec<String>>,
+    },
+    /// Install the active version's packages again, into a fresh environment.
+    ReinstallDependencies {
+        workflow: String,
     },
     SetPaused {
         workflow: String,
@@ -96,6 +107,7 @@ pub enum Response {
     Chat { chat: Box<PlannerChat> },
     Checkpoint { checkpoint: Box<Checkpoint> },
     Workflows { workflows: Vec<Workflow> },
+    Dependencies { dependencies: Box<Dependencies> },
     Project { project: Box<Project> },
     Session { session: Box<SessionRecord> },
     Done,
@@ -112,17 +124,24 @@ pub(super) async fn perform(engine: &Handle, request: Request) -> Result<Respons
         Request::SendTestAlert => Response::TestAlert {
             heal: Box::new(engine.send_test_alert().await?),
         },
-        Request::CreateWorkflow { input } => Response::Workflow {
-            workflow: Box::new(engine.create_workflow(*input)?),
+        Request::CreateWorkflow {
+            input,
+            requirements,
+        } => Response::Workflow {
+            workflow: Box::new(engine.create_workflow_with(*input, requirements)?),
+        },
+        Request::ReinstallDependencies { workflow } => Response::Dependencies {
+            dependencies: Box::new(engine.reinstall_dependencies(find(&workflow)?).await?),
         },
         Request::SaveScript {
             workflow,
             code,
             comment,
+            requirements,
         } => {
             // The CLI's save is a person's save: the same syntax check as in the window.
             match engine
-                .save_edited_script(find(&workflow)?, &code, &comment, None)
+                .save_edited_script_with(find(&workflow)?, &code, &comment, None, requirements)
                 .await?
             {
                 super::SaveOutcome::Saved { version } => Response::Version {
@@ -161,7 +180,11 @@ pub(super) async fn perform(engine: &Handle, request: Request) -> Result<Respons
             healed: Box::new(engine.run_until_healed(find(&workflow)?).await?),
         },
         Request::DecideCheckpoint { id, option, notes } => Response::Checkpoint {
-            checkpoint: Box::new(engine.decide_checkpoint(id, option, notes.as_deref())?),
+            checkpoint: Box::new(
+                engine
+                    .decide_checkpoint(id, option, notes.as_deref())
+                    .await?,
+            ),
         },
         Request::Replan { workflow, message } => Response::Chat {
             chat: Box::new(engine.replan_and_wait(find(&workflow)?, &message).await?),

@@ -36,6 +36,20 @@ impl Handle {
         comment: &str,
         base: Option<Version>,
     ) -> Result<SaveOutcome> {
+        self.save_edited_script_with(id, code, comment, base, None)
+            .await
+    }
+
+    /// As [`Handle::save_edited_script`], with the packages the new version declares
+    /// (`None`: those of the version that runs now) — the ones the person confirmed.
+    pub async fn save_edited_script_with(
+        &self,
+        id: i64,
+        code: &str,
+        comment: &str,
+        base: Option<Version>,
+        requirements: Option<Vec<String>>,
+    ) -> Result<SaveOutcome> {
         if let Some(base) = base {
             let newest = self.services.store.versions(id)?.pop();
             if let Some(newer) = newest.filter(|v| v.version != base) {
@@ -49,7 +63,7 @@ impl Handle {
             return Ok(SaveOutcome::Invalid { message });
         }
         Ok(SaveOutcome::Saved {
-            version: self.save_script(id, code, comment)?,
+            version: self.save_script_with(id, code, comment, requirements)?,
         })
     }
 
@@ -61,7 +75,9 @@ impl Handle {
         }
         let workflow = self.services.store.workflow(id)?;
         let root = self.services.paths.data_dir().join("sandbox");
-        let check = sandbox::check_syntax(&root, &workflow.runtime, &workflow.entry, code).await?;
+        let env = self.services.environment_vars(&workflow);
+        let check =
+            sandbox::check_syntax_in(&root, &workflow.runtime, &workflow.entry, code, &env).await?;
         Ok(match check {
             SyntaxCheck::Refused { message } => Some(message),
             SyntaxCheck::Passed | SyntaxCheck::NoChecker { .. } => None,
@@ -80,12 +96,14 @@ impl Handle {
         }
         let comment = format!("Restored from {version}");
         let workflow = self.services.store.workflow(id)?;
-        let saved = self.services.store.save_major(
+        // Its packages come back with its code: they are part of the version.
+        let saved = self.services.store.save_major_with(
             id,
             &old.code,
             &comment,
             Some(&old.summary),
             &Author::Person,
+            Some(&old.requirements.join("\n")),
         )?;
         self.services.bus.emit(Event::VersionSaved {
             workflow_id: id,

@@ -47,6 +47,17 @@ impl Handle {
         self.create_with_files(&input, &[], &Author::Person)
     }
 
+    /// A new workflow whose first version declares `requirements` (the packages the person
+    /// confirmed when creating it).
+    pub fn create_workflow_with(
+        &self,
+        input: WorkflowInput,
+        requirements: Vec<String>,
+    ) -> Result<Workflow> {
+        let requirements = super::deps::checked_requirements(&input.runtime, &requirements)?;
+        self.create_inner(&input, &[], &Author::Person, &requirements)
+    }
+
     /// Change a workflow's settings. The code changes only through [`Handle::save_script`].
     pub fn update_workflow(&self, id: i64, input: WorkflowInput) -> Result<Workflow> {
         self.services.update_workflow(id, &input)
@@ -54,6 +65,18 @@ impl Handle {
 
     /// A person's save: the next major version (2.0 after 1.3) becomes the one that runs.
     pub fn save_script(&self, id: i64, code: &str, comment: &str) -> Result<ScriptVersion> {
+        self.save_script_with(id, code, comment, None)
+    }
+
+    /// As [`Handle::save_script`], with the packages the new version declares (`None`: those
+    /// of the version that runs now).
+    pub fn save_script_with(
+        &self,
+        id: i64,
+        code: &str,
+        comment: &str,
+        requirements: Option<Vec<String>>,
+    ) -> Result<ScriptVersion> {
         if code.trim().is_empty() {
             return Err(Error::InvalidInput("the script is empty".to_string()));
         }
@@ -63,10 +86,17 @@ impl Handle {
             comment.trim()
         };
         let workflow = self.services.store.workflow(id)?;
-        let version = self
-            .services
-            .store
-            .save_major(id, code, comment, None, &Author::Person)?;
+        let requirements = requirements
+            .map(|r| super::deps::checked_requirements(&workflow.runtime, &r))
+            .transpose()?;
+        let version = self.services.store.save_major_with(
+            id,
+            code,
+            comment,
+            None,
+            &Author::Person,
+            requirements.as_deref(),
+        )?;
         // The person looked at it: a review flag from repeated fixes is done.
         self.services.store.set_review(id, false)?;
         self.services.bus.emit(Event::VersionSaved {
@@ -225,10 +255,22 @@ impl Handle {
         files: &[(&str, &str)],
         author: &Author,
     ) -> Result<Workflow> {
+        self.create_inner(input, files, author, "")
+    }
+
+    fn create_inner(
+        &self,
+        input: &WorkflowInput,
+        files: &[(&str, &str)],
+        author: &Author,
+        requirements: &str,
+    ) -> Result<Workflow> {
         refuse(validate(input, true))?;
         let services = &self.services;
         let name = unique_name(&input.title, &services.store.workflow_names()?);
-        let workflow = services.store.insert_workflow(&name, input, author)?;
+        let workflow = services
+            .store
+            .insert_workflow_with(&name, input, author, requirements)?;
         let folder = services.paths.workflow_dir(workflow.id);
         std::fs::create_dir_all(&folder)
             .map_err(|e| Error::io(format!("cannot create {}", folder.display()), e))?;

@@ -63,11 +63,12 @@ impl Remedy for KnownFix {
             ));
         };
         let workflow = store.workflow(workflow_id)?;
-        if let SyntaxCheck::Refused { message } = sandbox::check_syntax(
+        if let SyntaxCheck::Refused { message } = sandbox::check_syntax_in(
             &scratch_root(services),
             &workflow.runtime,
             &workflow.entry,
             &code,
+            &services.environment_vars(&workflow),
         )
         .await?
         {

@@ -150,11 +150,12 @@ impl Tool for Fix {
                 "the fix was not applied: code and comment must not be empty".to_string(),
             ));
         }
-        let check = sandbox::check_syntax(
+        let check = sandbox::check_syntax_in(
             &bench.scratch_root(),
             &bench.workflow.runtime,
             &bench.workflow.entry,
             code,
+            &bench.services.environment_vars(&bench.workflow),
         )
         .await?;
         let checked = match check {
@@ -243,6 +244,9 @@ impl Tool for Eval {
         let deny = key_variables(&bench.services);
         let scratch = bench.scratch_root();
         let folder = bench.folder();
+        // The workflow's variables, then its own environment in front, as a run has them.
+        let mut env = bench.workflow.env.clone();
+        env.extend(bench.services.environment_vars(&bench.workflow));
         let spec = SandboxSpec {
             scratch_root: &scratch,
             source_dir: &folder,
@@ -250,7 +254,7 @@ impl Tool for Eval {
             entry: &bench.workflow.entry,
             code: text_arg(&args, "code"),
             stdin: args.get("input").and_then(Value::as_str),
-            env: &bench.workflow.env,
+            env: &env,
             deny_env: &deny,
             limits: SandboxLimits::default(),
         };

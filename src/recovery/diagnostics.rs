@@ -1,6 +1,7 @@
-//! Diagnostics for an environment problem: the interpreter and its version, the installed
-//! modules, free disk, run in the sandbox (a scratch copy of the workflow folder, no keys); and
-//! whether the hosts named in the logs can be reached.
+//! Diagnostics for an environment problem: the interpreter and its version and free disk, run in
+//! the sandbox (a scratch copy of the workflow folder, no keys, the workflow's own environment in
+//! front); the workflow's own packages (never the whole machine's list); and whether the hosts
+//! named in the logs can be reached.
 
 use std::time::Duration;
 
@@ -19,24 +20,13 @@ pub(crate) async fn diagnose(services: &Services, workflow: &Workflow, logs: &st
     let mut report = String::new();
     let program = workflow.runtime.program();
     // Each check prints one sentence: the report is read by a person in the checkpoint dialog.
-    let modules = match &workflow.runtime {
-        Runtime::Python3 => "mods=$(python3 -m pip list --format=freeze 2>/dev/null | head -n 60 | tr '\\n' ' ')\n\
-             if [ -n \"$mods\" ]; then echo \"Installed Python modules: $mods\"; \
-             else echo 'Healer could not list the installed Python modules (pip is not available).'; fi",
-        Runtime::Node => "mods=$(ls node_modules 2>/dev/null | head -n 60 | tr '\\n' ' ')\n\
-             if [ -n \"$mods\" ]; then echo \"Node modules in the workflow's folder: $mods\"; \
-             else echo \"The workflow's folder has no Node modules installed (no node_modules folder).\"; fi\n\
-             glob=$(npm ls -g --depth=0 --parseable 2>/dev/null | tail -n +2 | sed 's#.*/##' | head -n 30 | tr '\\n' ' ')\n\
-             if [ -n \"$glob\" ]; then echo \"Node modules installed for everyone: $glob\"; fi",
-        _ => "true",
-    };
     let script = format!(
         "if command -v {program} >/dev/null 2>&1; then \
            echo \"{program} is installed ($({program} --version 2>&1 | head -n 1), at $(command -v {program})).\"; \
          else echo '{program} is not installed on this machine (it is not on the PATH).'; fi\n\
-         {modules}\n\
          df -Pk . 2>/dev/null | awk 'NR==2 {{ printf \"The disk that holds the workflow has %.1f GB free (%s used).\\n\", $4/1048576, $5 }}'\n"
     );
+    let env = services.environment_vars(workflow);
     let scratch = scratch_root(services);
     let folder = services.paths.workflow_dir(workflow.id);
     let spec = SandboxSpec {
@@ -46,7 +36,7 @@ pub(crate) async fn diagnose(services: &Services, workflow: &Workflow, logs: &st
         entry: ".healer-diagnostics.sh",
         code: &script,
         stdin: None,
-        env: &[],
+        env: &env,
         deny_env: &[],
         limits: SandboxLimits {
             timeout: Duration::from_secs(20),
@@ -62,6 +52,10 @@ pub(crate) async fn diagnose(services: &Services, workflow: &Workflow, logs: &st
             }
         }
         Err(e) => report.push_str(&format!("Healer could not look at this machine: {e}.")),
+    }
+    if let Some(line) = own_packages(services, workflow) {
+        report.push('\n');
+        report.push_str(&line);
     }
     let hosts = hosts_in(logs);
     if !hosts.is_empty() {
@@ -83,6 +77,28 @@ pub(crate) async fn diagnose(services: &Services, workflow: &Workflow, logs: &st
         }
     }
     report.trim_end().to_string()
+}
+
+/// The workflow's own packages, in one sentence; `None` for a shell workflow.
+fn own_packages(services: &Services, workflow: &Workflow) -> Option<String> {
+    crate::deps::Ecosystem::of(&workflow.runtime)?;
+    let lock = services
+        .store
+        .environment(workflow.id)
+        .ok()
+        .flatten()
+        .filter(|r| r.ok)
+        .map(|r| r.lock)
+        .unwrap_or_default();
+    let packages: Vec<&str> = lock.lines().filter(|l| !l.trim().is_empty()).collect();
+    Some(if packages.is_empty() {
+        format!(
+            "The workflow has no packages of its own: it runs with this machine's {} and what is installed for it.",
+            workflow.runtime.label()
+        )
+    } else {
+        format!("The workflow's own packages: {}.", packages.join(", "))
+    })
 }
 
 /// A failed connection in words, without the OS's "(os error 111)".

@@ -14,6 +14,9 @@ pub const COPY_CAP_BYTES: u64 = 50 * 1024 * 1024;
 /// The most files and folders the copy may hold.
 pub const COPY_CAP_ENTRIES: usize = 20_000;
 
+/// Folders of the workflow's own environment, left out of the copy.
+const ENVIRONMENT_DIRS: [&str; 2] = [crate::deps::VENV_DIR, crate::deps::NODE_MODULES_DIR];
+
 /// A scratch directory; removed on drop.
 #[derive(Debug)]
 pub struct Scratch {
@@ -145,7 +148,8 @@ pub fn remove_tree(root: &Path) -> io::Result<()> {
 }
 
 /// Copy the workflow's folder into `dst`, at most [`COPY_CAP_BYTES`]. A missing folder copies
-/// nothing. Symbolic links are not followed out of the folder: a link to a file inside it is
+/// nothing. The workflow's own environment (its venv, its node_modules) is not copied: the
+/// sandbox reaches it where it is (see [`crate::deps::run_environment`]). Symbolic links are not followed out of the folder: a link to a file inside it is
 /// copied as that file, any other link (to a folder, outside, dangling) is skipped, as are
 /// sockets, pipes and devices.
 pub fn copy_tree(src: &Path, dst: &Path) -> Result<()> {
@@ -169,7 +173,11 @@ pub fn copy_tree(src: &Path, dst: &Path) -> Result<()> {
             let entry =
                 entry.map_err(|e| Error::io(format!("cannot read {}", from_dir.display()), e))?;
             let from = entry.path();
-            let to = to_dir.join(entry.file_name());
+            let name = entry.file_name();
+            if from_dir == root && ENVIRONMENT_DIRS.iter().any(|d| name == *d) {
+                continue;
+            }
+            let to = to_dir.join(&name);
             let meta = fs::symlink_metadata(&from)
                 .map_err(|e| Error::io(format!("cannot read {}", from.display()), e))?;
             let kind = meta.file_type();

@@ -69,123 +69,132 @@ async fn try_execute_run(
 
     let logs = services.paths.run_logs_dir(workflow_id);
     runner::prune_full_logs(&logs);
+    // The workflow's own environment holds what this version declares before its script runs,
+    // and nothing changes it while the script runs.
+    let environment = services.environments.lock(workflow_id).await;
+    let set_up = super::setup::prepare(services, &workflow, &version, run_id, run.number).await?;
     let mut number = 1;
-    let (class, evidence) = loop {
-        // Written before every attempt: a script may delete or change its own file.
-        write_entry(&folder, &workflow.entry, &version)?;
-        let attempt_id = services
-            .patiently(|store| store.start_attempt(run_id, number))
-            .await?;
-        crate::failpoint::hit("run.attempt_started");
-        let spec = RunSpec {
-            folder: folder.clone(),
-            runtime: workflow.runtime.clone(),
-            entry: workflow.entry.clone(),
-            env: run_env(&workflow, run.hint.as_deref(), services.instance()),
-            timeout: Duration::from_secs(u64::from(workflow.timeout_secs)),
-            run_id,
-            attempt: number,
-            full_log_dir: Some(logs.clone()),
-            group: Some(GroupSpec {
-                registry: services.paths.groups_dir(),
-                name: format!("{}-run{run_id}-{number}", services.instance()),
-            }),
-        };
-        let store = services.store.clone();
-        let execution = runner::execute(
-            &spec,
-            move |pgid| {
-                if let Err(e) = store.set_attempt_pgid(attempt_id, pgid) {
-                    tracing::warn!(
-                        "could not record the process group of attempt {attempt_id}: {e}"
-                    );
-                }
-                crate::failpoint::hit("run.script_running");
-            },
-            Some(&services.output),
-        )
-        .await;
-
-        let judged = judge(&execution, &workflow.entry, spec.timeout);
-        let retry_in = judged
-            .class
-            .filter(|c| workflow.retry.retries(*c, number))
-            .map(|_| workflow.retry.delay(number, rand::random::<f64>()));
-        let note = join_notes(
-            execution.note.clone(),
-            retry_in.map(|d| format!("Retrying in {}", seconds(d))),
-        );
-        let end = AttemptEnd {
-            succeeded: judged.class.is_none(),
-            duration_ms: millis(execution.duration),
-            exit_code: execution.exit.code,
-            signal: execution.exit.signal,
-            timed_out: execution.exit.timed_out,
-            class: judged.class,
-            evidence: judged.evidence.clone(),
-            stdout_cut: execution.stdout.cut,
-            stderr_cut: execution.stderr.cut,
-            stdout: execution.stdout.text,
-            stderr: execution.stderr.text,
-            result: execution.result,
-            note,
-        };
-        services.attempt_ended(run_id, number, execution.escaped);
-        if let Err(e) = services
-            .patiently(|store| store.finish_attempt(attempt_id, &end))
-            .await
-        {
-            // The store refuses for now: the attempt's end becomes the run's, kept until it
-            // can be written; no retry and no heal while Healer cannot record them.
-            services.keep_run_end(
-                RunEnd {
-                    run_id,
-                    workflow_id,
-                    title: workflow.title.clone(),
-                    status: if end.succeeded {
-                        RunStatus::Succeeded
-                    } else {
-                        RunStatus::Failed
-                    },
-                    class: judged.class,
-                    summary: judged.summary.clone(),
-                    attempt: Some((attempt_id, end)),
+    let (class, evidence) = if let Some(failed) = set_up {
+        failed
+    } else {
+        loop {
+            // Written before every attempt: a script may delete or change its own file.
+            write_entry(&folder, &workflow.entry, &version)?;
+            let attempt_id = services
+                .patiently(|store| store.start_attempt(run_id, number))
+                .await?;
+            crate::failpoint::hit("run.attempt_started");
+            let spec = RunSpec {
+                folder: folder.clone(),
+                runtime: workflow.runtime.clone(),
+                entry: workflow.entry.clone(),
+                env: run_env(&workflow, &folder, run.hint.as_deref(), services.instance()),
+                timeout: Duration::from_secs(u64::from(workflow.timeout_secs)),
+                run_id,
+                attempt: number,
+                full_log_dir: Some(logs.clone()),
+                group: Some(GroupSpec {
+                    registry: services.paths.groups_dir(),
+                    name: format!("{}-run{run_id}-{number}", services.instance()),
+                }),
+            };
+            let store = services.store.clone();
+            let execution = runner::execute(
+                &spec,
+                move |pgid| {
+                    if let Err(e) = store.set_attempt_pgid(attempt_id, pgid) {
+                        tracing::warn!(
+                            "could not record the process group of attempt {attempt_id}: {e}"
+                        );
+                    }
+                    crate::failpoint::hit("run.script_running");
                 },
-                &e,
-            );
-            return Ok(());
-        }
-        crate::failpoint::hit("run.attempt_recorded");
-        if let Err(e) = services.bus.emit(Event::AttemptFinished {
-            run_id,
-            run_number: run.number,
-            workflow_id,
-            attempt: number,
-            succeeded: end.succeeded,
-            class: judged.class,
-            summary: judged.summary.clone(),
-            retry_in_ms: retry_in.map(millis),
-        }) {
-            tracing::warn!(run = run_id, "could not announce the attempt's end: {e}");
-        }
+                Some(&services.output),
+            )
+            .await;
 
-        match (judged.class, retry_in) {
-            (None, _) => {
-                let after = if number > 1 {
-                    format!(" on attempt {number}")
-                } else {
-                    String::new()
-                };
-                let summary = format!("Succeeded in {}{after}", seconds(execution.duration));
-                return finish(services, &workflow, run_id, None, summary).await;
+            let judged = judge(&execution, &workflow.entry, spec.timeout);
+            let retry_in = judged
+                .class
+                .filter(|c| workflow.retry.retries(*c, number))
+                .map(|_| workflow.retry.delay(number, rand::random::<f64>()));
+            let note = join_notes(
+                execution.note.clone(),
+                retry_in.map(|d| format!("Retrying in {}", seconds(d))),
+            );
+            let end = AttemptEnd {
+                succeeded: judged.class.is_none(),
+                duration_ms: millis(execution.duration),
+                exit_code: execution.exit.code,
+                signal: execution.exit.signal,
+                timed_out: execution.exit.timed_out,
+                class: judged.class,
+                evidence: judged.evidence.clone(),
+                stdout_cut: execution.stdout.cut,
+                stderr_cut: execution.stderr.cut,
+                stdout: execution.stdout.text,
+                stderr: execution.stderr.text,
+                result: execution.result,
+                note,
+            };
+            services.attempt_ended(run_id, number, execution.escaped);
+            if let Err(e) = services
+                .patiently(|store| store.finish_attempt(attempt_id, &end))
+                .await
+            {
+                // The store refuses for now: the attempt's end becomes the run's, kept until it
+                // can be written; no retry and no heal while Healer cannot record them.
+                services.keep_run_end(
+                    RunEnd {
+                        run_id,
+                        workflow_id,
+                        title: workflow.title.clone(),
+                        status: if end.succeeded {
+                            RunStatus::Succeeded
+                        } else {
+                            RunStatus::Failed
+                        },
+                        class: judged.class,
+                        summary: judged.summary.clone(),
+                        attempt: Some((attempt_id, end)),
+                    },
+                    &e,
+                );
+                return Ok(());
             }
-            (Some(_), Some(pause)) => {
-                tokio::time::sleep(pause).await;
-                number += 1;
+            crate::failpoint::hit("run.attempt_recorded");
+            if let Err(e) = services.bus.emit(Event::AttemptFinished {
+                run_id,
+                run_number: run.number,
+                workflow_id,
+                attempt: number,
+                succeeded: end.succeeded,
+                class: judged.class,
+                summary: judged.summary.clone(),
+                retry_in_ms: retry_in.map(millis),
+            }) {
+                tracing::warn!(run = run_id, "could not announce the attempt's end: {e}");
             }
-            (Some(class), None) => break (class, judged.evidence),
+
+            match (judged.class, retry_in) {
+                (None, _) => {
+                    let after = if number > 1 {
+                        format!(" on attempt {number}")
+                    } else {
+                        String::new()
+                    };
+                    let summary = format!("Succeeded in {}{after}", seconds(execution.duration));
+                    return finish(services, &workflow, run_id, None, summary).await;
+                }
+                (Some(_), Some(pause)) => {
+                    tokio::time::sleep(pause).await;
+                    number += 1;
+                }
+                (Some(class), None) => break (class, judged.evidence),
+            }
         }
     };
+    drop(environment);
 
     let evidence = evidence.unwrap_or_else(|| Evidence {
         error_type: None,
@@ -332,10 +341,16 @@ fn write_entry(folder: &Path, entry: &str, version: &ScriptVersion) -> Result<()
         .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
 }
 
-/// The workflow's variables, this Healer's instance marker, and the recovery hint the run was
-/// given, if any.
-fn run_env(workflow: &Workflow, hint: Option<&str>, instance: &str) -> Vec<EnvVar> {
+/// The workflow's variables, this Healer's instance marker, the recovery hint the run was
+/// given, if any, and its own environment (venv / node_modules) in front.
+fn run_env(workflow: &Workflow, folder: &Path, hint: Option<&str>, instance: &str) -> Vec<EnvVar> {
     let mut env = workflow.env.clone();
+    let base_path = std::env::var("PATH").unwrap_or_default();
+    env.extend(crate::deps::run_environment(
+        &workflow.runtime,
+        folder,
+        &base_path,
+    ));
     env.push(EnvVar {
         name: "HEALER_INSTANCE".to_string(),
         value: instance.to_string(),

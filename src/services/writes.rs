@@ -225,6 +225,7 @@ fn write_end(store: &Store, end: &RunEnd) -> Result<()> {
     let succeeded = end.status == RunStatus::Succeeded;
     store.settle_workflow_status(end.workflow_id, succeeded)?;
     store.settle_pattern_fixes(end.run_id, succeeded)?;
+    store.settle_package_fixes(end.run_id, succeeded)?;
     Ok(())
 }
 

@@ -233,7 +233,12 @@ impl Store {
                 .collect::<rusqlite::Result<Vec<_>>>()?;
             Ok(rows)
         })?;
-        Ok(RunDetail { run, attempts })
+        let setup = self.run_setup_log(run_id)?;
+        Ok(RunDetail {
+            run,
+            attempts,
+            setup,
+        })
     }
 
     /// A workflow's runs, newest first, older than `before` when given.

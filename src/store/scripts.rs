@@ -3,12 +3,12 @@
 use rusqlite::{params, OptionalExtension, Row};
 
 use super::notifications::unknown_value;
-use super::workflows::insert_version;
+use super::workflows::{insert_version, insert_version_with};
 use super::Store;
 use crate::error::{Error, Result};
 use crate::workflow::{Author, ScriptVersion, Version};
 
-const COLUMNS: &str = "s.id, s.workflow_id, s.major, s.minor, s.code, s.change_comment, s.summary, s.author, s.created_at, s.id = w.active_script_id";
+const COLUMNS: &str = "s.id, s.workflow_id, s.major, s.minor, s.code, s.change_comment, s.summary, s.author, s.created_at, s.id = w.active_script_id, s.requirements";
 
 impl Store {
     /// The version that runs.
@@ -80,6 +80,20 @@ impl Store {
         summary: Option<&str>,
         author: &Author,
     ) -> Result<ScriptVersion> {
+        self.save_major_with(workflow_id, code, comment, summary, author, None)
+    }
+
+    /// As [`Store::save_major`], with the packages the version declares (`None`: those of the
+    /// version that runs now).
+    pub fn save_major_with(
+        &self,
+        workflow_id: i64,
+        code: &str,
+        comment: &str,
+        summary: Option<&str>,
+        author: &Author,
+        requirements: Option<&str>,
+    ) -> Result<ScriptVersion> {
         let id = self.call(|c| {
             let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let (major, last_summary): (u32, String) = tx.query_row(
@@ -89,7 +103,7 @@ impl Store {
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )?;
             let version = Version { major, minor: 0 }.next_major();
-            let id = insert_version(
+            let id = insert_version_with(
                 &tx,
                 workflow_id,
                 version,
@@ -97,6 +111,7 @@ impl Store {
                 comment,
                 summary.unwrap_or(&last_summary),
                 author,
+                requirements,
             )?;
             tx.commit()?;
             Ok(id)
@@ -169,5 +184,12 @@ fn version_from_row(r: &Row<'_>) -> rusqlite::Result<ScriptVersion> {
         author: Author::from_db(&author).ok_or_else(|| unknown_value(7, &author))?,
         created_at: r.get(8)?,
         active: r.get(9)?,
+        requirements: r
+            .get::<_, String>(10)?
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect(),
     })
 }

@@ -30,6 +30,17 @@ impl Store {
         input: &WorkflowInput,
         author: &Author,
     ) -> Result<Workflow> {
+        self.insert_workflow_with(name, input, author, "")
+    }
+
+    /// A new workflow whose first version declares `requirements` (one a line).
+    pub fn insert_workflow_with(
+        &self,
+        name: &str,
+        input: &WorkflowInput,
+        author: &Author,
+        requirements: &str,
+    ) -> Result<Workflow> {
         let at = now();
         let Columns {
             entry,
@@ -46,7 +57,7 @@ impl Store {
                 params![name, input.title.trim(), runtime, entry, schedule, env, input.timeout_secs, retry, at],
             )?;
             let id = tx.last_insert_rowid();
-            insert_version(
+            insert_version_with(
                 &tx,
                 id,
                 Version::FIRST,
@@ -54,6 +65,7 @@ impl Store {
                 "First version",
                 &input.summary,
                 author,
+                Some(requirements),
             )?;
             tx.commit()?;
             Ok(id)
@@ -322,10 +334,37 @@ pub(super) fn insert_version(
     summary: &str,
     author: &Author,
 ) -> rusqlite::Result<i64> {
+    insert_version_with(
+        tx,
+        workflow_id,
+        version,
+        code,
+        comment,
+        summary,
+        author,
+        None,
+    )
+}
+
+/// As [`insert_version`], with the packages the version declares; `None` keeps those of the
+/// version that runs now (a fix changes the code, not the packages).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn insert_version_with(
+    tx: &Transaction<'_>,
+    workflow_id: i64,
+    version: Version,
+    code: &str,
+    comment: &str,
+    summary: &str,
+    author: &Author,
+    requirements: Option<&str>,
+) -> rusqlite::Result<i64> {
     tx.execute(
-        "INSERT INTO scripts (workflow_id, major, minor, code, change_comment, summary, author, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        params![workflow_id, version.major, version.minor, code, comment, summary, author.to_db(), now()],
+        "INSERT INTO scripts (workflow_id, major, minor, code, change_comment, summary, author, created_at, requirements)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, COALESCE(?9,
+             (SELECT s.requirements FROM scripts s JOIN workflows w ON w.active_script_id = s.id
+              WHERE w.id = ?1), ''))",
+        params![workflow_id, version.major, version.minor, code, comment, summary, author.to_db(), now(), requirements],
     )?;
     let script_id = tx.last_insert_rowid();
     tx.execute(

@@ -1,8 +1,8 @@
 //! Example workflows a new person can load: one healthy, one with a transient failure that
 //! retries and recovers, one with a logic error (a data-shape change), one with a missing
-//! module. They really run.
+//! module that Healer installs. They really run.
 
-use super::{EnvVar, RetryPolicy, Runtime, Schedule, WorkflowInput};
+use super::{RetryPolicy, Runtime, Schedule, WorkflowInput};
 
 pub struct Example {
     pub input: WorkflowInput,
@@ -66,19 +66,13 @@ pub fn example_workflows() -> Vec<Example> {
             files: vec![("orders.json", include_str!("examples/orders.json"))],
         },
         Example {
-            input: WorkflowInput {
-                env: vec![EnvVar {
-                    name: "DIGEST_WEBHOOK_URL".to_string(),
-                    value: "http://127.0.0.1:9/".to_string(),
-                }],
-                ..input(
-                    "Team chat digest",
-                    Runtime::Node,
-                    daily("30 8 * * 1-5"),
-                    include_str!("examples/slack_digest.js"),
-                    "Posts a morning digest to the team's chat",
-                )
-            },
+            input: input(
+                "Team chat digest",
+                Runtime::Node,
+                daily("30 8 * * 1-5"),
+                include_str!("examples/slack_digest.js"),
+                "Posts a morning digest to the team's chat",
+            ),
             files: vec![],
         },
     ]

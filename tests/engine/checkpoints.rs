@@ -16,9 +16,9 @@ use crate::workflows::input;
 
 /// A script that dies the way an out-of-memory kill looks (resource: a HICCUP checkpoint).
 const KILLED: &str = "echo working\nexit 137\n";
-/// A script missing a module (environment: Level 2).
+/// A script that may not write where it must (environment, and not a missing module: Level 2).
 const MISSING: &str =
-    "import os, sys\nprint('hint=' + os.environ.get('HEALER_RECOVERY_HINT', ''), file=sys.stderr)\nimport healer_no_such_module\n";
+    "import os, sys\nprint('hint=' + os.environ.get('HEALER_RECOVERY_HINT', ''), file=sys.stderr)\nraise PermissionError(13, 'Permission denied', '/srv/reports/today.csv')\n";
 
 async fn engine(paths: &Paths, scheduler: bool) -> Engine {
     let lease = Lease::acquire(paths, "test").expect("lease");
@@ -99,6 +99,7 @@ async fn proceed_skip_and_pause_each_do_what_they_say() {
     let c = pending(&engine).remove(0);
     let decided = engine
         .decide_checkpoint(c.id, Some(1), Some("try once more"))
+        .await
         .expect("proceed");
     let decision = decided.decision.expect("decided");
     assert_eq!(decision.notes.as_deref(), Some("try once more"));
@@ -107,7 +108,7 @@ async fn proceed_skip_and_pause_each_do_what_they_say() {
     assert_eq!(queued.status, RunStatus::Queued);
     assert_eq!(decision.outcome, format!("Run #{} started", queued.number));
     assert!(
-        engine.decide_checkpoint(c.id, Some(2), None).is_err(),
+        engine.decide_checkpoint(c.id, Some(2), None).await.is_err(),
         "once only"
     );
 
@@ -117,7 +118,10 @@ async fn proceed_skip_and_pause_each_do_what_they_say() {
         .await
         .expect("the proceed run ran");
     let c = pending(&engine).remove(0);
-    engine.decide_checkpoint(c.id, Some(2), None).expect("skip");
+    engine
+        .decide_checkpoint(c.id, Some(2), None)
+        .await
+        .expect("skip");
     let skipped = engine.run_detail(c.run_id.expect("run")).expect("run").run;
     assert!(skipped.skipped);
     assert!(!engine.run_detail(first.id).expect("first").run.skipped);
@@ -129,6 +133,7 @@ async fn proceed_skip_and_pause_each_do_what_they_say() {
     let c = pending(&engine).remove(0);
     let decided = engine
         .decide_checkpoint(c.id, Some(3), None)
+        .await
         .expect("pause");
     assert_eq!(
         decided.decision.expect("decided").outcome,
@@ -138,7 +143,7 @@ async fn proceed_skip_and_pause_each_do_what_they_say() {
         engine.find_workflow("killed").expect("w").status,
         WorkflowStatus::Paused
     );
-    assert!(engine.decide_checkpoint(c.id, Some(9), None).is_err());
+    assert!(engine.decide_checkpoint(c.id, Some(9), None).await.is_err());
 }
 
 #[tokio::test]
@@ -159,6 +164,7 @@ async fn a_pending_checkpoint_survives_a_restart_and_the_work_resumes_when_decid
     let mut events = engine.subscribe();
     engine
         .decide_checkpoint(c.id, Some(1), None)
+        .await
         .expect("proceed");
     // The scheduler runs the Proceed run (it fails again and asks again).
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
@@ -189,6 +195,7 @@ async fn the_recommendation_follows_past_decisions_and_says_why() {
         let c = pending(&engine).remove(0);
         engine
             .decide_checkpoint(c.id, Some(option), None)
+            .await
             .expect("decide");
         if option == 3 {
             engine.set_paused(w.id, false).expect("resume");
@@ -202,7 +209,10 @@ async fn the_recommendation_follows_past_decisions_and_says_why() {
         "Skip — you chose it 2 of the last 3 times for this workflow"
     );
     // Deciding without an option takes the recommended one.
-    let decided = engine.decide_checkpoint(c.id, None, None).expect("decide");
+    let decided = engine
+        .decide_checkpoint(c.id, None, None)
+        .await
+        .expect("decide");
     assert_eq!(decided.decision.expect("decided").option, 2);
 }
 
@@ -263,6 +273,18 @@ async fn level_two_diagnostics_opens_an_environment_checkpoint_with_the_facts() 
         c.context
     );
     assert!(!c.context.contains("Filesystem"), "{}", c.context);
+    // The workflow's own packages, not every module the machine has.
+    assert!(
+        c.context
+            .contains("The workflow has no packages of its own"),
+        "{}",
+        c.context
+    );
+    assert!(
+        !c.context.contains("Installed Python modules"),
+        "{}",
+        c.context
+    );
     assert_eq!(c.options[c.recommended() as usize - 1].label, "Pause");
 }
 

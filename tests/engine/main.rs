@@ -10,6 +10,7 @@ mod checkpoint_cli;
 mod checkpoints;
 mod classify;
 mod cli;
+mod deps;
 mod engine;
 mod faults;
 mod glance;

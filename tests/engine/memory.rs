@@ -219,6 +219,7 @@ async fn the_same_error_in_three_workflows_within_the_hour_pauses_its_repairs() 
     // Decided: repairs resume.
     engine
         .decide_checkpoint(pending[0].id, Some(1), None)
+        .await
         .expect("resume");
     bed.server
         .script([openai::text("No fix this time either.", TOKENS)]);
@@ -250,6 +251,7 @@ async fn healing_over_the_daily_tokens_asks_with_allow_more_pause_and_skip() {
     bed.server.script([openai::text("Still no fix.", TOKENS)]);
     let decided = engine
         .decide_checkpoint(c.id, Some(1), None)
+        .await
         .expect("allow");
     assert!(decided
         .decision

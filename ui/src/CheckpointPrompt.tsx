@@ -4,6 +4,7 @@ import { useDecideCheckpoint } from "./checkpointQueries";
 import { CheckpointDialog, type Draft } from "./components/CheckpointDialog";
 import { trackInput } from "./inputQuiet";
 import { postpone } from "./postponed";
+import { toast } from "./toasts";
 import { navigate } from "./usePage";
 
 /** Where the person was before the questions came: focus goes back there once they are answered. */
@@ -43,7 +44,17 @@ export function CheckpointPrompt({ pending }: { pending: Checkpoint[] }) {
         error={draft?.error ?? null}
         onDecide={(option, notes) => {
           setRefused(null);
-          decide.mutate({ id: current.id, option, notes });
+          const installs = current.options[option - 1]?.action.kind === "install_package";
+          decide.mutate(
+            { id: current.id, option, notes },
+            {
+              // The dialog has gone; what the installation came to is told here.
+              onSuccess: (decided) => {
+                if (installs && decided.decision) toast(decided.decision.outcome);
+              },
+            },
+          );
+          if (installs) toast(`Installing ${notes ?? "the package"}…`);
         }}
         onLater={(goTo) => {
           for (const c of pending) postpone(c.id);

@@ -11,6 +11,7 @@ import {
   type ProjectTaskStatus,
   type ProviderInput,
   type SavedView,
+  type Runtime,
   type Tier,
   type TierSetting,
   type Version,
@@ -53,7 +54,11 @@ async function unwrap<T>(call: Promise<Result<T>>): Promise<T> {
     // The bindings rethrow transport failures (e.g. an unknown command) as plain Errors.
     throw toApiError(error);
   }
-  if (result.status === "error") throw new ApiError(result.error);
+  if (result.status === "error") {
+    // Tauri itself refuses with a plain string (a command the window may not call).
+    const error = result.error as ErrorPayload | string;
+    throw new ApiError(typeof error === "string" ? { code: "internal", message: error } : error);
+  }
   return result.data;
 }
 
@@ -70,15 +75,18 @@ export const api = {
   getWorkflow: (id: number) => unwrap(commands.getWorkflow(id)),
   /** The problems that would stop `input` being saved; empty when it can be. */
   validateWorkflow: (input: WorkflowInput) => unwrap(commands.validateWorkflow(input)),
-  createWorkflow: (input: WorkflowInput) => unwrap(commands.createWorkflow(input)),
+  /** `requirements`: the packages its first version declares (the ones the person confirmed). */
+  createWorkflow: (input: WorkflowInput, requirements: string[] = []) =>
+    unwrap(commands.createWorkflow(input, requirements)),
   /** Settings only: `input.code` is ignored. */
   updateWorkflow: (id: number, input: WorkflowInput) => unwrap(commands.updateWorkflow(id, input)),
   /**
    * Saves the code as the next major version, unless the syntax check refuses it (`invalid`) or
    * a newer version than `base`, the one the editor opened, appeared meanwhile (`conflict`).
+   * `requirements`: the packages the new version declares; null keeps those of the one that runs.
    */
-  saveScript: (id: number, code: string, comment: string, base: Version | null) =>
-    unwrap(commands.saveScript(id, code, comment, base)),
+  saveScript: (id: number, code: string, comment: string, base: Version | null, requirements: string[] | null = null) =>
+    unwrap(commands.saveScript(id, code, comment, base, requirements)),
   /** The runtime's own syntax check; null when the code passes. */
   checkScript: (id: number, code: string) => unwrap(commands.checkScript(id, code)),
   /** An earlier version's code becomes the next major ("Restored from 1.0"). */
@@ -155,6 +163,15 @@ export const api = {
   restoredView: () => toApi(commands.restoredView()),
   /** Quits Healer through its normal shutdown. */
   quitApp: () => toApi(commands.quitApp()),
+  /** What the active version declares, what is installed (the lock) and the last install's log. */
+  getDependencies: (id: number) => unwrap(commands.getDependencies(id)),
+  /** Installs the active version's packages again, into a fresh environment. */
+  reinstallDependencies: (id: number) => unwrap(commands.reinstallDependencies(id)),
+  /** The packages `code` imports that the workflow lacks (`id` null: a workflow being created). */
+  proposePackages: (runtime: Runtime, code: string, id: number | null) =>
+    unwrap(commands.proposePackages(runtime, code, id)),
+  /** Packages installed for an error signature, newest first. */
+  listPackageFixes: (signature: string) => unwrap(commands.listPackageFixes(signature)),
   /** What a folder is (a repository? bare? …) and the project Healer proposes for it. */
   checkProjectFolder: (path: string) => unwrap(commands.checkProjectFolder(path)),
   /** git init and a first commit, then the folder looked at again. */

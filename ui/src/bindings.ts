@@ -16,14 +16,16 @@ export const commands = {
 	getWorkflow: (id: number) => typedError<WorkflowDetail, ErrorPayload>(__TAURI_INVOKE("get_workflow", { id })),
 	/**  Problems with a workflow before it is saved; empty when it can be. */
 	validateWorkflow: (input: WorkflowInput) => typedError<FieldProblem[], ErrorPayload>(__TAURI_INVOKE("validate_workflow", { input })),
-	createWorkflow: (input: WorkflowInput) => typedError<Workflow, ErrorPayload>(__TAURI_INVOKE("create_workflow", { input })),
+	/**  `requirements`: the packages its first version declares (the ones the person confirmed). */
+	createWorkflow: (input: WorkflowInput, requirements: string[]) => typedError<Workflow, ErrorPayload>(__TAURI_INVOKE("create_workflow", { input, requirements })),
 	/**  Change settings; the code changes only through `save_script`. */
 	updateWorkflow: (id: number, input: WorkflowInput) => typedError<Workflow, ErrorPayload>(__TAURI_INVOKE("update_workflow", { id, input })),
 	/**
 	 *  Saves the code as the next major version (2.0 after 1.3), unless the syntax check refuses
 	 *  it or a newer version than `base` (the one the editor opened) appeared meanwhile.
+	 *  `requirements`: the packages the new version declares (`None`: those of the one that runs).
 	 */
-	saveScript: (id: number, code: string, comment: string, base: Version | null) => typedError<SaveOutcome, ErrorPayload>(__TAURI_INVOKE("save_script", { id, code, comment, base })),
+	saveScript: (id: number, code: string, comment: string, base: Version | null, requirements: string[] | null) => typedError<SaveOutcome, ErrorPayload>(__TAURI_INVOKE("save_script", { id, code, comment, base, requirements })),
 	/**  The runtime's own syntax check of `code`; null when it passes. */
 	checkScript: (id: number, code: string) => typedError<string | null, ErrorPayload>(__TAURI_INVOKE("check_script", { id, code })),
 	/**  An earlier version's code as the next major version ("Restored from 1.0"). */
@@ -67,7 +69,10 @@ export const commands = {
 	sendPlannerMessage: (workflowId: number, message: string) => typedError<number, ErrorPayload>(__TAURI_INVOKE("send_planner_message", { workflowId, message })),
 	/**  Pending checkpoints (oldest first) and past decisions. */
 	listCheckpoints: () => typedError<CheckpointList, ErrorPayload>(__TAURI_INVOKE("list_checkpoints")),
-	/**  Decide a checkpoint (`option` 1-based); the work it held goes on as the option says. */
+	/**
+	 *  Decide a checkpoint (`option` 1-based); the work it held goes on as the option says
+	 *  ("Try another package name…" installs the package named in `notes` first).
+	 */
 	decideCheckpoint: (id: number, option: number, notes: string | null) => typedError<Checkpoint, ErrorPayload>(__TAURI_INVOKE("decide_checkpoint", { id, option, notes })),
 	/**  Error signatures Healer remembers, most recently seen first. */
 	listPatterns: () => typedError<Pattern[], ErrorPayload>(__TAURI_INVOKE("list_patterns")),
@@ -88,6 +93,17 @@ export const commands = {
 	restoredView: () => __TAURI_INVOKE<SavedView | null>("restored_view"),
 	/**  Quit Healer: the engine stops through its normal shutdown. */
 	quitApp: () => __TAURI_INVOKE<void>("quit_app"),
+	/**  What the workflow's active version declares, what is installed, and the last install's log. */
+	getDependencies: (id: number) => typedError<Dependencies, ErrorPayload>(__TAURI_INVOKE("get_dependencies", { id })),
+	/**  Install the active version's packages again, into a fresh environment. */
+	reinstallDependencies: (id: number) => typedError<Dependencies, ErrorPayload>(__TAURI_INVOKE("reinstall_dependencies", { id })),
+	/**
+	 *  The packages `code` imports that the workflow's environment lacks (`id`: none yet, for a
+	 *  workflow being created).
+	 */
+	proposePackages: (runtime: Runtime, code: string, id: number | null) => typedError<ProposedPackage[], ErrorPayload>(__TAURI_INVOKE("propose_packages", { runtime, code, id })),
+	/**  Packages installed for an error signature (the Memory page). */
+	listPackageFixes: (signature: string) => typedError<PackageFix[], ErrorPayload>(__TAURI_INVOKE("list_package_fixes", { signature })),
 	/**  What a folder is and what Healer proposes for it. */
 	checkProjectFolder: (path: string) => typedError<FolderCheck, ErrorPayload>(__TAURI_INVOKE("check_project_folder", { path })),
 	/**  Make the folder a git repository with a first commit, then look again. */
@@ -281,7 +297,12 @@ export type CheckpointAction =
 /**  Pause the workflow until the person resumes it. */
 { kind: "pause" } | 
 /**  Allow more healing tokens today, then run again. */
-{ kind: "allow_tokens"; tokens: number };
+{ kind: "allow_tokens"; tokens: number } | 
+/**
+ *  Install the package the person names (in the decision's notes) into the workflow's own
+ *  environment, then run again.
+ */
+{ kind: "install_package" };
 
 /**  Pending checkpoints (oldest first) and decided ones (newest first). */
 export type CheckpointList = {
@@ -336,6 +357,27 @@ export type Decision = {
 	outcome: string,
 };
 
+/**  The Dependencies section of a workflow. */
+export type Dependencies = {
+	workflow_id: number,
+	/**  `None` for a shell workflow: it has no environment of its own. */
+	ecosystem: Ecosystem | null,
+	state: EnvironmentState,
+	/**  What the active version declares. */
+	packages: PackageRow[],
+	/**  Every installed package, pinned (the lock). */
+	lock: string[],
+	/**  What the last installation printed. */
+	log: string,
+	/**  The installer's own words, when the last installation failed. */
+	error: string | null,
+	/**  "Python 3.11.7", "Node v20.20.2". */
+	interpreter: string,
+	built_at: string | null,
+	/**  The environment's folder on disk. */
+	location: string,
+};
+
 export type DesktopSettings = {
 	/**  Closing the window leaves Healer running in the tray. */
 	keep_running: boolean,
@@ -353,11 +395,31 @@ export type Detection = {
 	agents: InstalledAgent[],
 };
 
+/**  The package world a runtime installs from. */
+export type Ecosystem = 
+/**  PyPI, installed with pip into the workflow's venv. */
+"python" | 
+/**  The npm registry, installed with npm into the workflow's node_modules. */
+"node";
+
 /**  An environment variable for the script. Not for secrets: these are stored in plain text. */
 export type EnvVar = {
 	name: string,
 	value: string,
 };
+
+/**  How a workflow's environment stands. */
+export type EnvironmentState = 
+/**  A shell workflow, or one that declares no packages: it uses the machine. */
+"machine" | 
+/**  Packages are declared but were never installed: the next run installs them. */
+"not_installed" | 
+/**  Installed as the active version declares. */
+"ready" | 
+/**  The active version declares other packages than were installed: the next run installs. */
+"outdated" | 
+/**  The last installation failed. */
+"failed";
 
 /**  What kind of error happened, for code to switch on. */
 export type ErrorCode = "corrupt_database" | "schema_too_new" | "data_dir" | "engine_running" | "engine_unavailable" | "not_found" | "invalid_input" | "store" | "io" | "internal" | 
@@ -451,7 +513,9 @@ run_number?: number; action: string; detail: string } |
 /**  Model providers, tiers or budgets changed. */
 { kind: "llm_settings_changed"; what: string } | 
 /**  The person paused every scheduled run (a breaker pausing them is `BreakerTripped`). */
-{ kind: "scheduler_paused"; reason: string } | { kind: "project_added"; project_id: number; name: string } | 
+{ kind: "scheduler_paused"; reason: string } | 
+/**  Packages were installed into a workflow's own environment (or could not be). */
+{ kind: "environment_built"; workflow_id: number; title: string; ok: boolean; summary: string } | { kind: "project_added"; project_id: number; name: string } | 
 /**  Its settings changed. */
 { kind: "project_changed"; project_id: number; name: string; what: string } | 
 /**  Healer forgot it (the repository is untouched). */
@@ -695,6 +759,30 @@ export type OutputChunk = {
 
 export type OutputStream = "stdout" | "stderr";
 
+/**  A package installed for a missing module, as healing memory keeps it. */
+export type PackageFix = {
+	id: number,
+	signature: string,
+	/**  "python" or "node". */
+	runtime: string,
+	module: string,
+	package: string,
+	workflow_id: number | null,
+	workflow_title: string | null,
+	/**  Whether the first run with it passed. */
+	result: FixVerdict,
+	created_at: string,
+};
+
+/**  One declared package, with the version that is installed. */
+export type PackageRow = {
+	name: string,
+	/**  What the version asks for: "==6.0.2", "^1.3.0", or "" for any. */
+	wanted: string,
+	/**  The version the lock says is installed. */
+	installed: string | null,
+};
+
 /**  An error signature as the Memory page lists it. */
 export type Pattern = {
 	signature: string,
@@ -869,6 +957,23 @@ export type ProjectTaskEdit = {
 
 export type ProjectTaskStatus = "open" | "in_progress" | "blocked" | "closed";
 
+export type ProposalSource = "memory" | "table" | "same_name";
+
+/**  A package the person is offered when they save a script. */
+export type ProposedPackage = {
+	/**  What the script imports: "yaml", "@slack/webhook". */
+	module: string,
+	/**  What would be installed: "PyYAML". */
+	package: string,
+	/**  The line of the import (1-based). */
+	line: number,
+	/**
+	 *  Why this name: Healer installed it for this import before, a known mismatch, or the
+	 *  import's own name.
+	 */
+	source: ProposalSource,
+};
+
 /**  A configured provider. Holds no key: see [`super::keys`]. */
 export type Provider = {
 	name: string,
@@ -976,6 +1081,8 @@ export type Run = {
 export type RunDetail = {
 	run: Run,
 	attempts: Attempt[],
+	/**  What was installed into the workflow's environment before this run, and how it went. */
+	setup: string | null,
 };
 
 /**  Output of a running attempt, as it is printed (not persisted; the attempt keeps its log). */
@@ -1036,6 +1143,11 @@ export type ScriptVersion = {
 	created_at: string,
 	/**  Whether this is the version that runs. */
 	active: boolean,
+	/**
+	 *  The packages it declares, one requirement a line in the runtime's notation
+	 *  (`PyYAML==6.0.2`, `left-pad@1.3.0`). Empty: it needs nothing beyond the standard library.
+	 */
+	requirements: string[],
 };
 
 export type SessionDetail = {

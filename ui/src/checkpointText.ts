@@ -31,17 +31,22 @@ export function recommendedIndex(checkpoint: Checkpoint): number {
   return index < 0 ? 0 : index;
 }
 
-/** The line before the diagnostics in an environment checkpoint (src/recovery.rs). */
-const REPORT_LEAD = "What this machine has:";
+/**
+ * The lines before the diagnostics in an environment checkpoint (src/recovery.rs): what the
+ * machine has, or what the workflow's own environment has (recovery/install.rs).
+ */
+const REPORT_LEADS = ["What this machine has:", "What this workflow's environment has:"];
 
 /**
  * A checkpoint's context split into what a person reads as prose and the report of what this
  * machine has that may follow it. `report` is null when there is none.
  */
 export function splitContext(context: string): { prose: string; report: string | null } {
-  const at = context.indexOf(REPORT_LEAD);
-  if (at < 0) return { prose: context.trim(), report: null };
-  return { prose: context.slice(0, at).trim(), report: context.slice(at + REPORT_LEAD.length).trim() };
+  for (const lead of REPORT_LEADS) {
+    const at = context.indexOf(lead);
+    if (at >= 0) return { prose: context.slice(0, at).trim(), report: context.slice(at + lead.length).trim() };
+  }
+  return { prose: context.trim(), report: null };
 }
 
 /** "1 more waiting", "3 more waiting". */

@@ -100,6 +100,7 @@ const remedyWords: Record<string, { did: string; failed: string }> = {
   known_fix: { did: "Healer applied a fix that worked before", failed: "A fix that worked before did not apply here" },
   cost_breaker: { did: "Healer stopped repairs that were getting expensive", failed: "Healer could not check the repair costs" },
   maintain: { did: "Healer started repairing the script", failed: "Healer could not start a repair" },
+  install_module: { did: "Healer saw to a missing package", failed: "Healer found no missing package to install" },
   level2: { did: "Healer looked deeper into the failure", failed: "Healer could not look deeper into the failure" },
   checkpoint: { did: "Healer asked you what to do", failed: "Healer could not ask you" },
   record_and_notify: { did: "Healer told you about it", failed: "Healer could not tell you about it" },
@@ -153,6 +154,13 @@ export function describeEvent(event: Event): EventText {
     case "workflow_deleted":
       return { title: `Workflow “${event.title}” deleted`, detail: "Its versions and runs were deleted with it.", tone: "neutral" };
     case "version_saved":
+      if (event.author.kind === "healer" && event.comment.startsWith("installed ")) {
+        return {
+          title: `Healer ${event.comment} for “${event.title}”, as version ${event.version.major}.${event.version.minor}`,
+          detail: "The package went into the workflow's own environment; the workflow runs again.",
+          tone: "good",
+        };
+      }
       return event.author.kind === "healer"
         ? {
             title: `Healer rolled “${event.title}” back, as version ${event.version.major}.${event.version.minor}`,
@@ -223,6 +231,12 @@ export function describeEvent(event: Event): EventText {
       return { title: "Model settings changed", detail: capitalised(event.what), tone: "neutral" };
     case "scheduler_paused":
       return { title: "Scheduled runs paused", detail: capitalised(event.reason), tone: "contained" };
+    case "environment_built":
+      return {
+        title: event.ok ? `Packages installed for “${event.title}”` : `Packages could not be installed for “${event.title}”`,
+        detail: capitalised(event.summary),
+        tone: event.ok ? "good" : "bad",
+      };
     case "project_added":
       return { title: `Project “${event.name}” added`, detail: "Its tasks can be run from its board.", tone: "info" };
     case "project_changed":

@@ -21,6 +21,7 @@ import "./styles/memory.css";
 import "./styles/diff.css";
 import "./styles/safety.css";
 import "./styles/people.css";
+import "./styles/deps.css";
 import "./styles/projects.css";
 
 const root = document.getElementById("root");

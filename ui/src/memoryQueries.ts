@@ -8,6 +8,7 @@ export const memoryKeys = {
   all: ["memory"] as const,
   patterns: ["memory", "patterns"] as const,
   pattern: (signature: string) => ["memory", "pattern", signature] as const,
+  packages: (signature: string) => ["memory", "packages", signature] as const,
   decisions: ["decisions"] as const,
   schedulerPause: ["scheduler-pause"] as const,
 };
@@ -18,6 +19,11 @@ export function usePatterns() {
 
 export function usePattern(signature: string) {
   return useQuery({ queryKey: memoryKeys.pattern(signature), queryFn: () => api.getPattern(signature) });
+}
+
+/** Packages installed for an error signature (a missing module), newest first. */
+export function usePackageFixes(signature: string) {
+  return useQuery({ queryKey: memoryKeys.packages(signature), queryFn: () => api.listPackageFixes(signature) });
 }
 
 export function useDecisions() {

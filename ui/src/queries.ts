@@ -20,6 +20,7 @@ import type {
   ProviderInput,
   Run,
   RunStatus,
+  Runtime,
   Tier,
   TierSetting,
   Version,
@@ -106,6 +107,7 @@ export const workflowKeys = {
   runs: (workflowId: number) => ["runs", workflowId] as const,
   run: (runId: number) => ["run", runId] as const,
   versions: (workflowId: number) => ["versions", workflowId] as const,
+  dependencies: (workflowId: number) => ["dependencies", workflowId] as const,
   validation: (input: WorkflowInput, shownFields: string[]) => ["validate-workflow", input, shownFields] as const,
 };
 
@@ -191,7 +193,8 @@ export function useLoadExamples() {
 export function useCreateWorkflow() {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: (input: WorkflowInput) => api.createWorkflow(input),
+    mutationFn: ({ input, requirements }: { input: WorkflowInput; requirements: string[] }) =>
+      api.createWorkflow(input, requirements),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: workflowKeys.list }),
   });
 }
@@ -207,10 +210,20 @@ export function useUpdateWorkflow(id: number) {
 export function useSaveScript(id: number) {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: ({ code, comment, base }: { code: string; comment: string; base: Version | null }) =>
-      api.saveScript(id, code, comment, base),
+    mutationFn: ({
+      code,
+      comment,
+      base,
+      requirements = null,
+    }: {
+      code: string;
+      comment: string;
+      base: Version | null;
+      requirements?: string[] | null;
+    }) => api.saveScript(id, code, comment, base, requirements),
     onSuccess: async () => {
       refreshWorkflow(queryClient, id);
+      void queryClient.invalidateQueries({ queryKey: workflowKeys.dependencies(id) });
       // The Versions tab shows the new version next, so have it before saying "saved".
       await queryClient.invalidateQueries({ queryKey: workflowKeys.versions(id) });
     },
@@ -228,6 +241,29 @@ export function useSyntaxCheck(id: number, code: string | null) {
     staleTime: Infinity,
     gcTime: 60_000,
     placeholderData: keepPreviousData,
+  });
+}
+
+/** The packages `code` imports that the workflow's environment lacks; skipped while `code` is null. */
+export function useProposedPackages(runtime: Runtime, code: string | null, id: number | null) {
+  return useQuery({
+    queryKey: ["proposed-packages", runtime, id, code],
+    queryFn: code === null ? skipToken : () => api.proposePackages(runtime, code, id),
+    staleTime: 30_000,
+    gcTime: 60_000,
+    placeholderData: keepPreviousData,
+  });
+}
+
+export function useDependencies(id: number) {
+  return useQuery({ queryKey: workflowKeys.dependencies(id), queryFn: () => api.getDependencies(id) });
+}
+
+export function useReinstallDependencies(id: number) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: () => api.reinstallDependencies(id),
+    onSuccess: (deps) => queryClient.setQueryData(workflowKeys.dependencies(id), deps),
   });
 }
 

@@ -21,7 +21,14 @@ function staleKeys(event: Event): (readonly unknown[])[] {
     case "workflow_deleted":
       return [workflowKeys.list, workflowKeys.detail(event.workflow_id)];
     case "version_saved":
-      return [workflowKeys.list, workflowKeys.detail(event.workflow_id), workflowKeys.versions(event.workflow_id)];
+      return [
+        workflowKeys.list,
+        workflowKeys.detail(event.workflow_id),
+        workflowKeys.versions(event.workflow_id),
+        workflowKeys.dependencies(event.workflow_id),
+      ];
+    case "environment_built":
+      return [workflowKeys.dependencies(event.workflow_id)];
     case "run_started":
     case "attempt_finished":
     case "run_finished":
@@ -30,6 +37,8 @@ function staleKeys(event: Event): (readonly unknown[])[] {
         workflowKeys.detail(event.workflow_id),
         workflowKeys.runs(event.workflow_id),
         workflowKeys.run(event.run_id),
+        // A run installs what its version declares before its script starts.
+        workflowKeys.dependencies(event.workflow_id),
       ];
     case "breaker_tripped": {
       // A breaker logs a decision, may pause the scheduler, flag a workflow, roll one back or notify.

@@ -3,7 +3,7 @@ import { useSyncExternalStore } from "react";
 export const pages = ["workflows", "projects", "activity", "notifications", "checkpoints", "memory", "settings", "setup"] as const;
 export type Page = (typeof pages)[number];
 
-export const workflowTabs = ["runs", "autofix", "versions", "script", "chat"] as const;
+export const workflowTabs = ["runs", "autofix", "versions", "script", "dependencies", "chat"] as const;
 export type WorkflowTab = (typeof workflowTabs)[number];
 
 export const settingsSections = ["general", "models"] as const;

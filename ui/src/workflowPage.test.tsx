@@ -192,6 +192,8 @@ test("saving the script creates the next major version", async () => {
     id, code: "print('v1.1')\n\n# checked by hand", comment: "Note that it was checked",
     // The version the editor opened: a newer one would be a conflict, not an overwrite.
     base: { major: 1, minor: 1 },
+    // No package offered: the version keeps the packages of the one that runs.
+    requirements: null,
   });
   // The Versions tab shows the new version against the one before.
   expect(await screen.findByTestId("toast")).toHaveTextContent("Saved as version 2.0. It runs from now on.");

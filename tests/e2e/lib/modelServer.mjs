@@ -23,7 +23,7 @@ const AGENT_TURNS = [
   { text: "", call: ["finish", { summary: AGENT_SUMMARY }] },
 ];
 
-export const ANALYSIS = { action: "diagnostics", reasoning: "The package @slack/webhook is not installed on this machine." };
+export const ANALYSIS = { action: "diagnostics", reasoning: "The program report-tool is not installed on this machine." };
 
 export async function startModelServer() {
   const seen = [];

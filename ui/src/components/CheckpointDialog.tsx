@@ -54,6 +54,8 @@ export function CheckpointDialog({
   const { options } = checkpoint;
   const box = useRef<HTMLDivElement>(null);
   const notesBox = useRef<HTMLTextAreaElement>(null);
+  const packageBox = useRef<HTMLInputElement>(null);
+  const [needName, setNeedName] = useState(false);
   const titleId = useId();
   const aboutId = useId();
   const keysId = useId();
@@ -93,6 +95,13 @@ export function CheckpointDialog({
 
   function decide(index: number) {
     const text = notes.trim();
+    // "Try another package name…" installs what is written: it needs a name first.
+    if (options[index]?.action.kind === "install_package" && !text) {
+      setSelected(index);
+      setNeedName(true);
+      window.setTimeout(() => packageBox.current?.focus(), 0);
+      return;
+    }
     onDecide(index + 1, text ? text : null);
   }
 
@@ -109,7 +118,7 @@ export function CheckpointDialog({
   function onKeyDown(event: KeyboardEvent<HTMLDivElement>) {
     onInput();
     const act = ready && !event.repeat;
-    const typing = event.target === notesBox.current;
+    const typing = event.target === notesBox.current || event.target === packageBox.current;
     const focused = optionOf(event.target);
     if (event.key === "Tab") {
       keepTabInside(event, box.current);
@@ -219,26 +228,53 @@ export function CheckpointDialog({
           <p className="field-hint" id={keysId}>
             {keyHint(options.length)}
           </p>
-          <div className="field">
-            <label className="field-label" htmlFor={notesId}>
-              Notes<span className="field-optional">(optional)</span>
-            </label>
-            <textarea
-              id={notesId}
-              ref={notesBox}
-              className="input checkpoint-notes"
-              aria-label="Notes (optional)"
-              aria-describedby={notesHintId}
-              placeholder="Why you chose it; kept with your decision"
-              rows={2}
-              maxLength={2000}
-              value={notes}
-              onChange={(event) => setNotes(event.target.value)}
-            />
-            <span className="field-hint" id={notesHintId}>
-              Enter decides with “{chosen?.label}” · Shift+Enter starts a new line
-            </span>
-          </div>
+          {chosen?.action.kind === "install_package" ? (
+            <div className="field">
+              <label className="field-label" htmlFor={notesId}>
+                Package name
+              </label>
+              <input
+                id={notesId}
+                ref={packageBox}
+                className="input mono"
+                aria-describedby={notesHintId}
+                aria-invalid={needName && !notes.trim()}
+                placeholder="For example: python-dateutil"
+                spellCheck={false}
+                autoComplete="off"
+                maxLength={214}
+                value={notes}
+                data-testid="checkpoint-package"
+                onChange={(event) => setNotes(event.target.value)}
+              />
+              <span className={needName && !notes.trim() ? "field-hint field-error-text" : "field-hint"} id={notesHintId}>
+                {needName && !notes.trim()
+                  ? "Write the name of the package to install, then press Enter."
+                  : "Enter installs it into this workflow's own environment and runs the workflow again."}
+              </span>
+            </div>
+          ) : (
+            <div className="field">
+              <label className="field-label" htmlFor={notesId}>
+                Notes<span className="field-optional">(optional)</span>
+              </label>
+              <textarea
+                id={notesId}
+                ref={notesBox}
+                className="input checkpoint-notes"
+                aria-label="Notes (optional)"
+                aria-describedby={notesHintId}
+                placeholder="Why you chose it; kept with your decision"
+                rows={2}
+                maxLength={2000}
+                value={notes}
+                onChange={(event) => setNotes(event.target.value)}
+              />
+              <span className="field-hint" id={notesHintId}>
+                Enter decides with “{chosen?.label}” · Shift+Enter starts a new line
+              </span>
+            </div>
+          )}
           {error != null && <InlineError lead="Your decision wasn't recorded." error={error} />}
           {onLater && (
             <div className="checkpoint-later">

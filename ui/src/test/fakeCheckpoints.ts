@@ -93,7 +93,10 @@ export class FakeCheckpoints {
         code: "invalid_input", message: `there is no option ${option}: choose 1 to ${checkpoint.options.length}`,
       } satisfies ErrorPayload;
     }
-    const outcome = checkpoint.workflow_id === null ? "Nothing was waiting on it" : await this.actOn(checkpoint, chosen);
+    if (chosen.action.kind === "install_package" && !notes?.trim()) {
+      throw { code: "invalid_input", message: "give the name of the pip package that provides it" } satisfies ErrorPayload;
+    }
+    const outcome = checkpoint.workflow_id === null ? "Nothing was waiting on it" : await this.actOn(checkpoint, chosen, notes);
     checkpoint.decision = { option, notes: notes?.trim() || null, decided_at: new Date().toISOString(), outcome };
     await this.engine.happen({
       kind: "checkpoint_decided", checkpoint_id: id, workflow_id: checkpoint.workflow_id, choice: chosen.label, outcome,
@@ -101,7 +104,7 @@ export class FakeCheckpoints {
     return checkpoint;
   }
 
-  private async actOn(checkpoint: Checkpoint, chosen: CheckpointOption): Promise<string> {
+  private async actOn(checkpoint: Checkpoint, chosen: CheckpointOption, notes: string | null): Promise<string> {
     const kept = this.engine.kept(checkpoint.workflow_id!);
     const runAgain = () => {
       if (kept.runs.some((r) => r.run.status === "queued" || r.run.status === "running")) return "A run was open already";
@@ -125,6 +128,8 @@ export class FakeCheckpoints {
         return "Paused until you resume it";
       case "allow_tokens":
         return `Allowed ${chosen.action.tokens} more tokens today. ${runAgain()}`;
+      case "install_package":
+        return `Healer installed ${notes?.trim() ?? "the package"} 1.0.0 as version 1.1; it runs again now`;
     }
   }
 

@@ -39,6 +39,7 @@ import {
 } from "../bindings";
 import { FakeCheckpoints } from "./fakeCheckpoints";
 import { FakeDesktop } from "./fakeDesktop";
+import { FakeDeps } from "./fakeDeps";
 import { FakeMemory } from "./fakeMemory";
 import { FakeProjects } from "./fakeProjects";
 import { FakeTasks } from "./fakeTasks";
@@ -231,6 +232,8 @@ export class FakeHealer {
   memory = new FakeMemory(this);
   /** The shell's background settings and window memory. */
   desktop = new FakeDesktop();
+  /** Each workflow's own packages; none installed unless a test adds them. */
+  deps = new FakeDeps(this);
   /** Projects, their boards and sessions; none unless a test adds them. */
   projects = new FakeProjects();
   private failures = new Map<string, ErrorPayload>();
@@ -318,13 +321,14 @@ export class FakeHealer {
   /** Another version of a workflow's script; the newest is the active one. */
   addVersion(
     workflowId: number, code: string, comment: string, version: Version,
-    author: ScriptVersion["author"] = { kind: "person" }, at = minutesAgo(30), summary?: string,
+    author: ScriptVersion["author"] = { kind: "person" }, at = minutesAgo(30), summary?: string, requirements?: string[],
   ): ScriptVersion {
     const kept = this.kept(workflowId);
     for (const v of kept.versions) v.active = false;
     const stored: ScriptVersion = {
       id: this.nextId.version++, workflow_id: workflowId, version, code, change_comment: comment,
       summary: summary ?? kept.versions[kept.versions.length - 1]?.summary ?? "", author, created_at: at, active: true,
+      requirements: requirements ?? kept.versions[kept.versions.length - 1]?.requirements ?? [],
     };
     kept.versions.push(stored);
     return stored;
@@ -344,6 +348,7 @@ export class FakeHealer {
         skipped: false, hint: null, ...run,
       },
       attempts: attempts.map((a, i) => this.attempt(id, i + 1, a)),
+      setup: null,
     };
     kept.runs.push(stored);
     return stored;
@@ -487,10 +492,11 @@ export class FakeHealer {
     return (this.validate ?? validateLikeEngine)(input);
   }
 
-  private async createWorkflow(input: WorkflowInput): Promise<Workflow> {
+  private async createWorkflow(input: WorkflowInput, requirements: string[] = []): Promise<Workflow> {
     const problems = this.problems(input);
     if (problems.length) throw { code: "invalid_input", message: problems.map((p) => `${p.field}: ${p.message}`).join("; ") };
     const kept = this.addWorkflow(input);
+    kept.versions[0].requirements = requirements;
     await this.happen({ kind: "workflow_created", workflow_id: kept.workflow.id, title: kept.workflow.title });
     return kept.workflow;
   }
@@ -520,7 +526,7 @@ export class FakeHealer {
   }
 
   /** As the engine: refused when a newer version than `base` exists or the syntax check fails. */
-  private async saveEdited(id: number, code: string, comment: string, base: Version | null): Promise<SaveOutcome> {
+  private async saveEdited(id: number, code: string, comment: string, base: Version | null, requirements: string[] | null = null): Promise<SaveOutcome> {
     const kept = this.kept(id);
     const newest = [...kept.versions].sort((a, b) => a.version.major - b.version.major || a.version.minor - b.version.minor).at(-1)!;
     if (base && (newest.version.major !== base.major || newest.version.minor !== base.minor)) {
@@ -528,13 +534,15 @@ export class FakeHealer {
     }
     const problem = this.syntaxProblem(code);
     if (problem) return { kind: "invalid", message: problem };
-    return { kind: "saved", version: await this.saveScript(id, code, comment) };
+    return { kind: "saved", version: await this.saveScript(id, code, comment, requirements) };
   }
 
-  private async saveScript(id: number, code: string, comment: string): Promise<ScriptVersion> {
+  private async saveScript(id: number, code: string, comment: string, requirements: string[] | null = null): Promise<ScriptVersion> {
     const kept = this.kept(id);
     const major = Math.max(...kept.versions.map((v) => v.version.major)) + 1;
-    const saved = this.addVersion(id, code, comment.trim() || "Edited by hand", { major, minor: 0 }, { kind: "person" }, minutesAgo(0));
+    const saved = this.addVersion(
+      id, code, comment.trim() || "Edited by hand", { major, minor: 0 }, { kind: "person" }, minutesAgo(0), undefined, requirements ?? undefined,
+    );
     // The person looked at it: a review flag from repeated fixes is done.
     kept.workflow.review = false;
     await this.happen({
@@ -577,7 +585,7 @@ export class FakeHealer {
       case "validate_workflow":
         return this.problems(args.input as WorkflowInput);
       case "create_workflow":
-        return this.createWorkflow(args.input as WorkflowInput);
+        return this.createWorkflow(args.input as WorkflowInput, (args.requirements as string[] | undefined) ?? []);
       case "update_workflow": {
         const kept = this.kept(args.id as number);
         const input = args.input as WorkflowInput;
@@ -589,7 +597,10 @@ export class FakeHealer {
         return kept.workflow;
       }
       case "save_script":
-        return this.saveEdited(args.id as number, args.code as string, args.comment as string, (args.base as Version | null) ?? null);
+        return this.saveEdited(
+          args.id as number, args.code as string, args.comment as string, (args.base as Version | null) ?? null,
+          (args.requirements as string[] | null | undefined) ?? null,
+        );
       case "check_script":
         return this.syntaxProblem(args.code as string);
       case "restore_version": {
@@ -716,6 +727,7 @@ export class FakeHealer {
           this.checkpoints.handle(cmd, args) ??
           this.memory.handle(cmd, args) ??
           this.desktop.handle(cmd, args) ??
+          this.deps.handle(cmd, args) ??
           this.projects.handle(cmd, args);
         if (answer) return answer();
         throw new Error(`FakeHealer: no command ${cmd}`);

@@ -4,10 +4,11 @@ import type { PatternDetail } from "../../bindings";
 import { ArrowLeftIcon } from "../../components/icons";
 import { InlineError } from "../../components/InlineError";
 import { SkeletonList } from "../../components/Loading";
-import { usePattern } from "../../memoryQueries";
+import { usePackageFixes, usePattern } from "../../memoryQueries";
 import { errorTypeLabel, fixesText, fixesTone, seenText } from "../../memoryText";
 import { fullTime, relativeTime, useNow } from "../../time";
 import { memoryHref } from "../../usePage";
+import { PackageFixList } from "./PackageFixList";
 import { PatternFixCard } from "./PatternFixCard";
 
 function BackToMemory() {
@@ -39,6 +40,7 @@ function When({ iso, now }: { iso: string; now: number }) {
 function Loaded({ detail }: { detail: PatternDetail }) {
   const { pattern, fixes } = detail;
   const now = useNow();
+  const packages = usePackageFixes(pattern.signature).data ?? [];
   return (
     <div className="pattern-detail" data-testid="pattern-detail" data-signature={pattern.signature}>
       <header className="workflow-header">
@@ -76,12 +78,16 @@ function Loaded({ detail }: { detail: PatternDetail }) {
         </dl>
       </section>
 
-      <h2 className="section-label">Fixes tried, newest first</h2>
+      <PackageFixList list={packages} now={now} />
+
+      {(fixes.length > 0 || packages.length === 0) && <h2 className="section-label">Fixes tried, newest first</h2>}
       {fixes.length === 0 ? (
+        packages.length === 0 && (
         <p className="muted tab-note">
           No repair has been tried for this error yet. When one is, and the next run succeeds, Healer uses it again
           right away if the error comes back.
         </p>
+        )
       ) : (
         <ol className="pattern-fixes" aria-label="Fixes tried, newest first">
           {fixes.map((fix) => (

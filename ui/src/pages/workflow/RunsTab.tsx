@@ -30,20 +30,31 @@ function RunDetails({ run }: { run: Run }) {
   if (detail.isError) {
     return <InlineError lead="The attempts couldn't be loaded." error={detail.error} onRetry={() => void refetch()} />;
   }
+  const setup = detail.data?.setup ?? null;
   if (stored.length === 0 && unseenAttempt === null) {
     return (
       <p className="muted run-waiting">
-        {open ? "Waiting for the script to start…" : "This run has no attempts."}
+        {open ? "Getting its packages and starting the script…" : "This run has no attempts."}
       </p>
     );
   }
   return (
-    <ol className="attempts">
-      {stored.map((attempt) => (
-        <AttemptView key={attempt.id} attempt={attempt} runId={run.id} />
-      ))}
-      {unseenAttempt !== null && <LiveAttemptView runId={run.id} number={unseenAttempt} />}
-    </ol>
+    <>
+      {setup && (
+        <details className="package-details run-setup" data-testid="run-setup">
+          <summary>Before this run, Healer installed its packages — what the installer printed</summary>
+          <pre className="log-text" tabIndex={0}>
+            {setup}
+          </pre>
+        </details>
+      )}
+      <ol className="attempts">
+        {stored.map((attempt) => (
+          <AttemptView key={attempt.id} attempt={attempt} runId={run.id} />
+        ))}
+        {unseenAttempt !== null && <LiveAttemptView runId={run.id} number={unseenAttempt} />}
+      </ol>
+    </>
   );
 }
 

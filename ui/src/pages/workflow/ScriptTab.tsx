@@ -7,6 +7,7 @@ import { SYNTAX_CHECK_DELAY_MS, useSaveScript, useSyntaxCheck, useVersions } fro
 import { toast } from "../../toasts";
 import { versionText } from "../../workflowText";
 import { ConflictDialog } from "./ConflictDialog";
+import { PackageOffers, usePackageOffers } from "./PackageOffers";
 
 /** The script being edited, and the version the editor opened it from. */
 export type Draft = { code: string; base: Version };
@@ -51,11 +52,14 @@ export function ScriptTab({
   const check = useSyntaxCheck(workflow.id, changed && !empty && settled === code ? settled : null);
   const problem = changed ? (refused ?? (check.data && settled === code ? check.data : null)) : null;
   const canSave = changed && !empty && !save.isPending && problem === null;
+  const packages = usePackageOffers(workflow.runtime, changed && !empty ? code : null, workflow.id);
 
   function store(base: Version | null) {
     const before = active;
+    // The ticked packages join the ones the running version declares; none ticked keeps those.
+    const requirements = packages.chosen.length > 0 ? [...active.requirements, ...packages.chosen] : null;
     save.mutate(
-      { code, comment: comment.trim(), base },
+      { code, comment: comment.trim(), base, requirements },
       {
         onSuccess: (outcome) => {
           switch (outcome.kind) {
@@ -130,6 +134,7 @@ export function ScriptTab({
           {hint}
           {changed && check.isFetching && <span className="muted"> Checking the syntax…</span>}
         </p>
+        <PackageOffers offers={packages.offers} declined={packages.declined} onToggle={packages.toggle} version={next} />
         <div className="field">
           <label className="field-label" htmlFor={commentId}>
             What changed?

@@ -6,6 +6,7 @@ import { VersionDiff } from "../../components/LazyCode";
 import { useRestoreVersion, useVersions } from "../../queries";
 import { toast } from "../../toasts";
 import { fullTime, relativeTime, useNow } from "../../time";
+import { packageChanges, versionWords, type PackageChange } from "../../packageText";
 import { authorLabel, versionText } from "../../workflowText";
 
 /** Two versions to compare, by their text ("1.1"). */
@@ -152,6 +153,7 @@ function DiffCard({
   const from = byText(versions, comparison.from);
   const to = byText(versions, comparison.to);
   if (!from || !to) return null;
+  const changes = packageChanges(from.requirements, to.requirements);
   const side = (v: ScriptVersion) => `${versionText(v.version)} · ${authorLabel(v.author)}${v.active ? " · active" : ""}`;
   return (
     <section className="card diff-card" aria-labelledby="diff-title">
@@ -182,11 +184,35 @@ function DiffCard({
       <div className="version-diff" data-testid="version-diff" data-from={comparison.from} data-to={comparison.to}>
         {from.id === to.id ? (
           <p className="muted diff-same">Choose two different versions to see what changed.</p>
+        ) : from.code === to.code && changes.length > 0 ? (
+          <p className="muted diff-same">The script is the same in both; only its packages changed.</p>
         ) : (
           <VersionDiff before={from.code} after={to.code} runtime={runtime} />
         )}
       </div>
+      {from.id !== to.id && changes.length > 0 && <PackageChanges changes={changes} />}
     </section>
+  );
+}
+
+const changeWords: Record<PackageChange["kind"], string> = { added: "Added", removed: "Removed", changed: "Changed" };
+
+/** The packages one version declares and the other does not (they are part of a version). */
+function PackageChanges({ changes }: { changes: PackageChange[] }) {
+  return (
+    <div className="package-changes" data-testid="package-changes">
+      <h3 className="package-changes-title">Packages</h3>
+      <ul>
+        {changes.map((c) => (
+          <li key={`${c.kind}-${c.name}`} className={`package-change change-${c.kind}`}>
+            <span className="package-change-kind">{changeWords[c.kind]}</span> <strong>{c.name}</strong>{" "}
+            <span className="muted">
+              {c.kind === "changed" ? `${versionWords(c.from)} → ${versionWords(c.to)}` : versionWords(c.wanted)}
+            </span>
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }
 

@@ -9,6 +9,7 @@ import { navigate, routeFromHash, workflowHref, workflowTabs, type WorkflowTab }
 import { versionText } from "../../workflowText";
 import { AutoFixTab } from "./AutoFixTab";
 import { ChatTab } from "./ChatTab";
+import { DependenciesTab } from "./DependenciesTab";
 import { RunsTab } from "./RunsTab";
 import { ScriptTab, type Draft } from "./ScriptTab";
 import { VersionsTab, type Comparison } from "./VersionsTab";
@@ -19,6 +20,7 @@ const tabLabels: Record<WorkflowTab, string> = {
   autofix: "Auto-fix",
   versions: "Versions",
   script: "Script",
+  dependencies: "Dependencies",
   chat: "Chat",
 };
 
@@ -104,6 +106,7 @@ function LoadedWorkflow({ detail, tab, target }: { detail: WorkflowDetail; tab: 
           />
         )}
         {tab === "script" && <ScriptTab detail={detail} draft={draft} onDraft={setDraft} onSaved={onScriptSaved} />}
+        {tab === "dependencies" && <DependenciesTab workflowId={id} runtime={detail.workflow.runtime} />}
         {tab === "chat" && <ChatTab workflowId={id} focus={target.focus} />}
       </div>
       <UnsavedGuard

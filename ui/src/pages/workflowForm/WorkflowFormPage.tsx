@@ -4,6 +4,7 @@ import type { FieldProblem, Workflow, WorkflowDetail, WorkflowInput } from "../.
 import { ArrowLeftIcon, PlusIcon, XIcon } from "../../components/icons";
 import { InlineError } from "../../components/InlineError";
 import { CodeEditor } from "../../components/LazyCode";
+import { PackageOffers, usePackageOffers } from "../workflow/PackageOffers";
 import { SkeletonList, Spinner } from "../../components/Loading";
 import { useAppInfo, useCreateWorkflow, useUpdateWorkflow, useValidation, useWorkflow, validationQuery } from "../../queries";
 import { navigate, pageHref, setLeaveGuard, workflowHref } from "../../usePage";
@@ -162,6 +163,7 @@ function WorkflowForm({ mode }: { mode: Mode }) {
   const shown = problems.filter((p) => visible.has(p.field));
   const waiting = problems.filter((p) => !visible.has(p.field));
   const has = (field: Field) => shown.some((p) => p.field === field);
+  const packages = usePackageOffers(input.runtime, mode.kind === "create" && form.code.trim() ? form.code : null, null);
 
   function change(fields: Partial<FormState>, field?: Field) {
     setForm((current) => ({ ...current, ...fields }));
@@ -199,7 +201,7 @@ function WorkflowForm({ mode }: { mode: Mode }) {
       toast(mode.kind === "create" ? `“${workflow.title}” was created.` : "The settings were saved.");
       navigate(workflowHref(workflow.id));
     };
-    if (mode.kind === "create") create.mutate(input, { onSuccess: done });
+    if (mode.kind === "create") create.mutate({ input, requirements: packages.chosen }, { onSuccess: done });
     else update.mutate(input, { onSuccess: done });
   }
 
@@ -437,6 +439,7 @@ function WorkflowForm({ mode }: { mode: Mode }) {
               invalid={has("code")}
             />
             <FieldError field="code" problems={shown} id={errorId("code")} />
+            <PackageOffers offers={packages.offers} declined={packages.declined} onToggle={packages.toggle} version={null} />
           </Section>
         )}
       </div>
