@@ -121,7 +121,7 @@ async fn a_person_adds_a_project_and_a_task_runs_it_and_reads_the_session() {
     assert_eq!(claude.status.code(), Some(1));
     let said = text(&claude.stderr);
     assert!(
-        said.contains("not available in this build") || said.contains("not installed"),
+        said.contains("Claude Code is not installed on this computer"),
         "{said}"
     );
     let made = json_of(&healer(
@@ -257,12 +257,7 @@ async fn healer_killed_mid_run_reopens_the_task_at_the_next_start_and_keeps_the_
         },
     )
     .await;
-    let marker = {
-        use sha2::{Digest, Sha256};
-        let digest = Sha256::digest(paths.data_dir().to_string_lossy().as_bytes());
-        let instance: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
-        format!("{instance}-{}", session.id)
-    };
+    let marker = marks_in(paths.data_dir(), session.id);
     eventually("the sleep", Duration::from_secs(30), || {
         (!marked_processes(&marker).is_empty()).then_some(())
     })
