@@ -4,6 +4,7 @@
 //! project's check passes, the work is committed on the task's branch and the task closes with
 //! its commit; the session's steps are stored in order and its transcript is recorded.
 
+use healer::failure::ProjectScenario;
 use healer::session::{AgentKind, SessionStatus, StepKind, StepSource};
 use healer::store::StoredStep;
 use healer::tasklist::{read_file, TaskStatus, TASKS_FILE};
@@ -202,4 +203,49 @@ async fn codex_on_a_healer_provider_runs_a_command_applies_a_patch_and_the_task_
     assert!(seen
         .iter()
         .all(|c| c.header("authorization") == Some(&format!("Bearer {KEY}"))));
+}
+
+#[tokio::test]
+async fn an_agent_program_that_exits_at_once_is_a_runtime_error_not_a_task_it_gave_up_on() {
+    let bed = agent_bed(AgentKind::ClaudeCode, |_| {}).await;
+    let broken = fake_agent(
+        bed.tmp.path(),
+        "claude",
+        "echo 'claude: cannot find its native binary' >&2; exit 3",
+    );
+    bed.set(|s| s.agent_program = Some(broken.display().to_string()));
+    bed.task("Greet properly");
+    let session = bed
+        .engine
+        .run_project_and_wait(bed.project.id, None)
+        .await
+        .expect("run");
+    assert_eq!(session.status, SessionStatus::Failed);
+    assert!(bed.server.chats().is_empty(), "no model was asked");
+    let heal = &bed.engine.heals(10).expect("heals")[0];
+    assert_eq!(heal.scenario, ProjectScenario::RuntimeError.as_str());
+    let file = read_file(&bed.repo_dir.join(TASKS_FILE)).expect("tasks");
+    assert_ne!(file.task("t1").expect("t1").status, TaskStatus::Closed);
+}
+
+#[tokio::test]
+async fn codex_given_an_anthropic_provider_is_told_why_before_it_starts() {
+    let bed = agent_bed(AgentKind::Codex, |_| {}).await;
+    // Past the form's check, as a provider changed after the project chose it would be.
+    bed.set(|s| s.agent_provider = Some(ANTHROPIC.to_string()));
+    bed.task("Greet properly");
+    let session = bed
+        .engine
+        .run_project_and_wait(bed.project.id, None)
+        .await
+        .expect("run");
+    assert_eq!(session.status, SessionStatus::Failed);
+    assert!(
+        session.summary.contains("Codex speaks only OpenAI's Responses API"),
+        "{}",
+        session.summary
+    );
+    assert!(bed.server.chats().is_empty(), "no model was asked");
+    let heal = &bed.engine.heals(10).expect("heals")[0];
+    assert_eq!(heal.scenario, ProjectScenario::RuntimeError.as_str());
 }
