@@ -74,6 +74,15 @@ pub struct AddProject {
     pub verify: Option<Vec<crate::store::VerifyCommand>>,
     pub init_script: Option<String>,
     pub merge: Option<crate::store::MergePolicy>,
+    /// A model provider set up in Healer for an external agent (none: its own login).
+    #[serde(default)]
+    pub provider: Option<String>,
+    /// The model an external agent is to use (none: its default).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Where an external agent's program is, when not on PATH.
+    #[serde(default)]
+    pub program: Option<String>,
     /// Make the folder a repository (git init and a first commit) when it is not one.
     pub git_init: bool,
 }

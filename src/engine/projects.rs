@@ -137,6 +137,15 @@ impl Handle {
         if let Some(merge) = add.merge {
             input.settings.merge = merge;
         }
+        if add.provider.is_some() {
+            input.settings.agent_provider = add.provider;
+        }
+        if add.model.is_some() {
+            input.settings.model = add.model;
+        }
+        if add.program.is_some() {
+            input.settings.agent_program = add.program;
+        }
         self.add_project(input)
     }
 

@@ -70,7 +70,12 @@ impl AgentBed {
     /// Change the project's settings as stored, past the form's checks (a program removed
     /// after it was chosen, a limit below the form's minimum).
     pub fn set(&self, change: impl FnOnce(&mut ProjectSettings)) {
-        let mut settings = self.engine.store().project(self.project.id).expect("p").settings;
+        let mut settings = self
+            .engine
+            .store()
+            .project(self.project.id)
+            .expect("p")
+            .settings;
         change(&mut settings);
         self.engine
             .store()

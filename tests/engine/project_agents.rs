@@ -32,7 +32,12 @@ fn healer_note() -> (StepSource, StepKind, Option<String>) {
 /// What every agent run leaves: the task closed with the commit on its branch (and main moved
 /// to it), the check's step, and no key in the database.
 fn assert_closed_with_commit(bed: &AgentBed, session: &healer::project::SessionRecord) {
-    assert_eq!(session.status, SessionStatus::Finished, "{}", session.summary);
+    assert_eq!(
+        session.status,
+        SessionStatus::Finished,
+        "{}",
+        session.summary
+    );
     let commit = session.commit_id.clone().expect("a commit");
     assert!(file_at(&bed.repo_dir, "healer/t1", "greet.py").contains("'Hello, ' + name + '!'"));
     assert!(file_at(&bed.repo_dir, "main", "greet.py").contains("'Hello, ' + name + '!'"));
@@ -87,7 +92,11 @@ async fn claude_code_on_a_healer_provider_runs_bash_edits_a_file_and_the_task_cl
 
     // Every step, in order: Healer's note, the prompt, the agent's words and tools, then the
     // check Healer ran and the commit.
-    let steps = bed.engine.store().session_steps(session.id, 0).expect("steps");
+    let steps = bed
+        .engine
+        .store()
+        .session_steps(session.id, 0)
+        .expect("steps");
     let agent = |kind, tool: Option<&str>| (StepSource::Agent, kind, tool.map(str::to_string));
     assert_eq!(
         outline(&steps),
@@ -101,7 +110,11 @@ async fn claude_code_on_a_healer_provider_runs_bash_edits_a_file_and_the_task_cl
             agent(StepKind::ToolResult, None),
             agent(StepKind::Text, None),
             healer_note(),
-            (StepSource::System, StepKind::ToolResult, Some("test".to_string())),
+            (
+                StepSource::System,
+                StepKind::ToolResult,
+                Some("test".to_string())
+            ),
             healer_note(),
         ]
     );
@@ -157,7 +170,11 @@ async fn codex_on_a_healer_provider_runs_a_command_applies_a_patch_and_the_task_
         .expect("run");
     assert_closed_with_commit(&bed, &session);
 
-    let steps = bed.engine.store().session_steps(session.id, 0).expect("steps");
+    let steps = bed
+        .engine
+        .store()
+        .session_steps(session.id, 0)
+        .expect("steps");
     let agent = |kind, tool: Option<&str>| (StepSource::Agent, kind, tool.map(str::to_string));
     assert_eq!(
         outline(&steps),
@@ -170,7 +187,11 @@ async fn codex_on_a_healer_provider_runs_a_command_applies_a_patch_and_the_task_
             agent(StepKind::ToolResult, None),
             agent(StepKind::Text, None),
             healer_note(),
-            (StepSource::System, StepKind::ToolResult, Some("test".to_string())),
+            (
+                StepSource::System,
+                StepKind::ToolResult,
+                Some("test".to_string())
+            ),
             healer_note(),
         ]
     );
@@ -241,7 +262,9 @@ async fn codex_given_an_anthropic_provider_is_told_why_before_it_starts() {
         .expect("run");
     assert_eq!(session.status, SessionStatus::Failed);
     assert!(
-        session.summary.contains("Codex speaks only OpenAI's Responses API"),
+        session
+            .summary
+            .contains("Codex speaks only OpenAI's Responses API"),
         "{}",
         session.summary
     );
