@@ -4,6 +4,8 @@
 //! project's check passes, the work is committed on the task's branch and the task closes with
 //! its commit; the session's steps are stored in order and its transcript is recorded.
 
+use std::time::Duration;
+
 use healer::failure::ProjectScenario;
 use healer::session::{AgentKind, SessionStatus, StepKind, StepSource};
 use healer::store::StoredStep;
@@ -13,7 +15,7 @@ use serde_json::json;
 use crate::maintainer::KEY;
 use crate::model_server::{anthropic, responses, TOKENS};
 use crate::project_agent_fixtures::*;
-use crate::project_fixtures::file_at;
+use crate::project_fixtures::{eventually, file_at, finished, marked_processes, marker_of};
 
 const SHOW_GREETING: &str = "python3 -c 'import greet; print(greet.greet(\"Ada\"))'";
 
@@ -271,4 +273,40 @@ async fn codex_given_an_anthropic_provider_is_told_why_before_it_starts() {
     assert!(bed.server.chats().is_empty(), "no model was asked");
     let heal = &bed.engine.heals(10).expect("heals")[0];
     assert_eq!(heal.scenario, ProjectScenario::RuntimeError.as_str());
+}
+
+#[tokio::test]
+async fn stop_mid_run_ends_claude_code_and_its_tool_through_the_runner_and_keeps_the_worktree() {
+    let bed = agent_bed(AgentKind::ClaudeCode, |_| {}).await;
+    bed.task("Wait a long time");
+    // Claude Code refuses a bare `sleep`; a slow program is what a long tool looks like.
+    let slow = "python3 -c 'import time; time.sleep(300)'";
+    bed.server.script([anthropic::tool_calls(
+        "",
+        &[("toolu_1", "Bash", &json!({"command": slow}).to_string())],
+        TOKENS,
+    )]);
+    let session = bed
+        .engine
+        .run_project(bed.project.id, None)
+        .expect("started");
+    let marks = marker_of(&bed.engine, session.id);
+    // Claude Code and its tool (in a session of its own) both carry the session's marks.
+    eventually("Claude Code and its tool", Duration::from_secs(30), || {
+        (marked_processes(&marks).len() >= 2).then_some(())
+    })
+    .await;
+
+    bed.engine.stop_session(session.id).expect("stop");
+    let ended = finished(&bed.engine, session.id).await;
+    assert_eq!(ended.status, SessionStatus::Stopped, "{}", ended.summary);
+    assert!(
+        marked_processes(&marks).is_empty(),
+        "no process of the session is left"
+    );
+    assert!(std::path::Path::new(&ended.worktree)
+        .join("greet.py")
+        .exists());
+    let file = read_file(&bed.repo_dir.join(TASKS_FILE)).expect("tasks");
+    assert_eq!(file.task("t1").expect("t1").status, TaskStatus::Open);
 }
