@@ -295,7 +295,13 @@ async fn a_flood_of_output_is_capped_and_binary_garbage_stays_readable() {
         .create_workflow(input("Chatty", Runtime::Python3, code))
         .expect("create");
     let detail = engine.run_and_wait(w.id).await.expect("run");
-    assert_eq!(detail.run.status, RunStatus::Succeeded);
+    assert_eq!(
+        detail.run.status,
+        RunStatus::Succeeded,
+        "{:?} {:?}",
+        detail.run.summary,
+        detail.attempts.first().map(|a| &a.note)
+    );
     let attempt = &detail.attempts[0];
     assert!(attempt.stdout_cut > 99_000_000, "{}", attempt.stdout_cut);
     assert!(attempt.stdout.len() < 200_000, "{}", attempt.stdout.len());
