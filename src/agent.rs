@@ -22,6 +22,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::Result;
+use crate::llm::ApiKey;
 use crate::session::{AgentKind, SessionStatus, SessionStep, StepKind, StepSource};
 
 pub use registry::{agent_name, agent_program, not_available, AgentRegistry};
@@ -48,8 +49,24 @@ pub struct SessionSpec {
     pub program: Option<PathBuf>,
     /// A model name for the agent, when the project sets one.
     pub model: Option<String>,
+    /// The model provider to use instead of the agent's own login (a provider configured in
+    /// Healer); `None`: the agent's own login and settings.
+    pub endpoint: Option<ModelEndpoint>,
     /// Ended (process group killed) past this.
     pub time_limit: Duration,
+}
+
+/// Where an external agent's model is, when the person chose a provider configured in Healer.
+/// The key reaches only the agent's process: [`ApiKey`] prints as "[redacted]".
+#[derive(Debug, Clone)]
+pub struct ModelEndpoint {
+    /// The provider's name in Healer.
+    pub provider: String,
+    /// The base URL in the agent's own convention: Anthropic's without `/v1` for Claude Code,
+    /// up to and including `/v1` for Codex (it posts to `{base_url}/responses`).
+    pub base_url: String,
+    /// `None` for a provider that needs no key (a local Ollama).
+    pub key: Option<ApiKey>,
 }
 
 /// What an adapter reports while its session runs.
@@ -74,6 +91,9 @@ pub struct SessionEnd {
     /// The agent's last word (its result text), or what went wrong, in a sentence.
     pub summary: String,
     pub agent_session_id: Option<String>,
+    /// The agent's program failed rather than the agent: it would not start, ended without its
+    /// final word, or printed no usable stream. False when the agent said how it went.
+    pub program_failed: bool,
 }
 
 /// A coding agent. `run` drives one session to its end: it sends updates as they happen, and

@@ -39,7 +39,7 @@ pub use chat::{
 };
 use http::Connection;
 pub use http::RetrySettings;
-pub use keys::{ApiKey, KeySource, Keys, KEYRING_ENV};
+pub use keys::{scrub, ApiKey, KeySource, Keys, KEYRING_ENV};
 pub use ollama::OllamaStatus;
 pub use openai::{wants_completion_tokens, OpenAiClient};
 pub use provider::{check_input, ModelPrice, Provider, ProviderInput, ProviderKind, ProviderView};
@@ -256,6 +256,22 @@ impl Llm {
             .await
             .map_err(|e| Error::Internal(format!("the keyring task failed: {e}")))??;
         Ok(())
+    }
+
+    /// A provider and its key, for an agent Healer starts with that provider: the key goes
+    /// into that agent's process only. A provider that needs a key and has none is an error
+    /// that says where to put one.
+    pub async fn provider_with_key(&self, name: &str) -> Result<(Provider, Option<ApiKey>)> {
+        let provider = self.inner.store.provider(name)?;
+        let (key, source) = self.key_for(&provider).await;
+        if let KeySource::Missing { var } = source {
+            return Err(LlmError::MissingKey {
+                provider: provider.name.clone(),
+                env_var: var,
+            }
+            .into());
+        }
+        Ok((provider, key))
     }
 
     /// Ask the provider for its models: the list, or the exact error.

@@ -6,6 +6,7 @@
 //! what can be detected is proposed (verification commands, an init script, the agents on
 //! this machine), and the person confirms it in a form checked field by field here.
 
+mod agent_setup;
 mod board;
 mod command;
 mod detect;
@@ -16,6 +17,7 @@ mod run;
 mod runner;
 mod settle;
 mod validate;
+mod validate_agent;
 mod watch;
 mod worktree;
 
@@ -23,10 +25,14 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent::{agent_name, agent_program, not_available, AgentRegistry};
+use crate::agent::claude_code::ClaudeCode;
+use crate::agent::codex::Codex;
+use crate::agent::installed::not_installed;
+use crate::agent::{agent_name, not_available, AgentRegistry};
 use crate::session::AgentKind;
 use crate::store::ProjectSettings;
 
+pub use agent_setup::{agent_home, marks, wire_mismatch, INSTANCE_VAR};
 pub use board::{
     detail, session_detail, summary, task_detail, BoardTask, Columns, ProjectDetail,
     ProjectSummary, SessionDetail, TaskDetail,
@@ -68,6 +74,15 @@ pub struct AddProject {
     pub verify: Option<Vec<crate::store::VerifyCommand>>,
     pub init_script: Option<String>,
     pub merge: Option<crate::store::MergePolicy>,
+    /// A model provider set up in Healer for an external agent (none: its own login).
+    #[serde(default)]
+    pub provider: Option<String>,
+    /// The model an external agent is to use (none: its default).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Where an external agent's program is, when not on PATH.
+    #[serde(default)]
+    pub program: Option<String>,
     /// Make the folder a repository (git init and a first commit) when it is not one.
     pub git_init: bool,
 }
@@ -88,8 +103,16 @@ pub struct FolderCheck {
 pub async fn check_folder(
     path: &Path,
     agents: &AgentRegistry,
-    existing: Option<String>,
+    existing: Option<&Project>,
 ) -> FolderCheck {
+    let program = existing.and_then(|p| {
+        p.settings
+            .agent_program
+            .as_deref()
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| (p.settings.agent, Path::new(s)))
+    });
+    let existing = existing.map(|p| p.name.clone());
     let path = canonical(path);
     let repo = inspect(&path);
     if repo.state != FolderState::Ready {
@@ -102,7 +125,7 @@ pub async fn check_folder(
     }
     let (found, verify) = detect::verification_commands(&path);
     let init_script = detect::init_script(&path);
-    let installed = installed_agents(agents).await;
+    let installed = installed_agents(agents, program).await;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -133,47 +156,52 @@ pub async fn check_folder(
     }
 }
 
-/// Every agent kind, with whether this machine has it and this build can run it.
-pub async fn installed_agents(agents: &AgentRegistry) -> Vec<InstalledAgent> {
+/// Every agent kind, with whether this machine has it (and its version) and this build can
+/// run it. `program`: where the project says an agent's program is, when it says so.
+pub async fn installed_agents(
+    agents: &AgentRegistry,
+    program: Option<(AgentKind, &Path)>,
+) -> Vec<InstalledAgent> {
     let mut out = Vec::new();
     for kind in [AgentKind::Builtin, AgentKind::ClaudeCode, AgentKind::Codex] {
         let name = agent_name(kind).to_string();
         let in_build = agents.has(kind);
-        let Some(program) = agent_program(kind) else {
-            out.push(InstalledAgent {
-                kind,
-                name,
-                program: None,
-                version: None,
-                usable: in_build,
-                message: "Works with the model tiers set in Settings.".to_string(),
-            });
-            continue;
+        let explicit = program
+            .filter(|(k, _)| *k == kind)
+            .map(|(_, p)| p.to_path_buf());
+        let found = match kind {
+            AgentKind::Builtin => {
+                out.push(InstalledAgent {
+                    kind,
+                    name,
+                    program: None,
+                    version: None,
+                    usable: in_build,
+                    message: "Works with the model tiers set in Settings.".to_string(),
+                });
+                continue;
+            }
+            AgentKind::ClaudeCode => ClaudeCode::new(explicit).installed().await,
+            AgentKind::Codex => Codex::new(explicit).installed().await,
         };
-        let (path, version) = detect::program_version(program).await;
-        let message = match (&path, in_build) {
-            (None, _) => format!("{program} is not installed on this machine (not on PATH)."),
+        let version = found.as_ref().map(|f| detect::version_number(&f.version));
+        let message = match (&found, in_build) {
+            (None, _) => not_installed(kind),
             (Some(_), false) => format!(
-                "Installed{}, but {}.",
-                version
-                    .as_ref()
-                    .map(|v| format!(" ({v})"))
-                    .unwrap_or_default(),
+                "Installed (version {}), but {}.",
+                version.clone().unwrap_or_default(),
                 not_available(kind)
             ),
             (Some(_), true) => format!(
-                "Installed{}.",
-                version
-                    .as_ref()
-                    .map(|v| format!(" ({v})"))
-                    .unwrap_or_default()
+                "Installed, version {}.",
+                version.clone().unwrap_or_default()
             ),
         };
         out.push(InstalledAgent {
             kind,
             name,
-            usable: in_build && path.is_some(),
-            program: path,
+            usable: in_build && found.is_some(),
+            program: found.map(|f| f.program.display().to_string()),
             version,
             message,
         });

@@ -38,7 +38,8 @@ pub use inbox::{InboxItem, InboxKind, SettledItems};
 pub use maintenance::{Entered, FixResult};
 pub use projects::{
     MergePolicy, Project, ProjectSettings, VerifyCommand, DEFAULT_AGENT_TIME_LIMIT_SECS,
-    DEFAULT_COMMAND_TIME_LIMIT_SECS, DEFAULT_MAX_PARALLEL, DEFAULT_MAX_STEPS, DEFAULT_TOKEN_BUDGET,
+    DEFAULT_ALLOWED_TOOLS, DEFAULT_COMMAND_TIME_LIMIT_SECS, DEFAULT_MAX_PARALLEL,
+    DEFAULT_MAX_STEPS, DEFAULT_TOKEN_BUDGET,
 };
 pub use requests::{RequestRow, RequestStatus};
 pub use runs::{AttemptEnd, InterruptedAttempt};

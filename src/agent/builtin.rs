@@ -210,6 +210,7 @@ fn end(status: SessionStatus, summary: String, task_id: i64) -> SessionEnd {
         exit_code: None,
         summary,
         agent_session_id: Some(task_id.to_string()),
+        program_failed: false,
     }
 }
 

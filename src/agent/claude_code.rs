@@ -25,9 +25,8 @@ use crate::session::{AgentKind, SessionStatus, StepSource};
 
 pub use self::stream::MAX_UNREADABLE_LINES;
 
-/// The tools a project allows when its settings name none: enough to edit and run commands.
-/// (As root Claude Code refuses `--dangerously-skip-permissions`; the tools must be listed.)
-pub const DEFAULT_ALLOWED_TOOLS: [&str; 4] = ["Bash", "Edit", "Write", "Read"];
+/// The tools a project allows when its settings name none (a project setting).
+pub use crate::store::DEFAULT_ALLOWED_TOOLS;
 
 const NAME: &str = "Claude Code";
 
@@ -78,15 +77,12 @@ impl Agent for ClaudeCode {
         cancel: CancellationToken,
     ) -> Result<SessionEnd> {
         let Some(program) = self.program(spec.program.as_deref()) else {
-            let summary = "Claude Code is not installed: there is no `claude` program on PATH. \
-                           Install Claude Code, or set the path to its program in the project's \
-                           settings.";
-            return Ok(ending::end(
+            return Ok(ending::program_failed(ending::end(
                 SessionStatus::Failed,
                 None,
-                summary.to_string(),
+                installed::not_installed(AgentKind::ClaudeCode),
                 None,
-            ));
+            )));
         };
         // A new session gets its id up front, so its tool processes can be found by it.
         let session_id = spec
@@ -166,17 +162,26 @@ impl Agent for ClaudeCode {
         {
             return Ok(end);
         }
-        let (status, summary) = match &stream.outcome {
-            Some(outcome) if !outcome.is_error => {
-                (SessionStatus::Finished, finished_summary(outcome))
-            }
-            Some(outcome) => (SessionStatus::Failed, error_summary(outcome)),
-            None => (
-                SessionStatus::Failed,
-                ending::no_final_word(NAME, &finished, &unreadable),
+        Ok(match &stream.outcome {
+            Some(outcome) if !outcome.is_error => ending::end(
+                SessionStatus::Finished,
+                Some(&finished),
+                finished_summary(outcome),
+                id,
             ),
-        };
-        Ok(ending::end(status, Some(&finished), summary, id))
+            Some(outcome) => ending::end(
+                SessionStatus::Failed,
+                Some(&finished),
+                error_summary(outcome),
+                id,
+            ),
+            None => ending::program_failed(ending::end(
+                SessionStatus::Failed,
+                Some(&finished),
+                ending::no_final_word(NAME, &finished, &unreadable),
+                id,
+            )),
+        })
     }
 }
 
@@ -188,6 +193,15 @@ fn environment(spec: &SessionSpec, mark: &str) -> Vec<(String, String)> {
     process::set(&mut env, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
     for (name, value) in &spec.env {
         process::set(&mut env, name, value.clone());
+    }
+    // A model provider configured in Healer, instead of the person's own login: set last, so
+    // nothing else names another endpoint or key.
+    if let Some(endpoint) = &spec.endpoint {
+        process::set(&mut env, "ANTHROPIC_BASE_URL", endpoint.base_url.clone());
+        match &endpoint.key {
+            Some(key) => process::set(&mut env, "ANTHROPIC_API_KEY", key.expose()),
+            None => env.retain(|(n, _)| n != "ANTHROPIC_API_KEY"),
+        }
     }
     process::set(&mut env, MARK_VAR, mark);
     process::set(&mut env, SESSION_VAR, spec.session_id.to_string());

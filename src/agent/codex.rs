@@ -7,6 +7,7 @@
 pub mod config;
 mod events;
 mod items;
+mod login;
 pub mod rollout;
 
 use std::path::{Path, PathBuf};
@@ -67,6 +68,33 @@ impl Codex {
     }
 }
 
+impl Codex {
+    /// This adapter's settings, with the session's provider when the project chose one
+    /// configured in Healer.
+    fn settings_for(&self, spec: &SessionSpec) -> CodexSettings {
+        let Some(endpoint) = &spec.endpoint else {
+            return self.settings.clone();
+        };
+        let same = self.settings.provider.as_ref();
+        CodexSettings {
+            provider: Some(CodexProvider {
+                id: config::HEALER_PROVIDER_ID.to_string(),
+                name: endpoint.provider.clone(),
+                base_url: endpoint.base_url.clone(),
+                env_key: endpoint.key.as_ref().map(|_| KEY_VAR.to_string()),
+                request_max_retries: same.and_then(|p| p.request_max_retries),
+                stream_max_retries: same.and_then(|p| p.stream_max_retries),
+                stream_idle_timeout_ms: same.and_then(|p| p.stream_idle_timeout_ms),
+            }),
+            ..self.settings.clone()
+        }
+    }
+}
+
+/// The variable the key of a provider configured in Healer reaches Codex in. Its name has
+/// `KEY` in it: Codex leaves such variables out of the commands it runs.
+const KEY_VAR: &str = "HEALER_CODEX_API_KEY";
+
 #[async_trait]
 impl Agent for Codex {
     fn kind(&self) -> AgentKind {
@@ -97,19 +125,22 @@ impl Agent for Codex {
             )));
         }
         let Some(program) = self.program(spec.program.as_deref()) else {
-            let summary = "Codex is not installed: there is no `codex` program on PATH. Install \
-                           Codex, or set the path to its program in the project's settings.";
-            return Ok(ending::end(
+            return Ok(ending::program_failed(ending::end(
                 SessionStatus::Failed,
                 None,
-                summary.to_string(),
+                installed::not_installed(AgentKind::Codex),
                 None,
-            ));
+            )));
         };
+        let settings = self.settings_for(&spec);
+        let existing = std::fs::read_to_string(codex_home.join("config.toml")).ok();
         config::write(
             &codex_home,
-            &config::render(&self.settings, spec.model.as_deref())?,
+            &config::render(&settings, spec.model.as_deref(), existing.as_deref())?,
         )?;
+        if settings.provider.is_none() {
+            login::share(&codex_home, process::get(&spec.env, "HOME").map(Path::new));
+        }
         // On a resume, the thread's totals so far: the resumed turn is charged its own cost.
         let before = spec
             .resume
@@ -183,25 +214,30 @@ impl Agent for Codex {
         ) {
             return Ok(end);
         }
-        let (status, summary) = match (&events.turn_failed, events.turn_completed) {
-            (Some(error), _) => (
+        Ok(match (&events.turn_failed, events.turn_completed) {
+            (Some(error), _) => ending::end(
                 SessionStatus::Failed,
+                Some(&finished),
                 format!("Codex stopped with an error: {error}"),
+                thread_id,
             ),
-            (None, true) => (
+            (None, true) => ending::end(
                 SessionStatus::Finished,
+                Some(&finished),
                 events
                     .last_message
                     .clone()
                     .filter(|m| !m.trim().is_empty())
                     .unwrap_or_else(|| "Codex finished without a final message.".to_string()),
+                thread_id,
             ),
-            (None, false) => (
+            (None, false) => ending::program_failed(ending::end(
                 SessionStatus::Failed,
+                Some(&finished),
                 ending::no_final_word(NAME, &finished, &unreadable),
-            ),
-        };
-        Ok(ending::end(status, Some(&finished), summary, thread_id))
+                thread_id,
+            )),
+        })
     }
 }
 
@@ -248,6 +284,9 @@ fn environment(spec: &SessionSpec, mark: &str) -> Vec<(String, String)> {
     let mut env = process::base_env(|name| std::env::var(name).ok());
     for (name, value) in &spec.env {
         process::set(&mut env, name, value.clone());
+    }
+    if let Some(key) = spec.endpoint.as_ref().and_then(|e| e.key.as_ref()) {
+        process::set(&mut env, KEY_VAR, key.expose());
     }
     process::set(&mut env, MARK_VAR, mark);
     process::set(&mut env, SESSION_VAR, spec.session_id.to_string());

@@ -34,6 +34,16 @@ pub(crate) fn end(
         exit_code: finished.and_then(|f| f.status).and_then(|s| s.code()),
         summary,
         agent_session_id,
+        program_failed: false,
+    }
+}
+
+/// The end of a session whose program failed rather than the agent: it would not start, ended
+/// without its final word, or printed no usable stream.
+pub(crate) fn program_failed(end: SessionEnd) -> SessionEnd {
+    SessionEnd {
+        program_failed: true,
+        ..end
     }
 }
 
@@ -60,15 +70,20 @@ pub(crate) fn ended_by_healer(
                 duration(time_limit)
             ),
         ),
-        Ending::Unreadable => (
-            SessionStatus::Failed,
-            format!(
+        Ending::Unreadable => {
+            let summary = format!(
                 "{agent}'s output was not its JSON stream ({} unreadable lines, the first: \
                  \"{}\"), so Healer stopped it. Check that the configured program is {agent}.",
                 unreadable.count,
                 unreadable.first.unwrap_or_default()
-            ),
-        ),
+            );
+            return Some(program_failed(end(
+                SessionStatus::Failed,
+                Some(finished),
+                summary,
+                agent_session_id,
+            )));
+        }
     };
     Some(end(status, Some(finished), summary, agent_session_id))
 }
@@ -118,7 +133,7 @@ pub(crate) fn not_started(agent: &str, program: &Path, error: &std::io::Error) -
             program.display()
         )
     };
-    end(SessionStatus::Failed, None, summary, None)
+    program_failed(end(SessionStatus::Failed, None, summary, None))
 }
 
 /// The most telling line of an error output: its last non-empty one.

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::session::AgentKind;
+
 /// How long `--version` may take.
 const VERSION_TIME_LIMIT: Duration = Duration::from_secs(10);
 
@@ -67,6 +69,22 @@ pub(crate) async fn version(program: &Path) -> Option<String> {
     let text = String::from_utf8_lossy(&output.stdout);
     let first = text.lines().map(str::trim).find(|l| !l.is_empty())?;
     Some(first.to_string())
+}
+
+/// "Claude Code is not installed …": what is missing and how to get it, in a sentence.
+pub fn not_installed(kind: AgentKind) -> String {
+    match kind {
+        AgentKind::Builtin => "Healer's built-in agent needs nothing installed.".to_string(),
+        AgentKind::ClaudeCode => "Claude Code is not installed on this computer (no claude \
+            program was found). Install Claude Code from Anthropic (the npm package \
+            @anthropic-ai/claude-code), or give the path to its program in the project's \
+            settings."
+            .to_string(),
+        AgentKind::Codex => "Codex is not installed on this computer (no codex program was \
+            found). Install Codex from OpenAI (the npm package @openai/codex), or give the path \
+            to its program in the project's settings."
+            .to_string(),
+    }
 }
 
 /// The platform part of the native packages' names (`linux-x64`, `darwin-arm64` …).

@@ -33,6 +33,16 @@ pub enum ProjectCommand {
         /// builtin, claude-code or codex
         #[arg(long)]
         agent: Option<String>,
+        /// For claude-code or codex: a model provider set up in Healer (its key goes to the
+        /// agent only); without it the agent uses its own login
+        #[arg(long)]
+        provider: Option<String>,
+        /// For claude-code or codex: the model's name (default: the agent's own)
+        #[arg(long)]
+        model: Option<String>,
+        /// For claude-code or codex: the agent's program, when it is not on PATH
+        #[arg(long)]
+        program: Option<PathBuf>,
         /// A verification command, NAME=COMMAND; repeatable (replaces the detected ones)
         #[arg(long = "verify", value_name = "NAME=CMD")]
         verify: Vec<String>,
@@ -121,6 +131,9 @@ pub async fn run(command: ProjectCommand, paths: &Paths) -> Result<bool> {
             path,
             name,
             agent,
+            provider,
+            model,
+            program,
             verify,
             init,
             leave_branch,
@@ -149,6 +162,10 @@ pub async fn run(command: ProjectCommand, paths: &Paths) -> Result<bool> {
                 verify,
                 init_script: init,
                 merge: leave_branch.then_some(MergePolicy::LeaveBranch),
+                provider,
+                model,
+                program: program
+                    .map(|p| std::path::absolute(&p).unwrap_or(p).display().to_string()),
                 git_init,
             };
             let request = Request::AddProject { add: Box::new(add) };
@@ -380,6 +397,15 @@ fn print_settings(s: &healer::store::ProjectSettings) {
             MergePolicy::LeaveBranch => "leave the branch for review",
         }
     );
+    if s.agent != healer::session::AgentKind::Builtin {
+        let model = s.model.as_deref().unwrap_or("its default");
+        match &s.agent_provider {
+            Some(p) => {
+                println!("  model: {model}, from the provider \u{201c}{p}\u{201d} set up in Healer")
+            }
+            None => println!("  model: {model}, on the agent's own login"),
+        }
+    }
     if s.verify.is_empty() {
         println!("  verification: none");
     }

@@ -8,6 +8,8 @@ use tokio::sync::broadcast;
 
 use super::Handle;
 use crate::agent::builtin::Builtin;
+use crate::agent::claude_code::ClaudeCode;
+use crate::agent::codex::Codex;
 use crate::agent::{trajectory, AgentRegistry};
 use crate::error::{Error, Result};
 use crate::events::Event;
@@ -16,6 +18,7 @@ use crate::project::{
     SessionRecord, StoredStep, Task, TaskDetail, TaskEdit, TaskStatus,
 };
 use crate::services::Services;
+use crate::session::AgentKind;
 use crate::store::now;
 use crate::workflow::{refuse, FieldProblem};
 
@@ -23,6 +26,9 @@ use crate::workflow::{refuse, FieldProblem};
 pub(super) fn agents(services: &Arc<Services>) -> AgentRegistry {
     let mut agents = AgentRegistry::new();
     agents.register(Arc::new(Builtin::new(services.clone())));
+    // Their programs: the project's setting, else PATH (an npm install's native binary).
+    agents.register(Arc::new(ClaudeCode::new(None)));
+    agents.register(Arc::new(Codex::new(None)));
     agents
 }
 
@@ -42,9 +48,8 @@ impl Handle {
         let existing = self
             .services
             .store
-            .project_at(&canonical.display().to_string())?
-            .map(|p| p.name);
-        Ok(project::check_folder(&canonical, self.projects().agents(), existing).await)
+            .project_at(&canonical.display().to_string())?;
+        Ok(project::check_folder(&canonical, self.projects().agents(), existing.as_ref()).await)
     }
 
     /// Make a folder a repository with a first commit (the form's offer), then look again.
@@ -68,6 +73,7 @@ impl Handle {
             self.projects().agents(),
             &store.list_projects()?,
             &self.services.llm.budgets()?,
+            &store.list_providers()?,
             own_id,
         ))
     }
@@ -130,6 +136,15 @@ impl Handle {
         }
         if let Some(merge) = add.merge {
             input.settings.merge = merge;
+        }
+        if add.provider.is_some() {
+            input.settings.agent_provider = add.provider;
+        }
+        if add.model.is_some() {
+            input.settings.model = add.model;
+        }
+        if add.program.is_some() {
+            input.settings.agent_program = add.program;
         }
         self.add_project(input)
     }
@@ -208,6 +223,11 @@ impl Handle {
                 }
             }
             let _ = std::fs::remove_dir_all(&worktrees);
+        }
+        // The agents' own settings for it (Codex's home, Claude Code's folder).
+        let homes = project::agent_home(self.services.paths.data_dir(), id, AgentKind::Codex);
+        if let Some(all) = homes.parent() {
+            let _ = std::fs::remove_dir_all(all);
         }
         self.services.store.delete_project(id)?;
         self.services.bus.emit(Event::ProjectRemoved {
@@ -334,5 +354,15 @@ fn clean(mut settings: crate::store::ProjectSettings) -> crate::store::ProjectSe
         v.command = v.command.trim().to_string();
     }
     settings.main_branch = settings.main_branch.trim().to_string();
+    let blank_none = |v: Option<String>| v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+    settings.model = blank_none(settings.model);
+    settings.agent_provider = blank_none(settings.agent_provider);
+    settings.agent_program = blank_none(settings.agent_program);
+    settings.allowed_tools = settings
+        .allowed_tools
+        .iter()
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty())
+        .collect();
     settings
 }

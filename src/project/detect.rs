@@ -3,16 +3,12 @@
 //! and the coding agents installed on this machine with their versions.
 
 use std::path::Path;
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::session::AgentKind;
 use crate::store::VerifyCommand;
-
-/// How long `claude --version` may take before it counts as not answering.
-const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Init scripts looked for, in order.
 const INIT_SCRIPTS: [&str; 4] = [".healer/init.sh", "init.sh", "scripts/init.sh", "bin/setup"];
@@ -143,22 +139,17 @@ pub fn init_script(root: &Path) -> Option<String> {
         .map(|p| format!("bash {p}"))
 }
 
-/// Where `program` is on PATH and what `program --version` says (first line).
-pub async fn program_version(program: &str) -> (Option<String>, Option<String>) {
-    let Ok(path) = which::which(program) else {
-        return (None, None);
-    };
-    let mut cmd = tokio::process::Command::new(&path);
-    cmd.arg("--version")
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true);
-    let version = match tokio::time::timeout(VERSION_TIMEOUT, cmd.output()).await {
-        Ok(Ok(out)) if out.status.success() => String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .next()
-            .map(|l| l.trim().to_string())
-            .filter(|l| !l.is_empty()),
-        _ => None,
-    };
-    (Some(path.display().to_string()), version)
+/// The version number in what `--version` printed: `2.1.328 (Claude Code)` → `2.1.328`,
+/// `codex-cli 0.169.0` → `0.169.0`; the whole line when it holds none.
+pub fn version_number(said: &str) -> String {
+    said.split(|c: char| c.is_whitespace() || c == '(' || c == ')' || c == ',')
+        .map(|w| w.trim_start_matches('v'))
+        .find(|w| {
+            w.contains('.')
+                && w.chars()
+                    .all(|c| c.is_ascii_digit() || c == '.' || c == '-' || c.is_ascii_alphabetic())
+                && w.starts_with(|c: char| c.is_ascii_digit())
+        })
+        .unwrap_or(said)
+        .to_string()
 }

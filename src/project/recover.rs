@@ -1,14 +1,16 @@
 //! After an unclean stop (a crash, kill -9): sessions still marked running had their engine
-//! die under them. Their processes are ended (found by the session's marker in their
-//! environment, so nobody else's process is touched), the session is marked interrupted, and
-//! its task goes back to open with a note; its worktree is kept for the next run.
+//! die under them. Their processes — the agent's, the tools it started, a check — are ended
+//! (found by the session's marks in their environment, so nobody else's process is touched),
+//! the session is marked interrupted, and its task goes back to open with a note; its worktree
+//! is kept for the next run.
 
 use std::path::PathBuf;
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
-use super::run::SESSION_MARKER_VAR;
+use super::agent_setup::marks;
+use crate::agent::process::marked_processes;
 use crate::error::Result;
 use crate::events::Event;
 use crate::services::Services;
@@ -16,45 +18,26 @@ use crate::session::SessionStatus;
 use crate::store::{now, SessionOutcome};
 use crate::tasklist::{self, TaskStatus};
 
-/// Kill every process whose environment carries `HEALER_AGENT_SESSION=<marker>`. Returns how
-/// many were found. Without /proc (not Linux) nothing is found.
-pub fn end_marked_processes(marker: &str) -> usize {
-    let wanted = format!("{SESSION_MARKER_VAR}={marker}");
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
-    let me = std::process::id();
-    let mut ended = 0;
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        if u32::try_from(pid).ok() == Some(me) {
-            continue;
-        }
-        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
-            continue;
-        };
-        if environ
-            .split(|b| *b == 0)
-            .any(|var| var == wanted.as_bytes())
-        {
-            let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
-            ended += 1;
-        }
+/// Kill every process whose environment carries the marks of session `session_id` of the
+/// Healer `instance` (`HEALER_INSTANCE` and `HEALER_AGENT_SESSION`). Returns how many were
+/// found. Without /proc (not Linux) nothing is found.
+pub fn end_marked_processes(instance: &str, session_id: i64) -> usize {
+    let wanted: Vec<String> = marks(instance, session_id)
+        .into_iter()
+        .map(|(name, value)| format!("{name}={value}"))
+        .collect();
+    let found = marked_processes(&[wanted]);
+    for pid in &found {
+        let _ = kill(Pid::from_raw(*pid), Signal::SIGKILL);
     }
-    ended
+    found.len()
 }
 
 /// Settle the sessions a crashed engine left running. Returns how many there were.
 pub(crate) fn settle_interrupted(services: &Services) -> Result<usize> {
     let sessions = services.store.running_sessions()?;
     for session in &sessions {
-        let ended = end_marked_processes(&format!("{}-{}", services.instance(), session.id));
+        let ended = end_marked_processes(services.instance(), session.id);
         let summary = format!(
             "Healer stopped while this session ran (found at the next start{}); the worktree is kept",
             if ended > 0 {

@@ -10,20 +10,23 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::agent_setup::{self, marks};
 use super::command::{run_project_command, session_tmp, toolchain_env, CommandResult};
 use super::prompt::{read_progress, task_prompt};
 use super::runner::Projects;
 use super::settle::{settle, Ending};
 use super::worktree;
-use crate::agent::{Agent, AgentUpdate, SessionEnd, SessionSpec};
+use crate::agent::{Agent, AgentUpdate, ModelEndpoint, SessionEnd, SessionSpec};
 use crate::error::Result;
 use crate::failure::{Evidence, FailureClass, ProjectScenario};
+use crate::llm::{scrub, ApiKey};
 use crate::session::{SessionStatus, SessionStep, StepKind, StepSource};
 use crate::store::{MergePolicy, Project, StoredStep};
 use crate::tasklist::Task;
 
-/// The variable that marks every process of a session (crash recovery finds leftovers by it).
-pub const SESSION_MARKER_VAR: &str = "HEALER_AGENT_SESSION";
+/// The variable that marks every process of a session with its id (with `HEALER_INSTANCE`:
+/// crash recovery finds leftovers by both).
+pub const SESSION_MARKER_VAR: &str = crate::agent::process::SESSION_VAR;
 
 /// After its own time limit, how long an agent gets to end before the runner ends it.
 const AGENT_GRACE: Duration = Duration::from_secs(30);
@@ -43,8 +46,11 @@ pub(super) struct Ctx<'a> {
     pub repo: PathBuf,
     pub worktree: PathBuf,
     pub tmp: PathBuf,
-    pub marker: String,
+    /// What every process of the session carries in its environment.
+    pub marks: Vec<(String, String)>,
     pub cancel: CancellationToken,
+    /// The key of the provider the agent was given, kept out of every stored step.
+    pub secret: std::sync::OnceLock<ApiKey>,
 }
 
 pub(super) async fn run_session(
@@ -63,7 +69,8 @@ pub(super) async fn run_session(
             .map(PathBuf::from)
             .unwrap_or_else(|| projects.slots_dir(project.id)),
         tmp: session_tmp(projects.services.paths.data_dir(), session_id),
-        marker: format!("{}-{session_id}", projects.services.instance()),
+        marks: marks(projects.services.instance(), session_id),
+        secret: std::sync::OnceLock::new(),
         projects,
         project,
         task,
@@ -85,7 +92,7 @@ pub(super) async fn run_session(
     } else {
         ending
     };
-    super::recover::end_marked_processes(&ctx.marker);
+    super::recover::end_marked_processes(ctx.projects.services.instance(), ctx.session_id);
     if let Err(e) = settle(&ctx, ending).await {
         tracing::error!(session_id, "could not record how the session ended: {e}");
     }
@@ -145,8 +152,23 @@ async fn drive(ctx: &Ctx<'_>, agent: Arc<dyn Agent>) -> Result<Ending> {
         }
     }
 
+    let endpoint = match agent_setup::endpoint(&ctx.projects.services.llm, settings).await {
+        Ok(endpoint) => endpoint,
+        Err(why) => {
+            return Ok(Ending::failed(
+                ProjectScenario::RuntimeError,
+                FailureClass::Environment,
+                SessionStatus::Failed,
+                why,
+                None,
+            ))
+        }
+    };
+    if let Some(key) = endpoint.as_ref().and_then(|e| e.key.clone()) {
+        let _ = ctx.secret.set(key);
+    }
     let prompt = task_prompt(&ctx.task, &settings.verify, &read_progress(&ctx.repo));
-    let end = ctx.run_agent(agent, prompt).await;
+    let end = ctx.run_agent(agent, prompt, endpoint).await;
     let end = match end {
         Ok(end) => end,
         Err(e) => {
@@ -177,7 +199,9 @@ async fn drive(ctx: &Ctx<'_>, agent: Arc<dyn Agent>) -> Result<Ending> {
             ))
         }
         SessionStatus::Failed => {
-            let crashed = end.exit_code.is_some_and(|c| c != 0);
+            // The program failed (would not start, crashed, no usable stream, a non-zero exit)
+            // rather than the agent giving up: a runtime error, not a task it could not do.
+            let crashed = end.program_failed || end.exit_code.is_some_and(|c| c != 0);
             let scenario = if crashed {
                 ProjectScenario::RuntimeError
             } else {
@@ -222,14 +246,29 @@ impl Ctx<'_> {
     }
 
     fn spec_env(&self) -> Vec<(String, String)> {
-        toolchain_env(&[(SESSION_MARKER_VAR.to_string(), self.marker.clone())])
+        let settings = &self.project.settings;
+        let home = self.agent_home();
+        toolchain_env(&agent_setup::agent_env(settings, &home, &self.marks))
+    }
+
+    /// The folder of the agent's own settings for this project.
+    pub fn agent_home(&self) -> PathBuf {
+        agent_setup::agent_home(
+            self.projects.services.paths.data_dir(),
+            self.project.id,
+            self.project.settings.agent,
+        )
+    }
+
+    /// `text` without the key of the provider the agent was given.
+    pub fn scrub(&self, text: &str) -> String {
+        scrub(text, self.secret.get())
     }
 
     /// Run one of the project's commands; `None` when the session was cancelled meanwhile.
     async fn command(&self, name: &str, command: &str) -> Result<Option<CommandResult>> {
         let limit = Duration::from_secs(u64::from(self.project.settings.command_time_limit_secs));
-        let env = [(SESSION_MARKER_VAR.to_string(), self.marker.clone())];
-        let run = run_project_command(&self.worktree, &self.tmp, name, command, &env, limit);
+        let run = run_project_command(&self.worktree, &self.tmp, name, command, &self.marks, limit);
         let result = tokio::select! {
             // Dropping the run ends its process group.
             () = self.cancel.cancelled() => return Ok(None),
@@ -249,7 +288,12 @@ impl Ctx<'_> {
 
     /// Run the agent, storing what it reports as it happens; its own time limit is backed by
     /// the runner's.
-    async fn run_agent(&self, agent: Arc<dyn Agent>, prompt: String) -> Result<SessionEnd> {
+    async fn run_agent(
+        &self,
+        agent: Arc<dyn Agent>,
+        prompt: String,
+        endpoint: Option<ModelEndpoint>,
+    ) -> Result<SessionEnd> {
         let settings = &self.project.settings;
         let time_limit = Duration::from_secs(u64::from(settings.agent_time_limit_secs));
         let spec = SessionSpec {
@@ -259,8 +303,14 @@ impl Ctx<'_> {
             resume: None,
             allowed_tools: settings.allowed_tools.clone(),
             env: self.spec_env(),
-            program: None,
-            model: settings.model.clone(),
+            program: settings
+                .agent_program
+                .as_deref()
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from),
+            model: settings.model.clone().filter(|m| !m.trim().is_empty()),
+            endpoint,
             time_limit,
         };
         let (tx, mut rx) = mpsc::unbounded_channel::<AgentUpdate>();
@@ -282,6 +332,7 @@ impl Ctx<'_> {
                             time_limit.as_secs()
                         ),
                         agent_session_id: None,
+                        program_failed: false,
                     })
                 }
             }
@@ -294,7 +345,10 @@ impl Ctx<'_> {
             }
         };
         let (end, ()) = tokio::join!(running, consume);
-        end
+        end.map(|end| SessionEnd {
+            summary: self.scrub(&end.summary),
+            ..end
+        })
     }
 
     fn take(&self, update: AgentUpdate) -> Result<()> {
@@ -318,6 +372,11 @@ impl Ctx<'_> {
 
     /// Store a step and show it live.
     pub fn record(&self, mut step: SessionStep) -> Result<()> {
+        if let Some(key) = self.secret.get() {
+            // An agent's tool may print its environment: its key stays out of the store.
+            step.text = scrub(&step.text, Some(key));
+            step.arguments = step.arguments.map(|a| scrub(&a, Some(key)));
+        }
         if let Some((cut, _)) = step.text.char_indices().nth(MAX_STEP_CHARS) {
             let rest = step.text.len() - cut;
             step.text.truncate(cut);

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use super::repo::{canonical, inspect, FolderState};
 use super::ProjectInput;
-use crate::agent::{agent_program, not_available, AgentRegistry};
-use crate::llm::Budgets;
+use crate::agent::{not_available, AgentRegistry};
+use crate::llm::{Budgets, Provider};
 use crate::store::Project;
 use crate::workflow::FieldProblem;
 
@@ -18,7 +18,7 @@ const MAX_SECS: u32 = 86_400;
 const MIN_TOKEN_BUDGET: u64 = 1_000;
 const MAX_STEPS: u32 = 500;
 
-fn problem(field: &str, message: impl Into<String>) -> FieldProblem {
+pub(super) fn problem(field: &str, message: impl Into<String>) -> FieldProblem {
     FieldProblem {
         field: field.to_string(),
         message: message.into(),
@@ -32,6 +32,7 @@ pub fn validate(
     agents: &AgentRegistry,
     existing: &[Project],
     budgets: &Budgets,
+    providers: &[Provider],
     own_id: Option<i64>,
 ) -> Vec<FieldProblem> {
     let mut problems = Vec::new();
@@ -84,14 +85,11 @@ pub fn validate(
 
     if !agents.has(s.agent) {
         problems.push(problem("agent", capitalised(&not_available(s.agent))));
-    } else if let Some(program) = agent_program(s.agent) {
-        if which::which(program).is_err() {
-            problems.push(problem(
-                "agent",
-                format!("{program} is not installed on this machine (not on PATH); install it or choose another agent"),
-            ));
-        }
+    } else {
+        problems.extend(super::validate_agent::program(s));
     }
+    problems.extend(super::validate_agent::model(s, providers));
+    problems.extend(super::validate_agent::allowed_tools(s));
 
     for (i, v) in s.verify.iter().enumerate() {
         let field = format!("verify.{i}");

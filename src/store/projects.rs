@@ -58,7 +58,18 @@ pub struct ProjectSettings {
     pub allowed_tools: Vec<String>,
     /// A model name for an external agent; none: its own default.
     pub model: Option<String>,
+    /// Where an external agent's model comes from: `None` is the agent's own login and
+    /// settings; a provider's name is that provider as configured in Healer (its address and
+    /// key go into the agent's process only).
+    pub agent_provider: Option<String>,
+    /// Where an external agent's program is, when it is not the one found on PATH.
+    pub agent_program: Option<String>,
 }
+
+/// The tools Claude Code may use when a project names none: enough to read, find, edit and
+/// run commands. (As root Claude Code refuses `--dangerously-skip-permissions`, so a session
+/// with nobody to ask can use only the tools listed.)
+pub const DEFAULT_ALLOWED_TOOLS: [&str; 6] = ["Bash", "Read", "Edit", "Write", "Glob", "Grep"];
 
 /// Defaults of [`ProjectSettings`], named so the docs and tests can point at them.
 pub const DEFAULT_MAX_PARALLEL: u32 = 1;
@@ -81,10 +92,10 @@ impl Default for ProjectSettings {
             token_budget: DEFAULT_TOKEN_BUDGET,
             max_steps: DEFAULT_MAX_STEPS,
             tier: Tier::Standard,
-            allowed_tools: ["Bash", "Read", "Edit", "Write", "Glob", "Grep"]
-                .map(str::to_string)
-                .to_vec(),
+            allowed_tools: DEFAULT_ALLOWED_TOOLS.map(str::to_string).to_vec(),
             model: None,
+            agent_provider: None,
+            agent_program: None,
         }
     }
 }

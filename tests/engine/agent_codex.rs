@@ -17,7 +17,7 @@ const KEY: &str = "test-key-codex";
 
 /// A model catalog entry for the scripted model: without one Codex falls back to metadata
 /// that offers no `apply_patch` tool.
-const CATALOG: &str = r#"{"models":[{"slug":"scripted-model","display_name":"Scripted",
+pub const CATALOG: &str = r#"{"models":[{"slug":"scripted-model","display_name":"Scripted",
  "apply_patch_tool_type":"freeform","shell_type":"shell_command",
  "supported_reasoning_levels":[{"effort":"medium","description":"default"}],
  "visibility":"list","supported_in_api":true,"priority":1,"support_verbosity":true,

@@ -110,6 +110,7 @@ impl Workspace {
             env: vars,
             program: Some(program),
             model: None,
+            endpoint: None,
             time_limit: Duration::from_secs(60),
         }
     }

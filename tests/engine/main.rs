@@ -28,6 +28,8 @@ mod memory;
 mod model_server;
 mod people;
 mod pipeline;
+mod project_agent_fixtures;
+mod project_agents;
 mod project_cli;
 mod project_fixtures;
 mod project_runs;

@@ -121,9 +121,39 @@ async fn a_person_adds_a_project_and_a_task_runs_it_and_reads_the_session() {
     assert_eq!(claude.status.code(), Some(1));
     let said = text(&claude.stderr);
     assert!(
-        said.contains("not available in this build") || said.contains("not installed"),
+        said.contains("Claude Code is not installed on this computer"),
         "{said}"
     );
+    // Claude Code where the person says it is: on a provider that does not speak its API
+    // it is refused with why; on its own login it is added, and the settings say so.
+    let program = crate::agent_fixtures::claude().display().to_string();
+    let cc = |extra: &[&str]| {
+        let mut args = vec!["project", "add", other.to_str().unwrap_or_default()];
+        args.extend(["--agent", "claude-code", "--program", &program]);
+        args.extend(extra);
+        healer(&paths, &args)
+    };
+    let wrong = cc(&["--provider", "scripted"]);
+    assert_eq!(wrong.status.code(), Some(1));
+    assert!(
+        text(&wrong.stderr).contains("Claude Code speaks only Anthropic's API"),
+        "{}",
+        text(&wrong.stderr)
+    );
+    let own = cc(&["--name", "other", "--model", "claude-sonnet-4-5"]);
+    assert_eq!(own.status.code(), Some(0), "{}", text(&own.stderr));
+    assert!(
+        text(&own.stdout).contains("model: claude-sonnet-4-5, on the agent's own login"),
+        "{}",
+        text(&own.stdout)
+    );
+    let shown = json_of(&healer(&paths, &["project", "show", "other", "--json"]));
+    assert_eq!(
+        shown["project"]["settings"]["agent_program"],
+        program.as_str()
+    );
+    let removed = healer(&paths, &["project", "remove", "other", "--yes"]);
+    assert_eq!(removed.status.code(), Some(0), "{}", text(&removed.stderr));
     let made = json_of(&healer(
         &paths,
         &[
@@ -257,12 +287,7 @@ async fn healer_killed_mid_run_reopens_the_task_at_the_next_start_and_keeps_the_
         },
     )
     .await;
-    let marker = {
-        use sha2::{Digest, Sha256};
-        let digest = Sha256::digest(paths.data_dir().to_string_lossy().as_bytes());
-        let instance: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
-        format!("{instance}-{}", session.id)
-    };
+    let marker = marks_in(paths.data_dir(), session.id);
     eventually("the sleep", Duration::from_secs(30), || {
         (!marked_processes(&marker).is_empty()).then_some(())
     })

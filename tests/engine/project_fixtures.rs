@@ -157,9 +157,8 @@ pub async fn finished(engine: &Engine, session_id: i64) -> SessionRecord {
     engine.store().session(session_id).expect("session")
 }
 
-/// Pids of live processes whose environment carries `HEALER_AGENT_SESSION=<marker>`.
-pub fn marked_processes(marker: &str) -> Vec<i32> {
-    let wanted = format!("HEALER_AGENT_SESSION={marker}");
+/// Pids of live processes whose environment carries every entry of `marks`.
+pub fn marked_processes(marks: &[String]) -> Vec<i32> {
     let mut pids = Vec::new();
     for entry in std::fs::read_dir("/proc").expect("proc").flatten() {
         let Some(pid) = entry
@@ -175,19 +174,29 @@ pub fn marked_processes(marker: &str) -> Vec<i32> {
         let zombie = std::fs::read_to_string(entry.path().join("stat"))
             .map(|s| s.contains(") Z "))
             .unwrap_or(false);
-        if !zombie && environ.split(|b| *b == 0).any(|v| v == wanted.as_bytes()) {
+        let vars: Vec<&[u8]> = environ.split(|b| *b == 0).collect();
+        if !zombie && marks.iter().all(|m| vars.contains(&m.as_bytes())) {
             pids.push(pid);
         }
     }
     pids
 }
 
-/// The marker of session `id` of `engine` (the instance is a hash of the data folder).
-pub fn marker_of(engine: &Engine, session_id: i64) -> String {
+/// The marks of session `id` of the engine whose data folder is `data_dir` (the instance is a
+/// hash of the data folder): `HEALER_INSTANCE=…`, `HEALER_AGENT_SESSION=<id>`.
+pub fn marks_in(data_dir: &Path, session_id: i64) -> Vec<String> {
     use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(engine.paths().data_dir().to_string_lossy().as_bytes());
+    let digest = Sha256::digest(data_dir.to_string_lossy().as_bytes());
     let instance: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
-    format!("{instance}-{session_id}")
+    vec![
+        format!("HEALER_INSTANCE={instance}"),
+        format!("HEALER_AGENT_SESSION={session_id}"),
+    ]
+}
+
+/// The marks of session `id` of `engine`.
+pub fn marker_of(engine: &Engine, session_id: i64) -> Vec<String> {
+    marks_in(engine.paths().data_dir(), session_id)
 }
 
 /// The lines of `file` in `repo` at the tip of `branch`.

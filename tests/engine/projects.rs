@@ -110,8 +110,8 @@ async fn detection_proposes_the_commands_of_a_node_a_python_and_a_rust_repositor
     let detection = check.detection.as_ref().expect("detection");
     assert!(detection.found.iter().any(|f| f.contains("Rust")));
 
-    // The agents: the built-in one is usable; a CLI agent is either not installed, or
-    // installed and not available in this build — never offered as working.
+    // The agents: the built-in one is usable; a CLI agent this build runs is either installed
+    // (with its version) or not installed, with how to get it.
     let builtin = detection
         .agents
         .iter()
@@ -124,12 +124,18 @@ async fn detection_proposes_the_commands_of_a_node_a_python_and_a_rust_repositor
             .iter()
             .find(|a| a.kind == kind)
             .expect("listed");
-        let has_adapter = b.engine.agent_in_build(kind);
-        if !has_adapter {
-            assert!(!agent.usable, "{kind:?}: {}", agent.message);
+        assert!(b.engine.agent_in_build(kind), "{kind:?} is in this build");
+        if agent.usable {
+            let version = agent.version.as_deref().expect("a version");
             assert!(
-                agent.message.contains("not installed")
-                    || agent.message.contains("not available in this build"),
+                agent.message == format!("Installed, version {version}."),
+                "{}",
+                agent.message
+            );
+        } else {
+            assert!(
+                agent.message.contains("is not installed on this computer")
+                    && agent.message.contains("npm package"),
                 "{}",
                 agent.message
             );
@@ -290,8 +296,7 @@ async fn the_form_is_checked_field_by_field() {
     if let Some((field, message)) = p.first() {
         assert_eq!(field, "agent");
         assert!(
-            message.starts_with("Claude Code is not available in this build")
-                || message.contains("not installed"),
+            message.starts_with("Claude Code is not installed on this computer"),
             "{message}"
         );
     }

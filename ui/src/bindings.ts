@@ -902,6 +902,14 @@ export type ProjectSettings = {
 	allowed_tools?: string[],
 	/**  A model name for an external agent; none: its own default. */
 	model?: string | null,
+	/**
+	 *  Where an external agent's model comes from: `None` is the agent's own login and
+	 *  settings; a provider's name is that provider as configured in Healer (its address and
+	 *  key go into the agent's process only).
+	 */
+	agent_provider?: string | null,
+	/**  Where an external agent's program is, when it is not the one found on PATH. */
+	agent_program?: string | null,
 };
 
 export type ProjectSummary = {

@@ -1,5 +1,5 @@
 // Words a person reads about projects, tasks and agent sessions, kept in one place.
-import type { AgentKind, ProjectTaskStatus, SessionStatus, SessionStep } from "./bindings";
+import type { AgentKind, ProjectSettings, ProjectTaskStatus, SessionStatus, SessionStep } from "./bindings";
 import type { Tone } from "./eventText";
 
 export const agentLabel: Record<AgentKind, string> = {
@@ -7,6 +7,17 @@ export const agentLabel: Record<AgentKind, string> = {
   "claude-code": "Claude Code",
   codex: "Codex",
 };
+
+/** Who works on a project's tasks, and on which model, in one sentence. */
+export function workedBy(settings: ProjectSettings): string {
+  const agent = settings.agent ?? "builtin";
+  if (agent === "builtin") return "Healer's built-in agent works on the tasks, with the model tiers set in Settings.";
+  const model = settings.model ? ` (model ${settings.model})` : "";
+  const source = settings.agent_provider
+    ? `the model provider \u201c${settings.agent_provider}\u201d set up in Healer${model}`
+    : `its own sign-in on this computer${model}`;
+  return `${agentLabel[agent]} works on the tasks, using ${source}.`;
+}
 
 export const columnTitle: Record<ProjectTaskStatus, string> = {
   open: "Open",

@@ -31,11 +31,12 @@ test("adding a project: the chosen folder is looked at, the detected checks prop
   expect(await screen.findByTestId("verify-command-0")).toHaveValue("npm run test");
   expect(screen.getByTestId("field-name")).toHaveValue("greeter");
 
-  // An agent this build cannot run is said so, under the field, in the engine's words.
-  await user.click(screen.getByTestId("agent-claude-code"));
-  expect(await screen.findByTestId("field-error-agent")).toHaveTextContent("Claude Code is not available in this build");
+  // An agent this computer does not have is said so, under the field, in the engine's words.
+  await user.click(screen.getByTestId("agent-codex"));
+  expect(await screen.findByTestId("field-error-agent")).toHaveTextContent("Codex is not installed on this computer");
   expect(screen.getByTestId("save-project")).toBeDisabled();
   await user.click(screen.getByTestId("agent-builtin"));
+  expect(screen.queryByTestId("agent-fields")).toBeNull();
   await user.clear(screen.getByTestId("verify-command-0"));
   expect(await screen.findByTestId("field-error-verify-0")).toHaveTextContent("The command is empty");
   await user.type(screen.getByTestId("verify-command-0"), "npm test");
@@ -131,4 +132,43 @@ test("tool calls and command output are said in words", () => {
     "exit code 0 after 0.6 s · memory limited · writes confined to the worktree and its temp folder (Landlock)\n\nstdout:\n```text\nHello, Ada!\n```\n\nstderr: (empty)",
   );
   expect(out).toBe("Finished with exit code 0 after 0.6 s\n\nIt printed:\nHello, Ada!");
+});
+
+test("choosing Claude Code: its own sign-in or a provider of Healer's that speaks its API, its tools, and the project says plainly who works on it", async () => {
+  const healer = new FakeHealer().install();
+  healer.addProvider({ name: "openai", kind: "openai_compatible" });
+  healer.addProvider({ name: "anthropic-work", kind: "anthropic" });
+  const { user } = renderApp("#/projects/new");
+  await user.click(await screen.findByTestId("pick-folder"));
+  await user.click(await screen.findByTestId("agent-claude-code"));
+
+  const fields = await screen.findByTestId("agent-fields");
+  expect(within(fields).getByTestId("agent-own-login")).toBeChecked();
+  expect(within(fields).getByTestId("agent-model-hint")).toHaveTextContent("Claude Code uses the account or key it is signed in with on this computer.");
+  expect(within(fields).getByTestId("field-agent-program")).toHaveAttribute("placeholder", "/usr/bin/claude");
+  expect(within(fields).getByTestId("field-allowed-tools")).toHaveValue("Bash, Read, Edit, Write, Glob, Grep");
+
+  // Only the provider that speaks Anthropic's API is offered.
+  await user.click(within(fields).getByTestId("agent-healer-provider"));
+  const select = within(fields).getByTestId("field-agent-provider");
+  expect(within(select).getAllByRole("option").map((o) => o.textContent)).toEqual(["anthropic-work"]);
+  expect(within(fields).getByTestId("agent-model-hint")).toHaveTextContent("keeps it out of everything it records");
+  await user.type(within(fields).getByTestId("field-model"), "claude-sonnet-4-5");
+  await user.clear(within(fields).getByTestId("field-allowed-tools"));
+  await user.type(within(fields).getByTestId("field-allowed-tools"), "Bash(git diff, git log), Edit");
+
+  await waitFor(() => expect(screen.getByTestId("save-project")).toBeEnabled());
+  await user.click(screen.getByTestId("save-project"));
+  await screen.findByTestId("page-project");
+  const added = healer.callsTo("add_project")[0].args.input as { settings: Record<string, unknown> };
+  expect(added.settings).toMatchObject({
+    agent: "claude-code",
+    agent_provider: "anthropic-work",
+    model: "claude-sonnet-4-5",
+    allowed_tools: ["Bash(git diff, git log)", "Edit"],
+    agent_program: null,
+  });
+  expect(await screen.findByTestId("project-agent")).toHaveTextContent(
+    "Claude Code works on the tasks, using the model provider \u201canthropic-work\u201d set up in Healer (model claude-sonnet-4-5).",
+  );
 });

@@ -56,9 +56,36 @@ pub struct CodexSettings {
     pub model_catalog: Option<PathBuf>,
 }
 
-/// The config's text for `settings` and the session's model.
-pub(super) fn render(settings: &CodexSettings, model: Option<&str>) -> Result<String> {
-    let mut root = Table::new();
+/// The id of the `model_providers` entry for a provider configured in Healer.
+pub const HEALER_PROVIDER_ID: &str = "healer";
+
+/// The config's text for `settings` and the session's model, on top of `existing` (the file as
+/// it is): Healer's keys are set afresh, anything else a person put there is kept.
+pub(super) fn render(
+    settings: &CodexSettings,
+    model: Option<&str>,
+    existing: Option<&str>,
+) -> Result<String> {
+    let mut root = match existing {
+        Some(text) => toml::from_str::<Table>(text).map_err(|e| {
+            Error::InvalidInput(format!(
+                "Codex's settings file for this project is not valid TOML ({}); fix it or \
+                 delete it, and Healer writes a fresh one",
+                e.message()
+            ))
+        })?,
+        None => Table::new(),
+    };
+    // What Healer chose last time goes, so that a project back on Codex's own login does not
+    // keep a provider Healer set.
+    root.remove("model");
+    root.remove("model_provider");
+    if let Some(Value::Table(providers)) = root.get_mut("model_providers") {
+        providers.remove(HEALER_PROVIDER_ID);
+        if let Some(p) = &settings.provider {
+            providers.remove(&p.id);
+        }
+    }
     if let Some(model) = model {
         root.insert("model".into(), model.into());
     }
@@ -93,23 +120,25 @@ pub(super) fn render(settings: &CodexSettings, model: Option<&str>) -> Result<St
                 );
             }
         }
-        root.insert(
-            "model_providers".into(),
-            table([(p.id.as_str(), entry.into())]),
+        merge(
+            &mut root,
+            "model_providers",
+            [(p.id.as_str(), entry.into())],
         );
     }
     // Off: the plugin marketplace (git ls-remote to GitHub, chatgpt.com look-ups), analytics
     // and metrics; and retrying a refused connection forever (it would outlast any time limit
     // at Codex's own pace).
-    root.insert(
-        "features".into(),
-        table([
+    merge(
+        &mut root,
+        "features",
+        [
             ("plugins", false.into()),
             ("unbounded_connection_retries", false.into()),
-        ]),
+        ],
     );
-    root.insert("analytics".into(), table([("enabled", false.into())]));
-    root.insert("otel".into(), table([("metrics_exporter", "none".into())]));
+    merge(&mut root, "analytics", [("enabled", false.into())]);
+    merge(&mut root, "otel", [("metrics_exporter", "none".into())]);
     toml::to_string(&root)
         .map_err(|e| Error::Internal(format!("Codex's settings do not serialise: {e}")))
 }
@@ -131,13 +160,20 @@ pub(super) fn write(codex_home: &Path, text: &str) -> Result<()> {
     })
 }
 
-fn table<const N: usize>(entries: [(&str, Value); N]) -> Value {
-    Value::Table(
-        entries
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
-    )
+/// Set `entries` in the table `name` of `root` (made when missing, replaced when not a table),
+/// keeping its other entries.
+fn merge<const N: usize>(root: &mut Table, name: &str, entries: [(&str, Value); N]) {
+    let slot = root
+        .entry(name)
+        .or_insert_with(|| Value::Table(Table::new()));
+    if !slot.is_table() {
+        *slot = Value::Table(Table::new());
+    }
+    if let Value::Table(table) = slot {
+        for (k, v) in entries {
+            table.insert(k.to_string(), v);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -158,7 +194,7 @@ mod tests {
             }),
             ..CodexSettings::default()
         };
-        let text = render(&settings, Some("m-1")).expect("renders");
+        let text = render(&settings, Some("m-1"), None).expect("renders");
         let parsed: Table = toml::from_str(&text).expect("valid TOML");
         assert_eq!(parsed["model"].as_str(), Some("m-1"));
         assert_eq!(parsed["model_provider"].as_str(), Some("local"));
@@ -170,5 +206,38 @@ mod tests {
         assert_eq!(entry["request_max_retries"].as_integer(), Some(0));
         assert!(entry.get("stream_max_retries").is_none());
         assert_eq!(parsed["features"]["plugins"].as_bool(), Some(false));
+    }
+
+    #[test]
+    fn a_persons_own_keys_are_kept_and_healers_are_set_afresh() {
+        let mine = "model_catalog_json = \"/home/me/models.json\"\nmodel = \"old\"\n\
+                    model_provider = \"healer\"\nsandbox_mode = \"danger-full-access\"\n\
+                    [features]\nweb_search = true\nplugins = true\n\
+                    [model_providers.healer]\nname = \"Old\"\nbase_url = \"http://x\"\n\
+                    [model_providers.mine]\nname = \"Mine\"\nbase_url = \"http://y\"\n\
+                    [mcp_servers.docs]\ncommand = \"docs-server\"\n";
+        let text = render(&CodexSettings::default(), None, Some(mine)).expect("renders");
+        let parsed: Table = toml::from_str(&text).expect("valid TOML");
+        assert_eq!(
+            parsed["model_catalog_json"].as_str(),
+            Some("/home/me/models.json")
+        );
+        assert_eq!(
+            parsed["mcp_servers"]["docs"]["command"].as_str(),
+            Some("docs-server")
+        );
+        assert_eq!(parsed["features"]["web_search"].as_bool(), Some(true));
+        assert_eq!(parsed["features"]["plugins"].as_bool(), Some(false));
+        assert_eq!(parsed["sandbox_mode"].as_str(), Some("workspace-write"));
+        // Back on Codex's own login: no model or provider Healer set before.
+        assert!(parsed.get("model").is_none() && parsed.get("model_provider").is_none());
+        assert!(parsed["model_providers"].get("healer").is_none());
+        assert_eq!(
+            parsed["model_providers"]["mine"]["name"].as_str(),
+            Some("Mine")
+        );
+
+        let broken = render(&CodexSettings::default(), None, Some("model = ")).expect_err("broken");
+        assert!(broken.to_string().contains("not valid TOML"), "{broken}");
     }
 }

@@ -59,7 +59,7 @@ export class FakeProjects {
             init_script: null,
             agents: [
               { kind: "builtin", name: "Healer's built-in agent", program: null, version: null, usable: true, message: "Works with the model tiers set in Settings." },
-              { kind: "claude-code", name: "Claude Code", program: "/usr/bin/claude", version: "2.1.3", usable: false, message: "Installed (2.1.3), but Claude Code is not available in this build; choose Healer's built-in agent for now." },
+              { kind: "claude-code", name: "Claude Code", program: "/usr/bin/claude", version: "2.1.328", usable: true, message: "Installed, version 2.1.328." },
               { kind: "codex", name: "Codex", program: null, version: null, usable: false, message: "codex is not installed on this machine (not on PATH)." },
             ],
           }
@@ -72,8 +72,11 @@ export class FakeProjects {
   validate(input: ProjectInput): FieldProblem[] {
     const problems: FieldProblem[] = [];
     if (!input.name.trim()) problems.push({ field: "name", message: "Give the project a name" });
-    if (input.settings.agent === "claude-code") {
-      problems.push({ field: "agent", message: "Claude Code is not available in this build; choose Healer's built-in agent for now" });
+    if (input.settings.agent === "codex") {
+      problems.push({ field: "agent", message: "Codex is not installed on this computer (no codex program was found)." });
+    }
+    if (input.settings.agent === "claude-code" && input.settings.agent_provider === "openai") {
+      problems.push({ field: "agent_provider", message: "Claude Code speaks only Anthropic's API; choose an Anthropic provider" });
     }
     (input.settings.verify ?? []).forEach((v, i) => {
       if (!v.command.trim()) problems.push({ field: `verify.${i}`, message: "The command is empty; fill it in or remove the row" });

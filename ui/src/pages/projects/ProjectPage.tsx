@@ -8,7 +8,7 @@ import { SkeletonList, Spinner } from "../../components/Loading";
 import { Markdown } from "../../components/Markdown";
 import { PageHeader } from "../../components/PageHeader";
 import { useProject, useRunTask } from "../../projectQueries";
-import { columnOrder, columnTitle } from "../../projectText";
+import { columnOrder, columnTitle, workedBy } from "../../projectText";
 import { editProjectHref, navigate, pageHref, projectTaskHref } from "../../usePage";
 import { AddTaskForm } from "./AddTaskForm";
 import { TaskCard } from "./TaskCard";
@@ -114,6 +114,9 @@ export function ProjectPage({ id }: { id: number }) {
           </>
         }
       />
+      <p className="muted project-agent" data-testid="project-agent">
+        {workedBy(p.settings)}
+      </p>
       {detail.repo.state.kind !== "ready" && <InlineError lead="The repository needs a look." error={new Error(detail.repo.message)} />}
       {detail.repo.notes.map((note) => (
         <p className="folder-note" key={note}>

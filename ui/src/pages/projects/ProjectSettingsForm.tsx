@@ -7,6 +7,7 @@ import { PlusIcon, XIcon } from "../../components/icons";
 import { InlineError } from "../../components/InlineError";
 import { Spinner } from "../../components/Loading";
 import { useProjectValidation } from "../../projectQueries";
+import { AgentFields } from "./AgentFields";
 import { fieldOf, toInput, verifyRow, type ProjectForm } from "./projectFormModel";
 
 const CHECK_AFTER_MS = 300;
@@ -125,6 +126,9 @@ export function ProjectSettingsForm({
             ))}
           </div>
           <FieldProblems problems={under("agent")} id={`${ids.errors}-agent`} testId="field-error-agent" />
+          {form.agent !== "builtin" && (
+            <AgentFields form={form} installed={agents.find((a) => a.kind === form.agent)} change={change} under={under} />
+          )}
         </Section>
 
         <Section

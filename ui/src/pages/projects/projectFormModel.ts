@@ -17,6 +17,12 @@ export type ProjectForm = {
   commandMinutes: string;
   tokenBudget: string;
   tier: Tier;
+  /** The name of a model provider set up in Healer; empty: the agent's own sign-in. */
+  agentProvider: string;
+  model: string;
+  /** Claude Code's tools, as the person writes them: separated by commas. */
+  allowedTools: string;
+  agentProgram: string;
   /** What the form does not show, kept as it was. */
   rest: ProjectSettings;
 };
@@ -44,6 +50,10 @@ export function formFrom(input: ProjectInput): ProjectForm {
     commandMinutes: minutes(s.command_time_limit_secs, 900),
     tokenBudget: String(s.token_budget ?? 50000),
     tier: s.tier ?? "standard",
+    agentProvider: s.agent_provider ?? "",
+    model: s.model ?? "",
+    allowedTools: (s.allowed_tools ?? ["Bash", "Read", "Edit", "Write", "Glob", "Grep"]).join(", "),
+    agentProgram: s.agent_program ?? "",
     rest: s,
   };
 }
@@ -52,6 +62,23 @@ export function formFrom(input: ProjectInput): ProjectForm {
 function number(text: string): number {
   const n = Number(text.replace(/[\s,_]/g, ""));
   return Number.isFinite(n) && n >= 0 ? Math.floor(n) : 0;
+}
+
+/** Tools separated by commas; a comma inside a rule such as Bash(git diff, git log) stays. */
+function tools(text: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let current = "";
+  for (const c of text) {
+    if (c === "(") depth++;
+    if (c === ")") depth = Math.max(0, depth - 1);
+    if (c === "," && depth === 0) {
+      out.push(current.trim());
+      current = "";
+    } else current += c;
+  }
+  out.push(current.trim());
+  return out.filter((t) => t !== "");
 }
 
 export function toInput(form: ProjectForm): ProjectInput {
@@ -70,6 +97,10 @@ export function toInput(form: ProjectForm): ProjectInput {
       command_time_limit_secs: number(form.commandMinutes) * 60,
       token_budget: number(form.tokenBudget),
       tier: form.tier,
+      agent_provider: form.agentProvider || null,
+      model: form.model.trim() || null,
+      allowed_tools: tools(form.allowedTools),
+      agent_program: form.agentProgram.trim() || null,
     },
   };
 }
@@ -86,4 +117,8 @@ export const fieldOf: Record<string, string> = {
   command_time_limit_secs: "commandMinutes",
   token_budget: "tokenBudget",
   max_steps: "tokenBudget",
+  agent_provider: "agentProvider",
+  agent_program: "agentProgram",
+  model: "model",
+  allowed_tools: "allowedTools",
 };
