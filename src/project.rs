@@ -9,12 +9,14 @@
 mod board;
 mod command;
 mod detect;
+mod looped;
 mod prompt;
 mod recover;
 mod repo;
 mod run;
 mod runner;
 mod settle;
+mod steered;
 mod validate;
 mod watch;
 mod worktree;
@@ -38,7 +40,7 @@ pub use recover::end_marked_processes;
 pub(crate) use recover::settle_interrupted;
 pub use repo::{canonical, init_with_first_commit, inspect, FolderState, RepoCheck};
 pub use run::SESSION_MARKER_VAR;
-pub use runner::Projects;
+pub use runner::{Projects, SessionStop};
 pub use validate::validate;
 pub use worktree::{branch_name, remove as remove_worktree, AGENT_EMAIL, AGENT_NAME};
 

@@ -18,6 +18,8 @@ mod runs;
 mod scripts;
 mod sessions;
 mod settings;
+mod steering;
+mod steering_settings;
 mod tasks;
 mod usage;
 mod workflows;
@@ -42,6 +44,14 @@ pub use projects::{
 pub use requests::{RequestRow, RequestStatus};
 pub use runs::{AttemptEnd, InterruptedAttempt};
 pub use sessions::{NewSession, SessionOutcome, SessionRecord, StoredStep};
+pub use steering::{
+    JudgeAction, NewSteeringEntry, SessionPulse, SteeringEntry, SteeringKind, SteeringMessage,
+    SteeringOrigin, HEARTBEAT_NOTE_SECS,
+};
+pub use steering_settings::{
+    SteeringSettings, DEFAULT_JUDGE_INTERVAL_SECS, DEFAULT_JUDGE_TURNS, DEFAULT_MAX_LOOP_MESSAGES,
+    DEFAULT_MAX_RESUMES, DEFAULT_ZOMBIE_AFTER_SECS, STEERING_KEY,
+};
 pub use workflows::ScheduledWorkflow;
 
 /// How long a writer waits for another process's write to finish before giving up.
@@ -57,6 +67,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0006_memory.sql"),
     include_str!("store/migrations/0007_people.sql"),
     include_str!("store/migrations/0008_projects.sql"),
+    include_str!("store/migrations/0014_steering.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {
