@@ -119,6 +119,24 @@ async fn a_looping_built_in_agent_is_told_at_once_at_zero_tokens_and_the_rule_is
         .store()
         .steering_waiting(session.id)
         .expect("waiting"));
+
+    // The same session exported as an ATIF trajectory: `healer session check` finds the loop.
+    let file = pb.repo_dir.with_extension("atif.json");
+    std::fs::write(&file, engine.export_session_atif(session.id).expect("atif")).expect("file");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_healer"))
+        .args(["session", "check", "--json"])
+        .arg(&file)
+        .env("HEALER_DATA_DIR", file.with_extension("data"))
+        .output()
+        .expect("healer runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let verdict: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(verdict["verdict"], "looping", "{verdict:#}");
+    assert_eq!(verdict["rule"], rule.as_str());
 }
 
 #[tokio::test]
