@@ -189,6 +189,7 @@ impl Engine {
         let mut tasks = JoinSet::new();
         let handle = Handle { services, inner };
         tasks.spawn(serve_requests(handle.clone(), cancel.clone()));
+        tasks.spawn(projects::stuck_loop(handle.clone(), cancel.clone()));
         if handle.inner.scheduling {
             tasks.spawn(schedule_loop(handle.services.clone(), cancel.clone()));
             tasks.spawn(inbox_loop(handle.services.clone(), cancel.clone()));

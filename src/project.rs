@@ -41,6 +41,7 @@ pub(crate) use recover::settle_interrupted;
 pub use repo::{canonical, init_with_first_commit, inspect, FolderState, RepoCheck};
 pub use run::SESSION_MARKER_VAR;
 pub use runner::{Projects, SessionStop};
+pub use steered::STUCK_CHECK_SECS;
 pub use validate::validate;
 pub use worktree::{branch_name, remove as remove_worktree, AGENT_EMAIL, AGENT_NAME};
 

@@ -192,3 +192,110 @@ async fn an_agent_that_makes_progress_is_not_told_anything() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_session_silent_for_thirty_minutes_by_the_clock_is_ended_as_stuck() {
+    use healer::failure::{FailureSource, ProjectScenario};
+    use healer::session::SessionStatus;
+    use healer::store::{SteeringSettings, DEFAULT_ZOMBIE_AFTER_SECS};
+    use healer::tasklist::{read_file, TaskStatus, TASKS_FILE};
+
+    let pb = project_bed(false, |_| {}).await;
+    let engine = pb.engine();
+    assert_eq!(
+        engine.store().steering_settings().expect("settings"),
+        SteeringSettings::default(),
+        "the shipped default"
+    );
+    assert_eq!(DEFAULT_ZOMBIE_AFTER_SECS, 30 * 60);
+    let t = engine
+        .add_task(pb.project.id, task("Wait for ever"))
+        .expect("task");
+    pb.bed.server.script([call(
+        "c1",
+        "run_command",
+        json!({"command": "sleep 300 & sleep 300; echo never", "timeout_secs": 600}),
+    )]);
+    let session = engine
+        .run_project(pb.project.id, Some(&t.id))
+        .expect("started");
+    let marker = marker_of(engine, session.id);
+    eventually("the sleeping command", Duration::from_secs(30), || {
+        (marked_processes(&marker).len() >= 2).then_some(())
+    })
+    .await;
+    let last = eventually("a heartbeat", Duration::from_secs(10), || {
+        engine
+            .store()
+            .session_pulse(session.id)
+            .expect("pulse")
+            .last_activity_at
+    })
+    .await;
+    let last = chrono::DateTime::parse_from_rfc3339(&last)
+        .expect("time")
+        .with_timezone(&chrono::Utc);
+
+    // Healer's own looks are not activity: 29 minutes of silence is not stuck, and looking
+    // did not move the heartbeat.
+    let early = engine
+        .end_stuck_sessions(last + chrono::Duration::minutes(29))
+        .expect("looked");
+    assert!(early.is_empty());
+    let pulse = engine.store().session_pulse(session.id).expect("pulse");
+    assert_eq!(
+        pulse.last_activity_at.as_deref().map(|s| s.to_string()),
+        Some(last.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+    );
+
+    // At 30 minutes it is a zombie: ended, its processes gone, the task open with why.
+    let ended = engine
+        .end_stuck_sessions(last + chrono::Duration::minutes(30))
+        .expect("looked");
+    assert_eq!(ended, vec![session.id]);
+    let record = finished(engine, session.id).await;
+    assert_eq!(record.status, SessionStatus::Failed);
+    assert!(record.summary.contains("stuck"), "{}", record.summary);
+    assert!(record.summary.contains("30 minutes"), "{}", record.summary);
+    assert!(marked_processes(&marker).is_empty(), "no process is left");
+    let file = read_file(&pb.repo_dir.join(TASKS_FILE)).expect("tasks");
+    let reopened = file.task(&t.id).expect("task");
+    assert_eq!(reopened.status, TaskStatus::Open);
+    assert_eq!(reopened.assignee, None);
+    let comment = reopened.comments.last().expect("a comment");
+    assert_eq!(comment.author, "healer");
+    assert!(comment.text.contains("stuck"), "{}", comment.text);
+    assert!(
+        std::path::Path::new(&record.worktree)
+            .join("greet.py")
+            .exists(),
+        "the worktree is kept"
+    );
+
+    // The timeline says so, the healer service got a SubtaskStuck failure, the person is told.
+    let timeline = engine
+        .store()
+        .steering_timeline(pb.project.id, &t.id)
+        .expect("timeline");
+    assert!(timeline.iter().any(|e| e.kind == SteeringKind::Zombie));
+    let heals = engine.heals(10).expect("heals");
+    assert_eq!(heals.len(), 1);
+    assert_eq!(heals[0].scenario, ProjectScenario::SubtaskStuck.as_str());
+    assert_eq!(
+        heals[0].source,
+        FailureSource::ProjectTask {
+            project_id: pb.project.id,
+            task_id: t.id.clone(),
+            session_id: session.id
+        }
+    );
+    let notes = engine.notifications().expect("notifications");
+    assert!(
+        notes
+            .items
+            .iter()
+            .any(|n| n.title.contains("stuck agent") && n.body.contains("30 minutes")),
+        "{:?}",
+        notes.items
+    );
+}
