@@ -529,6 +529,9 @@ export type InstalledAgent = {
 	message: string,
 };
 
+/**  What the judge decided. */
+export type JudgeAction = "continue" | "steer" | "replace";
+
 /**  Where a provider's key comes from, as Settings shows it. */
 export type KeySource = { source: "keyring" } | { source: "env"; var: string } | 
 /**  The provider needs none (a local Ollama). */
@@ -547,6 +550,22 @@ export type LoggedDecision = {
 	detail: string,
 	created_at: string,
 };
+
+/**  Which rule saw a loop. */
+export type LoopRule = 
+/**  The same action with the same result, [`REPEATS`] times in a row. */
+"repeat" | 
+/**
+ *  The same action ending in the same error [`ERROR_REPEATS`] times among the last
+ *  [`ERROR_WINDOW`] actions.
+ */
+"repeated-error" | 
+/**  [`MONOLOGUE`] messages in a row with no tool call. */
+"monologue" | 
+/**  A/B/A/B/A/B: two actions, each with its same result, three times each. */
+"alternation" | 
+/**  A sequence of 3 to [`MAX_CYCLE`] actions done twice over with the same results. */
+"cycle";
 
 /**  What happens to a green task's branch. */
 export type MergePolicy = 
@@ -802,6 +821,11 @@ export type ProjectTask = {
 	commit?: string | null,
 	/**  Healer's last word on it ("stopped by you; the worktree is kept"), for the board. */
 	note?: string | null,
+	/**
+	 *  What Healer (steering, the healer service) or a person said about the task, oldest
+	 *  first: a steering message sent to its agent, why its agent was replaced.
+	 */
+	comments?: TaskComment[],
 };
 
 /**  What a person fills in for a task (the board's form, `healer project task add`). */
@@ -1043,6 +1067,45 @@ export type SessionStep = {
 /**  A step of an agent's session as it is stored (the task page streams them). */
 export type SessionStepEvent = StoredStep;
 
+/**  One entry of a task's steering timeline. */
+export type SteeringEntry = {
+	id: number,
+	project_id: number,
+	task_id: string,
+	session_id: number | null,
+	at: string,
+	kind: SteeringKind,
+	action: JudgeAction | null,
+	/**  The judge's answer could not be used; it counted as continue. */
+	bad_answer: boolean,
+	rule: LoopRule | null,
+	/**  What the agent was told, or the reason. */
+	message: string | null,
+	evidence: string[],
+	/**  A sentence for the person. */
+	detail: string,
+	checkpoint_id: number | null,
+	/**  Tokens the judge spent on it. */
+	tokens: number,
+};
+
+/**  What a timeline entry is. */
+export type SteeringKind = 
+/**  The judge looked at the task: continue, steer or replace. */
+"judgement" | 
+/**  The loop detector saw a loop. */
+"loop" | 
+/**  A message reached the agent. */
+"delivery" | 
+/**  The session showed it was alive (noted at most every few minutes). */
+"heartbeat" | 
+/**  No activity for too long: the session was ended as stuck. */
+"zombie" | 
+/**  The agent was replaced: its work pinned, its worktree removed, the task open again. */
+"replaced" | 
+/**  Healer asked the person before replacing the agent. */
+"asked";
+
 /**  What a step is. */
 export type StepKind = 
 /**  Words: the prompt, the agent's text, a steering message delivered, a system notice. */
@@ -1080,6 +1143,14 @@ export type Task = {
 	finished_at: string | null,
 };
 
+/**  A comment on a task, kept in its line of the task list. */
+export type TaskComment = {
+	at: string,
+	/**  "healer" for Healer's own, else who wrote it. */
+	author: string,
+	text: string,
+};
+
 /**
  *  A dependency: a plain id (this task needs that one closed), or a link with a type —
  *  `blocks` (the same as a plain id) or another kind such as `discovered-from`, which is kept
@@ -1092,6 +1163,8 @@ export type TaskDetail = {
 	task: BoardTask,
 	/**  Newest first. */
 	sessions: SessionRecord[],
+	/**  What steering saw and did on this task, oldest first. */
+	steering: SteeringEntry[],
 };
 
 export type TaskKind = "maintainer" | "planner" | "analyzer" | "judge" | 
