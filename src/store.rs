@@ -45,12 +45,11 @@ pub use requests::{RequestRow, RequestStatus};
 pub use runs::{AttemptEnd, InterruptedAttempt};
 pub use sessions::{NewSession, SessionOutcome, SessionRecord, StoredStep};
 pub use steering::{
-    JudgeAction, NewSteeringEntry, SessionPulse, SteeringEntry, SteeringKind, SteeringMessage,
-    SteeringOrigin, HEARTBEAT_NOTE_SECS,
+    NewSteeringEntry, SessionPulse, SteeringEntry, SteeringKind, SteeringMessage, SteeringOrigin,
+    HEARTBEAT_NOTE_SECS,
 };
 pub use steering_settings::{
-    SteeringSettings, DEFAULT_JUDGE_INTERVAL_SECS, DEFAULT_JUDGE_TURNS, DEFAULT_MAX_LOOP_MESSAGES,
-    DEFAULT_MAX_RESUMES, DEFAULT_ZOMBIE_AFTER_SECS, STEERING_KEY,
+    SteeringSettings, DEFAULT_MAX_LOOP_MESSAGES, DEFAULT_ZOMBIE_AFTER_SECS, STEERING_KEY,
 };
 pub use workflows::ScheduledWorkflow;
 

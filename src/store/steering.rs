@@ -1,7 +1,5 @@
-//! What steering keeps: the timeline of each task (judgements, loops, deliveries, heartbeats,
-//! zombies, replacements), the messages waiting for a live session, a session's true last
-//! activity and loop verdict, and when the judge last looked at a task. The shapes are defined
-//! here, beside their tables, and re-exported by `steering`, which acts on them.
+//! What steering keeps: the timeline of each task (loops, deliveries, heartbeats, zombies), the
+//! messages waiting for a live session, and a session's true last activity and loop verdict.
 
 use rusqlite::{params, OptionalExtension, Row};
 use serde::{Deserialize, Serialize};
@@ -15,8 +13,6 @@ use crate::looping::LoopRule;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "snake_case")]
 pub enum SteeringKind {
-    /// The judge looked at the task: continue, steer or replace.
-    Judgement,
     /// The loop detector saw a loop.
     Loop,
     /// A message reached the agent.
@@ -25,20 +21,13 @@ pub enum SteeringKind {
     Heartbeat,
     /// No activity for too long: the session was ended as stuck.
     Zombie,
-    /// The agent was replaced: its work pinned, its worktree removed, the task open again.
-    Replaced,
-    /// Healer asked the person before replacing the agent.
-    Asked,
 }
 
-const KINDS: [(SteeringKind, &str); 7] = [
-    (SteeringKind::Judgement, "judgement"),
+const KINDS: [(SteeringKind, &str); 4] = [
     (SteeringKind::Loop, "loop"),
     (SteeringKind::Delivery, "delivery"),
     (SteeringKind::Heartbeat, "heartbeat"),
     (SteeringKind::Zombie, "zombie"),
-    (SteeringKind::Replaced, "replaced"),
-    (SteeringKind::Asked, "asked"),
 ];
 
 impl SteeringKind {
@@ -46,40 +35,11 @@ impl SteeringKind {
         KINDS
             .iter()
             .find(|(k, _)| *k == self)
-            .map_or("judgement", |(_, s)| s)
+            .map_or("loop", |(_, s)| s)
     }
 
     fn parse(s: &str) -> Option<SteeringKind> {
         KINDS.iter().find(|(_, name)| *name == s).map(|(k, _)| *k)
-    }
-}
-
-/// What the judge decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
-#[serde(rename_all = "snake_case")]
-pub enum JudgeAction {
-    Continue,
-    Steer,
-    Replace,
-}
-
-impl JudgeAction {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JudgeAction::Continue => "continue",
-            JudgeAction::Steer => "steer",
-            JudgeAction::Replace => "replace",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<JudgeAction> {
-        [
-            JudgeAction::Continue,
-            JudgeAction::Steer,
-            JudgeAction::Replace,
-        ]
-        .into_iter()
-        .find(|a| a.as_str() == s)
     }
 }
 
@@ -92,17 +52,13 @@ pub struct SteeringEntry {
     pub session_id: Option<i64>,
     pub at: String,
     pub kind: SteeringKind,
-    pub action: Option<JudgeAction>,
-    /// The judge's answer could not be used; it counted as continue.
-    pub bad_answer: bool,
     pub rule: Option<LoopRule>,
     /// What the agent was told, or the reason.
     pub message: Option<String>,
     pub evidence: Vec<String>,
     /// A sentence for the person.
     pub detail: String,
-    pub checkpoint_id: Option<i64>,
-    /// Tokens the judge spent on it.
+    /// Model tokens steering spent on it (a loop costs none).
     pub tokens: u64,
 }
 
@@ -113,13 +69,10 @@ pub struct NewSteeringEntry {
     pub task_id: String,
     pub session_id: Option<i64>,
     pub kind: SteeringKind,
-    pub action: Option<JudgeAction>,
-    pub bad_answer: bool,
     pub rule: Option<LoopRule>,
     pub message: Option<String>,
     pub evidence: Vec<String>,
     pub detail: String,
-    pub checkpoint_id: Option<i64>,
     pub tokens: u64,
 }
 
@@ -135,31 +88,26 @@ impl NewSteeringEntry {
             task_id: task_id.to_string(),
             session_id,
             kind,
-            action: None,
-            bad_answer: false,
             rule: None,
             message: None,
             evidence: vec![],
             detail: String::new(),
-            checkpoint_id: None,
             tokens: 0,
         }
     }
 }
 
-/// Who put a message in a session's mailbox.
+/// Who put a message in a session's mailbox (the loop detector; the judge will be the next).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "snake_case")]
 pub enum SteeringOrigin {
     Loop,
-    Judge,
 }
 
 impl SteeringOrigin {
     fn as_str(self) -> &'static str {
         match self {
             SteeringOrigin::Loop => "loop",
-            SteeringOrigin::Judge => "judge",
         }
     }
 }
@@ -185,30 +133,27 @@ pub struct SessionPulse {
 /// the millisecond.
 pub const HEARTBEAT_NOTE_SECS: i64 = 300;
 
-const ENTRY_COLUMNS: &str = "id, project_id, task_id, session_id, at, kind, action, bad_answer, \
-     rule, message, evidence, detail, checkpoint_id, tokens";
+const ENTRY_COLUMNS: &str =
+    "id, project_id, task_id, session_id, at, kind, rule, message, evidence, detail, tokens";
 
 impl Store {
     pub fn record_steering(&self, new: &NewSteeringEntry) -> Result<SteeringEntry> {
         let evidence = serde_json::to_string(&new.evidence).unwrap_or_else(|_| "[]".to_string());
         let id = self.call(|c| {
             c.execute(
-                "INSERT INTO steering_events (project_id, task_id, session_id, at, kind, action,
-                     bad_answer, rule, message, evidence, detail, checkpoint_id, tokens)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                "INSERT INTO steering_events (project_id, task_id, session_id, at, kind, rule,
+                     message, evidence, detail, tokens)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 params![
                     new.project_id,
                     new.task_id,
                     new.session_id,
                     now(),
                     new.kind.as_str(),
-                    new.action.map(JudgeAction::as_str),
-                    new.bad_answer,
                     new.rule.map(LoopRule::as_str),
                     new.message,
                     evidence,
                     new.detail,
-                    new.checkpoint_id,
                     i64::try_from(new.tokens).unwrap_or(i64::MAX),
                 ],
             )?;
@@ -233,17 +178,6 @@ impl Store {
                 .query_map(params![project_id, task_id], entry_from_row)?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
             Ok(rows)
-        })
-    }
-
-    /// The entry that asked the person with `checkpoint_id`, if steering raised it.
-    pub fn steering_asked(&self, checkpoint_id: i64) -> Result<Option<SteeringEntry>> {
-        let sql = format!(
-            "SELECT {ENTRY_COLUMNS} FROM steering_events WHERE kind = 'asked' AND checkpoint_id = ?1"
-        );
-        self.call(|c| {
-            c.query_row(&sql, [checkpoint_id], entry_from_row)
-                .optional()
         })
     }
 
@@ -275,8 +209,8 @@ impl Store {
     }
 
     /// Take the messages waiting for the session, marking them delivered `via` and recording
-    /// each delivery on the task's timeline — in one transaction, so two takers (the hook and
-    /// the runner) never deliver one message twice.
+    /// each delivery on the task's timeline — in one transaction, so no message is delivered
+    /// twice.
     pub fn take_steering_messages(
         &self,
         session_id: i64,
@@ -386,49 +320,11 @@ impl Store {
         })?;
         Ok(())
     }
-
-    /// A running session by the agent's own id (Claude Code's `session_id`).
-    pub fn running_session_by_agent_id(&self, agent_session_id: &str) -> Result<Option<i64>> {
-        self.call(|c| {
-            c.query_row(
-                "SELECT id FROM agent_sessions WHERE agent_session_id = ?1 AND status = 'running'
-                 ORDER BY id DESC LIMIT 1",
-                [agent_session_id],
-                |r| r.get(0),
-            )
-            .optional()
-        })
-    }
-
-    /// When the judge last looked at the task.
-    pub fn judged_at(&self, project_id: i64, task_id: &str) -> Result<Option<String>> {
-        self.call(|c| {
-            c.query_row(
-                "SELECT judged_at FROM steering_tasks WHERE project_id = ?1 AND task_id = ?2",
-                params![project_id, task_id],
-                |r| r.get(0),
-            )
-            .optional()
-        })
-    }
-
-    pub fn set_judged_at(&self, project_id: i64, task_id: &str, at: &str) -> Result<()> {
-        self.call(|c| {
-            c.execute(
-                "INSERT INTO steering_tasks (project_id, task_id, judged_at) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (project_id, task_id) DO UPDATE SET judged_at = excluded.judged_at",
-                params![project_id, task_id, at],
-            )
-        })?;
-        Ok(())
-    }
 }
 
 fn delivery_detail(via: &str) -> String {
     match via {
         "thread" => "Delivered as the next message of the agent's conversation".to_string(),
-        "hook" => "Delivered through Claude Code's hook before its next step".to_string(),
-        "resume" => "Delivered by resuming the agent's session after its turn".to_string(),
         other => format!("Delivered ({other})"),
     }
 }
@@ -444,10 +340,9 @@ fn seconds_between(from: &str, to: &str) -> i64 {
 
 fn entry_from_row(r: &Row<'_>) -> rusqlite::Result<SteeringEntry> {
     let kind: String = r.get(5)?;
-    let action: Option<String> = r.get(6)?;
-    let rule: Option<String> = r.get(8)?;
-    let evidence: String = r.get(10)?;
-    let tokens: i64 = r.get(13)?;
+    let rule: Option<String> = r.get(6)?;
+    let evidence: String = r.get(8)?;
+    let tokens: i64 = r.get(10)?;
     Ok(SteeringEntry {
         id: r.get(0)?,
         project_id: r.get(1)?,
@@ -455,13 +350,10 @@ fn entry_from_row(r: &Row<'_>) -> rusqlite::Result<SteeringEntry> {
         session_id: r.get(3)?,
         at: r.get(4)?,
         kind: SteeringKind::parse(&kind).ok_or_else(|| unknown_value(5, &kind))?,
-        action: action.as_deref().and_then(JudgeAction::parse),
-        bad_answer: r.get(7)?,
         rule: rule.as_deref().and_then(LoopRule::parse),
-        message: r.get(9)?,
+        message: r.get(7)?,
         evidence: serde_json::from_str(&evidence).unwrap_or_default(),
-        detail: r.get(11)?,
-        checkpoint_id: r.get(12)?,
+        detail: r.get(9)?,
         tokens: u64::try_from(tokens).unwrap_or(0),
     })
 }

@@ -529,9 +529,6 @@ export type InstalledAgent = {
 	message: string,
 };
 
-/**  What the judge decided. */
-export type JudgeAction = "continue" | "steer" | "replace";
-
 /**  Where a provider's key comes from, as Settings shows it. */
 export type KeySource = { source: "keyring" } | { source: "env"; var: string } | 
 /**  The provider needs none (a local Ollama). */
@@ -1075,24 +1072,18 @@ export type SteeringEntry = {
 	session_id: number | null,
 	at: string,
 	kind: SteeringKind,
-	action: JudgeAction | null,
-	/**  The judge's answer could not be used; it counted as continue. */
-	bad_answer: boolean,
 	rule: LoopRule | null,
 	/**  What the agent was told, or the reason. */
 	message: string | null,
 	evidence: string[],
 	/**  A sentence for the person. */
 	detail: string,
-	checkpoint_id: number | null,
-	/**  Tokens the judge spent on it. */
+	/**  Model tokens steering spent on it (a loop costs none). */
 	tokens: number,
 };
 
 /**  What a timeline entry is. */
 export type SteeringKind = 
-/**  The judge looked at the task: continue, steer or replace. */
-"judgement" | 
 /**  The loop detector saw a loop. */
 "loop" | 
 /**  A message reached the agent. */
@@ -1100,11 +1091,7 @@ export type SteeringKind =
 /**  The session showed it was alive (noted at most every few minutes). */
 "heartbeat" | 
 /**  No activity for too long: the session was ended as stuck. */
-"zombie" | 
-/**  The agent was replaced: its work pinned, its worktree removed, the task open again. */
-"replaced" | 
-/**  Healer asked the person before replacing the agent. */
-"asked";
+"zombie";
 
 /**  What a step is. */
 export type StepKind = 
