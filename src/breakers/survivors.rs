@@ -22,8 +22,21 @@ const SURVIVORS_SEEN: &str = "breakers.surviving_groups_seen";
 /// How long a process just sent SIGKILL gets to be gone before it counts as a survivor.
 const DYING: Duration = Duration::from_millis(200);
 
-/// Look for processes of this attempt that outlived its group's kill; end them and count.
-pub(crate) async fn check_survivors(services: Arc<Services>, run_id: i64, attempt: u32) {
+/// Count the processes of this attempt that outlived its process group's kill: `escaped`
+/// when its control group found (and ended) them; else look for them by their environment,
+/// and end them.
+pub(crate) async fn check_survivors(
+    services: Arc<Services>,
+    run_id: i64,
+    attempt: u32,
+    escaped: usize,
+) {
+    if escaped > 0 {
+        if let Err(e) = count(&services, run_id, escaped) {
+            tracing::error!("could not record processes that survived run {run_id}: {e}");
+        }
+        return;
+    }
     let instance = services.instance();
     if find(instance, run_id, attempt).is_empty() {
         return;

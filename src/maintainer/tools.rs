@@ -170,6 +170,7 @@ impl Tool for Fix {
         let store = &bench.services.store;
         let result =
             store.apply_fix(bench.task_id, bench.workflow.id, bench.major, code, comment)?;
+        crate::failpoint::hit("fix.applied");
         *lock(&bench.fixed) = Some(result.clone());
         match result {
             FixResult::Applied { version, rerun } => {
@@ -238,6 +239,7 @@ impl Tool for Eval {
 
     async fn call(&self, args: Value) -> Result<String> {
         let bench = &self.0;
+        crate::failpoint::hit("repair.eval");
         let deny = key_variables(&bench.services);
         let scratch = bench.scratch_root();
         let folder = bench.folder();

@@ -214,6 +214,7 @@ impl Store {
                 )?;
                 Some(tx.last_insert_rowid())
             };
+            failpoint::hit("fix.applying");
             tx.commit()?;
             Ok(FixResult::Applied { version, rerun })
         })

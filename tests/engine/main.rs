@@ -11,6 +11,7 @@ mod checkpoints;
 mod classify;
 mod cli;
 mod engine;
+mod faults;
 mod lease;
 mod llm_anthropic;
 mod llm_budgets;
