@@ -76,3 +76,4 @@ bench:
 	cargo bench -p healer --bench signature
 	cargo bench -p healer --bench transcripts
 	cargo bench -p healer --bench projects
+	cargo bench -p healer --bench steering

@@ -208,6 +208,7 @@ async fn run_once(engine: &Engine, tools: ToolSet) {
                 ..LoopSettings::default()
             }),
             max_tokens: None,
+            inbox: None,
         })
         .await
         .expect("loop");

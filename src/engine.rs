@@ -201,6 +201,8 @@ impl Engine {
             handle.services.clone(),
             cancel.clone(),
         ));
+        // Wherever sessions run (the app, the daemon, a command's own engine).
+        tasks.spawn(projects::stuck_loop(handle.clone(), cancel.clone()));
         if handle.inner.scheduling {
             // An engine a command started for itself answers only that command: it would
             // otherwise take other commands' requests and could end before answering them.

@@ -16,6 +16,7 @@ pub mod heal;
 pub mod lease;
 pub mod llm;
 pub mod logging;
+pub mod looping;
 pub mod maintainer;
 pub mod memory;
 pub mod notification;

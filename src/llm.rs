@@ -31,7 +31,7 @@ use crate::events::{Bus, Event};
 use crate::store::Store;
 
 pub use crate::error::{BudgetCap, LlmError};
-pub use agent_run::{AgentOutcome, AgentRun, LoopSettings, StopReason};
+pub use agent_run::{AgentOutcome, AgentRun, Inbox, LoopSettings, StopReason};
 pub use anthropic::AnthropicClient;
 pub use budget::{allowance, cost, estimate_tokens, Budgets, Spent, MIN_COMPLETION_TOKENS};
 pub use chat::{

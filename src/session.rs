@@ -101,3 +101,12 @@ pub enum SessionStatus {
     /// Found running after Healer stopped uncleanly.
     Interrupted,
 }
+
+/// A steering message as an agent receives it: said to come from Healer, so the agent knows it
+/// is not the person's task changing.
+pub fn steering_text(message: &str) -> String {
+    format!(
+        "Healer, which watches this session, says: {}",
+        message.trim()
+    )
+}

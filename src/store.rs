@@ -19,6 +19,8 @@ mod runs;
 mod scripts;
 mod sessions;
 mod settings;
+mod steering;
+mod steering_settings;
 mod tasks;
 mod usage;
 mod workflows;
@@ -44,6 +46,13 @@ pub use projects::{
 pub use requests::{RequestRow, RequestStatus};
 pub use runs::{AttemptEnd, InterruptedAttempt};
 pub use sessions::{NewSession, SessionOutcome, SessionRecord, StoredStep};
+pub use steering::{
+    NewSteeringEntry, SessionPulse, SteeringEntry, SteeringKind, SteeringMessage, SteeringOrigin,
+    HEARTBEAT_NOTE_SECS,
+};
+pub use steering_settings::{
+    SteeringSettings, DEFAULT_MAX_LOOP_MESSAGES, DEFAULT_ZOMBIE_AFTER_SECS, STEERING_KEY,
+};
 pub use workflows::ScheduledWorkflow;
 
 /// How long a writer waits for another process's write to finish before giving up.
@@ -66,6 +75,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0009_reliability.sql"),
     include_str!("store/migrations/0011_run_numbers.sql"),
     include_str!("store/migrations/0012_deps.sql"),
+    include_str!("store/migrations/0014_steering.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

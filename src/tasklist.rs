@@ -139,6 +139,10 @@ pub struct Task {
     /// Healer's last word on it ("stopped by you; the worktree is kept"), for the board.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// What Healer (steering, the healer service) or a person said about the task, oldest
+    /// first: a steering message sent to its agent, why its agent was replaced.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub comments: Vec<TaskComment>,
     #[serde(flatten)]
     #[specta(skip)]
     pub extra: Map<String, Value>,
@@ -164,6 +168,7 @@ impl Task {
             branch: None,
             commit: None,
             note: None,
+            comments: vec![],
             extra: Map::new(),
         }
     }
@@ -171,6 +176,35 @@ impl Task {
     /// The ids this task waits for.
     pub fn blocking_deps(&self) -> impl Iterator<Item = &str> {
         self.deps.iter().filter(|d| d.blocks()).map(Dep::id)
+    }
+}
+
+/// A comment on a task, kept in its line of the task list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename = "TaskComment")]
+pub struct TaskComment {
+    pub at: String,
+    /// "healer" for Healer's own, else who wrote it.
+    pub author: String,
+    pub text: String,
+}
+
+/// The most comments a task keeps: the oldest go first, so a long steering session cannot
+/// grow one line of the file without bound.
+pub const MAX_COMMENTS: usize = 50;
+
+impl Task {
+    /// Add a comment (the oldest are dropped past [`MAX_COMMENTS`]).
+    pub fn comment(&mut self, at: &str, author: &str, text: &str) {
+        self.comments.push(TaskComment {
+            at: at.to_string(),
+            author: author.to_string(),
+            text: text.to_string(),
+        });
+        if self.comments.len() > MAX_COMMENTS {
+            let extra = self.comments.len() - MAX_COMMENTS;
+            self.comments.drain(..extra);
+        }
     }
 }
 

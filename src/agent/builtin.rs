@@ -107,6 +107,7 @@ impl Agent for Builtin {
                 max_malformed_replies: MAX_MALFORMED_REPLIES,
             }),
             max_tokens: Some(settings.token_budget),
+            inbox: Some(steering_inbox(services.clone(), spec.session_id)),
         };
 
         // Steps follow the thread: each stored message is announced on the bus.
@@ -202,6 +203,23 @@ impl Builtin {
             *forwarded = message.id;
         }
     }
+}
+
+/// Steering's messages for this session, taken from the store as they arrive: each becomes
+/// the next user message of the thread.
+fn steering_inbox(services: Arc<Services>, session_id: i64) -> crate::llm::Inbox {
+    Box::new(
+        move || match services.store.take_steering_messages(session_id, "thread") {
+            Ok(messages) => messages
+                .iter()
+                .map(|m| crate::session::steering_text(&m.text))
+                .collect(),
+            Err(e) => {
+                tracing::warn!(session_id, "steering messages could not be read: {e}");
+                vec![]
+            }
+        },
+    )
 }
 
 fn end(status: SessionStatus, summary: String, task_id: i64) -> SessionEnd {

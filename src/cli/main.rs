@@ -151,7 +151,7 @@ enum Command {
         #[command(subcommand)]
         command: project::ProjectCommand,
     },
-    /// An agent's session on a project's task: show it, export it as ATIF, stop it
+    /// An agent's session on a project's task: show it, export it as ATIF, stop it; check a transcript for loops
     Session {
         #[command(subcommand)]
         command: session::SessionCommand,

@@ -1,12 +1,13 @@
 //! `healer session …`: an agent's session on a project's task, step by step, as an ATIF
-//! trajectory, or stopped.
+//! trajectory, or stopped; and the loop detector over any transcript file.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Subcommand;
-use healer::agent::trajectory;
+use healer::agent::{trajectory, transcript};
 use healer::client::{Request, Response};
+use healer::looping;
 use healer::project;
 use healer::session::{StepKind, StepSource};
 use healer::{Error, Paths, Result};
@@ -31,6 +32,14 @@ pub enum SessionCommand {
         id: i64,
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+    },
+    /// Run the loop detector over a transcript (Claude Code JSONL, a Codex rollout or an ATIF
+    /// trajectory): looping or progressing, with the rule and the steps that show it. Exits 0
+    /// either way.
+    Check {
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
     },
     /// Stop a running session (its worktree is kept)
     Stop {
@@ -101,6 +110,7 @@ pub async fn run(command: SessionCommand, paths: &Paths) -> Result<bool> {
             }
             Ok(true)
         }
+        SessionCommand::Check { file, json } => check(&file, json),
         SessionCommand::Stop { id, json } => {
             match act(paths, Request::StopSession { id }, Duration::from_secs(30)).await? {
                 Response::Done if json => print_json(&serde_json::json!({"stopped": id})),
@@ -112,6 +122,45 @@ pub async fn run(command: SessionCommand, paths: &Paths) -> Result<bool> {
             }
         }
     }
+}
+
+fn check(file: &std::path::Path, json: bool) -> Result<bool> {
+    let read = transcript::read_file(file)?;
+    let verdict = looping::check(&read.steps);
+    if json {
+        return print_json(&verdict);
+    }
+    match verdict.rule {
+        Some(rule) => {
+            println!(
+                "Looping: {} ({} steps read).",
+                upper_first(rule.describe()),
+                verdict.steps
+            );
+            for line in &verdict.evidence {
+                println!("  {line}");
+            }
+            if let Some(message) = &verdict.message {
+                println!("What Healer would tell the agent: {message}");
+            }
+        }
+        None => println!("Progressing: no loop in {} steps read.", verdict.steps),
+    }
+    if read.skipped_lines > 0 {
+        println!(
+            "{} line(s) of the file were not complete records and were left out.",
+            read.skipped_lines
+        );
+    }
+    Ok(true)
+}
+
+fn upper_first(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }
 
 fn cut(text: &str) -> String {

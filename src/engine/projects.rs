@@ -338,6 +338,27 @@ impl Handle {
     pub fn subscribe_session_steps(&self) -> broadcast::Receiver<StoredStep> {
         self.services.session_steps.subscribe()
     }
+
+    /// End the sessions of this engine that showed no activity for steering's limit as of
+    /// `now` (the engine checks every [`project::STUCK_CHECK_SECS`]; tests pass a later clock).
+    pub fn end_stuck_sessions(&self, now: chrono::DateTime<chrono::Utc>) -> Result<Vec<i64>> {
+        self.projects().end_stuck_sessions(now)
+    }
+}
+
+/// Looks for stuck sessions while the engine runs: wherever sessions run, in the app, the
+/// daemon, or a command's own engine.
+pub(super) async fn stuck_loop(handle: Handle, cancel: tokio_util::sync::CancellationToken) {
+    let every = std::time::Duration::from_secs(project::STUCK_CHECK_SECS);
+    loop {
+        tokio::select! {
+            () = cancel.cancelled() => return,
+            () = tokio::time::sleep(every) => {}
+        }
+        if let Err(e) = handle.end_stuck_sessions(chrono::Utc::now()) {
+            tracing::warn!("could not look for stuck sessions: {e}");
+        }
+    }
 }
 
 /// Settings as stored: an empty init script is none, blank rows are dropped.

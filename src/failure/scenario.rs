@@ -19,18 +19,22 @@ pub enum ProjectScenario {
     /// The agent ended its session without finishing the task: it gave up, or hit its token,
     /// step or malformed-reply bound.
     SubtaskFailed,
+    /// The agent stopped showing any activity (no new step, transcript line or hook call) for
+    /// longer than steering allows, and was ended.
+    SubtaskStuck,
     /// The agent's process failed: it could not start, exited non-zero, printed a stream that
     /// could not be read, or ran past its time limit.
     RuntimeError,
 }
 
 impl ProjectScenario {
-    pub const ALL: [ProjectScenario; 6] = [
+    pub const ALL: [ProjectScenario; 7] = [
         ProjectScenario::InitScriptTypecheckFailure,
         ProjectScenario::InitScriptTestFailure,
         ProjectScenario::InitScriptEnvironmentFailure,
         ProjectScenario::VerificationFailed,
         ProjectScenario::SubtaskFailed,
+        ProjectScenario::SubtaskStuck,
         ProjectScenario::RuntimeError,
     ];
 
@@ -42,6 +46,7 @@ impl ProjectScenario {
             ProjectScenario::InitScriptEnvironmentFailure => "InitScriptEnvironmentFailure",
             ProjectScenario::VerificationFailed => "VerificationFailed",
             ProjectScenario::SubtaskFailed => "SubtaskFailed",
+            ProjectScenario::SubtaskStuck => "SubtaskStuck",
             ProjectScenario::RuntimeError => "RuntimeError",
         }
     }
@@ -64,6 +69,9 @@ impl ProjectScenario {
             }
             ProjectScenario::VerificationFailed => "the agent's change did not pass verification",
             ProjectScenario::SubtaskFailed => "the agent stopped without finishing the task",
+            ProjectScenario::SubtaskStuck => {
+                "the agent showed no activity for too long and was ended as stuck"
+            }
             ProjectScenario::RuntimeError => "the agent itself failed",
         }
     }
@@ -76,6 +84,7 @@ impl ProjectScenario {
             | ProjectScenario::VerificationFailed
             | ProjectScenario::SubtaskFailed => FailureClass::Logic,
             ProjectScenario::InitScriptEnvironmentFailure => FailureClass::Environment,
+            ProjectScenario::SubtaskStuck => FailureClass::Timeout,
             ProjectScenario::RuntimeError => FailureClass::Unknown,
         }
     }

@@ -52,8 +52,9 @@ impl Llm {
         result
     }
 
-    async fn drive(&self, run: AgentRun) -> Result<AgentOutcome> {
+    async fn drive(&self, mut run: AgentRun) -> Result<AgentOutcome> {
         let store = &self.inner.store;
+        let mut inbox = run.inbox.take();
         // Stored first: what was asked stays in the thread even when no model can answer.
         if !run.system.is_empty() && run.history.is_empty() {
             self.record(run.task_id, NewMessage::system(&run.system))?;
@@ -101,6 +102,12 @@ impl Llm {
             Ok(outcome)
         };
         loop {
+            for text in inbox.as_mut().map(|take| take()).unwrap_or_default() {
+                let message = ChatMessage::User { text };
+                self.record(run.task_id, NewMessage::from_chat(&message))?;
+                prompt_chars += chars(&message);
+                conversation.push(message);
+            }
             if outcome.steps >= limits.max_steps {
                 return stop(outcome, StopReason::StepLimit);
             }

@@ -43,7 +43,13 @@ pub struct AgentRun {
     pub limits: Option<LoopSettings>,
     /// Tokens this attempt may use; `None`: the tier's budget.
     pub max_tokens: Option<u64>,
+    /// Messages that arrived while the loop ran (steering's), each sent as the next user
+    /// message before the next model call.
+    pub inbox: Option<Inbox>,
 }
+
+/// Where a loop looks for messages that arrived while it ran.
+pub type Inbox = Box<dyn FnMut() -> Vec<String> + Send>;
 
 /// Why the loop ended without an error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]

@@ -107,6 +107,7 @@ async fn repair(services: &Arc<Services>, item: &InboxItem) -> Result<Repair> {
         tools: ToolSet::new(bench.tools())?,
         limits: None,
         max_tokens: None,
+        inbox: None,
     };
     let outcome = services.llm.run_agent(run).await;
     let fix = lock(&fixed).clone();

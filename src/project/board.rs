@@ -71,6 +71,8 @@ pub struct TaskDetail {
     pub task: BoardTask,
     /// Newest first.
     pub sessions: Vec<SessionRecord>,
+    /// What steering saw and did on this task, oldest first.
+    pub steering: Vec<crate::store::SteeringEntry>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
@@ -163,6 +165,7 @@ pub fn task_detail(store: &Store, project: Project, task_id: &str) -> Result<Tas
     Ok(TaskDetail {
         task: board_task(&file, task, &next),
         sessions: store.list_sessions(project.id, Some(task_id), RECENT_SESSIONS)?,
+        steering: store.steering_timeline(project.id, task_id)?,
         project,
     })
 }

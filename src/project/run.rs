@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::agent_setup::{self, marks};
 use super::command::{run_project_command, session_tmp, toolchain_env, CommandResult};
 use super::prompt::{read_progress, task_prompt};
-use super::runner::Projects;
+use super::runner::{Projects, SessionStop};
 use super::settle::{settle, Ending};
 use super::worktree;
 use crate::agent::{Agent, AgentUpdate, ModelEndpoint, SessionEnd, SessionSpec};
@@ -51,6 +51,7 @@ pub(super) struct Ctx<'a> {
     pub cancel: CancellationToken,
     /// The key of the provider the agent was given, kept out of every stored step.
     pub secret: std::sync::OnceLock<ApiKey>,
+    pub loops: super::looped::LiveLoops,
 }
 
 pub(super) async fn run_session(
@@ -76,6 +77,7 @@ pub(super) async fn run_session(
         task,
         session_id,
         cancel,
+        loops: super::looped::LiveLoops::default(),
     };
     let ending = match drive(&ctx, agent).await {
         Ok(ending) => ending,
@@ -96,6 +98,8 @@ pub(super) async fn run_session(
     if let Err(e) = settle(&ctx, ending).await {
         tracing::error!(session_id, "could not record how the session ended: {e}");
     }
+    ctx.drop_undelivered();
+    ctx.projects.forget_stop(session_id);
 }
 
 async fn drive(ctx: &Ctx<'_>, agent: Arc<dyn Agent>) -> Result<Ending> {
@@ -235,13 +239,15 @@ async fn drive(ctx: &Ctx<'_>, agent: Arc<dyn Agent>) -> Result<Ending> {
 }
 
 impl Ctx<'_> {
-    /// The ending of a session whose token fired: stopped by the person, or interrupted by
-    /// the engine stopping.
+    /// The ending of a session whose token fired: interrupted by the engine stopping, ended
+    /// by steering (stuck), or stopped by the person.
     pub fn cancelled(&self) -> Ending {
         if self.projects.shutdown.is_cancelled() {
-            Ending::Interrupted
-        } else {
-            Ending::Stopped
+            return Ending::Interrupted;
+        }
+        match self.projects.stop_of(self.session_id) {
+            Some(SessionStop::Stuck { reason }) => Ending::Stuck { reason },
+            None => Ending::Stopped,
         }
     }
 
@@ -283,6 +289,7 @@ impl Ctx<'_> {
             step.text.push_str(&format!("\n{tail}"));
         }
         self.record(step)?;
+        self.alive("a check's output");
         Ok(Some(result))
     }
 
@@ -366,7 +373,26 @@ impl Ctx<'_> {
                     .as_deref(),
             ),
             AgentUpdate::Process { pgid } => store.set_session_process(self.session_id, Some(pgid)),
-            AgentUpdate::Step(step) => self.record(step),
+            AgentUpdate::Step(step) => {
+                self.alive("a new step");
+                // Seen before it is stored: the step may be cut for storage, the detector
+                // compares whole results.
+                if let Err(e) = self.check_loop(&step) {
+                    tracing::warn!(session_id = self.session_id, "the loop check failed: {e}");
+                }
+                self.record(step)
+            }
+        }
+    }
+
+    /// The session produced something: its true heartbeat (Healer's own notes never count).
+    fn alive(&self, source: &str) {
+        let store = &self.projects.services.store;
+        if let Err(e) = store.touch_session(self.session_id, &crate::store::now(), source) {
+            tracing::warn!(
+                session_id = self.session_id,
+                "the heartbeat was not kept: {e}"
+            );
         }
     }
 

@@ -23,6 +23,14 @@ use crate::tasklist::{self, not_ready_reason, ready, Task, TaskFile, TaskStatus}
 /// How long the engine's shutdown waits for running sessions to record how they ended.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
 
+/// Why steering ended a session (a Stop by the person has none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionStop {
+    /// No activity for too long: ended as stuck; the task goes through the `SubtaskStuck`
+    /// path of the pipeline and is open again with its worktree kept.
+    Stuck { reason: String },
+}
+
 /// A session in flight.
 struct Running {
     project_id: i64,
@@ -36,6 +44,8 @@ pub struct Projects {
     pub(crate) services: Arc<Services>,
     pub(crate) agents: AgentRegistry,
     running: Mutex<HashMap<i64, Running>>,
+    /// Why steering ended a session, until the session has settled.
+    stops: Mutex<HashMap<i64, SessionStop>>,
     /// Cancelled when the engine stops: running sessions end as interrupted, not stopped.
     pub(crate) shutdown: CancellationToken,
     pub(super) written: Mutex<HashMap<i64, u64>>,
@@ -63,6 +73,7 @@ impl Projects {
             services,
             agents,
             running: Mutex::new(HashMap::new()),
+            stops: Mutex::new(HashMap::new()),
             shutdown: CancellationToken::new(),
             written: Mutex::new(HashMap::new()),
             watchers: Mutex::new(HashMap::new()),
@@ -310,6 +321,28 @@ impl Projects {
         }
     }
 
+    /// End a running session on steering's behalf, for `stop`'s reason.
+    pub fn end_session(&self, session_id: i64, stop: SessionStop) -> Result<()> {
+        let running = self.lock_running();
+        let Some(r) = running.get(&session_id) else {
+            return Err(Error::InvalidInput(format!(
+                "session {session_id} is not running in this Healer"
+            )));
+        };
+        self.lock_stops().insert(session_id, stop);
+        r.cancel.cancel();
+        Ok(())
+    }
+
+    /// Why steering ended the session, if it did.
+    pub(super) fn stop_of(&self, session_id: i64) -> Option<SessionStop> {
+        self.lock_stops().get(&session_id).cloned()
+    }
+
+    pub(super) fn forget_stop(&self, session_id: i64) {
+        self.lock_stops().remove(&session_id);
+    }
+
     /// Wait until session `id` has ended (in this process), then read it back.
     pub async fn wait(&self, session_id: i64) -> Result<SessionRecord> {
         let handle = self
@@ -340,6 +373,10 @@ impl Projects {
 
     fn lock_creating(&self) -> std::sync::MutexGuard<'_, HashSet<PathBuf>> {
         self.creating.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn lock_stops(&self) -> std::sync::MutexGuard<'_, HashMap<i64, SessionStop>> {
+        self.stops.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn lock_running(&self) -> std::sync::MutexGuard<'_, HashMap<i64, Running>> {

@@ -25,6 +25,8 @@ pub(super) enum Ending {
     Stopped,
     /// The engine stopped while it ran.
     Interrupted,
+    /// Steering ended it: no activity for too long.
+    Stuck { reason: String },
     Failed {
         scenario: ProjectScenario,
         class: FailureClass,
@@ -70,6 +72,10 @@ impl Ending {
 }
 
 pub(super) async fn settle(ctx: &Ctx<'_>, ending: Ending) -> Result<()> {
+    let ending = match ending {
+        Ending::Stuck { reason } => return super::steered::stuck(ctx, &reason).await,
+        other => other,
+    };
     let services = &ctx.projects.services;
     let task = &ctx.task;
     let branch = super::worktree::branch_name(&task.id);
@@ -120,7 +126,7 @@ pub(super) async fn settle(ctx: &Ctx<'_>, ending: Ending) -> Result<()> {
                 None,
             )
         }
-        Ending::Stopped | Ending::Interrupted => {
+        Ending::Stopped | Ending::Interrupted | Ending::Stuck { .. } => {
             let stopped = matches!(ending, Ending::Stopped);
             let why = if stopped {
                 "Stopped by you"

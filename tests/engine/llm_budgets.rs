@@ -202,6 +202,7 @@ async fn ollama_is_found_with_its_models_and_needs_no_key() {
             tools: ToolSet::empty(),
             limits: None,
             max_tokens: None,
+            inbox: None,
         })
         .await
         .expect("answered");

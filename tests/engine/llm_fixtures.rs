@@ -94,6 +94,7 @@ pub fn fix_request(engine: &Engine, tools: ToolSet, tier: Tier) -> AgentRun {
         tools,
         limits: None,
         max_tokens: None,
+        inbox: None,
     }
 }
 

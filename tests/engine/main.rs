@@ -36,6 +36,8 @@ mod project_runs;
 mod project_tasks;
 mod projects;
 mod signatures;
+mod steering_check;
+mod steering_live;
 mod store;
 mod workflow_cli;
 mod workflows;

@@ -664,6 +664,22 @@ export type LoggedDecision = {
 	created_at: string,
 };
 
+/**  Which rule saw a loop. */
+export type LoopRule = 
+/**  The same action with the same result, [`REPEATS`] times in a row. */
+"repeat" | 
+/**
+ *  The same action ending in the same error [`ERROR_REPEATS`] times among the last
+ *  [`ERROR_WINDOW`] actions.
+ */
+"repeated-error" | 
+/**  [`MONOLOGUE`] messages in a row with no tool call. */
+"monologue" | 
+/**  A/B/A/B/A/B: two actions, each with its same result, three times each. */
+"alternation" | 
+/**  A sequence of 3 to [`MAX_CYCLE`] actions done twice over with the same results. */
+"cycle";
+
 /**  What happens to a green task's branch. */
 export type MergePolicy = 
 /**  Fast-forward the main branch to the task's commit (when the main branch has not moved). */
@@ -950,6 +966,11 @@ export type ProjectTask = {
 	commit?: string | null,
 	/**  Healer's last word on it ("stopped by you; the worktree is kept"), for the board. */
 	note?: string | null,
+	/**
+	 *  What Healer (steering, the healer service) or a person said about the task, oldest
+	 *  first: a steering message sent to its agent, why its agent was replaced.
+	 */
+	comments?: TaskComment[],
 };
 
 /**  What a person fills in for a task (the board's form, `healer project task add`). */
@@ -1223,6 +1244,35 @@ export type SessionStep = {
 /**  A step of an agent's session as it is stored (the task page streams them). */
 export type SessionStepEvent = StoredStep;
 
+/**  One entry of a task's steering timeline. */
+export type SteeringEntry = {
+	id: number,
+	project_id: number,
+	task_id: string,
+	session_id: number | null,
+	at: string,
+	kind: SteeringKind,
+	rule: LoopRule | null,
+	/**  What the agent was told, or the reason. */
+	message: string | null,
+	evidence: string[],
+	/**  A sentence for the person. */
+	detail: string,
+	/**  Model tokens steering spent on it (a loop costs none). */
+	tokens: number,
+};
+
+/**  What a timeline entry is. */
+export type SteeringKind = 
+/**  The loop detector saw a loop. */
+"loop" | 
+/**  A message reached the agent. */
+"delivery" | 
+/**  The session showed it was alive (noted at most every few minutes). */
+"heartbeat" | 
+/**  No activity for too long: the session was ended as stuck. */
+"zombie";
+
 /**  What a step is. */
 export type StepKind = 
 /**  Words: the prompt, the agent's text, a steering message delivered, a system notice. */
@@ -1260,6 +1310,14 @@ export type Task = {
 	finished_at: string | null,
 };
 
+/**  A comment on a task, kept in its line of the task list. */
+export type TaskComment = {
+	at: string,
+	/**  "healer" for Healer's own, else who wrote it. */
+	author: string,
+	text: string,
+};
+
 /**
  *  A dependency: a plain id (this task needs that one closed), or a link with a type —
  *  `blocks` (the same as a plain id) or another kind such as `discovered-from`, which is kept
@@ -1272,6 +1330,8 @@ export type TaskDetail = {
 	task: BoardTask,
 	/**  Newest first. */
 	sessions: SessionRecord[],
+	/**  What steering saw and did on this task, oldest first. */
+	steering: SteeringEntry[],
 };
 
 export type TaskKind = "maintainer" | "planner" | "analyzer" | "judge" | 

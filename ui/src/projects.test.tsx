@@ -172,3 +172,30 @@ test("choosing Claude Code: its own sign-in or a provider of Healer's that speak
     "Claude Code works on the tasks, using the model provider \u201canthropic-work\u201d set up in Healer (model claude-sonnet-4-5).",
   );
 });
+
+test("a task shows how Healer kept its agent moving, in plain words", async () => {
+  const healer = healerWithProject();
+  healer.projects.tasks = [task("t1", "Run the check", { status: "in_progress" })];
+  healer.projects.session(7, "t1", "running", [step("Your task: Run the check", { source: "user" })]);
+  const base = { project_id: 1, task_id: "t1", session_id: 7, at: "2026-11-25T10:00:00.000Z", rule: null, message: null, evidence: [], detail: "", tokens: 0 };
+  healer.projects.steering = [
+    {
+      ...base, id: 1, kind: "loop", rule: "repeated-error",
+      message: "You ran `bash check.sh` 3 times and it failed each time; stop re-running it.",
+      evidence: ["ran `bash check.sh` → error: config.ini missing"],
+      detail: "The agent went in circles, so Healer told it what it saw. No model was asked.",
+    },
+    { ...base, id: 2, kind: "delivery", message: "You ran `bash check.sh` 3 times …", detail: "Delivered as the next message of the agent's conversation" },
+    { ...base, id: 3, kind: "zombie", message: "The agent produced nothing new for 30 minutes", detail: "The session was ended and the task is open again." },
+  ];
+  renderApp("#/projects/1/tasks/t1");
+
+  const timeline = await screen.findByTestId("steering-timeline");
+  expect(timeline).toHaveTextContent("The same step failing the same way");
+  expect(timeline).toHaveTextContent("You ran `bash check.sh` 3 times");
+  expect(timeline).toHaveTextContent("error: config.ini missing");
+  expect(timeline).toHaveTextContent("Told the agent");
+  expect(timeline).toHaveTextContent("Ended as stuck");
+  expect(timeline).not.toHaveTextContent("repeated-error");
+  expect(timeline).not.toHaveTextContent("zombie");
+});

@@ -12,6 +12,7 @@ import type {
   SessionDetail,
   SessionRecord,
   SessionStep,
+  SteeringEntry,
   TaskListProblem,
 } from "../bindings";
 
@@ -34,6 +35,7 @@ export class FakeProjects {
   problems: TaskListProblem[] = [];
   progress = "";
   sessions: SessionDetail[] = [];
+  steering: SteeringEntry[] = [];
   /** The folder the system dialog "returns". */
   picked: string | null = FOLDER;
   /** What the engine says about a folder that is not the greeter repository. */
@@ -154,6 +156,7 @@ export class FakeProjects {
             project: project(),
             task: { task: found, ready: found.status === "open", waiting: null, waits_for: [] },
             sessions: this.sessions.filter((s) => s.session.task_id === found.id).map((s) => s.session),
+            steering: this.steering.filter((e) => e.task_id === found.id),
           };
         };
       case "get_session":

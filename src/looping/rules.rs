@@ -1,0 +1,141 @@
+//! The rules over the most recent actions, and the plain message each one sends. Checked in
+//! order, from the one that needs the fewest actions; each looks only at actions after the
+//! last detection.
+
+use super::action::{short, Action};
+use super::{Detection, LoopRule, ERROR_REPEATS, ERROR_WINDOW, MAX_CYCLE, REPEATS};
+
+pub(super) fn check(recent: &[&Action], step: u32) -> Option<Detection> {
+    repeated_error(recent, step)
+        .or_else(|| repeat(recent, step))
+        .or_else(|| alternation(recent, step))
+        .or_else(|| cycle(recent, step))
+}
+
+/// The newest action ended in an error, and the same action ended in the same error at least
+/// [`ERROR_REPEATS`] times among the last [`ERROR_WINDOW`].
+fn repeated_error(recent: &[&Action], step: u32) -> Option<Detection> {
+    let last = *recent.last()?;
+    if !last.is_error {
+        return None;
+    }
+    let window = recent.get(recent.len().saturating_sub(ERROR_WINDOW)..)?;
+    let same: Vec<&Action> = window.iter().copied().filter(|a| a.same(last)).collect();
+    if same.len() < ERROR_REPEATS {
+        return None;
+    }
+    let error = if last.outcome.is_empty() {
+        String::new()
+    } else {
+        format!(" with `{}`", last.outcome)
+    };
+    Some(Detection {
+        rule: LoopRule::RepeatedError,
+        message: format!(
+            "You {} {} times and it failed each time{error}. Running it again will fail the same way: stop re-running it, fix what the error says first (or try another approach), or ask for help.",
+            last.label,
+            same.len()
+        ),
+        evidence: same.iter().map(|a| a.evidence()).collect(),
+        step,
+    })
+}
+
+/// The last [`REPEATS`] actions are one action with one result.
+fn repeat(recent: &[&Action], step: u32) -> Option<Detection> {
+    let tail = tail(recent, REPEATS)?;
+    let first = *tail.first()?;
+    if !tail.iter().all(|a| a.same(first)) {
+        return None;
+    }
+    let result = if first.outcome.is_empty() {
+        String::new()
+    } else {
+        format!(" (`{}`)", first.outcome)
+    };
+    Some(Detection {
+        rule: LoopRule::Repeat,
+        message: format!(
+            "You {} {REPEATS} times in a row and got the same result each time{result}. Doing it again will not change anything: change something first, or try another approach.",
+            first.label
+        ),
+        evidence: tail.iter().map(|a| a.evidence()).collect(),
+        step,
+    })
+}
+
+/// A/B/A/B/A/B over the last six actions.
+fn alternation(recent: &[&Action], step: u32) -> Option<Detection> {
+    let tail = tail(recent, 6)?;
+    let (a, b) = (*tail.first()?, *tail.get(1)?);
+    if a.same(b) {
+        return None;
+    }
+    let periodic = tail
+        .iter()
+        .enumerate()
+        .all(|(i, x)| x.same(if i % 2 == 0 { a } else { b }));
+    if !periodic {
+        return None;
+    }
+    Some(Detection {
+        rule: LoopRule::Alternation,
+        message: format!(
+            "You are going back and forth: you {} and {} 3 times each, with the same results every time. This is a loop: stop, think about why neither helps, and try a different approach.",
+            a.label, b.label
+        ),
+        evidence: tail.iter().map(|a| a.evidence()).collect(),
+        step,
+    })
+}
+
+/// The last `2k` actions are one sequence of `k` (3 ≤ k ≤ [`MAX_CYCLE`]) done twice, with at
+/// least two different actions in it.
+fn cycle(recent: &[&Action], step: u32) -> Option<Detection> {
+    for k in 3..=MAX_CYCLE {
+        let Some(tail) = tail(recent, 2 * k) else {
+            break;
+        };
+        let (first, second) = tail.split_at(k);
+        if !first.iter().zip(second).all(|(x, y)| x.same(y)) {
+            continue;
+        }
+        let distinct = first
+            .first()
+            .is_some_and(|one| first.iter().any(|x| x.key != one.key));
+        if !distinct {
+            continue;
+        }
+        let steps: Vec<String> = first.iter().map(|a| a.label.clone()).collect();
+        return Some(Detection {
+            rule: LoopRule::Cycle,
+            message: format!(
+                "You did the same {k} steps twice with the same results: {}. What you change is being undone again: choose one approach and keep it, or ask for help.",
+                short(&steps.join(", then "), 400)
+            ),
+            evidence: tail.iter().map(|a| a.evidence()).collect(),
+            step,
+        });
+    }
+    None
+}
+
+/// Three messages in a row with no tool call.
+pub(super) fn monologue(steps: &[u32], step: u32) -> Detection {
+    Detection {
+        rule: LoopRule::Monologue,
+        message: format!(
+            "You wrote {} messages in a row without using a tool. Talking it over again will not move the task: act on your plan with a tool now, or say what blocks you.",
+            steps.len()
+        ),
+        evidence: steps
+            .iter()
+            .map(|s| format!("step {s}: a message with no tool call"))
+            .collect(),
+        step,
+    }
+}
+
+fn tail<'a, 'b>(recent: &'b [&'a Action], n: usize) -> Option<&'b [&'a Action]> {
+    recent.get(recent.len().checked_sub(n)?..)
+}

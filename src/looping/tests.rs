@@ -1,0 +1,207 @@
+//! The rules on small step sequences. The real-session cases (transcripts the real Claude Code
+//! CLI wrote) are in tests/engine/steering_transcripts.rs.
+
+use super::*;
+use crate::session::StepUsage;
+
+struct Session {
+    steps: Vec<SessionStep>,
+    n: u32,
+}
+
+fn step(source: StepSource, kind: StepKind, text: &str) -> SessionStep {
+    SessionStep {
+        at: "2025-01-01T00:00:00.000Z".to_string(),
+        source,
+        kind,
+        text: text.to_string(),
+        tool: None,
+        arguments: None,
+        call_id: None,
+        is_error: false,
+        model: None,
+        usage: None::<StepUsage>,
+    }
+}
+
+impl Session {
+    fn new() -> Session {
+        Session {
+            steps: vec![step(StepSource::User, StepKind::Text, "Fix the build")],
+            n: 0,
+        }
+    }
+
+    fn say(&mut self, text: &str) -> &mut Self {
+        self.steps
+            .push(step(StepSource::Agent, StepKind::Text, text));
+        self
+    }
+
+    fn run(&mut self, tool: &str, args: serde_json::Value, result: &str, error: bool) -> &mut Self {
+        self.n += 1;
+        let id = format!("call_{}", self.n);
+        let mut call = step(StepSource::Agent, StepKind::ToolCall, "");
+        call.tool = Some(tool.to_string());
+        call.arguments = Some(args.to_string());
+        call.call_id = Some(id.clone());
+        let mut out = step(StepSource::Agent, StepKind::ToolResult, result);
+        out.call_id = Some(id);
+        out.is_error = error;
+        self.steps.push(call);
+        self.steps.push(out);
+        self
+    }
+
+    fn bash(&mut self, command: &str, result: &str, error: bool) -> &mut Self {
+        self.run(
+            "Bash",
+            serde_json::json!({"command": command, "description": format!("try {}", self.n)}),
+            result,
+            error,
+        )
+    }
+
+    fn verdict(&self) -> Verdict {
+        check(&self.steps)
+    }
+}
+
+#[test]
+fn the_same_error_three_times_is_a_loop_whatever_the_thoughts_and_pids() {
+    let mut s = Session::new();
+    for (i, pid) in [4242, 5151, 6060].iter().enumerate() {
+        s.say(&format!("Attempt {i}: let me run the check again."));
+        s.bash(
+            "bash check.sh",
+            &format!("12:0{i}:33.{pid} [pid {pid}] error: config.ini missing (took {i}.{pid}s)"),
+            true,
+        );
+    }
+    let v = s.verdict();
+    assert_eq!(v.verdict, "looping");
+    assert_eq!(v.rule, Some(LoopRule::RepeatedError));
+    assert_eq!(v.evidence.len(), 3);
+    let message = v.message.unwrap_or_default();
+    assert!(
+        message.starts_with("You ran `bash check.sh` 3 times and it failed each time with `"),
+        "{message}"
+    );
+    assert!(message.contains("config.ini missing"), "{message}");
+}
+
+#[test]
+fn four_identical_results_in_a_row_are_a_loop_three_are_not() {
+    let mut s = Session::new();
+    for _ in 0..3 {
+        s.bash("cat status.txt", "pending", false);
+    }
+    assert_eq!(s.verdict().verdict, "progressing");
+    s.bash("cat status.txt", "pending", false);
+    let v = s.verdict();
+    assert_eq!(v.rule, Some(LoopRule::Repeat));
+    assert!(v
+        .message
+        .unwrap_or_default()
+        .contains("You ran `cat status.txt` 4 times in a row"));
+}
+
+#[test]
+fn test_counts_that_improve_are_progress() {
+    let mut s = Session::new();
+    for failed in [3, 2, 1] {
+        s.bash(
+            "python3 -m pytest -q",
+            &format!("{failed} failed, {} passed in 0.0{failed}s", 4 - failed),
+            true,
+        );
+        s.run(
+            "Edit",
+            serde_json::json!({"file_path": "/w/app.py", "old_string": format!("v{failed}"), "new_string": "x"}),
+            "updated",
+            false,
+        );
+    }
+    s.bash("python3 -m pytest -q", "4 passed in 0.01s", false);
+    let v = s.verdict();
+    assert_eq!(v.verdict, "progressing", "{v:?}");
+}
+
+#[test]
+fn alternation_and_cycles_are_loops() {
+    let mut s = Session::new();
+    for _ in 0..3 {
+        s.bash("cat a.txt", "A", false);
+        s.bash("cat b.txt", "B", false);
+    }
+    assert_eq!(s.verdict().rule, Some(LoopRule::Alternation));
+
+    let mut s = Session::new();
+    let edit = |from: &str, to: &str| serde_json::json!({"file_path": "/w/greet.py", "old_string": from, "new_string": to});
+    for _ in 0..2 {
+        s.run(
+            "Edit",
+            edit("Hi", "Hello"),
+            "The file greet.py has been updated.",
+            false,
+        );
+        s.bash("python3 test.py", "FAILED: comma missing", true);
+        s.run(
+            "Edit",
+            edit("Hello", "Hi"),
+            "The file greet.py has been updated.",
+            false,
+        );
+        s.bash("python3 test.py", "FAILED: wrong greeting", true);
+    }
+    let v = s.verdict();
+    assert_eq!(v.rule, Some(LoopRule::Cycle), "{v:?}");
+    assert_eq!(v.evidence.len(), 8);
+    assert!(v
+        .message
+        .unwrap_or_default()
+        .contains("edited w/greet.py, then ran `python3 test.py`"));
+}
+
+#[test]
+fn three_messages_without_a_tool_are_a_monologue() {
+    let mut s = Session::new();
+    s.say("I think the problem is the config.");
+    s.say("On reflection, the config could be it.");
+    assert_eq!(s.verdict().verdict, "progressing");
+    s.say("Yes, the config is probably the issue.");
+    assert_eq!(s.verdict().rule, Some(LoopRule::Monologue));
+}
+
+#[test]
+fn a_loop_is_told_once_and_again_only_when_it_goes_on() {
+    let mut d = Detector::new();
+    let mut s = Session::new();
+    for _ in 0..7 {
+        s.bash("cat status.txt", "pending", false);
+    }
+    let found: Vec<Detection> = s.steps.iter().filter_map(|st| d.push(st)).collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    s.bash("cat status.txt", "pending", false);
+    let again: Vec<Detection> = s.steps[s.steps.len() - 2..]
+        .iter()
+        .filter_map(|st| d.push(st))
+        .collect();
+    assert_eq!(again.len(), 1, "the eighth run completes a second loop");
+}
+
+#[test]
+fn healers_own_checks_and_calls_without_results_do_not_count() {
+    let mut s = Session::new();
+    for _ in 0..5 {
+        let mut check = step(StepSource::System, StepKind::ToolResult, "test: failed");
+        check.is_error = true;
+        s.steps.push(check);
+    }
+    let mut call = step(StepSource::Agent, StepKind::ToolCall, "");
+    call.tool = Some("Bash".to_string());
+    for _ in 0..100 {
+        s.steps.push(call.clone());
+    }
+    assert_eq!(s.verdict().verdict, "progressing");
+}

@@ -1,0 +1,114 @@
+//! The loop detector on a live session: every step the agent produces goes through it as it is
+//! stored, at zero tokens. On a loop the rule that fired is recorded on the session and on its
+//! task's steering timeline with its evidence, and — when the agent can be told mid-session —
+//! a plain message goes into the session's mailbox, delivered at the agent's next chance (the
+//! built-in agent: its next model call). Past `max_loop_messages` a loop is recorded only:
+//! an agent that ignores three messages is not helped by a fourth.
+
+use std::sync::Mutex;
+
+use super::run::Ctx;
+use crate::error::Result;
+use crate::looping::{Detection, Detector};
+use crate::session::{AgentKind, SessionStep};
+use crate::store::{NewSteeringEntry, SteeringKind, SteeringOrigin};
+
+/// The detector's state for one running session.
+#[derive(Default)]
+pub(super) struct LiveLoops {
+    detector: Mutex<Detector>,
+    told: Mutex<u32>,
+}
+
+/// Whether steering can put a message into this agent's session while it runs.
+pub(super) fn can_be_told(agent: AgentKind) -> bool {
+    matches!(agent, AgentKind::Builtin)
+}
+
+impl Ctx<'_> {
+    /// Run the detector over one new step; a loop is recorded and, within the bound, told.
+    pub(super) fn check_loop(&self, step: &SessionStep) -> Result<()> {
+        let found = {
+            let mut detector = self
+                .loops
+                .detector
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            detector.push(step)
+        };
+        match found {
+            Some(detection) => self.looped(&detection),
+            None => Ok(()),
+        }
+    }
+
+    fn looped(&self, detection: &Detection) -> Result<()> {
+        let store = &self.projects.services.store;
+        let settings = store.steering_settings()?;
+        if !settings.enabled {
+            return Ok(());
+        }
+        store.set_session_loop(self.session_id, Some(detection.rule))?;
+        let agent = self.project.settings.agent;
+        let tell = can_be_told(agent) && {
+            let mut told = self.loops.told.lock().unwrap_or_else(|p| p.into_inner());
+            let under = *told < settings.max_loop_messages;
+            if under {
+                *told += 1;
+            }
+            under
+        };
+        let mut entry = NewSteeringEntry::new(
+            self.project.id,
+            &self.task.id,
+            Some(self.session_id),
+            SteeringKind::Loop,
+        );
+        entry.rule = Some(detection.rule);
+        entry.message = Some(detection.message.clone());
+        entry.evidence = detection.evidence.clone();
+        entry.detail = if tell {
+            format!(
+                "The agent went in circles ({}), so Healer told it what it saw. No model was asked.",
+                detection.rule.describe()
+            )
+        } else if can_be_told(agent) {
+            format!(
+                "The agent went in circles again ({}). Healer already told it {} times, so this one is only noted.",
+                detection.rule.describe(),
+                settings.max_loop_messages
+            )
+        } else {
+            format!(
+                "The agent went in circles ({}). Healer cannot send this agent a message while it works, so this is only noted.",
+                detection.rule.describe()
+            )
+        };
+        store.record_steering(&entry)?;
+        if tell {
+            store.queue_steering_message(
+                self.session_id,
+                SteeringOrigin::Loop,
+                &detection.message,
+            )?;
+        }
+        tracing::info!(
+            session_id = self.session_id,
+            rule = detection.rule.as_str(),
+            told = tell,
+            "the agent is looping"
+        );
+        Ok(())
+    }
+
+    /// Messages still waiting when the session ends are never delivered: marked so.
+    pub(super) fn drop_undelivered(&self) {
+        let store = &self.projects.services.store;
+        if let Err(e) = store.take_steering_messages(self.session_id, "dropped") {
+            tracing::warn!(
+                session_id = self.session_id,
+                "waiting messages were not closed: {e}"
+            );
+        }
+    }
+}

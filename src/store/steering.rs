@@ -1,0 +1,359 @@
+//! What steering keeps: the timeline of each task (loops, deliveries, heartbeats, zombies), the
+//! messages waiting for a live session, and a session's true last activity and loop verdict.
+
+use rusqlite::{params, OptionalExtension, Row};
+use serde::{Deserialize, Serialize};
+
+use super::notifications::unknown_value;
+use super::{now, Store};
+use crate::error::Result;
+use crate::looping::LoopRule;
+
+/// What a timeline entry is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum SteeringKind {
+    /// The loop detector saw a loop.
+    Loop,
+    /// A message reached the agent.
+    Delivery,
+    /// The session showed it was alive (noted at most every few minutes).
+    Heartbeat,
+    /// No activity for too long: the session was ended as stuck.
+    Zombie,
+}
+
+const KINDS: [(SteeringKind, &str); 4] = [
+    (SteeringKind::Loop, "loop"),
+    (SteeringKind::Delivery, "delivery"),
+    (SteeringKind::Heartbeat, "heartbeat"),
+    (SteeringKind::Zombie, "zombie"),
+];
+
+impl SteeringKind {
+    pub fn as_str(self) -> &'static str {
+        KINDS
+            .iter()
+            .find(|(k, _)| *k == self)
+            .map_or("loop", |(_, s)| s)
+    }
+
+    fn parse(s: &str) -> Option<SteeringKind> {
+        KINDS.iter().find(|(_, name)| *name == s).map(|(k, _)| *k)
+    }
+}
+
+/// One entry of a task's steering timeline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct SteeringEntry {
+    pub id: i64,
+    pub project_id: i64,
+    pub task_id: String,
+    pub session_id: Option<i64>,
+    pub at: String,
+    pub kind: SteeringKind,
+    pub rule: Option<LoopRule>,
+    /// What the agent was told, or the reason.
+    pub message: Option<String>,
+    pub evidence: Vec<String>,
+    /// A sentence for the person.
+    pub detail: String,
+    /// Model tokens steering spent on it (a loop costs none).
+    pub tokens: u64,
+}
+
+/// An entry to record (the time is now).
+#[derive(Debug, Clone)]
+pub struct NewSteeringEntry {
+    pub project_id: i64,
+    pub task_id: String,
+    pub session_id: Option<i64>,
+    pub kind: SteeringKind,
+    pub rule: Option<LoopRule>,
+    pub message: Option<String>,
+    pub evidence: Vec<String>,
+    pub detail: String,
+    pub tokens: u64,
+}
+
+impl NewSteeringEntry {
+    pub fn new(
+        project_id: i64,
+        task_id: &str,
+        session_id: Option<i64>,
+        kind: SteeringKind,
+    ) -> Self {
+        NewSteeringEntry {
+            project_id,
+            task_id: task_id.to_string(),
+            session_id,
+            kind,
+            rule: None,
+            message: None,
+            evidence: vec![],
+            detail: String::new(),
+            tokens: 0,
+        }
+    }
+}
+
+/// Who put a message in a session's mailbox (the loop detector; the judge will be the next).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum SteeringOrigin {
+    Loop,
+}
+
+impl SteeringOrigin {
+    fn as_str(self) -> &'static str {
+        match self {
+            SteeringOrigin::Loop => "loop",
+        }
+    }
+}
+
+/// A message for a live session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct SteeringMessage {
+    pub id: i64,
+    pub session_id: i64,
+    pub text: String,
+    pub created_at: String,
+}
+
+/// A session's true heartbeat and its loop verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct SessionPulse {
+    /// The last time it produced something new (`None`: nothing yet).
+    pub last_activity_at: Option<String>,
+    pub loop_rule: Option<LoopRule>,
+}
+
+/// A heartbeat goes on the timeline at most this often; the last activity itself is kept to
+/// the millisecond.
+pub const HEARTBEAT_NOTE_SECS: i64 = 300;
+
+const ENTRY_COLUMNS: &str =
+    "id, project_id, task_id, session_id, at, kind, rule, message, evidence, detail, tokens";
+
+impl Store {
+    pub fn record_steering(&self, new: &NewSteeringEntry) -> Result<SteeringEntry> {
+        let evidence = serde_json::to_string(&new.evidence).unwrap_or_else(|_| "[]".to_string());
+        let id = self.call(|c| {
+            c.execute(
+                "INSERT INTO steering_events (project_id, task_id, session_id, at, kind, rule,
+                     message, evidence, detail, tokens)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                params![
+                    new.project_id,
+                    new.task_id,
+                    new.session_id,
+                    now(),
+                    new.kind.as_str(),
+                    new.rule.map(LoopRule::as_str),
+                    new.message,
+                    evidence,
+                    new.detail,
+                    i64::try_from(new.tokens).unwrap_or(i64::MAX),
+                ],
+            )?;
+            Ok(c.last_insert_rowid())
+        })?;
+        self.steering_entry(id)
+    }
+
+    pub fn steering_entry(&self, id: i64) -> Result<SteeringEntry> {
+        let sql = format!("SELECT {ENTRY_COLUMNS} FROM steering_events WHERE id = ?1");
+        self.call(|c| c.query_row(&sql, [id], entry_from_row))
+    }
+
+    /// A task's timeline, oldest first.
+    pub fn steering_timeline(&self, project_id: i64, task_id: &str) -> Result<Vec<SteeringEntry>> {
+        let sql = format!(
+            "SELECT {ENTRY_COLUMNS} FROM steering_events WHERE project_id = ?1 AND task_id = ?2 ORDER BY id"
+        );
+        self.call(|c| {
+            let mut stmt = c.prepare_cached(&sql)?;
+            let rows = stmt
+                .query_map(params![project_id, task_id], entry_from_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })
+    }
+
+    /// A message for session `session_id`, delivered at its next chance.
+    pub fn queue_steering_message(
+        &self,
+        session_id: i64,
+        origin: SteeringOrigin,
+        text: &str,
+    ) -> Result<i64> {
+        self.call(|c| {
+            c.execute(
+                "INSERT INTO steering_messages (session_id, origin, text, created_at) VALUES (?1, ?2, ?3, ?4)",
+                params![session_id, origin.as_str(), text, now()],
+            )?;
+            Ok(c.last_insert_rowid())
+        })
+    }
+
+    /// Whether a message waits for the session.
+    pub fn steering_waiting(&self, session_id: i64) -> Result<bool> {
+        self.call(|c| {
+            c.query_row(
+                "SELECT EXISTS (SELECT 1 FROM steering_messages WHERE session_id = ?1 AND delivered_at IS NULL)",
+                [session_id],
+                |r| r.get(0),
+            )
+        })
+    }
+
+    /// Take the messages waiting for the session, marking them delivered `via` and recording
+    /// each delivery on the task's timeline — in one transaction, so no message is delivered
+    /// twice.
+    pub fn take_steering_messages(
+        &self,
+        session_id: i64,
+        via: &str,
+    ) -> Result<Vec<SteeringMessage>> {
+        let at = now();
+        self.call(|c| {
+            let tx = c.transaction()?;
+            let owner: Option<(i64, String)> = tx
+                .query_row(
+                    "SELECT project_id, task_id FROM agent_sessions WHERE id = ?1",
+                    [session_id],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()?;
+            let Some((project_id, task_id)) = owner else {
+                return Ok(vec![]);
+            };
+            let taken = {
+                let mut stmt = tx.prepare_cached(
+                    "UPDATE steering_messages SET delivered_at = ?2, via = ?3
+                     WHERE session_id = ?1 AND delivered_at IS NULL
+                     RETURNING id, session_id, text, created_at",
+                )?;
+                let rows = stmt
+                    .query_map(params![session_id, at, via], |r| {
+                        Ok(SteeringMessage {
+                            id: r.get(0)?,
+                            session_id: r.get(1)?,
+                            text: r.get(2)?,
+                            created_at: r.get(3)?,
+                        })
+                    })?
+                    .collect::<rusqlite::Result<Vec<_>>>()?;
+                rows
+            };
+            let mut taken = taken;
+            taken.sort_by_key(|m| m.id);
+            if via != "dropped" {
+                for message in &taken {
+                    tx.execute(
+                        "INSERT INTO steering_events (project_id, task_id, session_id, at, kind, message, detail)
+                         VALUES (?1, ?2, ?3, ?4, 'delivery', ?5, ?6)",
+                        params![project_id, task_id, session_id, at, message.text, delivery_detail(via)],
+                    )?;
+                }
+            }
+            tx.commit()?;
+            Ok(taken)
+        })
+    }
+
+    /// The session produced something new at `at` (a step, a hook call, a transcript line):
+    /// its last activity moves forward, and a heartbeat goes on the timeline when the last one
+    /// there is older than [`HEARTBEAT_NOTE_SECS`]. Healer's own ticks never call this.
+    pub fn touch_session(&self, session_id: i64, at: &str, source: &str) -> Result<()> {
+        self.call(|c| {
+            let tx = c.transaction()?;
+            let changed = tx.execute(
+                "UPDATE agent_sessions SET last_activity_at = ?2
+                 WHERE id = ?1 AND status = 'running' AND (last_activity_at IS NULL OR last_activity_at < ?2)",
+                params![session_id, at],
+            )?;
+            if changed > 0 {
+                let last: Option<String> = tx
+                    .query_row(
+                        "SELECT max(at) FROM steering_events WHERE session_id = ?1 AND kind = 'heartbeat'",
+                        [session_id],
+                        |r| r.get(0),
+                    )?;
+                let due = last.as_deref().is_none_or(|last| seconds_between(last, at) >= HEARTBEAT_NOTE_SECS);
+                if due {
+                    tx.execute(
+                        "INSERT INTO steering_events (project_id, task_id, session_id, at, kind, detail)
+                         SELECT project_id, task_id, id, ?2, 'heartbeat', ?3 FROM agent_sessions WHERE id = ?1",
+                        params![session_id, at, format!("Alive: {source}")],
+                    )?;
+                }
+            }
+            tx.commit()?;
+            Ok(())
+        })
+    }
+
+    pub fn session_pulse(&self, session_id: i64) -> Result<SessionPulse> {
+        self.call(|c| {
+            c.query_row(
+                "SELECT last_activity_at, loop_rule FROM agent_sessions WHERE id = ?1",
+                [session_id],
+                |r| {
+                    let rule: Option<String> = r.get(1)?;
+                    Ok(SessionPulse {
+                        last_activity_at: r.get(0)?,
+                        loop_rule: rule.as_deref().and_then(LoopRule::parse),
+                    })
+                },
+            )
+        })
+    }
+
+    pub fn set_session_loop(&self, session_id: i64, rule: Option<LoopRule>) -> Result<()> {
+        self.call(|c| {
+            c.execute(
+                "UPDATE agent_sessions SET loop_rule = ?2 WHERE id = ?1",
+                params![session_id, rule.map(LoopRule::as_str)],
+            )
+        })?;
+        Ok(())
+    }
+}
+
+fn delivery_detail(via: &str) -> String {
+    match via {
+        "thread" => "Delivered as the next message of the agent's conversation".to_string(),
+        other => format!("Delivered ({other})"),
+    }
+}
+
+/// Whole seconds from `from` to `to` (RFC 3339); 0 when either cannot be read.
+fn seconds_between(from: &str, to: &str) -> i64 {
+    let parse = |s: &str| chrono::DateTime::parse_from_rfc3339(s).ok();
+    match (parse(from), parse(to)) {
+        (Some(a), Some(b)) => (b - a).num_seconds(),
+        _ => 0,
+    }
+}
+
+fn entry_from_row(r: &Row<'_>) -> rusqlite::Result<SteeringEntry> {
+    let kind: String = r.get(5)?;
+    let rule: Option<String> = r.get(6)?;
+    let evidence: String = r.get(8)?;
+    let tokens: i64 = r.get(10)?;
+    Ok(SteeringEntry {
+        id: r.get(0)?,
+        project_id: r.get(1)?,
+        task_id: r.get(2)?,
+        session_id: r.get(3)?,
+        at: r.get(4)?,
+        kind: SteeringKind::parse(&kind).ok_or_else(|| unknown_value(5, &kind))?,
+        rule: rule.as_deref().and_then(LoopRule::parse),
+        message: r.get(7)?,
+        evidence: serde_json::from_str(&evidence).unwrap_or_default(),
+        detail: r.get(9)?,
+        tokens: u64::try_from(tokens).unwrap_or(0),
+    })
+}

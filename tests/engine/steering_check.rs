@@ -1,0 +1,230 @@
+//! `healer session check FILE` on real transcripts: the real Claude Code CLI (2.1.328) is run
+//! offline against the scripted server, which makes it go in circles (or not); the transcript
+//! it writes is then checked by the real `healer` binary. Looping: identical repeats, repeats
+//! whose thoughts differ, outputs that differ only by time and pid, an alternation, an
+//! edit/revert cycle. Progressing: read, fix, re-run a test that then passes; a test re-run
+//! after each edit while its output improves.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use healer::agent::claude_code::{ClaudeCode, DEFAULT_ALLOWED_TOOLS};
+use healer::session::SessionStatus;
+use serde_json::{json, Value};
+
+use crate::agent_fixtures::{claude, run, workspace, Workspace};
+use crate::model_server::{anthropic, ModelServer, Reply, TOKENS};
+
+const KEY: &str = "test-key-steering-check";
+
+/// A model turn: a thought and one tool call.
+struct Turn {
+    said: &'static str,
+    tool: &'static str,
+    input: Value,
+}
+
+fn bash(said: &'static str, command: &str) -> Turn {
+    Turn {
+        said,
+        tool: "Bash",
+        input: json!({"command": command, "description": "Run it"}),
+    }
+}
+
+fn edit(ws: &Workspace, file: &str, old: &str, new: &str) -> Turn {
+    Turn {
+        said: "Changing the file.",
+        tool: "Edit",
+        input: json!({"file_path": ws.repo.join(file), "old_string": old, "new_string": new}),
+    }
+}
+
+/// Run the real Claude Code through `turns`, then a closing text; the transcript it wrote.
+async fn transcript_of(ws: &Workspace, turns: Vec<Turn>) -> PathBuf {
+    let server = ModelServer::start(Some(KEY));
+    let mut replies: Vec<Reply> = turns
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let id = format!("toolu_{i}");
+            let input = t.input.to_string();
+            anthropic::tool_calls(t.said, &[(id.as_str(), t.tool, input.as_str())], TOKENS)
+        })
+        .collect();
+    replies.push(anthropic::text("That is all I can do.", TOKENS));
+    server.script(replies);
+    let mut spec = ws.spec(
+        claude(),
+        "Make the check pass.",
+        &[
+            ("ANTHROPIC_BASE_URL", server.url.clone()),
+            ("ANTHROPIC_API_KEY", KEY.to_string()),
+            ("CLAUDE_CODE_MAX_RETRIES", "0".to_string()),
+        ],
+    );
+    spec.allowed_tools = DEFAULT_ALLOWED_TOOLS.map(str::to_string).to_vec();
+    let ran = run(&ClaudeCode::new(None), spec).await;
+    assert_eq!(ran.end.status, SessionStatus::Finished, "{:?}", ran.end);
+    assert_eq!(server.unused_replies(), 0, "every scripted turn was taken");
+    ran.started()
+        .and_then(|(_, path)| path)
+        .expect("Claude Code wrote a transcript")
+}
+
+/// `healer session check FILE --json`, which exits 0 whatever the verdict.
+fn check(file: &Path) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_healer"))
+        .args(["session", "check", "--json"])
+        .arg(file)
+        .env("HEALER_DATA_DIR", file.with_extension("data"))
+        .output()
+        .expect("healer runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON verdict")
+}
+
+fn assert_looping(verdict: &Value, rules: &[&str]) {
+    assert_eq!(verdict["verdict"], "looping", "{verdict:#}");
+    let rule = verdict["rule"].as_str().unwrap_or_default();
+    assert!(
+        rules.contains(&rule),
+        "rule {rule} not in {rules:?}: {verdict:#}"
+    );
+    assert!(verdict["steps"].as_u64().unwrap_or(0) > 0);
+    assert!(!verdict["evidence"].as_array().expect("evidence").is_empty());
+}
+
+fn assert_progressing(verdict: &Value) {
+    assert_eq!(verdict["verdict"], "progressing", "{verdict:#}");
+    assert_eq!(verdict["rule"], Value::Null);
+    assert!(verdict["steps"].as_u64().unwrap_or(0) > 0);
+}
+
+#[tokio::test]
+async fn identical_repeats_are_looping_and_the_plain_output_says_what_to_do() {
+    let ws = workspace();
+    let turns = (0..4)
+        .map(|_| bash("Let me run the check.", "cat config.ini"))
+        .collect();
+    let file = transcript_of(&ws, turns).await;
+    assert_looping(&check(&file), &["repeat", "repeated-error"]);
+
+    let out = Command::new(env!("CARGO_BIN_EXE_healer"))
+        .args(["session", "check"])
+        .arg(&file)
+        .env("HEALER_DATA_DIR", ws.dir.path().join("data"))
+        .output()
+        .expect("healer runs");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("Looping: "), "{text}");
+    assert!(text.contains("cat config.ini"), "{text}");
+    assert!(text.contains("What Healer would tell the agent:"), "{text}");
+}
+
+#[tokio::test]
+async fn repeats_whose_thoughts_differ_are_looping() {
+    let ws = workspace();
+    let thoughts = [
+        "First, list the files.",
+        "Hmm, let me look once more.",
+        "Maybe something changed; listing again.",
+        "One more look at the folder.",
+    ];
+    let turns = thoughts.iter().map(|t| bash(t, "ls")).collect();
+    let file = transcript_of(&ws, turns).await;
+    assert_looping(&check(&file), &["repeat"]);
+}
+
+#[tokio::test]
+async fn outputs_that_differ_only_by_time_and_pid_are_looping() {
+    let ws = workspace();
+    let command = "echo \"$(date -u +%H:%M:%S.%N) [pid $$] error: config.ini missing\"; exit 1";
+    let turns = (0..4).map(|_| bash("Trying the check.", command)).collect();
+    let file = transcript_of(&ws, turns).await;
+    assert_looping(&check(&file), &["repeat", "repeated-error"]);
+}
+
+#[tokio::test]
+async fn an_alternation_is_looping() {
+    let ws = workspace();
+    let turns = (0..3)
+        .flat_map(|_| {
+            [
+                bash("Reading it.", "cat hello.txt"),
+                bash("Checking the status.", "git status --short"),
+            ]
+        })
+        .collect();
+    let file = transcript_of(&ws, turns).await;
+    assert_looping(&check(&file), &["alternation"]);
+}
+
+#[tokio::test]
+async fn an_edit_test_revert_test_cycle_is_looping() {
+    let ws = workspace();
+    let test = "grep -c TWO hello.txt || true";
+    let mut turns = Vec::new();
+    for _ in 0..2 {
+        turns.push(edit(&ws, "hello.txt", "line two", "line TWO"));
+        turns.push(bash("Testing.", test));
+        turns.push(edit(&ws, "hello.txt", "line TWO", "line two"));
+        turns.push(bash("Testing.", test));
+    }
+    let file = transcript_of(&ws, turns).await;
+    assert_looping(&check(&file), &["cycle", "alternation"]);
+}
+
+#[tokio::test]
+async fn reading_fixing_and_rerunning_a_test_that_then_passes_is_progressing() {
+    let ws = workspace();
+    let test = "grep -q 'line TWO' hello.txt && echo passed || { echo '1 failed'; exit 1; }";
+    let turns = vec![
+        bash("Running the test.", test),
+        bash("Reading the file.", "cat hello.txt"),
+        edit(&ws, "hello.txt", "line two", "line TWO"),
+        bash("Running the test again.", test),
+    ];
+    let file = transcript_of(&ws, turns).await;
+    assert_eq!(ws.read("hello.txt"), "line one\nline TWO\nline three\n");
+    assert_progressing(&check(&file));
+}
+
+#[tokio::test]
+async fn a_test_rerun_after_each_edit_while_its_output_improves_is_progressing() {
+    let ws = workspace();
+    std::fs::write(ws.repo.join("hello.txt"), "bad one\nbad two\nbad three\n").expect("file");
+    let test = "n=$(grep -c bad hello.txt); if [ \"$n\" -gt 0 ]; then echo \"$n failed\"; exit 1; else echo 'all passed'; fi";
+    let turns = vec![
+        bash("Running the tests.", test),
+        edit(&ws, "hello.txt", "bad one", "good one"),
+        bash("Again.", test),
+        edit(&ws, "hello.txt", "bad two", "good two"),
+        bash("Again.", test),
+        edit(&ws, "hello.txt", "bad three", "good three"),
+        bash("Again.", test),
+    ];
+    let file = transcript_of(&ws, turns).await;
+    assert_progressing(&check(&file));
+}
+
+#[test]
+fn a_file_that_is_not_a_transcript_is_refused_with_a_reason() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, "{\"hello\": \"world\"}\n").expect("file");
+    let out = Command::new(env!("CARGO_BIN_EXE_healer"))
+        .args(["session", "check"])
+        .arg(&file)
+        .env("HEALER_DATA_DIR", dir.path().join("data"))
+        .output()
+        .expect("healer runs");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not a Claude Code transcript"), "{err}");
+}

@@ -1,0 +1,55 @@
+// What Healer's steering saw and did on a task, oldest first: loops it caught (the rule in
+// words and the steps that show it), messages it delivered, signs of life, a stuck agent ended.
+import type { LoopRule, SteeringEntry, SteeringKind } from "../../bindings";
+import { relativeTime, useNow } from "../../time";
+
+const kindLabel: Record<SteeringKind, string> = {
+  loop: "Going in circles",
+  delivery: "Told the agent",
+  heartbeat: "Still working",
+  zombie: "Ended as stuck",
+};
+
+const ruleLabel: Record<LoopRule, string> = {
+  repeat: "The same step with the same result, again and again",
+  "repeated-error": "The same step failing the same way",
+  monologue: "Talking without doing anything",
+  alternation: "Going back and forth between two steps",
+  cycle: "Repeating the same round of steps",
+};
+
+function Entry({ entry, now }: { entry: SteeringEntry; now: number }) {
+  const heading = entry.kind === "loop" && entry.rule ? ruleLabel[entry.rule] : kindLabel[entry.kind];
+  return (
+    <li className="steering-entry" data-kind={entry.kind}>
+      <div className="steering-head">
+        <strong>{heading}</strong>
+        <span className="muted">{relativeTime(entry.at, now)}</span>
+      </div>
+      {entry.detail && <p className="steering-detail">{entry.detail}</p>}
+      {entry.kind !== "heartbeat" && entry.message && <blockquote className="steering-message">{entry.message}</blockquote>}
+      {entry.evidence.length > 0 && (
+        <ul className="steering-evidence">
+          {entry.evidence.map((line, i) => (
+            <li key={i}>{line}</li>
+          ))}
+        </ul>
+      )}
+    </li>
+  );
+}
+
+export function SteeringTimeline({ entries }: { entries: SteeringEntry[] }) {
+  const now = useNow();
+  if (entries.length === 0) return null;
+  return (
+    <>
+      <h2 className="section-label">How Healer kept the agent moving</h2>
+      <ul className="card list steering-timeline" data-testid="steering-timeline">
+        {entries.map((e) => (
+          <Entry key={e.id} entry={e} now={now} />
+        ))}
+      </ul>
+    </>
+  );
+}
