@@ -5,6 +5,7 @@
 
 mod checkpoints;
 mod deps;
+mod glance;
 mod healing;
 mod llm;
 mod logs;
@@ -40,6 +41,7 @@ use crate::services::Services;
 use crate::store::{known_schema_version, Store};
 use crate::workflow::runner::OutputChunk;
 pub use deps::{dependencies_in, propose_packages_in};
+pub use glance::{Glance, Mood, Waiting, PAUSED_BY_YOU};
 use healing::EngineHealing;
 pub use healing::RulePlanner;
 pub use maintainer::HealedRun;

@@ -108,18 +108,19 @@ pub fn redact_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
     let known = KNOWN.read().unwrap_or_else(|p| p.into_inner());
     let mut out = Cow::Borrowed(bytes);
     for secret in known.iter() {
-        let needle = secret.as_bytes();
-        if out.windows(needle.len()).any(|w| w == needle) {
-            let mut replaced = Vec::with_capacity(out.len());
-            let mut rest: &[u8] = &out;
-            while let Some(at) = rest.windows(needle.len()).position(|w| w == needle) {
-                replaced.extend_from_slice(rest.get(..at).unwrap_or_default());
-                replaced.extend_from_slice(REDACTED.as_bytes());
-                rest = rest.get(at + needle.len()..).unwrap_or_default();
-            }
-            replaced.extend_from_slice(rest);
-            out = Cow::Owned(replaced);
+        let finder = memchr::memmem::Finder::new(secret.as_bytes());
+        if finder.find(&out).is_none() {
+            continue;
         }
+        let mut replaced = Vec::with_capacity(out.len());
+        let mut last = 0;
+        for at in finder.find_iter(&out) {
+            replaced.extend_from_slice(out.get(last..at).unwrap_or_default());
+            replaced.extend_from_slice(REDACTED.as_bytes());
+            last = at + secret.len();
+        }
+        replaced.extend_from_slice(out.get(last..).unwrap_or_default());
+        out = Cow::Owned(replaced);
     }
     out
 }

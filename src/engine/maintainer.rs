@@ -192,7 +192,7 @@ impl Handle {
 
 fn describe_outcome(first: &Run, last: &Run, fixes: &[AutoFix], by_healer: Option<&str>) -> String {
     if first.status == RunStatus::Succeeded {
-        return format!("Run {} succeeded; nothing to heal", first.id);
+        return format!("Run #{} succeeded; nothing to heal", first.number);
     }
     if let (Some(change), RunStatus::Succeeded) = (by_healer, last.status) {
         if fixes.is_empty() {
@@ -211,16 +211,16 @@ fn describe_outcome(first: &Run, last: &Run, fixes: &[AutoFix], by_healer: Optio
         .collect();
     if last.id != first.id && last.status == RunStatus::Succeeded {
         return format!(
-            "Healed: fixed {} and run {} of version {} succeeded",
+            "Healed: fixed {} and run #{} of version {} succeeded",
             fixed.join(", then "),
-            last.id,
+            last.number,
             last.version
         );
     }
     match fixes.last() {
         None => format!(
-            "Run {} failed and no automatic repair started: {}",
-            first.id, first.summary
+            "Run #{} failed and no automatic repair started: {}",
+            first.number, first.summary
         ),
         Some(f) if f.status == AutoFixStatus::GaveUp => format!(
             "Not healed: auto-fix thread {} gave up — {}; the person was asked to Re-plan",

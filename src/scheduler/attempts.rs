@@ -59,6 +59,7 @@ async fn try_execute_run(
     // An announcement the store cannot take now does not stop the run.
     if let Err(e) = services.bus.emit(Event::RunStarted {
         run_id,
+        run_number: run.number,
         workflow_id,
         title: workflow.title.clone(),
         trigger: run.trigger,
@@ -71,7 +72,7 @@ async fn try_execute_run(
     // The workflow's own environment holds what this version declares before its script runs,
     // and nothing changes it while the script runs.
     let environment = services.environments.lock(workflow_id).await;
-    let set_up = super::setup::prepare(services, &workflow, &version, run_id).await?;
+    let set_up = super::setup::prepare(services, &workflow, &version, run_id, run.number).await?;
     let mut number = 1;
     let (class, evidence) = if let Some(failed) = set_up {
         failed
@@ -164,6 +165,7 @@ async fn try_execute_run(
             crate::failpoint::hit("run.attempt_recorded");
             if let Err(e) = services.bus.emit(Event::AttemptFinished {
                 run_id,
+                run_number: run.number,
                 workflow_id,
                 attempt: number,
                 succeeded: end.succeeded,

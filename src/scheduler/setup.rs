@@ -18,6 +18,7 @@ pub(super) async fn prepare(
     workflow: &Workflow,
     version: &ScriptVersion,
     run_id: i64,
+    run_number: u32,
 ) -> Result<Option<(FailureClass, Option<Evidence>)>> {
     let store = &services.store;
     let (log, error) = match services.prepare_environment(workflow, version).await? {
@@ -57,6 +58,7 @@ pub(super) async fn prepare(
     store.finish_attempt(attempt_id, &end)?;
     services.bus.emit(Event::AttemptFinished {
         run_id,
+        run_number,
         workflow_id: workflow.id,
         attempt: 1,
         succeeded: false,

@@ -11,6 +11,7 @@ import {
   type ProjectTaskStatus,
   type ProviderInput,
   type Runtime,
+  type SavedView,
   type Tier,
   type TierSetting,
   type Version,
@@ -161,6 +162,16 @@ export const api = {
     unwrap(commands.proposePackages(runtime, code, id)),
   /** Packages installed for an error signature, newest first. */
   listPackageFixes: (signature: string) => unwrap(commands.listPackageFixes(signature)),
+  /** Whether closing the window keeps Healer in the tray, and whether it starts at login. */
+  getDesktopSettings: () => unwrap(commands.getDesktopSettings()),
+  setKeepRunning: (on: boolean) => unwrap(commands.setKeepRunning(on)),
+  setStartAtLogin: (on: boolean) => unwrap(commands.setStartAtLogin(on)),
+  /** Where the person is, so a window made after a close opens there. */
+  rememberView: (view: SavedView) => toApi(commands.rememberView(view)),
+  /** Where the previous window was; null for a first window. Asked once. */
+  restoredView: () => toApi(commands.restoredView()),
+  /** Quits Healer through its normal shutdown. */
+  quitApp: () => toApi(commands.quitApp()),
   /** What a folder is (a repository? bare? …) and the project Healer proposes for it. */
   checkProjectFolder: (path: string) => unwrap(commands.checkProjectFolder(path)),
   /** git init and a first commit, then the folder looked at again. */
@@ -185,3 +196,12 @@ export const api = {
   stopSession: (sessionId: number) => unwrap(commands.stopSession(sessionId)),
   getSession: (sessionId: number) => unwrap(commands.getSession(sessionId)),
 };
+
+/** A command that cannot fail on its own: only transport errors become ApiErrors. */
+async function toApi<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (error) {
+    throw toApiError(error);
+  }
+}

@@ -235,6 +235,8 @@ export function describeEvent(event: Event): EventText {
         detail: capitalised(event.summary),
         tone: event.ok ? "good" : "bad",
       };
+    case "scheduler_paused":
+      return { title: "Scheduled runs paused", detail: capitalised(event.reason), tone: "contained" };
     case "project_added":
       return { title: `Project “${event.name}” added`, detail: "Its tasks can be run from its board.", tone: "info" };
     case "project_changed":

@@ -39,6 +39,7 @@ import {
 } from "../bindings";
 import { FakeCheckpoints } from "./fakeCheckpoints";
 import { FakeDeps } from "./fakeDeps";
+import { FakeDesktop } from "./fakeDesktop";
 import { FakeMemory } from "./fakeMemory";
 import { FakeProjects } from "./fakeProjects";
 import { FakeTasks } from "./fakeTasks";
@@ -231,6 +232,8 @@ export class FakeHealer {
   memory = new FakeMemory(this);
   /** Each workflow's own packages; none installed unless a test adds them. */
   deps = new FakeDeps(this);
+  /** The shell's background settings and window memory. */
+  desktop = new FakeDesktop();
   /** Projects, their boards and sessions; none unless a test adds them. */
   projects = new FakeProjects();
   private failures = new Map<string, ErrorPayload>();
@@ -339,7 +342,8 @@ export class FakeHealer {
     const active = kept.versions.find((v) => v.active);
     const stored: RunDetail = {
       run: {
-        id, workflow_id: workflowId, version: active?.version ?? { major: 1, minor: 0 }, trigger: "schedule",
+        id, workflow_id: workflowId, number: kept.runs.length + 1,
+        version: active?.version ?? { major: 1, minor: 0 }, trigger: "schedule",
         class: null, attempts: attempts.length, queued_at: at, started_at: at, finished_at: at, summary: "",
         skipped: false, hint: null, ...run,
       },
@@ -723,6 +727,7 @@ export class FakeHealer {
           this.checkpoints.handle(cmd, args) ??
           this.memory.handle(cmd, args) ??
           this.deps.handle(cmd, args) ??
+          this.desktop.handle(cmd, args) ??
           this.projects.handle(cmd, args);
         if (answer) return answer();
         throw new Error(`FakeHealer: no command ${cmd}`);
