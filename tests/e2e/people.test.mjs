@@ -72,9 +72,14 @@ describe("Work is never lost, and a checkpoint can wait", { timeout: 300_000 }, 
   });
 
   test("Decide later keeps a checkpoint waiting while the person looks at Settings → Models, and the banner brings it back", { timeout: 150_000 }, async () => {
+    // A program the machine lacks stops at a checkpoint (a missing module no longer does:
+    // Healer installs it into the workflow's own environment).
+    const script = path.join(app.dataDir, "report.sh");
+    writeFileSync(script, "echo 'Building the report'\nreport-tool --today\n");
+    await app.cli("workflow", "create", "--title", "Nightly report", "--runtime", "bash", "--file", script);
     const nav = await session.waitFor('[data-testid="nav-workflows"]', { timeoutMs: 10_000 });
     await session.click(nav.id);
-    const row = await session.waitFor('[data-testid="workflow-row"][data-name="team-chat-digest"]', { timeoutMs: 15_000 });
+    const row = await session.waitFor('[data-testid="workflow-row"][data-name="nightly-report"]', { timeoutMs: 15_000 });
     await session.click(row.id);
     const runNow = await session.waitFor('[data-testid="run-now"]', { timeoutMs: 10_000 });
     await session.click(runNow.id);
