@@ -246,7 +246,12 @@ async fn healing_over_the_daily_tokens_asks_with_allow_more_pause_and_skip() {
     assert_eq!(c.trigger, CheckpointTrigger::Cost);
     let labels: Vec<&str> = c.options.iter().map(|o| o.label.as_str()).collect();
     assert_eq!(labels, ["Allow 20k more", "Skip", "Pause"]);
-    assert!(c.context.contains("150 tokens"), "{}", c.context);
+    let used = bed.server.reported().total();
+    assert!(
+        c.context.contains(&format!("used {used} tokens today")),
+        "{}",
+        c.context
+    );
     bed.server.script([openai::text("Still no fix.", TOKENS)]);
     let decided = engine
         .decide_checkpoint(c.id, Some(1), None)
