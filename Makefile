@@ -47,9 +47,11 @@ figures: build
 	bash scripts/measure-memory.sh
 
 # Figures for the workflows issue (run overhead, daemon idle CPU, query p95 on a large store)
-# and the model layer (agent-loop overhead per step beyond the HTTP round trip).
+# and the model layer (agent-loop overhead per step beyond the HTTP round trip), and whether a
+# typical repair fits each tier's default budget.
 bench:
 	cargo bench -p healer --bench workflows
 	cargo bench -p healer --bench llm_loop
 	cargo bench -p healer --bench maintainer
 	cargo bench -p healer --bench signature
+	cargo bench -p healer --bench repair_budget

@@ -62,8 +62,10 @@ impl Default for BreakerSettings {
         BreakerSettings {
             systemic_workflows: 3,
             systemic_window_secs: 3600,
-            daily_healing_tokens: 50_000,
-            allow_more_tokens: 20_000,
+            // A typical repair of a 150-line script reads and writes about 33k tokens
+            // (`make bench`): a day's allowance covers the fix attempts in a row, once each.
+            daily_healing_tokens: 150_000,
+            allow_more_tokens: 50_000,
             review_fixes: 5,
             review_days: 7,
             surviving_groups: 3,

@@ -100,6 +100,7 @@ pub(crate) async fn run_turn(services: &Arc<Services>, item: &InboxItem) -> Resu
             tools: ToolSet::new(tools)?,
             limits: None,
             max_tokens: None,
+            temperature: None,
         })
         .await;
     let question = asked.lock().unwrap_or_else(|p| p.into_inner()).clone();

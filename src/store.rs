@@ -48,6 +48,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0004_maintainer.sql"),
     include_str!("store/migrations/0005_checkpoints.sql"),
     include_str!("store/migrations/0006_memory.sql"),
+    include_str!("store/migrations/0011_trust.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

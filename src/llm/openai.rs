@@ -130,6 +130,9 @@ fn request_body(request: &ChatRequest<'_>) -> Value {
         "stream": true,
         "stream_options": {"include_usage": true},
     });
+    if let Some(t) = request.temperature {
+        body["temperature"] = json!(t);
+    }
     if !request.tools.is_empty() {
         body["tools"] = request
             .tools

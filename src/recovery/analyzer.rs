@@ -114,6 +114,7 @@ pub(crate) async fn analyze(
             max_malformed_replies: 1,
         }),
         max_tokens: None,
+        temperature: Some(0.1),
     };
     let answer = match services.llm.run_agent(run).await {
         Ok(outcome) => match outcome.answer {

@@ -185,6 +185,7 @@ async fn ollama_is_found_with_its_models_and_needs_no_key() {
         provider: "local".to_string(),
         model: "llama3.2:3b".to_string(),
         budget_tokens: 5_000,
+        temperature: None,
     })
     .expect("tier");
     server.script([openai::text("Local answer.", TOKENS)]);
@@ -203,6 +204,7 @@ async fn ollama_is_found_with_its_models_and_needs_no_key() {
             tools: ToolSet::empty(),
             limits: None,
             max_tokens: None,
+            temperature: None,
         })
         .await
         .expect("answered");

@@ -97,7 +97,7 @@ fn a_person_adds_a_provider_tests_it_maps_tiers_and_reads_usage() {
     );
     assert_eq!(set.status.code(), Some(0), "{}", text(&set.stderr));
     assert!(text(&set.stdout)
-        .contains("cheap tier → router / scripted-small (5000 tokens per attempt)"));
+        .contains("cheap tier → router / scripted-small (5000 tokens written per attempt)"));
     let tiers = json(&healer(&paths, &["tier", "list", "--json"], &[]));
     assert_eq!(tiers[0]["setting"]["model"], "scripted-small");
     assert_eq!(

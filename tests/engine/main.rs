@@ -19,8 +19,10 @@ mod maintainer_cli;
 mod memory;
 mod model_server;
 mod pipeline;
+mod repair_budget;
 mod signatures;
 mod store;
+mod typical_repair;
 mod workflow_cli;
 mod workflows;
 

@@ -50,6 +50,7 @@ pub fn configure_model(engine: &Engine, server: &ModelServer) {
                 provider: "scripted".to_string(),
                 model: "scripted-small".to_string(),
                 budget_tokens: 20_000,
+                temperature: None,
             })
             .expect("tier");
     }

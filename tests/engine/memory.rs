@@ -141,6 +141,7 @@ async fn tiers_escalate_with_each_consecutive_fix_attempt() {
                 provider: "scripted".to_string(),
                 model: model.to_string(),
                 budget_tokens: 20_000,
+                temperature: None,
             })
             .expect("tier");
     }
@@ -245,7 +246,7 @@ async fn healing_over_the_daily_tokens_asks_with_allow_more_pause_and_skip() {
     let c = engine.checkpoints().expect("list").pending.remove(0);
     assert_eq!(c.trigger, CheckpointTrigger::Cost);
     let labels: Vec<&str> = c.options.iter().map(|o| o.label.as_str()).collect();
-    assert_eq!(labels, ["Allow 20k more", "Skip", "Pause"]);
+    assert_eq!(labels, ["Allow 50k more", "Skip", "Pause"]);
     let used = bed.server.reported().total();
     assert!(
         c.context.contains(&format!("used {used} tokens today")),
@@ -260,7 +261,7 @@ async fn healing_over_the_daily_tokens_asks_with_allow_more_pause_and_skip() {
         .decision
         .expect("decided")
         .outcome
-        .starts_with("Allowed 20000 more tokens today"));
+        .starts_with("Allowed 50000 more tokens today"));
     engine.work_queued_runs(w.id).await.expect("the run again");
     assert_eq!(
         bed.server.chats().len(),
