@@ -177,19 +177,14 @@ fn finished(
 /// Settings key: the tier of each consecutive fix attempt (the last repeats).
 pub const TIERS_BY_ATTEMPT: &str = "maintainer.tiers";
 
-/// Attempts 1–2 cheap, 3–4 standard, 5 and later deep, unless settings say otherwise.
+/// One attempt per tier — cheap, standard, deep — unless settings say otherwise: with the default
+/// of 3 fix attempts in a row (`maintainer.max_fix_attempts`) every tier gets its turn.
 pub(crate) fn tier_for_attempt(store: &crate::store::Store, attempt: u32) -> Result<Tier> {
     let table = store
         .setting::<Vec<Tier>>(TIERS_BY_ATTEMPT)?
         .filter(|t| !t.is_empty())
         .unwrap_or_else(|| {
-            vec![
-                Tier::Cheap,
-                Tier::Cheap,
-                Tier::Standard,
-                Tier::Standard,
-                Tier::Deep,
-            ]
+            vec![Tier::Cheap, Tier::Standard, Tier::Deep]
         });
     let index = usize::try_from(attempt.max(1) - 1).unwrap_or(usize::MAX);
     Ok(table

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use healer::breakers::{BreakerSettings, BREAKERS};
 use healer::checkpoint::CheckpointTrigger;
-use healer::maintainer::{AutoFixStatus, MAX_FIX_ATTEMPTS};
+use healer::maintainer::AutoFixStatus;
 use healer::memory::FixVerdict;
 use healer::notification::NotificationKind;
 use healer::workflow::{Author, RunStatus, Runtime, Version};
@@ -127,7 +127,7 @@ async fn approaches_that_failed_are_given_to_the_maintainer_as_do_not_repeat() {
 }
 
 #[tokio::test]
-async fn tiers_escalate_with_each_consecutive_fix_attempt() {
+async fn at_the_defaults_the_fix_attempts_in_a_row_reach_every_tier() {
     let bed = bed(false, true).await;
     let engine = &bed.engine;
     for (tier, model) in [
@@ -140,20 +140,16 @@ async fn tiers_escalate_with_each_consecutive_fix_attempt() {
                 tier,
                 provider: "scripted".to_string(),
                 model: model.to_string(),
-                budget_tokens: 20_000,
+                budget_tokens: tier.default_budget(),
                 temperature: None,
             })
             .expect("tier");
     }
-    engine
-        .store()
-        .set_setting(MAX_FIX_ATTEMPTS, &5u32)
-        .expect("max");
     let w = engine
         .create_workflow(input("Sales total", Runtime::Python3, BROKEN))
         .expect("w");
     let mut replies = Vec::new();
-    for n in 1..=5 {
+    for n in 1..=3 {
         replies.push(tool(
             "fix",
             json!({"code": still_broken(n), "comment": format!("Try {n}")}),
@@ -161,28 +157,21 @@ async fn tiers_escalate_with_each_consecutive_fix_attempt() {
         replies.push(openai::text("Done.", TOKENS));
     }
     replies.push(openai::text(
-        r#"{"action": "escalate", "reasoning": "five repairs failed"}"#,
+        r#"{"action": "escalate", "reasoning": "three repairs failed"}"#,
         TOKENS,
     ));
     bed.server.script(replies);
     engine.run_until_healed(w.id).await.expect("healed");
-    let models: Vec<String> = bed
-        .server
-        .chats()
+    let models: Vec<String> = bed.server.chats()[..6]
         .iter()
         .step_by(2)
-        .take(5)
         .map(|c| c.body["model"].as_str().unwrap_or_default().to_string())
         .collect();
+    assert_eq!(models, ["model-cheap", "model-standard", "model-deep"]);
     assert_eq!(
-        models,
-        [
-            "model-cheap",
-            "model-cheap",
-            "model-standard",
-            "model-standard",
-            "model-deep"
-        ]
+        bed.server.chats().len(),
+        7,
+        "after the third attempt Level 2 asks the person; no fourth repair"
     );
 }
 
