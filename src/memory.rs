@@ -106,9 +106,24 @@ pub fn code_hash(code: &str) -> String {
         .collect()
 }
 
+/// Code as compared for "the same fix again": every run of whitespace (indentation, blank
+/// lines, spaces around operators' neighbours) becomes one space, so a fix re-sent with other
+/// spacing is still recognised.
+pub fn same_code_key(code: &str) -> String {
+    code.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn code_that_differs_only_in_whitespace_is_the_same_fix() {
+        let a = "import json\ndata = {\"totl\": 3}\nprint(data[\"total\"])\n";
+        let b = "import  json\n\n\ndata = {\"totl\": 3}   \n\tprint(data[\"total\"])";
+        assert_eq!(same_code_key(a), same_code_key(b));
+        assert_ne!(same_code_key(a), same_code_key(&a.replace("total", "totl")));
+    }
 
     #[test]
     fn a_diff_applies_to_the_same_code_and_not_to_other_code() {

@@ -183,9 +183,7 @@ pub(crate) fn tier_for_attempt(store: &crate::store::Store, attempt: u32) -> Res
     let table = store
         .setting::<Vec<Tier>>(TIERS_BY_ATTEMPT)?
         .filter(|t| !t.is_empty())
-        .unwrap_or_else(|| {
-            vec![Tier::Cheap, Tier::Standard, Tier::Deep]
-        });
+        .unwrap_or_else(|| vec![Tier::Cheap, Tier::Standard, Tier::Deep]);
     let index = usize::try_from(attempt.max(1) - 1).unwrap_or(usize::MAX);
     Ok(table
         .get(index)

@@ -127,6 +127,34 @@ impl Store {
         })
     }
 
+    /// A fix tried for `signature` that failed and whose code is `code` up to whitespace: which
+    /// version it was, of which workflow.
+    pub fn failed_fix_like(
+        &self,
+        signature: &str,
+        code: &str,
+    ) -> Result<Option<(crate::workflow::Version, String)>> {
+        let wanted = crate::memory::same_code_key(code);
+        let tried: Vec<(u32, u32, String, String)> = self.call(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT s.major, s.minor, coalesce(w.title, ''), s.code
+                 FROM pattern_fixes f JOIN scripts s ON s.id = f.script_id
+                 LEFT JOIN workflows w ON w.id = s.workflow_id
+                 WHERE f.signature = ?1 AND f.result = 'failed' ORDER BY f.id DESC",
+            )?;
+            let rows = stmt
+                .query_map([signature], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })?;
+        Ok(tried
+            .into_iter()
+            .find(|(.., tried)| crate::memory::same_code_key(tried) == wanted)
+            .map(|(major, minor, title, _)| (crate::workflow::Version { major, minor }, title)))
+    }
+
     /// Signatures, most recently seen first.
     pub fn patterns(&self, limit: u32) -> Result<Vec<Pattern>> {
         let sql =

@@ -7,6 +7,7 @@ mod checkpoints;
 mod classify;
 mod cli;
 mod engine;
+mod failed_approaches;
 mod lease;
 mod llm_anthropic;
 mod llm_budgets;

@@ -16,7 +16,7 @@ use crate::model_server::{openai, TOKENS};
 use crate::workflows::input;
 
 /// The same data-shape bug, repaired in a way that still fails on the same key.
-fn still_broken(n: u32) -> String {
+pub fn still_broken(n: u32) -> String {
     format!("import json\ndata = {{\"totl\": {n}}}\n# try {n}\nprint(json.dumps({{\"total\": data[\"total\"]}}))\n")
 }
 
