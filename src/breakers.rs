@@ -27,6 +27,7 @@ use crate::failure::Failure;
 use crate::heal::{
     not_a_script_run, HealContext, Remedy, RemedyReport, RemedyStatus, ScriptFailure,
 };
+use crate::memory::DecisionKind;
 use crate::notification::{NewNotification, NotificationKind};
 use crate::scheduler::stamp;
 use crate::services::Services;
@@ -86,7 +87,7 @@ fn ago(secs: u32) -> String {
 /// Tell the bus and the decisions log that a breaker tripped.
 pub(crate) fn tripped(
     services: &Services,
-    breaker: &str,
+    breaker: DecisionKind,
     workflow_id: Option<i64>,
     summary: &str,
     detail: &str,
@@ -95,7 +96,7 @@ pub(crate) fn tripped(
         .store
         .log_decision(workflow_id, breaker, summary, detail)?;
     services.bus.emit(Event::BreakerTripped {
-        breaker: breaker.to_string(),
+        breaker,
         workflow_id,
         detail: summary.to_string(),
     })?;
@@ -203,7 +204,7 @@ impl Remedy for SystemicBreaker {
         })?;
         tripped(
             services,
-            "systemic",
+            DecisionKind::Systemic,
             None,
             &format!(
                 "The same error in {} workflows within the hour; repairs for it paused (checkpoint {})",
@@ -286,7 +287,7 @@ impl Remedy for CostBreaker {
         })?;
         tripped(
             services,
-            "cost",
+            DecisionKind::Cost,
             Some(workflow_id),
             &format!(
                 "Healing used {used} of {allowance} tokens today; checkpoint {} asks",
@@ -327,7 +328,7 @@ pub(crate) fn check_review(services: &Services, workflow_id: i64) -> Result<()> 
         .emit(Event::NotificationCreated { notification: n })?;
     tripped(
         services,
-        "review",
+        DecisionKind::Review,
         Some(workflow_id),
         &format!(
             "Fixed {fixes} times in {} days: flagged for review",

@@ -122,6 +122,31 @@ pub fn standard_options() -> Vec<CheckpointOption> {
     ]
 }
 
+/// What the Level-2 analyzer chose to do about a failure (the `recoveries` table keeps it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoveryAction {
+    /// Run it again with a hint (`HEALER_RECOVERY_HINT`).
+    Alternative,
+    /// Collect facts about the machine and ask the person.
+    Diagnostics,
+    /// Release Healer's own stuck state and run again.
+    Unblock,
+    /// Ask the person.
+    Escalate,
+}
+
+impl RecoveryAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RecoveryAction::Alternative => "alternative",
+            RecoveryAction::Diagnostics => "diagnostics",
+            RecoveryAction::Unblock => "unblock",
+            RecoveryAction::Escalate => "escalate",
+        }
+    }
+}
+
 /// How a checkpoint was decided.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 pub struct Decision {

@@ -4,10 +4,11 @@
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
-use crate::checkpoint::Checkpoint;
+use crate::checkpoint::{Checkpoint, CheckpointTrigger, RecoveryAction};
 use crate::error::Result;
 use crate::failure::FailureClass;
 use crate::llm::{MessageRole, TaskKind, TaskStatus};
+use crate::memory::DecisionKind;
 use crate::notification::Notification;
 use crate::store::{AutoFixStatus, Outcome, RemedyStatus, Store};
 use crate::workflow::{Author, RunStatus, RunTrigger, Version};
@@ -45,6 +46,14 @@ pub enum Event {
         heal_id: i64,
         outcome: Outcome,
         summary: String,
+    },
+    /// A contained heal's failure is gone: the version of a repair ran past it.
+    HealResolved {
+        heal_id: i64,
+        workflow_id: i64,
+        version: Version,
+        run_id: i64,
+        task_id: Option<i64>,
     },
     NotificationCreated {
         notification: Notification,
@@ -139,7 +148,10 @@ pub enum Event {
     /// The person decided a checkpoint, and Healer acted on it.
     CheckpointDecided {
         checkpoint_id: i64,
+        trigger: CheckpointTrigger,
         workflow_id: Option<i64>,
+        /// The run it was about.
+        run_id: Option<i64>,
         /// The chosen option's label.
         choice: String,
         outcome: String,
@@ -148,13 +160,13 @@ pub enum Event {
     RecoveryDecided {
         workflow_id: i64,
         run_id: i64,
-        action: String,
+        action: RecoveryAction,
         detail: String,
     },
     /// A circuit breaker stopped runaway healing (systemic, cost, review, rollback, survivors,
     /// catastrophic rollback).
     BreakerTripped {
-        breaker: String,
+        breaker: DecisionKind,
         workflow_id: Option<i64>,
         detail: String,
     },
@@ -174,6 +186,7 @@ impl Event {
             Event::HealStarted { .. } => "heal_started",
             Event::RemedyApplied { .. } => "remedy_applied",
             Event::HealFinished { .. } => "heal_finished",
+            Event::HealResolved { .. } => "heal_resolved",
             Event::NotificationCreated { .. } => "notification_created",
             Event::WorkflowCreated { .. } => "workflow_created",
             Event::WorkflowChanged { .. } => "workflow_changed",
@@ -264,6 +277,12 @@ impl Event {
                 outcome,
                 summary,
             } => format!("Heal {heal_id} {}: {summary}", outcome.as_str()),
+            Event::HealResolved {
+                heal_id,
+                version,
+                run_id,
+                ..
+            } => format!("Heal {heal_id} resolved by {version} (run {run_id})"),
             Event::NotificationCreated { notification } => {
                 format!("Notification: {}", notification.title)
             }
@@ -334,11 +353,11 @@ impl Event {
                 ..
             } => format!("Checkpoint {checkpoint_id}: you chose {choice}. {outcome}"),
             Event::RecoveryDecided { action, detail, .. } => {
-                format!("Recovery: {action} — {detail}")
+                format!("Recovery: {} — {detail}", action.as_str())
             }
             Event::BreakerTripped {
                 breaker, detail, ..
-            } => format!("Breaker {breaker}: {detail}"),
+            } => format!("Breaker {}: {detail}", breaker.as_str()),
             Event::LlmSettingsChanged { what } => format!("Model settings: {what}"),
         }
     }

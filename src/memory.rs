@@ -73,14 +73,77 @@ pub struct PatternDetail {
     pub fixes: Vec<PatternFix>,
 }
 
+/// What kind of decision Healer made on its own (a breaker, a rollback, a hold).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionKind {
+    /// The same error in several workflows: repairs for it wait for the person.
+    Systemic,
+    /// A workflow's healing used its tokens for the day.
+    Cost,
+    /// Fixed too often lately: flagged for review.
+    Review,
+    /// A fix made it fail earlier or broke loading: undone.
+    FixRolledBack,
+    /// A fix cured its error and the script got further: kept, and the next error repaired.
+    FixKept,
+    /// Processes outlived their runs: scheduled runs paused.
+    Survivors,
+    SchedulerResumed,
+    /// Repairs did not hold: the last green version of the major is back.
+    CatastrophicRollback,
+    /// Repairs did not hold and the major never ran green (or its green version fails too):
+    /// the person decides.
+    RollbackEscalated,
+    /// A repair gave up: further failures wait for the person without a repair.
+    RepairsHeld,
+    /// The person acted on a held workflow: repairs may start again.
+    RepairsResumed,
+}
+
+impl DecisionKind {
+    pub const ALL: [DecisionKind; 11] = [
+        DecisionKind::Systemic,
+        DecisionKind::Cost,
+        DecisionKind::Review,
+        DecisionKind::FixRolledBack,
+        DecisionKind::FixKept,
+        DecisionKind::Survivors,
+        DecisionKind::SchedulerResumed,
+        DecisionKind::CatastrophicRollback,
+        DecisionKind::RollbackEscalated,
+        DecisionKind::RepairsHeld,
+        DecisionKind::RepairsResumed,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecisionKind::Systemic => "systemic",
+            DecisionKind::Cost => "cost",
+            DecisionKind::Review => "review",
+            DecisionKind::FixRolledBack => "fix_rolled_back",
+            DecisionKind::FixKept => "fix_kept",
+            DecisionKind::Survivors => "survivors",
+            DecisionKind::SchedulerResumed => "scheduler_resumed",
+            DecisionKind::CatastrophicRollback => "catastrophic_rollback",
+            DecisionKind::RollbackEscalated => "rollback_escalated",
+            DecisionKind::RepairsHeld => "repairs_held",
+            DecisionKind::RepairsResumed => "repairs_resumed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        DecisionKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
 /// A decision Healer made on its own, in the decisions log (shown in Activity).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 pub struct LoggedDecision {
     pub id: i64,
     pub workflow_id: Option<i64>,
     pub workflow_title: Option<String>,
-    /// "catastrophic_rollback", "fix_rolled_back", "scheduler_paused", "review" …
-    pub kind: String,
+    pub kind: DecisionKind,
     pub summary: String,
     pub detail: String,
     pub created_at: String,

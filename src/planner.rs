@@ -124,7 +124,7 @@ pub(crate) async fn run_turn(services: &Arc<Services>, item: &InboxItem) -> Resu
 fn to_chat(m: &ThreadMessage) -> Option<ChatMessage> {
     match m.role {
         MessageRole::System => None,
-        MessageRole::User => Some(ChatMessage::User {
+        MessageRole::User | MessageRole::Nudge => Some(ChatMessage::User {
             text: m.content.clone(),
         }),
         MessageRole::Assistant => Some(ChatMessage::Assistant {

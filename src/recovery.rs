@@ -57,19 +57,19 @@ impl Remedy for Analyze {
         let analysis = analyzer::analyze(services, &workflow, failure, &evidence).await;
         let store = &services.store;
         let signature = failure.signature.as_str();
-        let decided = |action: &str, detail: &str| -> Result<()> {
+        let decided = |action: Level2, detail: &str| -> Result<()> {
             store.insert_recovery(
                 workflow_id,
                 Some(run_id),
                 signature,
-                action,
+                action.as_str(),
                 analysis.hint.as_deref(),
                 Some(&analysis.reasoning),
             )?;
             services.bus.emit(Event::RecoveryDecided {
                 workflow_id,
                 run_id,
-                action: action.to_string(),
+                action,
                 detail: detail.to_string(),
             })?;
             Ok(())
@@ -101,7 +101,7 @@ impl Remedy for Analyze {
                     "run again with the hint \u{201c}{hint}\u{201d}{}",
                     run.map(|r| format!(" (run {r})")).unwrap_or_default()
                 );
-                decided("alternative", &detail)?;
+                decided(Level2::Alternative, &detail)?;
                 detail
             }
             Ok(Level2::Unblock) => {
@@ -123,7 +123,7 @@ impl Remedy for Analyze {
                     },
                     run.map(|r| format!(" (run {r})")).unwrap_or_default()
                 );
-                decided("unblock", &detail)?;
+                decided(Level2::Unblock, &detail)?;
                 detail
             }
             Ok(Level2::Diagnostics) => {
@@ -137,7 +137,7 @@ impl Remedy for Analyze {
                 );
                 let c = ask(services, CheckpointTrigger::Environment, failure, context)?;
                 let detail = format!("diagnostics collected; checkpoint {} asks you", c.id);
-                decided("diagnostics", &detail)?;
+                decided(Level2::Diagnostics, &detail)?;
                 detail
             }
             Ok(Level2::Escalate) | Err(_) => {
@@ -147,7 +147,7 @@ impl Remedy for Analyze {
                 };
                 let c = hiccup(services, failure, &workflow.title, &why)?;
                 let detail = format!("escalated: {why}; checkpoint {} asks you", c.id);
-                decided("escalate", &detail)?;
+                decided(Level2::Escalate, &detail)?;
                 detail
             }
         };

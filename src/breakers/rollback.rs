@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::failure::Failure;
 use crate::heal::{not_a_script_run, HealContext, Remedy, RemedyReport, ScriptFailure};
+use crate::memory::DecisionKind;
 use crate::notification::{NewNotification, NotificationKind};
 use crate::services::Services;
 use crate::workflow::{Author, RunTrigger, Version};
@@ -80,7 +81,7 @@ impl Remedy for RollbackBadFix {
         })?;
         tripped(
             services,
-            "fix_rolled_back",
+            DecisionKind::FixRolledBack,
             Some(workflow_id),
             &format!(
                 "{} rolled back to the code of {from} as {}",
@@ -137,7 +138,7 @@ pub(crate) fn catastrophic_rollback(
     );
     tripped(
         services,
-        "catastrophic_rollback",
+        DecisionKind::CatastrophicRollback,
         Some(workflow_id),
         &comment,
         &detail,

@@ -63,6 +63,7 @@ pub fn print_message(m: &ThreadMessage) {
     let who = match m.role {
         MessageRole::System => "system prompt".to_string(),
         MessageRole::User => "evidence / message".to_string(),
+        MessageRole::Nudge => "Healer's reminder to the model".to_string(),
         MessageRole::Assistant => match &m.model {
             Some(model) => format!("assistant ({model})"),
             None => "assistant".to_string(),

@@ -65,7 +65,9 @@ impl Handle {
         store.set_checkpoint_outcome(id, &outcome)?;
         self.services.bus.emit(Event::CheckpointDecided {
             checkpoint_id: id,
+            trigger: checkpoint.trigger,
             workflow_id: checkpoint.workflow_id,
+            run_id: checkpoint.run_id,
             choice: chosen.label,
             outcome,
         })?;

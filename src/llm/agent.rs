@@ -182,7 +182,7 @@ impl Llm {
                 let nudge = ChatMessage::User {
                     text: NUDGE.to_string(),
                 };
-                self.record(task_id, NewMessage::from_chat(&nudge))?;
+                self.record(task_id, NewMessage::nudge(NUDGE))?;
                 prompt_chars += chars(&nudge);
                 conversation.push(nudge);
                 continue;

@@ -114,6 +114,7 @@ impl Remedy for Maintain {
             }
             Entered::Started { task_id, .. } => {
                 cx.store.set_task_signature(task_id, &failure.signature)?;
+                cx.store.link_heal_task(heal_id, task_id)?;
                 let task = cx.store.task(task_id)?;
                 cx.bus.emit(Event::TaskStarted {
                     task_id,

@@ -191,6 +191,9 @@ fn finish(
     services
         .store
         .settle_pattern_fixes(run_id, class.is_none())?;
+    if class.is_none() {
+        resolve_heals(services, workflow.id, run_id)?;
+    }
     services.bus.emit(Event::RunFinished {
         run_id,
         workflow_id: workflow.id,
@@ -198,6 +201,28 @@ fn finish(
         status,
         summary,
     })?;
+    Ok(())
+}
+
+/// A repair's version ran green: the heals that started that repair (and the ones before it
+/// for the same error) are resolved by it.
+pub(crate) fn resolve_heals(services: &Services, workflow_id: i64, run_id: i64) -> Result<()> {
+    let Some((task_id, signature)) = services.store.repair_of_run(run_id)? else {
+        return Ok(());
+    };
+    let version = services.store.run(run_id)?.version;
+    for heal_id in services
+        .store
+        .resolve_heals(workflow_id, &signature, version, run_id)?
+    {
+        services.bus.emit(Event::HealResolved {
+            heal_id,
+            workflow_id,
+            version,
+            run_id,
+            task_id: Some(task_id),
+        })?;
+    }
     Ok(())
 }
 

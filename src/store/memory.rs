@@ -6,7 +6,7 @@ use super::notifications::unknown_value;
 use super::{now, Store};
 use crate::error::{Error, Result};
 use crate::failure::Failure;
-use crate::memory::{FixVerdict, LoggedDecision, Pattern, PatternDetail, PatternFix};
+use crate::memory::{DecisionKind, FixVerdict, LoggedDecision, Pattern, PatternDetail, PatternFix};
 
 const PATTERN_COLUMNS: &str = "p.signature, p.error_type, p.normalized, p.first_seen, p.last_seen,
     p.count,
@@ -192,6 +192,21 @@ impl Store {
         Ok(())
     }
 
+    /// The repair whose version a run ran: its task, and the signature of the failure it was
+    /// made for. `None` for a version no repair task wrote.
+    pub fn repair_of_run(&self, run_id: i64) -> Result<Option<(i64, String)>> {
+        self.call(|c| {
+            c.query_row(
+                "SELECT t.id, t.signature FROM runs r JOIN scripts s ON s.id = r.script_id
+                 JOIN tasks t ON s.author = 'task:' || t.id
+                 WHERE r.id = ?1 AND t.signature IS NOT NULL",
+                [run_id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+        })
+    }
+
     pub fn task_signature(&self, task_id: i64) -> Result<Option<String>> {
         self.call(|c| {
             c.query_row(
@@ -207,7 +222,7 @@ impl Store {
     pub fn log_decision(
         &self,
         workflow_id: Option<i64>,
-        kind: &str,
+        kind: DecisionKind,
         summary: &str,
         detail: &str,
     ) -> Result<LoggedDecision> {
@@ -216,7 +231,7 @@ impl Store {
             c.execute(
                 "INSERT INTO decisions (workflow_id, kind, summary, detail, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![workflow_id, kind, summary, detail, at],
+                params![workflow_id, kind.as_str(), summary, detail, at],
             )?;
             Ok(c.last_insert_rowid())
         })?;
@@ -239,11 +254,12 @@ impl Store {
             let mut stmt = c.prepare_cached(&sql)?;
             let rows = stmt
                 .query_map([arg], |r| {
+                    let kind: String = r.get(3)?;
                     Ok(LoggedDecision {
                         id: r.get(0)?,
                         workflow_id: r.get(1)?,
                         workflow_title: r.get(2)?,
-                        kind: r.get(3)?,
+                        kind: DecisionKind::parse(&kind).ok_or_else(|| unknown_value(3, &kind))?,
                         summary: r.get(4)?,
                         detail: r.get(5)?,
                         created_at: r.get(6)?,

@@ -6,7 +6,7 @@ use std::time::Duration;
 use healer::breakers::{BreakerSettings, BREAKERS};
 use healer::checkpoint::CheckpointTrigger;
 use healer::maintainer::AutoFixStatus;
-use healer::memory::FixVerdict;
+use healer::memory::{DecisionKind, FixVerdict};
 use healer::notification::NotificationKind;
 use healer::workflow::{Author, RunStatus, Runtime, Version};
 use serde_json::json;
@@ -205,7 +205,7 @@ async fn the_same_error_in_three_workflows_within_the_hour_pauses_its_repairs() 
     engine.run_until_healed(ids[0]).await.expect("again");
     assert_eq!(bed.server.chats().len(), 2);
     let decisions = engine.decisions(10).expect("decisions");
-    assert!(decisions.iter().any(|d| d.kind == "systemic"));
+    assert!(decisions.iter().any(|d| d.kind == DecisionKind::Systemic));
     // Decided: repairs resume.
     engine
         .decide_checkpoint(pending[0].id, Some(1), None)
@@ -336,7 +336,7 @@ async fn a_fix_whose_rerun_fails_differently_is_rolled_back() {
         .decisions(10)
         .expect("decisions")
         .iter()
-        .any(|d| d.kind == "fix_rolled_back"));
+        .any(|d| d.kind == DecisionKind::FixRolledBack));
 }
 
 #[tokio::test]
@@ -381,7 +381,7 @@ async fn three_failed_repairs_roll_back_to_the_last_green_version_with_a_bundle(
         .decisions(10)
         .expect("decisions")
         .into_iter()
-        .find(|d| d.kind == "catastrophic_rollback")
+        .find(|d| d.kind == DecisionKind::CatastrophicRollback)
         .expect("logged");
     assert_eq!(
         decision.summary,

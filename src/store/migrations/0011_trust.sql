@@ -2,3 +2,14 @@
 
 -- A tier's sampling temperature; NULL: the caller's default (0.1 for repairs).
 ALTER TABLE tiers ADD COLUMN temperature REAL;
+
+-- The heal's story: the repair task it started, and the version whose run resolved it.
+ALTER TABLE heals ADD COLUMN task_id INTEGER REFERENCES tasks (id) ON DELETE SET NULL;
+ALTER TABLE heals ADD COLUMN resolved_major INTEGER;
+ALTER TABLE heals ADD COLUMN resolved_minor INTEGER;
+ALTER TABLE heals ADD COLUMN resolved_run_id INTEGER REFERENCES runs (id) ON DELETE SET NULL;
+
+-- A step Healer added to a thread itself (the nudge after an unusable reply), not a person's
+-- message. The role CHECK of 0003 cannot grow without rebuilding the table (and losing columns
+-- other migrations add), so such a step keeps role 'user' and carries this flag.
+ALTER TABLE messages ADD COLUMN nudge INTEGER NOT NULL DEFAULT 0;
