@@ -117,7 +117,10 @@ fn pass(detail: &str) -> RemedyReport {
     }
 }
 
-/// The systemic breaker: repairs wait while one error spreads.
+/// The systemic breaker: repairs wait while one error spreads. It counts failures of every
+/// class (a missing module, a dead host or an expired key are the usual shared causes), raises
+/// one checkpoint per signature that names every workflow it hit, and while that checkpoint
+/// waits, a failure with the error in any workflow joins its list instead of costing a repair.
 pub struct SystemicBreaker;
 
 #[async_trait]
@@ -134,7 +137,7 @@ impl Remedy for SystemicBreaker {
     ) -> Result<RemedyReport> {
         let Some(ScriptFailure {
             services,
-            workflow_id: _,
+            workflow_id,
             run_id,
         }) = cx.script_run(failure)
         else {
@@ -144,38 +147,35 @@ impl Remedy for SystemicBreaker {
         let limits = settings(store)?;
         let since = ago(limits.systemic_window_secs);
         let trigger = CheckpointTrigger::Systemic.as_str();
-        match store.checkpoint_for_signature_since(trigger, &failure.signature, &since)? {
-            Some((id, true)) => {
-                return Ok(contained(format!(
-                    "repairs for this error are paused until you decide checkpoint {id}"
-                )))
+        if let Some(id) = store.pending_checkpoint_for_signature(trigger, &failure.signature)? {
+            if store.add_affected(id, workflow_id, run_id)? {
+                services.bus.emit(Event::CheckpointUpdated {
+                    checkpoint: store.checkpoint(id)?,
+                })?;
             }
-            // Decided within the window: the person has seen it; repairs go on.
-            Some((_, false)) => return Ok(pass("decided recently")),
-            None => {}
+            return Ok(contained(format!(
+                "repairs for this error wait until you decide checkpoint {id}"
+            )));
         }
-        let workflows = store.workflows_hit_since(&failure.signature, &since)?;
-        if u32::try_from(workflows.len()).unwrap_or(u32::MAX) < limits.systemic_workflows {
+        if let Some((_, false)) =
+            store.checkpoint_for_signature_since(trigger, &failure.signature, &since)?
+        {
+            // Decided within the window: the person has seen it; repairs go on.
+            return Ok(pass("decided recently"));
+        }
+        let hits = store.workflow_runs_hit_since(&failure.signature, &since)?;
+        if u32::try_from(hits.len()).unwrap_or(u32::MAX) < limits.systemic_workflows {
             return Ok(pass("not spreading"));
         }
-        let titles: Vec<String> = workflows
-            .iter()
-            .filter_map(|w| {
-                store
-                    .workflow(*w)
-                    .ok()
-                    .map(|w| format!("\u{201c}{}\u{201d}", w.title))
-            })
-            .collect();
         let context = format!(
-            "The same error failed {} workflows within {} minutes: {}.\nThe error: {}\n\
-             Automatic repairs for it are paused until you decide: one cause (a changed data \
-             source, a missing service) is more likely than {} separate bugs.",
-            workflows.len(),
+            "The same error failed {} workflows within {} minutes.\nThe error: {}\n\
+             Automatic repairs for it wait until you decide: one cause (a changed data source, \
+             a service that is down, an expired key, something missing on this machine) is more \
+             likely than {} separate problems.",
+            hits.len(),
             limits.systemic_window_secs / 60,
-            titles.join(", "),
             failure.summary(),
-            workflows.len()
+            hits.len()
         );
         let c = services.raise_checkpoint(NewCheckpoint {
             trigger: CheckpointTrigger::Systemic,
@@ -187,28 +187,36 @@ impl Remedy for SystemicBreaker {
             options: vec![
                 CheckpointOption::new(
                     "Proceed",
-                    "Resume automatic repairs for this error",
+                    "Let repairs go on: run each of them again now",
                     CheckpointAction::Proceed,
                 ),
                 CheckpointOption::new(
                     "Skip",
-                    "Leave these failures as they are; repairs resume for new ones",
+                    "Leave these failed runs as they are; their schedules go on",
                     CheckpointAction::Skip,
                 ),
                 CheckpointOption::new(
                     "Pause",
-                    "Pause every workflow that failed with it",
+                    "Pause every workflow that failed with it until you resume it",
                     CheckpointAction::Pause,
                 ),
             ],
+            affected: hits,
         })?;
+        let titles: Vec<String> = c
+            .affected
+            .iter()
+            .map(|a| format!("\u{201c}{}\u{201d}", a.title))
+            .collect();
         tripped(
             services,
             DecisionKind::Systemic,
             None,
             &format!(
-                "The same error in {} workflows within the hour; repairs for it paused (checkpoint {})",
-                workflows.len(),
+                "The same error in {} workflows within the hour ({}); repairs for it wait \
+                 (checkpoint {})",
+                c.affected.len(),
+                titles.join(", "),
                 c.id
             ),
             &failure.signature,
@@ -284,6 +292,7 @@ impl Remedy for CostBreaker {
                 failure.summary()
             ),
             options,
+            affected: Vec::new(),
         })?;
         tripped(
             services,

@@ -178,6 +178,18 @@ pub struct Checkpoint {
     pub created_at: String,
     /// `None` while pending.
     pub decision: Option<Decision>,
+    /// When it is about several workflows (SYSTEMIC): each of them and its failed run.
+    /// Deciding acts on every one.
+    pub affected: Vec<AffectedWorkflow>,
+}
+
+/// A workflow a checkpoint about several workflows names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct AffectedWorkflow {
+    pub workflow_id: i64,
+    pub title: String,
+    /// Its latest run that failed with the error.
+    pub run_id: Option<i64>,
 }
 
 impl Checkpoint {
@@ -198,6 +210,13 @@ impl Checkpoint {
         text.push_str("\n\n");
         text.push_str(self.context.trim());
         text.push_str("\n\n");
+        if !self.affected.is_empty() {
+            text.push_str("Workflows that failed with it:\n");
+            for a in &self.affected {
+                text.push_str(&format!("  - \u{201c}{}\u{201d}\n", a.title));
+            }
+            text.push('\n');
+        }
         for (i, o) in self.options.iter().enumerate() {
             let mark = if o.recommended { " (recommended)" } else { "" };
             text.push_str(&format!(
@@ -223,6 +242,8 @@ pub struct NewCheckpoint {
     pub context: String,
     /// Without recommendation flags: [`recommend`] sets them.
     pub options: Vec<CheckpointOption>,
+    /// The workflows (and their failed runs) it is about, when more than one.
+    pub affected: Vec<(i64, i64)>,
 }
 
 /// Pending checkpoints (oldest first) and decided ones (newest first).

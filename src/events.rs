@@ -145,6 +145,10 @@ pub enum Event {
     CheckpointCreated {
         checkpoint: Checkpoint,
     },
+    /// A pending checkpoint changed: another workflow failed with the error it is about.
+    CheckpointUpdated {
+        checkpoint: Checkpoint,
+    },
     /// The person decided a checkpoint, and Healer acted on it.
     CheckpointDecided {
         checkpoint_id: i64,
@@ -202,6 +206,7 @@ impl Event {
             Event::MaintenanceFinished { .. } => "maintenance_finished",
             Event::PlannerReplied { .. } => "planner_replied",
             Event::CheckpointCreated { .. } => "checkpoint_created",
+            Event::CheckpointUpdated { .. } => "checkpoint_updated",
             Event::CheckpointDecided { .. } => "checkpoint_decided",
             Event::RecoveryDecided { .. } => "recovery_decided",
             Event::BreakerTripped { .. } => "breaker_tripped",
@@ -345,6 +350,11 @@ impl Event {
                 "Checkpoint {}: {} — waiting for you",
                 checkpoint.id,
                 checkpoint.trigger.title()
+            ),
+            Event::CheckpointUpdated { checkpoint } => format!(
+                "Checkpoint {}: now about {} workflows",
+                checkpoint.id,
+                checkpoint.affected.len()
             ),
             Event::CheckpointDecided {
                 checkpoint_id,

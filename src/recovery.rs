@@ -238,6 +238,7 @@ fn ask(
         signature: Some(failure.signature.clone()),
         context,
         options: standard_options(),
+        affected: Vec::new(),
     })
 }
 

@@ -3,6 +3,7 @@
 //! a module below the store (workflow, checkpoint, memory…) or, when the module that acts on it
 //! sits above the store (heal, maintainer), in the table's file here, and re-exported there.
 
+mod affected;
 mod autofixes;
 mod checkpoints;
 mod events;

@@ -60,6 +60,9 @@ impl Handle {
         }
         let outcome = match checkpoint.workflow_id {
             Some(workflow_id) => self.act_on(&checkpoint, workflow_id, chosen.action)?,
+            None if !checkpoint.affected.is_empty() => {
+                self.act_on_each(&checkpoint, chosen.action)?
+            }
             None => "Nothing was waiting on it".to_string(),
         };
         store.set_checkpoint_outcome(id, &outcome)?;
@@ -73,6 +76,52 @@ impl Handle {
         })?;
         self.services.wake.scheduler.notify_one();
         store.checkpoint(id)
+    }
+
+    /// A checkpoint about several workflows: the option acts on each, and the outcome names
+    /// them.
+    fn act_on_each(&self, checkpoint: &Checkpoint, action: CheckpointAction) -> Result<String> {
+        let store = &self.services.store;
+        let mut done = Vec::new();
+        for a in &checkpoint.affected {
+            let title = format!("\u{201c}{}\u{201d}", a.title);
+            done.push(match action {
+                CheckpointAction::Proceed | CheckpointAction::AllowTokens { .. } => {
+                    match store.enqueue_run_with_hint(
+                        a.workflow_id,
+                        RunTrigger::Checkpoint,
+                        None,
+                    )? {
+                        Some(run) => format!("{title} runs again (run {run})"),
+                        None => format!("{title} had a run open already"),
+                    }
+                }
+                CheckpointAction::Skip => {
+                    if let Some(run) = a.run_id {
+                        store.mark_run_skipped(run)?;
+                    }
+                    if store.workflow(a.workflow_id)?.status == WorkflowStatus::NeedsAttention {
+                        store.set_workflow_status(a.workflow_id, WorkflowStatus::Active)?;
+                    }
+                    match a.run_id {
+                        Some(run) => format!("{title}: run {run} skipped"),
+                        None => format!("{title} skipped"),
+                    }
+                }
+                CheckpointAction::Pause => {
+                    self.set_paused(a.workflow_id, true)?;
+                    title
+                }
+            });
+        }
+        Ok(match action {
+            CheckpointAction::Pause => format!("Paused {} until you resume them", done.join(", ")),
+            CheckpointAction::Skip => format!(
+                "{}; their next scheduled runs go ahead, and repairs resume for new failures",
+                done.join("; ")
+            ),
+            _ => format!("Repairs go on: {}", done.join("; ")),
+        })
     }
 
     fn act_on(

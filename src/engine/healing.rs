@@ -41,8 +41,9 @@ impl Healing for EngineHealing {
 }
 
 /// The recovery manager's rules, by class (transient failures were retried by the runner
-/// already): logic → a known fix from memory, else the maintainer, and Level 2 when its fixes
-/// did not hold; environment and unknown → Level 2; resource, time limit, and transient past
+/// already). Whatever the class, a bad fix is undone and an error spreading across workflows
+/// stops at the systemic breaker first. Then logic → a known fix from memory, else the
+/// maintainer, and Level 2 when its fixes did not hold; environment and unknown → Level 2; resource, time limit, and transient past
 /// its retries → a HICCUP checkpoint. Recording and telling the person closes every plan (it
 /// runs when nothing before it could act, e.g. a self-check). The remedies' names are stored
 /// with every heal, so a remedy keeps its name wherever it moves.
@@ -58,9 +59,10 @@ impl Planner for RulePlanner {
         }
         // A fix whose re-run failed differently is undone first, whatever the class.
         plan.push(Box::new(RollbackBadFix));
+        // One cause in several workflows is one question, before any model is asked.
+        plan.push(Box::new(SystemicBreaker));
         match failure.class {
             FailureClass::Logic => {
-                plan.push(Box::new(SystemicBreaker));
                 plan.push(Box::new(KnownFix));
                 plan.push(Box::new(CostBreaker));
                 plan.push(Box::new(Maintain));

@@ -73,6 +73,19 @@ pub(crate) async fn run_maintainer(services: &Arc<Services>, item: &InboxItem) -
             )?;
             return Ok(());
         }
+        Ok(Repair::Held { why }) => {
+            services
+                .store
+                .withdraw_maintenance(workflow_id, task_id, &why)?;
+            finished(
+                services,
+                workflow_id,
+                task_id,
+                AutoFixStatus::Interrupted,
+                why,
+            )?;
+            return Ok(());
+        }
         Ok(Repair::GaveUp { explanation }) => explanation,
         Err(e) => format!("The automatic repair could not go on: {e}."),
     };
@@ -88,9 +101,19 @@ pub(crate) async fn run_maintainer(services: &Arc<Services>, item: &InboxItem) -
 }
 
 enum Repair {
-    Fixed { summary: String },
-    Stale { summary: String },
-    GaveUp { explanation: String },
+    /// Not started: its error waits for the person (a SYSTEMIC checkpoint).
+    Held {
+        why: String,
+    },
+    Fixed {
+        summary: String,
+    },
+    Stale {
+        summary: String,
+    },
+    GaveUp {
+        explanation: String,
+    },
 }
 
 async fn repair(services: &Arc<Services>, item: &InboxItem) -> Result<Repair> {
@@ -98,6 +121,22 @@ async fn repair(services: &Arc<Services>, item: &InboxItem) -> Result<Repair> {
         .run_id
         .ok_or_else(|| Error::Internal("a maintainer item without its failed run".to_string()))?;
     let signature = services.store.task_signature(item.task_id)?;
+    // A repair queued before the error was seen spreading spends nothing while the person
+    // decides.
+    if let Some(signature) = &signature {
+        let systemic = crate::checkpoint::CheckpointTrigger::Systemic.as_str();
+        if let Some(id) = services
+            .store
+            .pending_checkpoint_for_signature(systemic, signature)?
+        {
+            return Ok(Repair::Held {
+                why: format!(
+                    "Not started: the same error failed in several workflows, and repairs for \
+                     it wait until you decide (checkpoint {id})."
+                ),
+            });
+        }
+    }
     let cx = context::build(&services.store, run_id, signature.as_deref())?;
     // Escalating tiers across consecutive fix attempts (the count includes this one); a known
     // fix as a hint starts at the cheap tier.

@@ -60,10 +60,13 @@ impl Store {
             "SELECT {COLUMNS} FROM checkpoints c LEFT JOIN workflows w ON w.id = c.workflow_id
              WHERE c.id = ?1"
         );
-        self.call(|c| c.query_row(&sql, [id], checkpoint_from_row).optional())?
+        let mut checkpoint = self
+            .call(|c| c.query_row(&sql, [id], checkpoint_from_row).optional())?
             .ok_or_else(|| Error::NotFound {
                 what: format!("checkpoint {id}"),
-            })
+            })?;
+        checkpoint.affected = self.affected(id)?;
+        Ok(checkpoint)
     }
 
     /// Pending checkpoints, oldest first.
@@ -85,13 +88,17 @@ impl Store {
     }
 
     fn query_checkpoints(&self, sql: &str, args: impl rusqlite::Params) -> Result<Vec<Checkpoint>> {
-        self.call(|c| {
+        let mut checkpoints = self.call(|c| {
             let mut stmt = c.prepare_cached(sql)?;
             let rows = stmt
                 .query_map(args, checkpoint_from_row)?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
             Ok(rows)
-        })
+        })?;
+        for c in &mut checkpoints {
+            c.affected = self.affected(c.id)?;
+        }
+        Ok(checkpoints)
     }
 
     /// Whether a workflow has a checkpoint waiting for the person.
@@ -302,5 +309,6 @@ fn checkpoint_from_row(r: &Row<'_>) -> rusqlite::Result<Checkpoint> {
         recommendation: r.get(9)?,
         created_at: r.get(10)?,
         decision,
+        affected: Vec::new(),
     })
 }

@@ -248,6 +248,26 @@ impl Store {
         })
     }
 
+    /// A repair that was waiting its turn will not start (its error now waits for the person):
+    /// maintenance off, the attempt not counted, the task closed as interrupted with why.
+    pub fn withdraw_maintenance(&self, workflow_id: i64, task_id: i64, why: &str) -> Result<()> {
+        let at = now();
+        self.call(|c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            tx.execute(
+                "UPDATE workflows SET maintenance = 0, fix_count = max(fix_count - 1, 0)
+                 WHERE id = ?1",
+                [workflow_id],
+            )?;
+            set_outcome(&tx, task_id, "interrupted")?;
+            tx.execute(
+                "UPDATE tasks SET summary = ?2, status = 'stopped', finished_at = ?3 WHERE id = ?1",
+                params![task_id, why, at],
+            )?;
+            tx.commit()
+        })
+    }
+
     /// A maintainer task's summary in words for the person (replacing the loop's own).
     pub fn set_task_summary(&self, task_id: i64, summary: &str) -> Result<()> {
         self.call(|c| {

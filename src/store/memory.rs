@@ -364,6 +364,23 @@ impl Store {
         })
     }
 
+    /// Workflows that failed with `signature` since `since`, each with its latest such run,
+    /// in the order they first failed.
+    pub fn workflow_runs_hit_since(&self, signature: &str, since: &str) -> Result<Vec<(i64, i64)>> {
+        self.call(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT workflow_id, max(run_id) FROM pattern_hits
+                 WHERE signature = ?1 AND at >= ?2 AND workflow_id IS NOT NULL
+                   AND run_id IS NOT NULL
+                 GROUP BY workflow_id ORDER BY min(id)",
+            )?;
+            let rows = stmt
+                .query_map(params![signature, since], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })
+    }
+
     /// Versions made by auto-fix tasks since `since`.
     pub fn fixes_since(&self, workflow_id: i64, since: &str) -> Result<u32> {
         self.call(|c| {

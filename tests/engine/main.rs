@@ -24,6 +24,7 @@ mod pipeline;
 mod repair_budget;
 mod signatures;
 mod store;
+mod systemic;
 mod typical_repair;
 mod workflow_cli;
 mod workflows;

@@ -206,13 +206,13 @@ async fn the_same_error_in_three_workflows_within_the_hour_pauses_its_repairs() 
     assert_eq!(bed.server.chats().len(), 2);
     let decisions = engine.decisions(10).expect("decisions");
     assert!(decisions.iter().any(|d| d.kind == DecisionKind::Systemic));
-    // Decided: repairs resume.
+    // Decided: each runs again, and repairs resume.
     engine
         .decide_checkpoint(pending[0].id, Some(1), None)
         .expect("resume");
     bed.server
         .script([openai::text("No fix this time either.", TOKENS)]);
-    engine.run_until_healed(ids[0]).await.expect("again");
+    engine.work_queued_runs(ids[2]).await.expect("again");
     assert_eq!(bed.server.chats().len(), 3);
 }
 

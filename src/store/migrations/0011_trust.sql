@@ -13,3 +13,13 @@ ALTER TABLE heals ADD COLUMN resolved_run_id INTEGER REFERENCES runs (id) ON DEL
 -- message. The role CHECK of 0003 cannot grow without rebuilding the table (and losing columns
 -- other migrations add), so such a step keeps role 'user' and carries this flag.
 ALTER TABLE messages ADD COLUMN nudge INTEGER NOT NULL DEFAULT 0;
+
+-- The workflows a checkpoint is about when it is about more than one (SYSTEMIC: every workflow
+-- that failed with the shared error, and its latest failed run).
+CREATE TABLE checkpoint_workflows (
+    checkpoint_id INTEGER NOT NULL REFERENCES checkpoints (id) ON DELETE CASCADE,
+    workflow_id   INTEGER NOT NULL REFERENCES workflows (id) ON DELETE CASCADE,
+    run_id        INTEGER REFERENCES runs (id) ON DELETE SET NULL,
+    added_at      TEXT NOT NULL,
+    PRIMARY KEY (checkpoint_id, workflow_id)
+);
