@@ -88,6 +88,7 @@ fn payload_kind(request: &Request) -> &'static str {
         Request::Replan { .. } => "replan",
         Request::DecideCheckpoint { .. } => "decide_checkpoint",
         Request::LoadExamples => "load_examples",
+        Request::RetryAutofix { .. } => "retry_autofix",
     }
 }
 

@@ -58,6 +58,10 @@ pub enum Event {
     NotificationCreated {
         notification: Notification,
     },
+    /// A notification changed: what it is about happened again ("failed 3 more times since").
+    NotificationUpdated {
+        notification: Notification,
+    },
     WorkflowCreated {
         workflow_id: i64,
         title: String,
@@ -192,6 +196,7 @@ impl Event {
             Event::HealFinished { .. } => "heal_finished",
             Event::HealResolved { .. } => "heal_resolved",
             Event::NotificationCreated { .. } => "notification_created",
+            Event::NotificationUpdated { .. } => "notification_updated",
             Event::WorkflowCreated { .. } => "workflow_created",
             Event::WorkflowChanged { .. } => "workflow_changed",
             Event::WorkflowDeleted { .. } => "workflow_deleted",
@@ -291,6 +296,10 @@ impl Event {
             Event::NotificationCreated { notification } => {
                 format!("Notification: {}", notification.title)
             }
+            Event::NotificationUpdated { notification } => format!(
+                "Notification: {} (again, {} more time(s) since)",
+                notification.title, notification.repeats
+            ),
             Event::WorkflowCreated { title, .. } => format!("Workflow \"{title}\" created"),
             Event::WorkflowChanged { title, what, .. } => format!("Workflow \"{title}\": {what}"),
             Event::WorkflowDeleted { title, .. } => format!("Workflow \"{title}\" deleted"),

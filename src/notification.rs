@@ -28,6 +28,8 @@ pub enum NotificationAction {
     Replan,
     /// Open Settings → Models.
     OpenSettings,
+    /// Lift the hold a repair that gave up left, and start a repair of the last failure now.
+    RetryAutofix,
 }
 
 impl NotificationKind {
@@ -72,6 +74,10 @@ pub struct Notification {
     pub task_id: Option<i64>,
     /// The buttons it offers.
     pub actions: Vec<NotificationAction>,
+    /// How often what it is about happened again since ("failed 3 more times since"), and
+    /// when last.
+    pub repeats: u32,
+    pub repeated_at: Option<String>,
 }
 
 /// A new notification, before the store gives it an id.

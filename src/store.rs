@@ -8,6 +8,7 @@ mod autofixes;
 mod checkpoints;
 mod events;
 mod heals;
+mod holds;
 mod inbox;
 mod maintenance;
 mod memory;
@@ -32,6 +33,7 @@ use crate::error::{Error, Result};
 
 pub use autofixes::{AutoFix, AutoFixStatus};
 pub use heals::{HealRecord, Outcome, RemedyAttempt, RemedyStatus};
+pub use holds::RepairHold;
 pub use inbox::{InboxItem, InboxKind};
 pub use maintenance::{Entered, FixResult};
 pub use requests::{RequestRow, RequestStatus};

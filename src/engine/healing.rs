@@ -12,7 +12,7 @@ use crate::failure::{Failure, FailureClass, FailureSource};
 use crate::heal::{
     HealContext, HealRecord, Pipeline, Planner, Recollection, RecordAndNotify, Remedy,
 };
-use crate::maintainer::{KnownFix, Maintain};
+use crate::maintainer::{HeldForPerson, KnownFix, Maintain};
 use crate::recovery::{Analyze, AskPerson};
 use crate::services::{Healing, Services};
 
@@ -59,6 +59,8 @@ impl Planner for RulePlanner {
         }
         // A fix whose re-run failed differently is undone first, whatever the class.
         plan.push(Box::new(RollbackBadFix));
+        // A repair that gave up on this error waits for the person: nothing more is spent.
+        plan.push(Box::new(HeldForPerson));
         // One cause in several workflows is one question, before any model is asked.
         plan.push(Box::new(SystemicBreaker));
         match failure.class {

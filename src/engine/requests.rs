@@ -56,6 +56,10 @@ pub enum Request {
         message: String,
     },
     LoadExamples,
+    /// "Try auto-fix again" on a workflow whose repair gave up.
+    RetryAutofix {
+        workflow: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -70,6 +74,7 @@ pub enum Response {
     Chat { chat: Box<PlannerChat> },
     Checkpoint { checkpoint: Box<Checkpoint> },
     Workflows { workflows: Vec<Workflow> },
+    Heal { heal: Box<HealRecord> },
     Done,
 }
 
@@ -121,6 +126,9 @@ pub(super) async fn perform(engine: &Handle, request: Request) -> Result<Respons
         },
         Request::LoadExamples => Response::Workflows {
             workflows: engine.load_examples()?,
+        },
+        Request::RetryAutofix { workflow } => Response::Heal {
+            heal: Box::new(engine.retry_autofix(find(&workflow)?).await?),
         },
     })
 }

@@ -117,6 +117,14 @@ pub(super) fn build(store: &Store, run_id: i64, signature: Option<&str>) -> Resu
             ));
         }
         for f in &failed {
+            if f.diff.trim().is_empty() {
+                text.push_str(&format!(
+                    "\nAn earlier repair of this error found no fix ({}). Do not repeat its \
+                     reasoning without something new.\n",
+                    one_line(&f.description)
+                ));
+                continue;
+            }
             text.push_str(&format!(
                 "\nTried before for this error, and it failed — do not repeat it ({}):\n```diff\n{}\n```\n",
                 one_line(&f.description),

@@ -89,12 +89,14 @@ pub(crate) async fn run_maintainer(services: &Arc<Services>, item: &InboxItem) -
         Ok(Repair::GaveUp { explanation }) => explanation,
         Err(e) => format!("The automatic repair could not go on: {e}."),
     };
+    let signature = services.store.task_signature(task_id)?;
     escalate(
         &services.store,
         &services.bus,
         workflow_id,
         item.run_id,
         Some(task_id),
+        signature.as_deref(),
         &escalation,
     )?;
     Ok(())

@@ -101,6 +101,7 @@ impl Remedy for Maintain {
                     workflow_id,
                     Some(run_id),
                     None,
+                    Some(&failure.signature),
                     &explanation,
                 )?;
                 // The person knows; Level 2 looks at it next.

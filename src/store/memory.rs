@@ -80,6 +80,28 @@ impl Store {
         Ok(())
     }
 
+    /// A repair gave up on `signature`: remembered as a failed approach (no code, its reason),
+    /// so the next repair of it is told.
+    pub fn remember_give_up(
+        &self,
+        signature: &str,
+        workflow_id: i64,
+        task_id: Option<i64>,
+        reason: &str,
+    ) -> Result<()> {
+        let at = now();
+        self.call(|c| {
+            c.execute(
+                "INSERT INTO pattern_fixes (signature, workflow_id, task_id, script_id, description,
+                     diff, code_hash, result, created_at, settled_at)
+                 SELECT ?1, ?2, ?3, NULL, ?4, '', '', 'failed', ?5, ?5
+                 WHERE EXISTS (SELECT 1 FROM patterns WHERE signature = ?1)",
+                params![signature, workflow_id, task_id, format!("Gave up: {reason}"), at],
+            )
+        })?;
+        Ok(())
+    }
+
     /// A run of a fixed version finished: the fixes that made that version held or not.
     /// Returns how many were settled.
     pub fn settle_pattern_fixes(&self, run_id: i64, succeeded: bool) -> Result<usize> {

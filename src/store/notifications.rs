@@ -43,6 +43,25 @@ impl Store {
             run_id: new.run_id,
             task_id: new.task_id,
             actions: new.actions.clone(),
+            repeats: 0,
+            repeated_at: None,
+        })
+    }
+
+    pub fn notification(&self, id: i64) -> Result<Notification> {
+        use rusqlite::OptionalExtension;
+        self.call(|c| {
+            c.query_row(
+                "SELECT id, kind, title, body, created_at, read_at IS NOT NULL, heal_id,
+                        workflow_id, run_id, task_id, actions, repeats, repeated_at
+                 FROM notifications WHERE id = ?1",
+                [id],
+                notification_from_row,
+            )
+            .optional()
+        })?
+        .ok_or_else(|| Error::NotFound {
+            what: format!("notification {id}"),
         })
     }
 
@@ -50,7 +69,7 @@ impl Store {
         self.call(|c| {
             let mut stmt = c.prepare_cached(
                 "SELECT id, kind, title, body, created_at, read_at IS NOT NULL, heal_id,
-                        workflow_id, run_id, task_id, actions
+                        workflow_id, run_id, task_id, actions, repeats, repeated_at
                  FROM notifications ORDER BY id DESC LIMIT ?1",
             )?;
             let items = stmt
@@ -103,6 +122,8 @@ fn notification_from_row(r: &Row<'_>) -> rusqlite::Result<Notification> {
         run_id: r.get(8)?,
         task_id: r.get(9)?,
         actions: serde_json::from_str(&actions).map_err(|_| unknown_value(10, &actions))?,
+        repeats: r.get(11)?,
+        repeated_at: r.get(12)?,
     })
 }
 

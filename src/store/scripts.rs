@@ -98,6 +98,12 @@ impl Store {
                 summary.unwrap_or(&last_summary),
                 author,
             )?;
+            // A new major is the person's answer to a repair that gave up: repairs may start
+            // again.
+            tx.execute(
+                "DELETE FROM repair_holds WHERE workflow_id = ?1",
+                [workflow_id],
+            )?;
             tx.commit()?;
             Ok(id)
         })?;

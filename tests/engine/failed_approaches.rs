@@ -2,7 +2,10 @@
 //! recorded as failed for the error is refused by the tool, and a workflow whose repair gave up
 //! stops costing tokens until the person acts.
 
-use healer::workflow::{Runtime, Version};
+use healer::maintainer::KEEP_SCHEDULE_AFTER_GIVE_UP;
+use healer::memory::FixVerdict;
+use healer::notification::{NotificationAction, NotificationKind};
+use healer::workflow::{Runtime, Version, WorkflowStatus};
 use serde_json::json;
 
 use crate::maintainer::{bed, tool, BROKEN};
@@ -75,4 +78,128 @@ async fn a_fix_already_tried_and_failed_is_refused_by_the_tool() {
         .messages
         .iter()
         .any(|m| m.is_error && m.content.contains("same code")));
+}
+
+fn maintenance_failed(bed: &crate::maintainer::Bed) -> Vec<healer::notification::Notification> {
+    bed.engine
+        .notifications()
+        .expect("list")
+        .items
+        .into_iter()
+        .filter(|n| n.kind == NotificationKind::MaintenanceFailed)
+        .collect()
+}
+
+#[tokio::test]
+async fn after_a_repair_gives_up_further_failures_are_counted_not_repaired() {
+    let bed = bed(false, true).await;
+    let engine = &bed.engine;
+    let w = engine
+        .create_workflow(input("Sales total", Runtime::Python3, BROKEN))
+        .expect("w");
+    bed.server.script([openai::text(
+        "No fix: the data has no total any more.",
+        TOKENS,
+    )]);
+    engine.run_until_healed(w.id).await.expect("first");
+    assert_eq!(bed.server.chats().len(), 1);
+    let told = maintenance_failed(&bed);
+    assert_eq!(told.len(), 1);
+    assert!(told[0].actions.contains(&NotificationAction::RetryAutofix));
+    assert!(
+        told[0].body.contains("keeps running on its schedule"),
+        "{}",
+        told[0].body
+    );
+
+    for _ in 0..3 {
+        let healed = engine.run_until_healed(w.id).await.expect("again");
+        assert!(healed.fixes.is_empty(), "no new repair task");
+    }
+    assert_eq!(bed.server.chats().len(), 1, "no model call since");
+    let told = maintenance_failed(&bed);
+    assert_eq!(told.len(), 1, "no new notification");
+    assert_eq!(told[0].repeats, 3, "failed 3 more times since");
+    assert!(told[0].repeated_at.is_some());
+    let after = engine.find_workflow("sales-total").expect("w");
+    assert_eq!(
+        after.status,
+        WorkflowStatus::NeedsAttention,
+        "still scheduled"
+    );
+    let heal = &engine.heals(1).expect("heals")[0];
+    assert!(heal
+        .remedies
+        .iter()
+        .any(|r| r.remedy == "held_for_person" && r.detail.contains("3 more times")));
+    // The give-up is remembered as a failed approach.
+    let signature = heal.signature.clone();
+    let fixes = engine.pattern(&signature).expect("pattern").fixes;
+    assert!(fixes
+        .iter()
+        .any(|f| f.result == FixVerdict::Failed && f.description.starts_with("Gave up: No fix")));
+
+    // Try auto-fix again: one new repair, told what the last one concluded.
+    bed.server
+        .script([openai::text("Still no fix: ask the person.", TOKENS)]);
+    engine.retry_autofix(w.id).await.expect("retry");
+    engine.work_inbox(w.id).await.expect("the repair");
+    let chats = bed.server.chats();
+    assert_eq!(chats.len(), 2);
+    let context = chats[1].body["messages"].to_string();
+    assert!(
+        context.contains("An earlier repair of this error found no fix"),
+        "{context}"
+    );
+    assert_eq!(
+        maintenance_failed(&bed).len(),
+        2,
+        "the new repair gave up and said so"
+    );
+    let refused = engine.retry_autofix(999_999).await;
+    assert!(refused.is_err());
+}
+
+#[tokio::test]
+async fn a_new_major_version_lifts_the_hold_and_repairs_start_again() {
+    let bed = bed(false, true).await;
+    let engine = &bed.engine;
+    let w = engine
+        .create_workflow(input("Sales total", Runtime::Python3, BROKEN))
+        .expect("w");
+    bed.server.script([openai::text("No fix.", TOKENS)]);
+    engine.run_until_healed(w.id).await.expect("first");
+    engine.run_until_healed(w.id).await.expect("held");
+    assert_eq!(bed.server.chats().len(), 1);
+    // Re-plan saves 2.0 (still broken in the same way): repairs may start again.
+    engine
+        .save_script(w.id, &still_broken(7), "My own attempt")
+        .expect("2.0");
+    bed.server
+        .script([openai::text("No fix for 2.0 either.", TOKENS)]);
+    engine.run_until_healed(w.id).await.expect("repaired");
+    assert_eq!(bed.server.chats().len(), 2, "a repair of 2.0 ran");
+}
+
+#[tokio::test]
+async fn with_the_schedule_setting_off_a_give_up_pauses_and_resume_lifts_the_hold() {
+    let bed = bed(false, true).await;
+    let engine = &bed.engine;
+    engine
+        .store()
+        .set_setting(KEEP_SCHEDULE_AFTER_GIVE_UP, &false)
+        .expect("setting");
+    let w = engine
+        .create_workflow(input("Sales total", Runtime::Python3, BROKEN))
+        .expect("w");
+    bed.server.script([openai::text("No fix.", TOKENS)]);
+    engine.run_until_healed(w.id).await.expect("first");
+    let after = engine.find_workflow("sales-total").expect("w");
+    assert_eq!(after.status, WorkflowStatus::Paused);
+    assert!(maintenance_failed(&bed)[0].body.contains("It is paused"));
+    engine.set_paused(w.id, false).expect("resume");
+    assert!(engine.store().repair_hold(w.id).expect("hold").is_none());
+    bed.server.script([openai::text("No fix again.", TOKENS)]);
+    engine.run_until_healed(w.id).await.expect("repaired");
+    assert_eq!(bed.server.chats().len(), 2, "resuming let repairs start");
 }

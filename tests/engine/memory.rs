@@ -224,12 +224,15 @@ async fn healing_over_the_daily_tokens_asks_with_allow_more_pause_and_skip() {
     let w = engine
         .create_workflow(input("Sales total", Runtime::Python3, BROKEN))
         .expect("w");
-    bed.server.script([openai::text("No fix.", TOKENS)]);
+    bed.server.script([
+        tool("fix", json!({"code": still_broken(1), "comment": "One"})),
+        openai::text("Done.", TOKENS),
+    ]);
+    // The fix's re-run fails the same way: the second repair would go over the allowance.
     engine.run_until_healed(w.id).await.expect("first");
-    engine.run_until_healed(w.id).await.expect("second");
     assert_eq!(
         bed.server.chats().len(),
-        1,
+        2,
         "the second repair did not start"
     );
     let c = engine.checkpoints().expect("list").pending.remove(0);
@@ -254,7 +257,7 @@ async fn healing_over_the_daily_tokens_asks_with_allow_more_pause_and_skip() {
     engine.work_queued_runs(w.id).await.expect("the run again");
     assert_eq!(
         bed.server.chats().len(),
-        2,
+        3,
         "repairs go on within the new allowance"
     );
 }

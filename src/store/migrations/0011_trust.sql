@@ -23,3 +23,16 @@ CREATE TABLE checkpoint_workflows (
     added_at      TEXT NOT NULL,
     PRIMARY KEY (checkpoint_id, workflow_id)
 );
+
+-- A workflow whose repair gave up: further failures with the same error wait for the person
+-- (counted on the notification) instead of starting another repair and another notification.
+CREATE TABLE repair_holds (
+    workflow_id     INTEGER PRIMARY KEY REFERENCES workflows (id) ON DELETE CASCADE,
+    signature       TEXT NOT NULL,
+    notification_id INTEGER REFERENCES notifications (id) ON DELETE SET NULL,
+    since           TEXT NOT NULL
+);
+
+-- How often what a notification is about happened again since it was raised.
+ALTER TABLE notifications ADD COLUMN repeats INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE notifications ADD COLUMN repeated_at TEXT;
