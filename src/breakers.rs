@@ -5,6 +5,7 @@
 //! whose re-run fails differently is rolled back), survivors (process groups that outlive their
 //! kill → the scheduler pauses), and the catastrophic rollback after repeated failed repairs.
 
+mod judge;
 mod rollback;
 mod survivors;
 
@@ -14,8 +15,8 @@ use serde::{Deserialize, Serialize};
 
 /// The scheduler keeps its pause; the survivors breaker sets it.
 pub use crate::scheduler::{paused as scheduler_paused, SCHEDULER_PAUSED};
+pub use judge::{RollbackBadFix, Superseded, DEFAULT_TRANSIENT_RERUNS, TRANSIENT_RERUNS};
 pub(crate) use rollback::catastrophic_rollback;
-pub use rollback::RollbackBadFix;
 pub(crate) use survivors::{check_survivors, resume_scheduler};
 
 use crate::checkpoint::{

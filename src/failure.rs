@@ -3,12 +3,14 @@
 
 mod classify;
 mod evidence;
+mod position;
 mod signature;
 
 use serde::{Deserialize, Serialize};
 
 pub use classify::{classify, ExitInfo};
 pub use evidence::parse_evidence;
+pub use position::{broke_loading, entry_frames};
 pub use signature::{normalize, normalize_text, sign};
 
 /// Why something failed, which decides the first remedy (DESIGN.md, "One failure pipeline").

@@ -1,100 +1,15 @@
-//! Rollbacks Healer does on its own: a fix whose re-run fails with a different error is undone,
-//! and after repeated failed repairs the script goes back to the last version that ran green,
-//! with a forensic bundle of what happened.
+//! The rollback Healer does on its own after repeated failed repairs: the script goes back to
+//! the last version that ran green, with a forensic bundle of what happened.
 
-use async_trait::async_trait;
 use serde_json::json;
 
-use super::{contained, pass, tripped};
+use super::tripped;
 use crate::error::{Error, Result};
 use crate::events::Event;
-use crate::failure::Failure;
-use crate::heal::{not_a_script_run, HealContext, Remedy, RemedyReport, ScriptFailure};
 use crate::memory::DecisionKind;
 use crate::notification::{NewNotification, NotificationKind};
 use crate::services::Services;
-use crate::workflow::{Author, RunTrigger, Version};
-
-/// A fix's re-run failed with a different signature: roll the fix back.
-pub struct RollbackBadFix;
-
-#[async_trait]
-impl Remedy for RollbackBadFix {
-    fn name(&self) -> &'static str {
-        "rollback_bad_fix"
-    }
-
-    async fn apply(
-        &self,
-        cx: &HealContext<'_>,
-        _heal_id: i64,
-        failure: &Failure,
-    ) -> Result<RemedyReport> {
-        let Some(ScriptFailure {
-            services,
-            workflow_id,
-            run_id,
-        }) = cx.script_run(failure)
-        else {
-            return Ok(not_a_script_run());
-        };
-        let store = &services.store;
-        let run = store.run(run_id)?;
-        if run.trigger != RunTrigger::Fix {
-            return Ok(pass("not the re-run of a fix"));
-        }
-        let fixed = store.version(workflow_id, run.version)?;
-        let Author::Task { task_id } = fixed.author else {
-            return Ok(pass("not a fix by a task"));
-        };
-        let fix = store.autofix(task_id)?;
-        let (Some(signature), Some(from)) = (store.task_signature(task_id)?, fix.from_version)
-        else {
-            return Ok(pass("the fix's failure is not known"));
-        };
-        if signature == failure.signature {
-            return Ok(pass("the same error as before the fix"));
-        }
-        let before = store.version(workflow_id, from)?;
-        let comment = format!(
-            "Rolled back the fix of auto-fix task {task_id}: its re-run failed with a different error ({})",
-            failure.summary()
-        );
-        let Some(restored) = store.save_minor(
-            workflow_id,
-            run.version.major,
-            &before.code,
-            &comment,
-            &Author::Healer,
-        )?
-        else {
-            return Ok(pass("the workflow moved on to another major"));
-        };
-        store.fail_pattern_fix_of_task(task_id)?;
-        let workflow = store.workflow(workflow_id)?;
-        services.bus.emit(Event::VersionSaved {
-            workflow_id,
-            title: workflow.title,
-            version: restored.version,
-            author: Author::Healer,
-            comment: comment.clone(),
-        })?;
-        tripped(
-            services,
-            DecisionKind::FixRolledBack,
-            Some(workflow_id),
-            &format!(
-                "{} rolled back to the code of {from} as {}",
-                fixed.version, restored.version
-            ),
-            &comment,
-        )?;
-        Ok(contained(format!(
-            "the fix ({}) made it fail differently; rolled back to {from}'s code as {}",
-            fixed.version, restored.version
-        )))
-    }
-}
+use crate::workflow::{Author, Version};
 
 /// After repeated failed repairs: keep a forensic bundle, go back to the last version that ran
 /// green as a new minor, reset the counters, log the decision. `Ok(None)` when no version ever

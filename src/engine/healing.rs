@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use crate::breakers::{check_survivors, CostBreaker, RollbackBadFix, SystemicBreaker};
+use crate::breakers::{check_survivors, CostBreaker, RollbackBadFix, Superseded, SystemicBreaker};
 use crate::error::Result;
 use crate::failure::{Failure, FailureClass, FailureSource};
 use crate::heal::{
@@ -57,7 +57,10 @@ impl Planner for RulePlanner {
             plan.push(Box::new(RecordAndNotify));
             return plan;
         }
-        // A fix whose re-run failed differently is undone first, whatever the class.
+        // A run of a version a fix already replaced waits for the fix's run.
+        plan.push(Box::new(Superseded));
+        // A fix whose re-run failed differently is judged first, whatever the class: kept
+        // (progress), run again (a passing problem), or undone (it made things worse).
         plan.push(Box::new(RollbackBadFix));
         // A repair that gave up on this error waits for the person: nothing more is spent.
         plan.push(Box::new(HeldForPerson));

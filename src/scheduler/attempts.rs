@@ -162,22 +162,29 @@ async fn try_execute_run(
         evidence,
     );
     let summary = format!("{} ({}{attempts})", failure.summary(), class.as_str());
-    finish(services, &workflow, run_id, Some(class), summary)?;
+    finish(
+        services,
+        &workflow,
+        run_id,
+        Some((class, &failure.signature)),
+        summary,
+    )?;
     // The heal does not hold a run slot: other workflows go on.
     drop(permit);
     services.heal(failure).await?;
     Ok(())
 }
 
-/// Record how the run ended (`class` is `None` for a success), update the workflow's status,
-/// and announce it.
+/// Record how the run ended (`failed` is `None` for a success, else the class and signature),
+/// update the workflow's status, and announce it.
 fn finish(
     services: &Services,
     workflow: &Workflow,
     run_id: i64,
-    class: Option<FailureClass>,
+    failed: Option<(FailureClass, &str)>,
     summary: String,
 ) -> Result<()> {
+    let class = failed.map(|(class, _)| class);
     let status = if class.is_none() {
         RunStatus::Succeeded
     } else {
@@ -188,9 +195,12 @@ fn finish(
         .store
         .settle_workflow_status(workflow.id, class.is_none())?;
     // A fixed version's run tells the healing memory whether the fix held.
-    services
-        .store
-        .settle_pattern_fixes(run_id, class.is_none())?;
+    // A passing problem says nothing about the code: such a run settles nothing.
+    if class != Some(FailureClass::Transient) {
+        services
+            .store
+            .settle_pattern_fixes(run_id, failed.map(|(_, signature)| signature))?;
+    }
     if class.is_none() {
         resolve_heals(services, workflow.id, run_id)?;
     }

@@ -102,23 +102,40 @@ impl Store {
         Ok(())
     }
 
-    /// A run of a fixed version finished: the fixes that made that version held or not.
-    /// Returns how many were settled.
-    pub fn settle_pattern_fixes(&self, run_id: i64, succeeded: bool) -> Result<usize> {
+    /// A run of a fixed version finished: green settles the fixes that made the version as
+    /// held; a failure with `failed_with` (a signature) settles those made for that same error
+    /// as failed. A fix whose run failed with another error stays pending: whether it made
+    /// things worse is for the fix's judge (the `rollback_bad_fix` remedy). Returns how many
+    /// were settled.
+    pub fn settle_pattern_fixes(&self, run_id: i64, failed_with: Option<&str>) -> Result<usize> {
         let at = now();
-        let verdict = if succeeded {
-            FixVerdict::Success
-        } else {
-            FixVerdict::Failed
-        };
-        self.call(|c| {
-            c.execute(
-                "UPDATE pattern_fixes SET result = ?2, settled_at = ?3
+        self.call(|c| match failed_with {
+            None => c.execute(
+                "UPDATE pattern_fixes SET result = 'success', settled_at = ?2
                  WHERE result = 'pending'
                    AND script_id = (SELECT script_id FROM runs WHERE id = ?1)",
-                params![run_id, verdict.as_str(), at],
-            )
+                params![run_id, at],
+            ),
+            Some(signature) => c.execute(
+                "UPDATE pattern_fixes SET result = 'failed', settled_at = ?2
+                 WHERE result = 'pending' AND signature = ?3
+                   AND script_id = (SELECT script_id FROM runs WHERE id = ?1)",
+                params![run_id, at, signature],
+            ),
         })
+    }
+
+    /// The fix made by `task_id` cured its error (the script got further): it held.
+    pub fn succeed_pattern_fix_of_task(&self, task_id: i64) -> Result<()> {
+        let at = now();
+        self.call(|c| {
+            c.execute(
+                "UPDATE pattern_fixes SET result = 'success', settled_at = ?2
+                 WHERE task_id = ?1 AND result = 'pending'",
+                params![task_id, at],
+            )
+        })?;
+        Ok(())
     }
 
     /// Mark the pending fix made by `task_id` failed (its fix was rolled back).

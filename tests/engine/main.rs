@@ -8,6 +8,7 @@ mod classify;
 mod cli;
 mod engine;
 mod failed_approaches;
+mod fix_judgement;
 mod heal_story;
 mod lease;
 mod llm_anthropic;
