@@ -256,6 +256,8 @@ pub enum RunTrigger {
     Checkpoint,
     /// The recovery manager ran it again (an alternative with a hint, or after unblocking).
     Recovery,
+    /// Healer put back the last version of the major that ran green: this run proves it.
+    Rollback,
 }
 
 impl RunTrigger {
@@ -267,6 +269,7 @@ impl RunTrigger {
             RunTrigger::Fix => "fix",
             RunTrigger::Checkpoint => "checkpoint",
             RunTrigger::Recovery => "recovery",
+            RunTrigger::Rollback => "rollback",
         }
     }
 
@@ -278,6 +281,7 @@ impl RunTrigger {
             RunTrigger::Fix,
             RunTrigger::Checkpoint,
             RunTrigger::Recovery,
+            RunTrigger::Rollback,
         ]
         .into_iter()
         .find(|v| v.as_str() == s)

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use crate::breakers::{check_survivors, CostBreaker, RollbackBadFix, Superseded, SystemicBreaker};
+use crate::breakers::{
+    check_survivors, CostBreaker, RollbackBadFix, RollbackFailedToo, Superseded, SystemicBreaker,
+};
 use crate::error::Result;
 use crate::failure::{Failure, FailureClass, FailureSource};
 use crate::heal::{
@@ -59,6 +61,8 @@ impl Planner for RulePlanner {
         }
         // A run of a version a fix already replaced waits for the fix's run.
         plan.push(Box::new(Superseded));
+        // The version a rollback put back fails too: the person decides.
+        plan.push(Box::new(RollbackFailedToo));
         // A fix whose re-run failed differently is judged first, whatever the class: kept
         // (progress), run again (a passing problem), or undone (it made things worse).
         plan.push(Box::new(RollbackBadFix));

@@ -79,7 +79,8 @@ impl Remedy for Maintain {
             .unwrap_or(DEFAULT_MAX_FIX_ATTEMPTS);
         match cx.store.enter_maintenance(workflow_id, run_id, max)? {
             Entered::Exhausted { fix_count } => {
-                // The last version that ever ran green comes back, with the evidence kept.
+                // The last version of this major that ran green comes back, with the evidence
+                // kept and a run to prove it.
                 if let Some(version) =
                     crate::breakers::catastrophic_rollback(services, workflow_id, fix_count)?
                 {
@@ -90,8 +91,11 @@ impl Remedy for Maintain {
                         ),
                     });
                 }
+                let major = cx.store.active_version(workflow_id)?.version.major;
                 let explanation = format!(
                     "Healer repaired this script {fix_count} times in a row and it still fails: {}. \
+                     No version {major}.x has run green yet, so there is none to go back to \
+                     (an earlier major is your own past choice, and Healer does not put it back). \
                      It will not try again on its own. Re-plan to decide what it should do.",
                     failure.summary()
                 );
@@ -103,6 +107,12 @@ impl Remedy for Maintain {
                     None,
                     Some(&failure.signature),
                     &explanation,
+                )?;
+                cx.store.log_decision(
+                    Some(workflow_id),
+                    crate::memory::DecisionKind::RollbackEscalated,
+                    &format!("{major}.x never ran green: no rollback; you decide"),
+                    &failure.signature,
                 )?;
                 // The person knows; Level 2 looks at it next.
                 Ok(RemedyReport {

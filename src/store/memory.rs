@@ -443,13 +443,19 @@ impl Store {
         Ok(n > 0)
     }
 
-    /// The version of the workflow's most recent green run, if it ever ran green.
-    pub fn last_green_script(&self, workflow_id: i64) -> Result<Option<crate::workflow::Version>> {
+    /// The version of the workflow's most recent green run within `major`, if one ran green:
+    /// a rollback never crosses the person's major versions.
+    pub fn last_green_in_major(
+        &self,
+        workflow_id: i64,
+        major: u32,
+    ) -> Result<Option<crate::workflow::Version>> {
         self.call(|c| {
             c.query_row(
                 "SELECT s.major, s.minor FROM runs r JOIN scripts s ON s.id = r.script_id
-                 WHERE r.workflow_id = ?1 AND r.status = 'succeeded' ORDER BY r.id DESC LIMIT 1",
-                [workflow_id],
+                 WHERE r.workflow_id = ?1 AND s.major = ?2 AND r.status = 'succeeded'
+                 ORDER BY r.id DESC LIMIT 1",
+                params![workflow_id, major],
                 |r| {
                     Ok(crate::workflow::Version {
                         major: r.get(0)?,

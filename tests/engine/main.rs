@@ -23,6 +23,7 @@ mod memory;
 mod model_server;
 mod pipeline;
 mod repair_budget;
+mod rollback;
 mod signatures;
 mod store;
 mod systemic;

@@ -343,67 +343,6 @@ async fn a_fix_whose_rerun_fails_differently_is_rolled_back() {
 }
 
 #[tokio::test]
-async fn three_failed_repairs_roll_back_to_the_last_green_version_with_a_bundle() {
-    let bed = bed(false, true).await;
-    let engine = &bed.engine;
-    let w = engine
-        .create_workflow(input("Sales total", Runtime::Python3, FIXED))
-        .expect("w");
-    assert_eq!(
-        engine.run_and_wait(w.id).await.expect("green").run.status,
-        RunStatus::Succeeded
-    );
-    engine.save_script(w.id, BROKEN, "New layout").expect("2.0");
-    let mut replies = Vec::new();
-    for n in 1..=3 {
-        replies.push(tool(
-            "fix",
-            json!({"code": still_broken(n), "comment": format!("Try {n}")}),
-        ));
-        replies.push(openai::text("Done.", TOKENS));
-    }
-    bed.server.script(replies);
-    let healed = engine.run_until_healed(w.id).await.expect("healed");
-    assert_eq!(
-        bed.server.chats().len(),
-        6,
-        "no Level 2: the rollback settled it"
-    );
-    let active = engine.workflow(w.id).expect("w").active;
-    assert_eq!(active.version, Version { major: 2, minor: 4 });
-    assert_eq!(active.code, FIXED);
-    assert_eq!(active.author, Author::Healer);
-    assert_eq!(
-        active.change_comment,
-        "Rolled back to 1.0 after 3 failed repairs"
-    );
-    let after = engine.find_workflow("sales-total").expect("w");
-    assert_eq!(after.fix_count, 0);
-    assert!(!after.healing);
-    let decision = engine
-        .decisions(10)
-        .expect("decisions")
-        .into_iter()
-        .find(|d| d.kind == DecisionKind::CatastrophicRollback)
-        .expect("logged");
-    assert_eq!(
-        decision.summary,
-        "Rolled back to 1.0 after 3 failed repairs"
-    );
-    let bundles: Vec<_> = std::fs::read_dir(bed.paths.data_dir().join("forensics"))
-        .expect("forensics")
-        .filter_map(|e| e.ok())
-        .collect();
-    assert_eq!(bundles.len(), 1);
-    let bundle: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(bundles[0].path()).expect("read")).expect("json");
-    assert_eq!(bundle["versions"].as_array().map(Vec::len), Some(5));
-    assert_eq!(bundle["repairs"].as_array().map(Vec::len), Some(3));
-    assert!(bundle["runs"].as_array().is_some_and(|r| r.len() >= 4));
-    let _ = healed;
-}
-
-#[tokio::test]
 async fn processes_that_outlive_their_run_pause_the_scheduler() {
     let bed = bed(false, false).await;
     breakers(&bed, |b| b.surviving_groups = 2);
