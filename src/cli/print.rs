@@ -20,6 +20,9 @@ pub fn print_run(title: &str, detail: &RunDetail) {
         "Run {} of \"{title}\" (version {}): {}",
         run.id, run.version, run.summary
     );
+    if let Some(hint) = &run.hint {
+        println!("  ran with Healer's hint (HEALER_RECOVERY_HINT): {hint}");
+    }
     for attempt in &detail.attempts {
         let how = match (attempt.exit_code, attempt.signal, attempt.timed_out) {
             (_, _, true) => "timed out".to_string(),

@@ -226,6 +226,9 @@ fn show(paths: &Paths, name: &str, json: bool) -> Result<bool> {
             run.version,
             run.summary
         );
+        if let Some(hint) = &run.hint {
+            println!("            ran with Healer's hint: {hint}");
+        }
     }
     Ok(true)
 }

@@ -228,6 +228,23 @@ impl Store {
         })
     }
 
+    /// The newest hint the Level-2 analyzer gave for a workflow since its last green run: every
+    /// repair of its failures until then is told it.
+    pub fn latest_recovery_hint(&self, workflow_id: i64) -> Result<Option<String>> {
+        self.call(|c| {
+            c.query_row(
+                "SELECT hint FROM recoveries
+                 WHERE workflow_id = ?1 AND hint IS NOT NULL AND hint != ''
+                   AND created_at > coalesce((SELECT max(finished_at) FROM runs
+                                              WHERE workflow_id = ?1 AND status = 'succeeded'), '')
+                 ORDER BY id DESC LIMIT 1",
+                [workflow_id],
+                |r| r.get(0),
+            )
+            .optional()
+        })
+    }
+
     /// The engine's own unblock actions for a workflow: clear a stuck maintenance flag (no
     /// maintainer work open), reset the fix count, and end a run marked running that no task
     /// runs (`stale_runs`). Returns what it did, in words.

@@ -22,6 +22,7 @@ mod maintainer_cli;
 mod memory;
 mod model_server;
 mod pipeline;
+mod recovery_hint;
 mod repair_budget;
 mod rollback;
 mod signatures;
