@@ -1,9 +1,10 @@
 //! Circuit breakers: runaway healing stops itself, and each stop is an event and a visible
 //! state. Systemic (one signature in several workflows within an hour → SYSTEMIC checkpoint,
 //! repairs for it paused until decided), cost (a workflow's healing tokens in a day → COST
-//! checkpoint), review (fixed too often in a week → badge and notification), bad fix (a fix
-//! whose re-run fails differently is rolled back), survivors (process groups that outlive their
-//! kill → the scheduler pauses), and the catastrophic rollback after repeated failed repairs.
+//! checkpoint), review (fixed too often in a week → badge and notification), the fix's judge (a
+//! fix whose re-run fails earlier or no longer loads is rolled back), survivors (processes runs
+//! left behind, while enough live → scheduled runs wait), and the catastrophic rollback after
+//! repeated failed repairs.
 
 mod judge;
 mod rollback;
@@ -18,7 +19,7 @@ pub use crate::scheduler::{paused as scheduler_paused, SCHEDULER_PAUSED};
 pub use judge::{RollbackBadFix, Superseded, DEFAULT_TRANSIENT_RERUNS, TRANSIENT_RERUNS};
 pub(crate) use rollback::catastrophic_rollback;
 pub use rollback::RollbackFailedToo;
-pub(crate) use survivors::{check_survivors, resume_scheduler};
+pub(crate) use survivors::{check_survivors, recount_after_start, resume_scheduler};
 
 use crate::checkpoint::{
     standard_options, CheckpointAction, CheckpointOption, CheckpointTrigger, NewCheckpoint,
@@ -56,7 +57,7 @@ pub struct BreakerSettings {
     pub review_fixes: u32,
     /// … in this many days flags a workflow for review.
     pub review_days: u32,
-    /// Process groups that survive their kill before the scheduler pauses.
+    /// Live processes left behind by ended runs at which scheduled runs wait.
     pub surviving_groups: u32,
 }
 

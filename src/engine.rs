@@ -174,6 +174,7 @@ impl Engine {
         if handle.inner.scheduling {
             tasks.spawn(schedule_loop(handle.services.clone(), cancel.clone()));
             tasks.spawn(inbox_loop(handle.services.clone(), cancel.clone()));
+            crate::breakers::recount_after_start(&handle.services);
             // The long-running engine (app, daemon) looks for a local model once.
             tasks.spawn(crate::llm::detect_ollama_at_start(
                 handle.services.llm.clone(),

@@ -27,6 +27,7 @@ mod repair_budget;
 mod rollback;
 mod signatures;
 mod store;
+mod survivors;
 mod systemic;
 mod typical_repair;
 mod workflow_cli;

@@ -1,8 +1,6 @@
 //! Healing memory, tier escalation and the circuit breakers, end to end in the engine with
 //! real scripts and the scripted model server.
 
-use std::time::Duration;
-
 use healer::breakers::{BreakerSettings, BREAKERS};
 use healer::checkpoint::CheckpointTrigger;
 use healer::maintainer::AutoFixStatus;
@@ -340,49 +338,4 @@ async fn a_fix_whose_rerun_fails_differently_is_rolled_back() {
         .expect("decisions")
         .iter()
         .any(|d| d.kind == DecisionKind::FixRolledBack));
-}
-
-#[tokio::test]
-async fn processes_that_outlive_their_run_pause_the_scheduler() {
-    let bed = bed(false, false).await;
-    breakers(&bed, |b| b.surviving_groups = 2);
-    let engine = &bed.engine;
-    let w = engine
-        .create_workflow(input(
-            "Leaky",
-            Runtime::Bash,
-            // Waits until the detached process runs in its own session before ending.
-            "rm -f detached.pid\nsetsid bash -c 'echo $$ > detached.pid; exec sleep 30' >/dev/null 2>&1 < /dev/null &\nwhile [ ! -s detached.pid ]; do sleep 0.05; done\necho started\n",
-        ))
-        .expect("w");
-    for _ in 0..2 {
-        assert_eq!(
-            engine.run_and_wait(w.id).await.expect("run").run.status,
-            RunStatus::Succeeded
-        );
-    }
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while engine.scheduler_pause().expect("state").is_none() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the scheduler did not pause"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let reason = engine.scheduler_pause().expect("state").expect("paused");
-    assert!(reason.contains("2 runs left processes running"), "{reason}");
-    assert!(engine
-        .notifications()
-        .expect("list")
-        .items
-        .iter()
-        .any(|n| n.kind == NotificationKind::Safety));
-    // The survivors were ended.
-    let left = std::process::Command::new("pgrep")
-        .args(["-f", "^sleep 30$"])
-        .output()
-        .expect("pgrep");
-    assert!(String::from_utf8_lossy(&left.stdout).trim().is_empty() || !left.status.success());
-    engine.resume_scheduler().expect("resume");
-    assert!(engine.scheduler_pause().expect("state").is_none());
 }
