@@ -2,6 +2,7 @@
 //! for the crate (faster to link than one per file).
 
 mod architecture;
+mod breakers_at_defaults;
 mod checkpoint_cli;
 mod checkpoints;
 mod classify;
