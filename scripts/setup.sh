@@ -9,6 +9,8 @@ need_pkgs=(build-essential pkg-config libwebkit2gtk-4.1-dev librsvg2-dev libxdo-
 if [ "$goal" = test ]; then
   # WebKitWebDriver for the real-window test, a virtual display, and a session bus for it.
   need_pkgs+=(webkit2gtk-driver xvfb xauth dbus dbus-x11 python3)
+  # The failure corpus (tests/corpus) has shell scripts that call APIs the way scripts do.
+  need_pkgs+=(curl)
 fi
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   need_pkgs+=(nodejs npm)

@@ -5,6 +5,7 @@ mod architecture;
 mod breakers_at_defaults;
 mod checkpoint_cli;
 mod checkpoints;
+mod class_corpus;
 mod classify;
 mod cli;
 mod engine;
