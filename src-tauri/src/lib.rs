@@ -65,6 +65,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             heal_commands::list_decisions,
             heal_commands::get_scheduler_pause,
             heal_commands::resume_scheduler,
+            heal_commands::retry_autofix,
         ])
         .events(collect_events![HealerEvent, RunOutput, ThreadTextEvent])
         // Ids and counts stay far below 2^53.

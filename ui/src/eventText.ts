@@ -46,6 +46,7 @@ const triggerDetail: Record<RunTrigger, string> = {
   fix: "Re-run after an automatic fix",
   checkpoint: "You chose to run it again when Healer asked",
   recovery: "Healer's recovery ran it again",
+  rollback: "Healer put back the last version that worked, and runs it to prove it",
 };
 
 const maintenanceTitle: Record<AutoFixStatus, string> = {
@@ -122,8 +123,20 @@ export function describeEvent(event: Event): EventText {
       };
     case "heal_finished":
       return { title: `Heal ${event.heal_id} ${event.outcome}`, detail: event.summary, tone: outcomeTone[event.outcome] };
+    case "heal_resolved":
+      return {
+        title: `Heal ${event.heal_id} resolved by ${event.version.major}.${event.version.minor}`,
+        detail: `Run ${event.run_id} of that version got past the failure.`,
+        tone: "good",
+      };
     case "notification_created":
       return { title: `Notification: ${event.notification.title}`, detail: event.notification.body, tone: "info" };
+    case "notification_updated":
+      return {
+        title: `Again: ${event.notification.title}`,
+        detail: failedSince(event.notification.repeats),
+        tone: "bad",
+      };
     case "workflow_created":
       return { title: `Workflow “${event.title}” created`, detail: "It runs on its schedule from now on.", tone: "info" };
     case "workflow_changed":
@@ -187,6 +200,12 @@ export function describeEvent(event: Event): EventText {
         tone: "info",
       };
     }
+    case "checkpoint_updated":
+      return {
+        title: `Healer asks: ${triggerTitle[event.checkpoint.trigger]}`,
+        detail: `It now concerns ${event.checkpoint.affected.length} workflows.`,
+        tone: "info",
+      };
     case "checkpoint_decided":
       return { title: `You chose ${event.choice}`, detail: capitalised(event.outcome), tone: "neutral" };
     case "recovery_decided":
@@ -198,8 +217,17 @@ export function describeEvent(event: Event): EventText {
   }
 }
 
+/** "It failed 3 more times since." for a notification whose failure came back. */
+export function failedSince(repeats: number): string {
+  return `It failed ${repeats === 1 ? "once more" : `${repeats} more times`} since.`;
+}
+
 /** One line for a finished heal, e.g. "Heal 12 contained — record_and_notify: the person was told". */
 export function describeHeal(heal: HealRecord): string {
+  if (heal.resolved_by) {
+    const { major, minor } = heal.resolved_by;
+    return `Heal ${heal.id} resolved by ${major}.${minor}`;
+  }
   const state = heal.outcome ?? (heal.interrupted ? "interrupted" : "still running");
   const remedies = heal.remedies.map((r) => `${r.remedy}: ${r.detail}`).join("; ");
   return remedies ? `Heal ${heal.id} ${state} — ${remedies}` : `Heal ${heal.id} ${state}`;

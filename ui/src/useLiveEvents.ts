@@ -22,6 +22,7 @@ export function mergeEvents(incoming: EventRecord[], known: EventRecord[]): Even
 function staleKeys(event: Event): (readonly unknown[])[] {
   switch (event.kind) {
     case "notification_created":
+    case "notification_updated":
       return [queryKeys.notifications];
     case "workflow_created":
       return [workflowKeys.list];
@@ -64,6 +65,7 @@ function staleKeys(event: Event): (readonly unknown[])[] {
     case "planner_replied":
       return [taskKeys.chat(event.workflow_id)];
     case "checkpoint_created":
+    case "checkpoint_updated":
       return [checkpointKeys.list];
     case "checkpoint_decided": {
       // Skip marks the run skipped and may make the workflow active again, with no event of its own.

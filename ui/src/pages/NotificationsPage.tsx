@@ -5,6 +5,7 @@ import { InlineError } from "../components/InlineError";
 import { SkeletonList } from "../components/Loading";
 import { PageHeader } from "../components/PageHeader";
 import { RelativeTime } from "../components/RelativeTime";
+import { failedSince } from "../eventText";
 import { useMarkNotificationsRead, useNotifications } from "../queries";
 import { useNow } from "../time";
 import { NotificationActions } from "./NotificationActions";
@@ -26,6 +27,17 @@ function NotificationRow({ item, now, onOpen }: { item: Notification; now: numbe
           <span className="row-title">{item.title}</span>
           <NotificationKindBadge kind={item.kind} />
           <span className="row-detail notification-body">{item.body}</span>
+          {item.repeats > 0 && (
+            <span className="row-detail notification-repeats" data-testid="notification-repeats">
+              {failedSince(item.repeats)}
+              {item.repeated_at && (
+                <>
+                  {" "}
+                  Last: <RelativeTime iso={item.repeated_at} now={now} />.
+                </>
+              )}
+            </span>
+          )}
           {item.heal_id !== null && <span className="chip">Heal {item.heal_id}</span>}
         </span>
         <RelativeTime iso={item.created_at} now={now} />

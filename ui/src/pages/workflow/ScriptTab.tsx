@@ -2,6 +2,7 @@ import { useId, useState, type FormEvent } from "react";
 import type { ScriptVersion, WorkflowDetail } from "../../bindings";
 import { InlineError } from "../../components/InlineError";
 import { CodeEditor } from "../../components/LazyCode";
+import { ScriptVariablesHelp } from "../../components/ScriptVariablesHelp";
 import { Spinner } from "../../components/Loading";
 import { useSaveScript, useVersions } from "../../queries";
 import { versionText } from "../../workflowText";
@@ -68,6 +69,7 @@ export function ScriptTab({
         <p className={empty ? "field-hint field-error-text" : "field-hint"} id={hintId}>
           {hint}
         </p>
+        <ScriptVariablesHelp />
         <div className="field">
           <label className="field-label" htmlFor={commentId}>
             What changed?

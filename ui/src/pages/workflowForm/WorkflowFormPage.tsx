@@ -4,6 +4,7 @@ import type { FieldProblem, Workflow, WorkflowDetail, WorkflowInput } from "../.
 import { ArrowLeftIcon, PlusIcon, XIcon } from "../../components/icons";
 import { InlineError } from "../../components/InlineError";
 import { CodeEditor } from "../../components/LazyCode";
+import { ScriptVariablesHelp } from "../../components/ScriptVariablesHelp";
 import { SkeletonList, Spinner } from "../../components/Loading";
 import { useCreateWorkflow, useUpdateWorkflow, useValidation, useWorkflow, validationQuery } from "../../queries";
 import { navigate, pageHref, workflowHref } from "../../usePage";
@@ -406,6 +407,7 @@ function WorkflowForm({ mode }: { mode: Mode }) {
               invalid={has("code")}
             />
             <FieldError field="code" problems={shown} id={errorId("code")} />
+            <ScriptVariablesHelp />
           </Section>
         )}
       </div>
