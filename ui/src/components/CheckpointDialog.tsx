@@ -20,15 +20,12 @@ export const ARM_MS = 500;
 /** The workflows a question about several of them concerns: each option acts on all of them. */
 export function AffectedWorkflows({ checkpoint }: { checkpoint: Checkpoint }) {
   if (checkpoint.affected.length === 0) return null;
+  const names = checkpoint.affected.map((a) => `“${a.title}”`);
+  const listed = names.length > 1 ? `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}` : names[0];
   return (
-    <div className="checkpoint-affected" data-testid="checkpoint-affected">
-      <p className="checkpoint-affected-lead">Workflows that failed with it — your choice applies to each:</p>
-      <ul>
-        {checkpoint.affected.map((a) => (
-          <li key={a.workflow_id}>“{a.title}”</li>
-        ))}
-      </ul>
-    </div>
+    <p className="checkpoint-affected" data-testid="checkpoint-affected">
+      <strong>Failed with it:</strong> {listed}. Your choice applies to each of them.
+    </p>
   );
 }
 
