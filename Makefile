@@ -47,11 +47,15 @@ figures: build
 	bash scripts/measure-memory.sh
 
 # Figures for the workflows issue (run overhead, daemon idle CPU, query p95 on a large store)
-# and the model layer (agent-loop overhead per step beyond the HTTP round trip), and whether a
-# typical repair fits each tier's default budget.
+# the model layer (agent-loop overhead per step beyond the HTTP round trip), the agents
+# (a 10 MB session transcript parsed into steps), and projects (Healer's overhead on an agent
+# session for a repository of 5,000 files), and whether a typical repair fits each tier's default
+# budget.
 bench:
 	cargo bench -p healer --bench workflows
 	cargo bench -p healer --bench llm_loop
 	cargo bench -p healer --bench maintainer
 	cargo bench -p healer --bench signature
+	cargo bench -p healer --bench transcripts
+	cargo bench -p healer --bench projects
 	cargo bench -p healer --bench repair_budget

@@ -48,3 +48,13 @@ if [ ! -f "$stamp" ] || [ "$here/ui/package-lock.json" -nt "$stamp" ]; then
   echo "setup: installing the UI's npm packages"
   (cd "$here/ui" && npm ci --no-audit --no-fund --loglevel=error)
 fi
+
+# The coding-agent CLIs the tests run offline (Claude Code, Codex), exactly as locked. Their
+# install scripts are not needed: the tests start the native binaries of the platform packages.
+if [ "$goal" = test ]; then
+  stamp="$here/tests/agents/node_modules/.package-lock.json"
+  if [ ! -f "$stamp" ] || [ "$here/tests/agents/package-lock.json" -nt "$stamp" ]; then
+    echo "setup: installing the agent CLIs the tests run"
+    (cd "$here/tests/agents" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+  fi
+fi

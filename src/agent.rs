@@ -3,6 +3,17 @@
 //! session steps (`session::SessionStep`), as they happen; the project runner stores them and
 //! the steering loop reads them. Adding an agent is one file that implements [`Agent`].
 
+pub mod atif;
+pub mod builtin;
+pub mod claude_code;
+pub mod codex;
+mod ending;
+pub mod installed;
+pub mod process;
+mod registry;
+pub mod trajectory;
+pub mod transcript;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -11,7 +22,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::Result;
-use crate::session::{AgentKind, SessionStatus, SessionStep};
+use crate::session::{AgentKind, SessionStatus, SessionStep, StepKind, StepSource};
+
+pub use registry::{agent_name, agent_program, not_available, AgentRegistry};
 
 /// What one session is asked to do, and where.
 #[derive(Debug, Clone)]
@@ -76,4 +89,25 @@ pub trait Agent: Send + Sync {
         updates: mpsc::UnboundedSender<AgentUpdate>,
         cancel: CancellationToken,
     ) -> Result<SessionEnd>;
+}
+
+/// Now, as steps write their time: RFC 3339 UTC with milliseconds.
+pub(crate) fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// A step of words from `source`, seen now.
+pub(crate) fn text_step(source: StepSource, text: String) -> SessionStep {
+    SessionStep {
+        at: now(),
+        source,
+        kind: StepKind::Text,
+        text,
+        tool: None,
+        arguments: None,
+        call_id: None,
+        is_error: false,
+        model: None,
+        usage: None,
+    }
 }

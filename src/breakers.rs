@@ -205,6 +205,7 @@ impl Remedy for SystemicBreaker {
                 ),
             ],
             affected: hits,
+            situation: None,
         })?;
         let titles: Vec<String> = c
             .affected
@@ -296,6 +297,7 @@ impl Remedy for CostBreaker {
             ),
             options,
             affected: Vec::new(),
+            situation: None,
         })?;
         tripped(
             services,

@@ -7,7 +7,7 @@ mod recommend;
 
 use serde::{Deserialize, Serialize};
 
-pub use recommend::{recommend, History, Recommendation};
+pub use recommend::{recommend, recommend_with, History, Recommendation};
 
 /// Why Healer stopped to ask.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
@@ -162,6 +162,8 @@ pub struct Decision {
 pub struct Checkpoint {
     pub id: i64,
     pub trigger: CheckpointTrigger,
+    /// The dialog's title: what happened, in words that fit it (the trigger's own by default).
+    pub title: String,
     /// The work it belongs to.
     pub workflow_id: Option<i64>,
     pub run_id: Option<i64>,
@@ -203,7 +205,7 @@ impl Checkpoint {
 
     /// The checkpoint as the CLI prints it.
     pub fn formatted(&self) -> String {
-        let mut text = format!("Checkpoint {} — {}", self.id, self.trigger.title());
+        let mut text = format!("Checkpoint {} — {}", self.id, self.title);
         if let Some(title) = &self.workflow_title {
             text.push_str(&format!(" (\u{201c}{title}\u{201d})"));
         }
@@ -244,6 +246,18 @@ pub struct NewCheckpoint {
     pub options: Vec<CheckpointOption>,
     /// The workflows (and their failed runs) it is about, when more than one.
     pub affected: Vec<(i64, i64)>,
+    /// What happened, when the trigger alone says too little (a time limit is not "a run
+    /// keeps failing").
+    pub situation: Option<Situation>,
+}
+
+/// A checkpoint's own title, and what to recommend when the person has no history to go by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Situation {
+    pub title: String,
+    pub recommend: CheckpointAction,
+    /// Why, as the end of "Skip — …".
+    pub why: String,
 }
 
 /// Pending checkpoints (oldest first) and decided ones (newest first).

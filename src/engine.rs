@@ -6,10 +6,13 @@
 mod checkpoints;
 mod healing;
 mod llm;
+mod logs;
 mod maintainer;
 mod memory;
 mod planner;
+mod projects;
 mod requests;
+mod scripts;
 mod workflows;
 
 use std::path::PathBuf;
@@ -39,6 +42,7 @@ pub use healing::RulePlanner;
 pub use maintainer::HealedRun;
 use requests::serve_requests;
 pub use requests::{Request, Response};
+pub use scripts::SaveOutcome;
 
 /// How long shutdown waits for background tasks before abandoning them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -63,6 +67,8 @@ pub struct AppInfo {
     pub log_dir: String,
     pub schema_version: i64,
     pub pid: u32,
+    /// The longest workflow title the engine accepts, so the window cuts at the same place.
+    pub max_title_chars: u32,
 }
 
 /// How an engine starts.
@@ -118,6 +124,8 @@ pub(crate) struct Inner {
     /// Whether this engine runs the scheduler and the inbox worker; an engine a CLI command
     /// starts does the work it is asked for in place instead.
     scheduling: bool,
+    /// Projects at work: the agent registry, the sessions running, the task-list watchers.
+    projects: Arc<crate::project::Projects>,
     _lease: Lease,
 }
 
@@ -161,9 +169,19 @@ impl Engine {
             role,
             "engine started"
         );
+        let projects = crate::project::Projects::new(
+            services.clone(),
+            projects::agents(&services),
+            options.scheduler,
+        );
+        if options.scheduler {
+            // Hand edits of task lists show on the board; a CLI command's engine needs none.
+            projects.watch_all()?;
+        }
         let inner = Arc::new(Inner {
             role: role.to_string(),
             scheduling: options.scheduler,
+            projects,
             _lease: lease,
         });
 
@@ -198,6 +216,8 @@ impl Engine {
         if self.stopped.swap(true, Ordering::SeqCst) {
             return;
         }
+        // Sessions first: they record how they ended while the store and bus are there.
+        self.inner.projects.shutdown().await;
         self.cancel.cancel();
         let mut tasks = std::mem::take(&mut *self.lock_tasks());
         let drained = tokio::time::timeout(SHUTDOWN_GRACE, async {
@@ -252,6 +272,7 @@ impl Handle {
             log_dir: display(paths.log_dir()),
             schema_version: self.services.store.schema_version()?,
             pid: std::process::id(),
+            max_title_chars: u32::try_from(crate::workflow::MAX_TITLE_CHARS).unwrap_or(u32::MAX),
         })
     }
 
@@ -266,6 +287,11 @@ impl Handle {
     /// Mark notifications read; an empty list marks all.
     pub fn mark_notifications_read(&self, ids: &[i64]) -> Result<()> {
         self.services.store.mark_notifications_read(ids)
+    }
+
+    /// Put one notification away (the centre no longer lists it).
+    pub fn dismiss_notification(&self, id: i64) -> Result<()> {
+        self.services.store.dismiss_notification(id)
     }
 
     pub fn heals(&self, limit: u32) -> Result<Vec<HealRecord>> {
@@ -340,14 +366,18 @@ fn settle_crash_leftovers(services: &Services) -> Result<()> {
     if items > 0 {
         tracing::warn!("{items} auto-fix or chat turn(s) were interrupted");
     }
+    let sessions = crate::project::settle_interrupted(services)?;
+    if sessions > 0 {
+        tracing::warn!("{sessions} agent session(s) were interrupted; their tasks are open again");
+    }
     let heals = store.interrupt_running_heals()?;
     let tasks = store.interrupt_running_tasks()?;
     let requests = store.fail_taken_requests(&failed_result(
         "the engine stopped before it finished this request",
     ))?;
-    if heals + requests + runs + tasks > 0 {
+    if heals + requests + runs + tasks + sessions > 0 {
         let summary = format!(
-            "Settled after an unclean stop: {runs} run(s), {heals} heal(s) and {tasks} task(s) marked interrupted, {requests} request(s) answered as failed"
+            "Settled after an unclean stop: {runs} run(s), {heals} heal(s), {tasks} thread(s) and {sessions} agent session(s) marked interrupted, {requests} request(s) answered as failed"
         );
         tracing::warn!("{summary}");
         services.bus.emit(Event::RecoveredAtStartup { summary })?;

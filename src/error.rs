@@ -41,7 +41,7 @@ pub enum Error {
     #[error("database error: {0}")]
     Store(#[from] rusqlite::Error),
 
-    #[error("{context}: {source}")]
+    #[error("{context}: {}", plain_io(source))]
     Io {
         context: String,
         #[source]
@@ -79,6 +79,32 @@ impl Error {
             Error::Llm(e) => e.code(),
         }
     }
+}
+
+/// An OS error as a person reads it: "No such file or directory", without "(os error 2)".
+pub fn plain_io(e: &std::io::Error) -> String {
+    without_os_error_numbers(&e.to_string())
+}
+
+/// `text` without the " (os error 111)" the standard library appends to OS errors: the words
+/// before it say what happened, the number only means something to a programmer.
+pub fn without_os_error_numbers(text: &str) -> String {
+    const MARK: &str = " (os error ";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(MARK) {
+        let after = &rest[at + MARK.len()..];
+        let digits = after.chars().take_while(char::is_ascii_digit).count();
+        if digits > 0 && after[digits..].starts_with(')') {
+            out.push_str(&rest[..at]);
+            rest = &after[digits + 1..];
+        } else {
+            out.push_str(&rest[..at + MARK.len()]);
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// What kind of error happened, for code to switch on.
@@ -140,5 +166,31 @@ impl From<Error> for ErrorPayload {
 impl std::fmt::Display for ErrorPayload {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn os_error_numbers_are_left_out_wherever_they_are() {
+        assert_eq!(
+            without_os_error_numbers("no Ollama at x (Connection refused (os error 111))"),
+            "no Ollama at x (Connection refused)"
+        );
+        assert_eq!(without_os_error_numbers("a (os error x)"), "a (os error x)");
+    }
+
+    #[test]
+    fn an_io_error_reads_without_the_os_error_number() {
+        let e = Error::io(
+            "cannot write /data/w/main.py",
+            std::io::Error::from_raw_os_error(2),
+        );
+        assert_eq!(
+            e.to_string(),
+            "cannot write /data/w/main.py: No such file or directory"
+        );
     }
 }

@@ -10,6 +10,7 @@ use crate::failure::FailureClass;
 use crate::llm::{MessageRole, TaskKind, TaskStatus};
 use crate::memory::DecisionKind;
 use crate::notification::Notification;
+use crate::session::{AgentKind, SessionStatus};
 use crate::store::{AutoFixStatus, Outcome, RemedyStatus, Store};
 use crate::workflow::{Author, RunStatus, RunTrigger, Version};
 
@@ -182,6 +183,47 @@ pub enum Event {
     LlmSettingsChanged {
         what: String,
     },
+    ProjectAdded {
+        project_id: i64,
+        name: String,
+    },
+    /// Its settings changed.
+    ProjectChanged {
+        project_id: i64,
+        name: String,
+        what: String,
+    },
+    /// Healer forgot it (the repository is untouched).
+    ProjectRemoved {
+        project_id: i64,
+        name: String,
+    },
+    /// The project's task list changed: by Healer, or by a person or an agent editing the file.
+    ProjectTasksChanged {
+        project_id: i64,
+        name: String,
+        /// Lines or links in the file that are wrong (each is reported, none dropped).
+        problems: u32,
+        what: String,
+    },
+    /// An agent began a session on a project's task (the steps stream live, and are stored).
+    SessionStarted {
+        session_id: i64,
+        project_id: i64,
+        task_id: String,
+        task_title: String,
+        agent: AgentKind,
+    },
+    SessionFinished {
+        session_id: i64,
+        project_id: i64,
+        task_id: String,
+        task_title: String,
+        status: SessionStatus,
+        summary: String,
+        /// The commit that closed the task, when verification passed.
+        commit: Option<String>,
+    },
 }
 
 impl Event {
@@ -216,6 +258,12 @@ impl Event {
             Event::RecoveryDecided { .. } => "recovery_decided",
             Event::BreakerTripped { .. } => "breaker_tripped",
             Event::LlmSettingsChanged { .. } => "llm_settings_changed",
+            Event::ProjectAdded { .. } => "project_added",
+            Event::ProjectChanged { .. } => "project_changed",
+            Event::ProjectRemoved { .. } => "project_removed",
+            Event::ProjectTasksChanged { .. } => "project_tasks_changed",
+            Event::SessionStarted { .. } => "session_started",
+            Event::SessionFinished { .. } => "session_finished",
         }
     }
 }
@@ -341,12 +389,12 @@ impl Event {
                 summary,
             } => format!("Task {task_id} {}: {summary}", status.as_str()),
             Event::MaintenanceStarted { task_id, title, .. } => {
-                format!("Auto-fix task {task_id} started for \u{201c}{title}\u{201d}")
+                format!("Auto-fix thread {task_id} started for \u{201c}{title}\u{201d}")
             }
             Event::MaintenanceFinished {
                 task_id, summary, ..
             } => match task_id {
-                Some(id) => format!("Auto-fix task {id}: {summary}"),
+                Some(id) => format!("Auto-fix thread {id}: {summary}"),
                 None => format!("Auto-fix: {summary}"),
             },
             Event::PlannerReplied {
@@ -357,8 +405,7 @@ impl Event {
             },
             Event::CheckpointCreated { checkpoint } => format!(
                 "Checkpoint {}: {} — waiting for you",
-                checkpoint.id,
-                checkpoint.trigger.title()
+                checkpoint.id, checkpoint.title
             ),
             Event::CheckpointUpdated { checkpoint } => format!(
                 "Checkpoint {}: now about {} workflows",
@@ -378,6 +425,32 @@ impl Event {
                 breaker, detail, ..
             } => format!("Breaker {}: {detail}", breaker.as_str()),
             Event::LlmSettingsChanged { what } => format!("Model settings: {what}"),
+            Event::ProjectAdded { name, .. } => format!("Project \"{name}\" added"),
+            Event::ProjectChanged { name, what, .. } => format!("Project \"{name}\": {what}"),
+            Event::ProjectRemoved { name, .. } => format!("Project \"{name}\" removed"),
+            Event::ProjectTasksChanged {
+                name,
+                problems,
+                what,
+                ..
+            } => match problems {
+                0 => format!("Tasks of \"{name}\": {what}"),
+                n => format!("Tasks of \"{name}\": {what} ({n} problem(s) in the file)"),
+            },
+            Event::SessionStarted {
+                session_id,
+                task_title,
+                agent,
+                ..
+            } => format!(
+                "Session {session_id} ({}) started on \u{201c}{task_title}\u{201d}",
+                agent.as_str()
+            ),
+            Event::SessionFinished {
+                session_id,
+                summary,
+                ..
+            } => format!("Session {session_id}: {summary}"),
         }
     }
 }

@@ -4,6 +4,7 @@
 mod classify;
 mod evidence;
 mod position;
+mod scenario;
 mod signature;
 
 use serde::{Deserialize, Serialize};
@@ -11,6 +12,7 @@ use serde::{Deserialize, Serialize};
 pub use classify::{classify, ExitInfo};
 pub use evidence::parse_evidence;
 pub use position::{broke_loading, entry_frames};
+pub use scenario::ProjectScenario;
 pub use signature::{normalize, normalize_text, sign};
 
 /// Why something failed, which decides the first remedy (DESIGN.md, "One failure pipeline").
@@ -43,6 +45,19 @@ impl FailureClass {
         }
     }
 
+    /// The class as a person would say it, after a run's summary: "KeyError: 'total' (a script
+    /// or data error)". `None` when the message says it already (a time limit).
+    pub fn in_words(self) -> Option<&'static str> {
+        match self {
+            FailureClass::Transient => Some("a passing problem"),
+            FailureClass::Logic => Some("a script or data error"),
+            FailureClass::Environment => Some("something missing on this machine"),
+            FailureClass::Resource => Some("out of memory or killed"),
+            FailureClass::Timeout => None,
+            FailureClass::Unknown => Some("cause unclear"),
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Self> {
         [
             FailureClass::Transient,
@@ -66,6 +81,13 @@ pub enum FailureSource {
     SelfCheck,
     /// A run of a workflow's script.
     ScriptRun { workflow_id: i64, run_id: i64 },
+    /// A project's task: its init script, its agent session or its verification
+    /// (`scenario` is a [`ProjectScenario`]).
+    ProjectTask {
+        project_id: i64,
+        task_id: String,
+        session_id: i64,
+    },
 }
 
 impl FailureSource {
@@ -76,6 +98,11 @@ impl FailureSource {
                 workflow_id,
                 run_id,
             } => format!("workflow {workflow_id}, run {run_id}"),
+            FailureSource::ProjectTask {
+                project_id,
+                task_id,
+                session_id,
+            } => format!("project {project_id}, task {task_id}, session {session_id}"),
         }
     }
 }

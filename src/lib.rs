@@ -19,12 +19,14 @@ pub mod memory;
 pub mod notification;
 pub mod paths;
 pub mod planner;
+pub mod project;
 pub mod recovery;
 pub mod sandbox;
 pub mod scheduler;
 pub(crate) mod services;
 pub mod session;
 pub mod store;
+pub mod tasklist;
 pub mod workflow;
 
 pub use engine::{AppInfo, Engine};

@@ -18,6 +18,8 @@ pub enum NotificationKind {
     Review,
     /// Healer stopped something on its own (a rollback, the scheduler paused).
     Safety,
+    /// Good news: an automatic repair held (its re-run passed).
+    Repaired,
 }
 
 /// A button a notification offers.
@@ -41,6 +43,7 @@ impl NotificationKind {
             NotificationKind::NoModel => "no_model",
             NotificationKind::Review => "review",
             NotificationKind::Safety => "safety",
+            NotificationKind::Repaired => "repaired",
         }
     }
 
@@ -52,6 +55,7 @@ impl NotificationKind {
             NotificationKind::NoModel,
             NotificationKind::Review,
             NotificationKind::Safety,
+            NotificationKind::Repaired,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)
@@ -78,6 +82,8 @@ pub struct Notification {
     /// when last.
     pub repeats: u32,
     pub repeated_at: Option<String>,
+    /// Its cause is gone (the workflow ran green since): it keeps its words, not its buttons.
+    pub resolved: bool,
 }
 
 /// A new notification, before the store gives it an id.

@@ -53,6 +53,11 @@ impl Paths {
         self.workflows_dir().join(workflow_id.to_string())
     }
 
+    /// The whole output of a workflow's recent attempts (the database keeps a capped copy).
+    pub fn run_logs_dir(&self, workflow_id: i64) -> PathBuf {
+        self.log_dir().join("runs").join(workflow_id.to_string())
+    }
+
     pub fn lock_file(&self) -> PathBuf {
         self.data_dir.join("engine.lock")
     }

@@ -3,6 +3,8 @@
 //! person a question (their answer is the next message), or change the `schedule`. The chat is
 //! its own task; maintainer threads never appear in it.
 
+mod question;
+
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -21,6 +23,9 @@ use crate::workflow::{Author, Schedule, WorkflowInput};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct PlannerChat {
     pub workflow_id: i64,
+    /// What the automatic repair said when it gave up, still waiting for the person's answer:
+    /// the chat opens with it.
+    pub maintainer_question: Option<String>,
     /// `None` until the first message.
     pub task_id: Option<i64>,
     /// The person's messages, the planner's answers, and its tool calls and results (the
@@ -53,6 +58,8 @@ pub(crate) async fn run_turn(services: &Arc<Services>, item: &InboxItem) -> Resu
     let thread = services.store.thread(item.task_id)?;
     let history: Vec<ChatMessage> = thread.messages.iter().filter_map(to_chat).collect();
     let message = item.message.clone().unwrap_or_default();
+    let asked_before =
+        question::maintainer_question(&services.store, item.workflow_id, &thread.messages)?;
     services.store.reopen_task(item.task_id)?;
 
     let recent = services.store.list_runs(workflow.id, None, 5)?;
@@ -77,7 +84,9 @@ pub(crate) async fn run_turn(services: &Arc<Services>, item: &InboxItem) -> Resu
         } else {
             runs.join("\n")
         }
-    );
+    ) + &asked_before
+        .map(|q| question::brief(&q))
+        .unwrap_or_default();
     let asked = Arc::new(Mutex::new(None));
     let desk = Desk {
         services: services.clone(),
@@ -139,6 +148,8 @@ fn to_chat(m: &ThreadMessage) -> Option<ChatMessage> {
         }),
     }
 }
+
+pub(crate) use question::maintainer_question;
 
 /// The open question in a chat: the last `ask` with no message from the person after it.
 pub(crate) fn open_question(messages: &[ThreadMessage]) -> Option<String> {

@@ -12,10 +12,12 @@ use async_trait::async_trait;
 pub use analyzer::{parse as parse_analysis, Analysis, Level2};
 pub use diagnostics::hosts_in;
 
-use crate::checkpoint::{standard_options, Checkpoint, CheckpointTrigger, NewCheckpoint};
+use crate::checkpoint::{
+    standard_options, Checkpoint, CheckpointAction, CheckpointTrigger, NewCheckpoint, Situation,
+};
 use crate::error::Result;
 use crate::events::Event;
-use crate::failure::{Failure, FailureSource};
+use crate::failure::{Failure, FailureClass, FailureSource};
 use crate::heal::{
     not_a_script_run, HealContext, Remedy, RemedyReport, RemedyStatus, ScriptFailure,
 };
@@ -187,13 +189,11 @@ impl Remedy for AskPerson {
         };
         let title = services.store.workflow(workflow_id)?.title;
         let why = match failure.class {
-            crate::failure::FailureClass::Transient => {
+            FailureClass::Transient => {
                 "it kept failing on a passing problem after its retries".to_string()
             }
-            crate::failure::FailureClass::Timeout => "it ran past its time limit".to_string(),
-            crate::failure::FailureClass::Resource => {
-                "it ran out of memory or was killed".to_string()
-            }
+            FailureClass::Timeout => "it ran past its time limit".to_string(),
+            FailureClass::Resource => "it ran out of memory or was killed".to_string(),
             _ => "Healer could not get past it on its own".to_string(),
         };
         let c = hiccup(services, failure, &title, &why)?;
@@ -205,8 +205,9 @@ impl Remedy for AskPerson {
 }
 
 fn hiccup(services: &Services, failure: &Failure, title: &str, why: &str) -> Result<Checkpoint> {
-    let run = match failure.source {
+    let run = match &failure.source {
         FailureSource::ScriptRun { run_id, .. } => format!(" in run {run_id}"),
+        FailureSource::ProjectTask { task_id, .. } => format!(" on task {task_id}"),
         FailureSource::SelfCheck => String::new(),
     };
     let context = format!(
@@ -214,7 +215,51 @@ fn hiccup(services: &Services, failure: &Failure, title: &str, why: &str) -> Res
         failure.summary(),
         why.trim().trim_end_matches('.')
     );
-    ask(services, CheckpointTrigger::Hiccup, failure, context)
+    let situation = situation(failure.class);
+    ask_in(
+        services,
+        CheckpointTrigger::Hiccup,
+        failure,
+        context,
+        Some(situation),
+    )
+}
+
+/// The title and the default recommendation that fit what happened: one run past its time
+/// limit is not "a run keeps failing", and a missing module does not "pass on the next try".
+pub(crate) fn situation(class: FailureClass) -> Situation {
+    let (title, recommend, why) = match class {
+        FailureClass::Transient => (
+            "A run failed on a passing problem, even after its retries",
+            CheckpointAction::Proceed,
+            "a passing problem (the network, a busy server) often clears by the next try",
+        ),
+        FailureClass::Timeout => (
+            "A run went past its time limit",
+            CheckpointAction::Skip,
+            "the next scheduled run may finish in time; if it keeps happening, give it a longer time limit in its settings",
+        ),
+        FailureClass::Resource => (
+            "A run ran out of memory or was stopped",
+            CheckpointAction::Proceed,
+            "the machine may only have been short of memory this once; if it happens again, pause it and look at what it needs",
+        ),
+        FailureClass::Environment => (
+            "Something is missing on this machine",
+            CheckpointAction::Pause,
+            "it will keep failing until the machine is fixed; resume it when it is",
+        ),
+        _ => (
+            "Healer could not repair a run on its own",
+            CheckpointAction::Pause,
+            "running it again unchanged will fail the same way; change the script or ask for a re-plan first",
+        ),
+    };
+    Situation {
+        title: title.to_string(),
+        recommend,
+        why: why.to_string(),
+    }
 }
 
 fn ask(
@@ -223,12 +268,22 @@ fn ask(
     failure: &Failure,
     context: String,
 ) -> Result<Checkpoint> {
+    ask_in(services, trigger, failure, context, None)
+}
+
+fn ask_in(
+    services: &Services,
+    trigger: CheckpointTrigger,
+    failure: &Failure,
+    context: String,
+    situation: Option<Situation>,
+) -> Result<Checkpoint> {
     let (workflow_id, run_id) = match failure.source {
         FailureSource::ScriptRun {
             workflow_id,
             run_id,
         } => (Some(workflow_id), Some(run_id)),
-        FailureSource::SelfCheck => (None, None),
+        FailureSource::SelfCheck | FailureSource::ProjectTask { .. } => (None, None),
     };
     services.raise_checkpoint(NewCheckpoint {
         trigger,
@@ -239,6 +294,7 @@ fn ask(
         context,
         options: standard_options(),
         affected: Vec::new(),
+        situation,
     })
 }
 

@@ -7,6 +7,7 @@
 
 mod confine;
 mod env;
+mod in_place;
 mod process;
 mod scratch;
 #[cfg(test)]
@@ -21,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::workflow::{EnvVar, Runtime};
 
 pub use env::{looks_secret, may_pass};
+pub use in_place::{run_in_place, InPlace};
 pub use scratch::COPY_CAP_BYTES;
 
 /// The most of a syntax checker's complaint that is kept.
@@ -271,7 +273,7 @@ async fn run_in(
             marker: &scratch.name,
         },
     );
-    let confine = confine::Prepared::new(&scratch.root, spec.limits.memory_bytes);
+    let confine = confine::Prepared::new(&[&scratch.root], spec.limits.memory_bytes);
     let launch = process::Launch {
         program,
         args,

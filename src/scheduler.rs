@@ -4,6 +4,7 @@
 //! attempt ([`attempts`]) and hands a final failure to the pipeline through the services.
 
 pub(crate) mod attempts;
+mod repaired;
 
 use std::sync::Arc;
 use std::time::Duration;

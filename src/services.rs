@@ -23,7 +23,7 @@ use crate::events::Bus;
 use crate::failure::Failure;
 use crate::llm::Llm;
 use crate::paths::Paths;
-use crate::store::{HealRecord, Store};
+use crate::store::{HealRecord, Store, StoredStep};
 use crate::workflow::runner::OutputChunk;
 
 pub(crate) use active_runs::ActiveRuns;
@@ -61,6 +61,9 @@ pub(crate) struct Services {
     pub output: broadcast::Sender<OutputChunk>,
     /// The model layer: providers, tiers, budgets, agent loops.
     pub llm: Llm,
+    /// Steps of running agent sessions as they are stored (the live view of a task page and
+    /// the steering loop; the stored steps are complete).
+    pub session_steps: broadcast::Sender<StoredStep>,
     pub wake: WakeUps,
     /// Workflow id → the run its task is running, so a workflow never runs twice at once.
     pub active_runs: ActiveRuns,
@@ -77,7 +80,9 @@ impl Services {
         healing: Box<dyn Healing>,
     ) -> Services {
         let (output, _) = broadcast::channel(OUTPUT_CAPACITY);
+        let (session_steps, _) = broadcast::channel(OUTPUT_CAPACITY);
         Services {
+            session_steps,
             instance: instance_of(&paths),
             paths,
             store,

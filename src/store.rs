@@ -13,10 +13,12 @@ mod inbox;
 mod maintenance;
 mod memory;
 mod notifications;
+mod projects;
 mod providers;
 mod requests;
 mod runs;
 mod scripts;
+mod sessions;
 mod settings;
 mod tasks;
 mod usage;
@@ -36,8 +38,13 @@ pub use heals::{HealRecord, Outcome, RemedyAttempt, RemedyStatus};
 pub use holds::RepairHold;
 pub use inbox::{InboxItem, InboxKind};
 pub use maintenance::{Entered, FixResult};
+pub use projects::{
+    MergePolicy, Project, ProjectSettings, VerifyCommand, DEFAULT_AGENT_TIME_LIMIT_SECS,
+    DEFAULT_COMMAND_TIME_LIMIT_SECS, DEFAULT_MAX_PARALLEL, DEFAULT_MAX_STEPS, DEFAULT_TOKEN_BUDGET,
+};
 pub use requests::{RequestRow, RequestStatus};
 pub use runs::{AttemptEnd, InterruptedAttempt};
+pub use sessions::{NewSession, SessionOutcome, SessionRecord, StoredStep};
 pub use workflows::ScheduledWorkflow;
 
 /// How long a writer waits for another process's write to finish before giving up.
@@ -51,7 +58,9 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0004_maintainer.sql"),
     include_str!("store/migrations/0005_checkpoints.sql"),
     include_str!("store/migrations/0006_memory.sql"),
-    include_str!("store/migrations/0011_trust.sql"),
+    include_str!("store/migrations/0007_people.sql"),
+    include_str!("store/migrations/0008_projects.sql"),
+    include_str!("store/migrations/0010_trust.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

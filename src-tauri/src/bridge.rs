@@ -3,6 +3,7 @@
 
 use healer::events::{Event, EventRecord};
 use healer::llm::ThreadText;
+use healer::project::StoredStep;
 use healer::workflow::runner::OutputChunk;
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Manager};
@@ -22,16 +23,37 @@ pub struct RunOutput(pub OutputChunk);
 #[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
 pub struct ThreadTextEvent(pub ThreadText);
 
+/// A step of an agent's session as it is stored (the task page streams them).
+#[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
+pub struct SessionStepEvent(pub StoredStep);
+
 pub async fn forward(
     app: AppHandle,
     events: broadcast::Receiver<EventRecord>,
     output: broadcast::Receiver<OutputChunk>,
     text: broadcast::Receiver<ThreadText>,
+    steps: broadcast::Receiver<StoredStep>,
 ) {
     tokio::join!(
         forward_events(app.clone(), events, text),
-        forward_output(app, output)
+        forward_output(app.clone(), output),
+        forward_steps(app, steps)
     );
+}
+
+async fn forward_steps(app: AppHandle, mut rx: broadcast::Receiver<StoredStep>) {
+    loop {
+        match rx.recv().await {
+            Ok(step) => {
+                if let Err(e) = SessionStepEvent(step).emit(&app) {
+                    tracing::debug!("cannot send a session step to the window: {e}");
+                }
+            }
+            // The task page re-reads the stored steps when a session ends; nothing is lost.
+            Err(RecvError::Lagged(_)) => {}
+            Err(RecvError::Closed) => break,
+        }
+    }
 }
 
 /// Send a piece of streamed thread text to the window.

@@ -1,11 +1,13 @@
 //! Tauri commands: each a one-line adapter over an engine method. Errors cross IPC as
 //! `{code, message}` (`ErrorPayload`).
 
+use healer::engine::SaveOutcome;
 use healer::events::EventRecord;
 use healer::heal::HealRecord;
 use healer::notification::NotificationList;
+use healer::workflow::runner::OutputStream;
 use healer::workflow::{
-    FieldProblem, Run, RunDetail, ScriptVersion, Workflow, WorkflowDetail, WorkflowInput,
+    FieldProblem, Run, RunDetail, ScriptVersion, Version, Workflow, WorkflowDetail, WorkflowInput,
     WorkflowSummary,
 };
 use healer::{AppInfo, ErrorPayload};
@@ -95,16 +97,74 @@ pub fn update_workflow(
     Ok(state.engine()?.update_workflow(id, input)?)
 }
 
-/// Saves the code as the next major version (2.0 after 1.3).
+/// Saves the code as the next major version (2.0 after 1.3), unless the syntax check refuses
+/// it or a newer version than `base` (the one the editor opened) appeared meanwhile.
 #[tauri::command]
 #[specta::specta]
-pub fn save_script(
+pub async fn save_script(
     state: State<'_, AppState>,
     id: i64,
     code: String,
     comment: String,
+    base: Option<Version>,
+) -> CmdResult<SaveOutcome> {
+    Ok(state
+        .engine()?
+        .save_edited_script(id, &code, &comment, base)
+        .await?)
+}
+
+/// The runtime's own syntax check of `code`; null when it passes.
+#[tauri::command]
+#[specta::specta]
+pub async fn check_script(
+    state: State<'_, AppState>,
+    id: i64,
+    code: String,
+) -> CmdResult<Option<String>> {
+    Ok(state.engine()?.check_script(id, &code).await?)
+}
+
+/// An earlier version's code as the next major version ("Restored from 1.0").
+#[tauri::command]
+#[specta::specta]
+pub fn restore_version(
+    state: State<'_, AppState>,
+    id: i64,
+    version: Version,
 ) -> CmdResult<ScriptVersion> {
-    Ok(state.engine()?.save_script(id, &code, &comment)?)
+    Ok(state.engine()?.restore_version(id, version)?)
+}
+
+/// Copies an attempt's whole output into the Downloads folder; returns where it went.
+#[tauri::command]
+#[specta::specta]
+pub fn export_full_log(
+    state: State<'_, AppState>,
+    run_id: i64,
+    attempt: u32,
+    stream: OutputStream,
+) -> CmdResult<String> {
+    Ok(state.engine()?.export_full_log(run_id, attempt, stream)?)
+}
+
+/// Whether the person skipped (or finished) the first-run model setup.
+#[tauri::command]
+#[specta::specta]
+pub fn setup_skipped(state: State<'_, AppState>) -> CmdResult<bool> {
+    Ok(state.engine()?.setup_skipped()?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn skip_setup(state: State<'_, AppState>) -> CmdResult<()> {
+    Ok(state.engine()?.skip_setup()?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn dismiss_notification(state: State<'_, AppState>, id: i64) -> CmdResult<()> {
+    Ok(state.engine()?.dismiss_notification(id)?)
 }
 
 #[tauri::command]

@@ -5,6 +5,7 @@ mod bridge;
 mod commands;
 mod heal_commands;
 mod model_commands;
+mod project_commands;
 mod state;
 
 use std::process::ExitCode;
@@ -15,7 +16,7 @@ use healer::{logging, Engine, ErrorPayload, Paths};
 use tauri::{Manager, RunEvent};
 use tauri_specta::{collect_commands, collect_events};
 
-pub use bridge::{HealerEvent, RunOutput, ThreadTextEvent};
+pub use bridge::{HealerEvent, RunOutput, SessionStepEvent, ThreadTextEvent};
 use state::AppState;
 
 /// The typed IPC surface: commands and events, from which `ui/src/bindings.ts` is generated.
@@ -34,6 +35,12 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             commands::create_workflow,
             commands::update_workflow,
             commands::save_script,
+            commands::check_script,
+            commands::restore_version,
+            commands::dismiss_notification,
+            commands::export_full_log,
+            commands::setup_skipped,
+            commands::skip_setup,
             commands::set_workflow_paused,
             commands::delete_workflow,
             commands::run_workflow_now,
@@ -66,8 +73,29 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             heal_commands::get_scheduler_pause,
             heal_commands::resume_scheduler,
             heal_commands::retry_autofix,
+            project_commands::check_project_folder,
+            project_commands::init_project_folder,
+            project_commands::validate_project,
+            project_commands::add_project,
+            project_commands::update_project,
+            project_commands::remove_project,
+            project_commands::list_projects,
+            project_commands::get_project,
+            project_commands::get_project_task,
+            project_commands::add_project_task,
+            project_commands::edit_project_task,
+            project_commands::move_project_task,
+            project_commands::set_project_task_status,
+            project_commands::run_project_task,
+            project_commands::stop_session,
+            project_commands::get_session,
         ])
-        .events(collect_events![HealerEvent, RunOutput, ThreadTextEvent])
+        .events(collect_events![
+            HealerEvent,
+            RunOutput,
+            ThreadTextEvent,
+            SessionStepEvent
+        ])
         // Ids and counts stay far below 2^53.
         .dangerously_cast_bigints_to_number()
         // Our types serialise and deserialise alike; one TS type each is easier to read.
@@ -111,6 +139,7 @@ pub fn run() -> ExitCode {
         .plugin(tauri_plugin_window_state::Builder::default().build())
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_opener::init())
+        .plugin(tauri_plugin_dialog::init())
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);
@@ -124,6 +153,7 @@ pub fn run() -> ExitCode {
                         engine.subscribe(),
                         engine.subscribe_output(),
                         engine.subscribe_thread_text(),
+                        engine.subscribe_session_steps(),
                     ));
                     (Ok(engine), Some(bridge))
                 }

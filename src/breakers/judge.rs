@@ -223,7 +223,7 @@ fn roll_back(
         _ => "its re-run failed earlier in the script than before",
     };
     let comment = format!(
-        "Rolled back the fix of auto-fix task {task_id}: {why} ({})",
+        "Rolled back the fix of auto-fix thread {task_id}: {why} ({})",
         failure.summary()
     );
     let Some(restored) = store.save_minor(

@@ -25,6 +25,17 @@ pub fn recommend(
     options: &[CheckpointOption],
     history: &History,
 ) -> Option<Recommendation> {
+    recommend_with(trigger, options, history, None)
+}
+
+/// As [`recommend`], with the default (when there is no history) given by the situation:
+/// `(action, why)`.
+pub fn recommend_with(
+    trigger: CheckpointTrigger,
+    options: &[CheckpointOption],
+    history: &History,
+    fallback: Option<(CheckpointAction, &str)>,
+) -> Option<Recommendation> {
     if options.is_empty() {
         return None;
     }
@@ -47,7 +58,10 @@ pub fn recommend(
             return Some(Recommendation { index, sentence });
         }
     }
-    let (key, why) = default_for(trigger);
+    let (key, why) = match fallback {
+        Some((action, why)) => (action.key(), why),
+        None => default_for(trigger),
+    };
     let index = options
         .iter()
         .position(|o| o.action.key() == key)

@@ -11,10 +11,12 @@ mod heal;
 mod input;
 mod patterns;
 mod print;
+mod project;
 mod provider;
 mod reach;
+mod session;
 mod status;
-mod task;
+mod thread;
 mod tier;
 mod versions;
 mod workflow;
@@ -112,10 +114,27 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Tasks that talk to a model: list, show a thread, export it as ATIF
+    /// Model threads (auto-fix, the planner's chat, the built-in agent): list, show, export
+    /// as ATIF
+    Thread {
+        #[command(subcommand)]
+        command: thread::ThreadCommand,
+    },
+    /// The old name of `thread`, kept so scripts go on working
+    #[command(hide = true)]
     Task {
         #[command(subcommand)]
-        command: task::TaskCommand,
+        command: thread::ThreadCommand,
+    },
+    /// Projects: git repositories whose tasks coding agents work on
+    Project {
+        #[command(subcommand)]
+        command: project::ProjectCommand,
+    },
+    /// An agent's session on a project's task: show it, export it as ATIF, stop it
+    Session {
+        #[command(subcommand)]
+        command: session::SessionCommand,
     },
     /// The healing memory: error signatures and the fixes tried for each
     Patterns {
@@ -179,7 +198,13 @@ async fn run(command: Command, paths: Paths) -> Result<bool> {
             message,
             json,
         } => heal::replan(&paths, name, message, json).await,
-        Command::Task { command } => task::run(command, &paths),
+        Command::Thread { command } => thread::run(command, &paths),
+        Command::Task { command } => {
+            eprintln!("healer: `healer task` is now `healer thread` (a project's tasks are `healer project tasks`)");
+            thread::run(command, &paths)
+        }
+        Command::Project { command } => project::run(command, &paths).await,
+        Command::Session { command } => session::run(command, &paths).await,
         Command::Patterns { command } => patterns::run(command, &paths),
         Command::Errors { command } => errors::run(command),
     }

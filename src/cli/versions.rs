@@ -82,7 +82,7 @@ fn author(author: &Author) -> String {
     match author {
         Author::Person => "you".to_string(),
         Author::Planner => "planner".to_string(),
-        Author::Healer => "Healer (rollback)".to_string(),
+        Author::Healer => "Healer".to_string(),
         Author::Task { task_id } => format!("task {task_id}"),
     }
 }

@@ -59,6 +59,12 @@ impl Planner for RulePlanner {
             plan.push(Box::new(RecordAndNotify));
             return plan;
         }
+        if let FailureSource::ProjectTask { .. } = failure.source {
+            // The healer service's spells (rewind, mark blocked, resume with guidance …) come
+            // with the next issue; until then the person is told what failed and where.
+            plan.push(Box::new(RecordAndNotify));
+            return plan;
+        }
         // A run of a version a fix already replaced waits for the fix's run.
         plan.push(Box::new(Superseded));
         // The version a rollback put back fails too: the person decides.

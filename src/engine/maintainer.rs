@@ -253,11 +253,11 @@ fn describe_outcome(first: &Run, last: &Run, fixes: &[AutoFix]) -> String {
             first.id, first.summary
         ),
         Some(f) if f.status == AutoFixStatus::GaveUp => format!(
-            "Not healed: auto-fix task {} gave up — {}; the person was asked to Re-plan",
+            "Not healed: auto-fix thread {} gave up — {}; the person was asked to Re-plan",
             f.task_id, f.summary
         ),
         Some(f) => format!(
-            "Not healed: the last run ({}) {}: {} (auto-fix task {} {})",
+            "Not healed: the last run ({}) {}: {} (auto-fix thread {} {})",
             last.id,
             last.status.as_str(),
             last.summary,

@@ -14,6 +14,7 @@ use crate::checkpoint::Checkpoint;
 use crate::error::{Error, ErrorPayload, Result};
 use crate::heal::HealRecord;
 use crate::planner::PlannerChat;
+use crate::project::{AddProject, Project, SessionRecord};
 use crate::workflow::{RunDetail, ScriptVersion, Workflow, WorkflowInput};
 
 /// What another process can ask the engine to do. Workflows are named by name or id.
@@ -60,6 +61,24 @@ pub enum Request {
     RetryAutofix {
         workflow: String,
     },
+    /// Add a project from a folder: what is detected, with what the person named instead.
+    AddProject {
+        add: Box<AddProject>,
+    },
+    RemoveProject {
+        project: String,
+    },
+    /// Start an agent on a task (the next ready one without `task`); with `wait`, answered
+    /// when the session has ended.
+    RunProject {
+        project: String,
+        task: Option<String>,
+        #[serde(default)]
+        wait: bool,
+    },
+    StopSession {
+        id: i64,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -75,6 +94,8 @@ pub enum Response {
     Checkpoint { checkpoint: Box<Checkpoint> },
     Workflows { workflows: Vec<Workflow> },
     Heal { heal: Box<HealRecord> },
+    Project { project: Box<Project> },
+    Session { session: Box<SessionRecord> },
     Done,
 }
 
@@ -96,9 +117,28 @@ pub(super) async fn perform(engine: &Handle, request: Request) -> Result<Respons
             workflow,
             code,
             comment,
-        } => Response::Version {
-            version: Box::new(engine.save_script(find(&workflow)?, &code, &comment)?),
-        },
+        } => {
+            // The CLI's save is a person's save: the same syntax check as in the window.
+            match engine
+                .save_edited_script(find(&workflow)?, &code, &comment, None)
+                .await?
+            {
+                super::SaveOutcome::Saved { version } => Response::Version {
+                    version: Box::new(version),
+                },
+                super::SaveOutcome::Invalid { message } => {
+                    return Err(Error::InvalidInput(format!(
+                        "nothing was saved: the syntax check found a mistake:\n{message}"
+                    )))
+                }
+                super::SaveOutcome::Conflict { newer, .. } => {
+                    return Err(Error::InvalidInput(format!(
+                        "nothing was saved: version {} appeared meanwhile",
+                        newer.version
+                    )))
+                }
+            }
+        }
         Request::SetPaused { workflow, paused } => Response::Workflow {
             workflow: Box::new(engine.set_paused(find(&workflow)?, paused)?),
         },
@@ -130,6 +170,33 @@ pub(super) async fn perform(engine: &Handle, request: Request) -> Result<Respons
         Request::RetryAutofix { workflow } => Response::Heal {
             heal: Box::new(engine.retry_autofix(find(&workflow)?).await?),
         },
+        Request::AddProject { add } => Response::Project {
+            project: Box::new(engine.add_project_from(*add).await?),
+        },
+        Request::RemoveProject { project } => {
+            engine.remove_project(engine.find_project(&project)?.id)?;
+            Response::Done
+        }
+        Request::RunProject {
+            project,
+            task,
+            wait,
+        } => {
+            let id = engine.find_project(&project)?.id;
+            // An engine that only lives for this command must see the session through.
+            let session = if wait || !engine.inner.scheduling {
+                engine.run_project_and_wait(id, task.as_deref()).await?
+            } else {
+                engine.run_project(id, task.as_deref())?
+            };
+            Response::Session {
+                session: Box::new(session),
+            }
+        }
+        Request::StopSession { id } => {
+            engine.stop_session(id)?;
+            Response::Done
+        }
     })
 }
 

@@ -41,7 +41,7 @@ impl Handle {
     }
 
     pub fn create_workflow(&self, input: WorkflowInput) -> Result<Workflow> {
-        self.create_with_files(&input, &[])
+        self.create_with_files(&input, &[], &Author::Person)
     }
 
     /// Change a workflow's settings. The code changes only through [`Handle::save_script`].
@@ -117,10 +117,12 @@ impl Handle {
         let workflow = self.services.store.workflow(id)?;
         self.services.active_runs.abort(id);
         self.services.store.delete_workflow(id)?;
-        let folder = self.services.paths.workflow_dir(id);
-        if let Err(e) = std::fs::remove_dir_all(&folder) {
-            if e.kind() != std::io::ErrorKind::NotFound {
-                tracing::warn!("could not remove {}: {e}", folder.display());
+        let paths = &self.services.paths;
+        for folder in [paths.workflow_dir(id), paths.run_logs_dir(id)] {
+            if let Err(e) = std::fs::remove_dir_all(&folder) {
+                if e.kind() != std::io::ErrorKind::NotFound {
+                    tracing::warn!("could not remove {}: {e}", folder.display());
+                }
             }
         }
         self.services.bus.emit(Event::WorkflowDeleted {
@@ -203,18 +205,23 @@ impl Handle {
     pub fn load_examples(&self) -> Result<Vec<Workflow>> {
         example_workflows()
             .into_iter()
-            .map(|example| self.create_with_files(&example.input, &example.files))
+            .map(|example| self.create_with_files(&example.input, &example.files, &Author::Healer))
             .collect()
     }
 }
 
 impl Handle {
     /// A new workflow, its folder with the script (and any extra files an example brings).
-    fn create_with_files(&self, input: &WorkflowInput, files: &[(&str, &str)]) -> Result<Workflow> {
+    fn create_with_files(
+        &self,
+        input: &WorkflowInput,
+        files: &[(&str, &str)],
+        author: &Author,
+    ) -> Result<Workflow> {
         refuse(validate(input, true))?;
         let services = &self.services;
         let name = unique_name(&input.title, &services.store.workflow_names()?);
-        let workflow = services.store.insert_workflow(&name, input)?;
+        let workflow = services.store.insert_workflow(&name, input, author)?;
         let folder = services.paths.workflow_dir(workflow.id);
         std::fs::create_dir_all(&folder)
             .map_err(|e| Error::io(format!("cannot create {}", folder.display()), e))?;

@@ -92,7 +92,7 @@ pub enum LlmError {
     #[error("{provider}'s answer could not be read: {detail}")]
     BadResponse { provider: String, detail: String },
 
-    #[error("no model is configured: add a provider and map a tier to one of its models (Settings → Models, or `healer provider add` and `healer tier set`)")]
+    #[error("no model is configured: add a provider and choose a model for a tier in Settings → Models (on a terminal: healer provider add, then healer tier set)")]
     NoModelConfigured,
 
     #[error("budget exceeded: {} ({limit}; {used} used, this call needs up to {needed}). The call was not made: raise the cap in Settings → Models → Budgets, or wait", cap.describe())]

@@ -77,6 +77,11 @@ impl Remedy for RecordAndNotify {
                     ),
                 )
             }
+            FailureSource::ProjectTask {
+                project_id,
+                task_id,
+                ..
+            } => project_notice(cx, failure, *project_id, task_id),
         };
         let mut new = NewNotification::new(kind, title, body);
         new.heal_id = Some(heal_id);
@@ -92,6 +97,29 @@ impl Remedy for RecordAndNotify {
             detail: format!("the person was told (notification {id})"),
         })
     }
+}
+
+/// A project's task failed: which task of which project, and what happened, in words.
+fn project_notice(
+    cx: &HealContext<'_>,
+    failure: &Failure,
+    project_id: i64,
+    task_id: &str,
+) -> (NotificationKind, String, String) {
+    let project = cx
+        .store
+        .project(project_id)
+        .map_or_else(|_| format!("project {project_id}"), |p| p.name);
+    let what = crate::failure::ProjectScenario::parse(&failure.scenario)
+        .map_or("it failed", |s| s.describe());
+    (
+        NotificationKind::Heal,
+        format!("A task of \u{201c}{project}\u{201d} needs a look"),
+        format!(
+            "Task {task_id}: {what}. {}",
+            failure.summary().trim_end_matches('.')
+        ),
+    )
 }
 
 fn class_in_words(class: crate::failure::FailureClass) -> &'static str {

@@ -190,6 +190,7 @@ impl Llm {
 
             let mut usable = 0;
             let mut timed_out = false;
+            let mut finished: Option<String> = None;
             for call in &reply.tool_calls {
                 let (content, is_error) = if timed_out {
                     (
@@ -204,6 +205,7 @@ impl Llm {
                         }
                         Ok((tool, args)) => {
                             usable += 1;
+                            let ends = tool.ends_loop();
                             match tokio::time::timeout_at(deadline, tool.call(args)).await {
                                 Err(_) => {
                                     timed_out = true;
@@ -213,7 +215,12 @@ impl Llm {
                                         true,
                                     )
                                 }
-                                Ok(Ok(text)) => (cap(text), false),
+                                Ok(Ok(text)) => {
+                                    if ends {
+                                        finished = Some(text.clone());
+                                    }
+                                    (cap(text), false)
+                                }
                                 Ok(Err(e)) => (cap(format!("error: {e}")), true),
                             }
                         }
@@ -226,6 +233,10 @@ impl Llm {
             }
             if timed_out {
                 return stop(outcome, StopReason::TimeLimit);
+            }
+            if let Some(answer) = finished {
+                outcome.answer = Some(answer);
+                return stop(outcome, StopReason::Answered);
             }
             if usable == 0 {
                 outcome.malformed_replies += 1;

@@ -340,7 +340,7 @@ fn describe_reqwest(e: &reqwest::Error) -> String {
         text.push_str(&s.to_string());
         source = s.source();
     }
-    text
+    crate::error::without_os_error_numbers(&text)
 }
 
 #[cfg(test)]

@@ -189,7 +189,9 @@ fn entry(provider_name: &str) -> Result<keyring::Entry, LlmError> {
 fn keyring_error(e: keyring::Error) -> LlmError {
     let text = match e {
         keyring::Error::NoStorageAccess(_) | keyring::Error::PlatformFailure(_) => {
-            "no keyring service is running (headless?)".to_string()
+            "this computer has no keyring service running, so the key cannot be kept there; \
+             put it in the provider's environment variable instead and restart Healer"
+                .to_string()
         }
         keyring::Error::NoEntry => "no key stored".to_string(),
         // Its payload is the stored secret's bytes: never format it.

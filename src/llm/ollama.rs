@@ -98,5 +98,5 @@ fn root_cause(e: &reqwest::Error) -> String {
     while let Some(next) = cause.source() {
         cause = next;
     }
-    cause.to_string()
+    crate::error::without_os_error_numbers(&cause.to_string())
 }

@@ -12,6 +12,8 @@ pub enum TaskKind {
     Planner,
     Analyzer,
     Judge,
+    /// Healer's built-in coding agent working on a project's task.
+    Agent,
 }
 
 impl TaskKind {
@@ -21,6 +23,7 @@ impl TaskKind {
             TaskKind::Planner => "planner",
             TaskKind::Analyzer => "analyzer",
             TaskKind::Judge => "judge",
+            TaskKind::Agent => "agent",
         }
     }
 
@@ -30,6 +33,7 @@ impl TaskKind {
             TaskKind::Planner,
             TaskKind::Analyzer,
             TaskKind::Judge,
+            TaskKind::Agent,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)

@@ -23,6 +23,12 @@ pub trait Tool: Send + Sync {
     /// Run with arguments that passed the schema. An error goes back to the model as the
     /// tool's result (marked as an error); it does not end the loop.
     async fn call(&self, args: Value) -> Result<String>;
+
+    /// Whether a successful call ends the loop, its result being the answer (a coding agent's
+    /// `finish(summary)`), so the model is not asked once more after saying it is done.
+    fn ends_loop(&self) -> bool {
+        false
+    }
 }
 
 struct Entry {

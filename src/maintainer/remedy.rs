@@ -141,7 +141,7 @@ impl Remedy for Maintain {
                 services.wake.inbox.notify_one();
                 Ok(RemedyReport {
                     status: RemedyStatus::Contained,
-                    detail: format!("auto-fix task {task_id} is repairing it"),
+                    detail: format!("auto-fix thread {task_id} is repairing it"),
                 })
             }
         }

@@ -18,16 +18,24 @@ const MAX_HOSTS: usize = 5;
 pub(crate) async fn diagnose(services: &Services, workflow: &Workflow, logs: &str) -> String {
     let mut report = String::new();
     let program = workflow.runtime.program();
+    // Each check prints one sentence: the report is read by a person in the checkpoint dialog.
     let modules = match &workflow.runtime {
-        Runtime::Python3 => "python3 -m pip list --format=freeze 2>/dev/null | head -n 60 || echo '(pip is not available)'",
-        Runtime::Node => "(ls node_modules 2>/dev/null || echo '(no node_modules in the folder)') | head -n 60; npm ls -g --depth=0 2>/dev/null | head -n 30",
-        _ => "echo '(not applicable)'",
+        Runtime::Python3 => "mods=$(python3 -m pip list --format=freeze 2>/dev/null | head -n 60 | tr '\\n' ' ')\n\
+             if [ -n \"$mods\" ]; then echo \"Installed Python modules: $mods\"; \
+             else echo 'Healer could not list the installed Python modules (pip is not available).'; fi",
+        Runtime::Node => "mods=$(ls node_modules 2>/dev/null | head -n 60 | tr '\\n' ' ')\n\
+             if [ -n \"$mods\" ]; then echo \"Node modules in the workflow's folder: $mods\"; \
+             else echo \"The workflow's folder has no Node modules installed (no node_modules folder).\"; fi\n\
+             glob=$(npm ls -g --depth=0 --parseable 2>/dev/null | tail -n +2 | sed 's#.*/##' | head -n 30 | tr '\\n' ' ')\n\
+             if [ -n \"$glob\" ]; then echo \"Node modules installed for everyone: $glob\"; fi",
+        _ => "true",
     };
     let script = format!(
-        "echo '== Interpreter'\n\
-         if command -v {program} >/dev/null 2>&1; then command -v {program}; {program} --version 2>&1 | head -n 3; else echo '{program} is not on PATH'; fi\n\
-         echo\necho '== Installed modules'\n{modules}\n\
-         echo\necho '== Free disk'\ndf -h . 2>&1 | tail -n 1\n"
+        "if command -v {program} >/dev/null 2>&1; then \
+           echo \"{program} is installed ($({program} --version 2>&1 | head -n 1), at $(command -v {program})).\"; \
+         else echo '{program} is not installed on this machine (it is not on the PATH).'; fi\n\
+         {modules}\n\
+         df -Pk . 2>/dev/null | awk 'NR==2 {{ printf \"The disk that holds the workflow has %.1f GB free (%s used).\\n\", $4/1048576, $5 }}'\n"
     );
     let scratch = scratch_root(services);
     let folder = services.paths.workflow_dir(workflow.id);
@@ -49,16 +57,15 @@ pub(crate) async fn diagnose(services: &Services, workflow: &Workflow, logs: &st
         Ok(run) => {
             report.push_str(run.stdout.trim_end());
             if !run.stderr.trim().is_empty() {
-                report.push_str("\n(errors: ");
+                report.push_str("\nSome checks could not finish: ");
                 report.push_str(run.stderr.trim());
-                report.push(')');
             }
         }
-        Err(e) => report.push_str(&format!("The diagnostics could not run: {e}")),
+        Err(e) => report.push_str(&format!("Healer could not look at this machine: {e}.")),
     }
     let hosts = hosts_in(logs);
     if !hosts.is_empty() {
-        report.push_str("\n\n== Hosts named in the logs\n");
+        report.push('\n');
         for (host, port) in hosts {
             let reached = tokio::time::timeout(
                 CONNECT_WAIT,
@@ -66,14 +73,31 @@ pub(crate) async fn diagnose(services: &Services, workflow: &Workflow, logs: &st
             )
             .await;
             let verdict = match reached {
-                Ok(Ok(_)) => "reachable".to_string(),
-                Ok(Err(e)) => format!("not reachable ({e})"),
-                Err(_) => format!("no answer within {} s", CONNECT_WAIT.as_secs()),
+                Ok(Ok(_)) => "answers".to_string(),
+                Ok(Err(e)) => format!("cannot be reached: {}", connect_error(&e)),
+                Err(_) => format!("did not answer within {} s", CONNECT_WAIT.as_secs()),
             };
-            report.push_str(&format!("{host}:{port}: {verdict}\n"));
+            report.push_str(&format!(
+                "{host} (named in the run's output, port {port}) {verdict}.\n"
+            ));
         }
     }
     report.trim_end().to_string()
+}
+
+/// A failed connection in words, without the OS's "(os error 111)".
+fn connect_error(e: &std::io::Error) -> &'static str {
+    use std::io::ErrorKind;
+    match e.kind() {
+        ErrorKind::ConnectionRefused => "nothing there accepts connections",
+        ErrorKind::TimedOut => "it did not answer in time",
+        ErrorKind::PermissionDenied => "this machine does not allow the connection",
+        ErrorKind::AddrNotAvailable | ErrorKind::NotFound => "its name could not be found",
+        _ if e.to_string().contains("lookup") || e.to_string().contains("resolve") => {
+            "its name could not be found"
+        }
+        _ => "the network refused the connection",
+    }
 }
 
 /// Hosts (and ports) named in URLs in the logs: `scheme://host[:port]`.
@@ -117,6 +141,12 @@ pub fn hosts_in(logs: &str) -> Vec<(String, u16)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_connection_is_said_without_the_os_error_number() {
+        let e = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        assert_eq!(connect_error(&e), "nothing there accepts connections");
+    }
 
     #[test]
     fn hosts_are_read_from_urls_in_the_logs() {

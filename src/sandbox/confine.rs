@@ -34,7 +34,7 @@ pub struct Prepared {
 
 impl Prepared {
     /// Prepare limits and confinement for a child that may write only beneath `writable`.
-    pub fn new(writable: &Path, memory_bytes: u64) -> Prepared {
+    pub fn new(writable: &[&Path], memory_bytes: u64) -> Prepared {
         let memory = (memory_bytes > 0).then(|| {
             let wanted =
                 nix::libc::rlim_t::try_from(memory_bytes).unwrap_or(nix::libc::rlim_t::MAX);
@@ -162,7 +162,7 @@ pub mod landlock {
     }
 
     /// Build the ruleset for a child that may write only beneath `writable`; its descriptor.
-    pub fn ruleset(writable: &Path) -> Result<OwnedFd, String> {
+    pub fn ruleset(writable: &[&Path]) -> Result<OwnedFd, String> {
         abi_version()?;
         // The newest ABI whose write rights are vetted here. V9 adds ResolveUnix (connecting to
         // named UNIX sockets), left out on purpose: name resolution through systemd-resolved
@@ -175,7 +175,7 @@ pub mod landlock {
             .handle_access(write)
             .and_then(|r| r.scope(Scope::from_all(abi)))
             .and_then(|r| r.create())
-            .and_then(|r| r.add_rules(path_beneath_rules([writable], write)))
+            .and_then(|r| r.add_rules(path_beneath_rules(writable, write)))
             .and_then(|r| r.add_rules(path_beneath_rules(DEVICES, device)))
             .map_err(|e| format!("the Landlock ruleset could not be built ({e})"))?;
         let fd: Option<OwnedFd> = created.into();

@@ -60,6 +60,8 @@ async fn try_execute_run(
         trigger: run.trigger,
     })?;
 
+    let logs = services.paths.run_logs_dir(workflow_id);
+    runner::prune_full_logs(&logs);
     let mut number = 1;
     let (class, evidence) = loop {
         // Written before every attempt: a script may delete or change its own file.
@@ -73,6 +75,7 @@ async fn try_execute_run(
             timeout: Duration::from_secs(u64::from(workflow.timeout_secs)),
             run_id,
             attempt: number,
+            full_log_dir: Some(logs.clone()),
         };
         let store = services.store.clone();
         let execution = runner::execute(
@@ -88,7 +91,7 @@ async fn try_execute_run(
         )
         .await;
 
-        let judged = judge(&execution, &workflow.entry);
+        let judged = judge(&execution, &workflow.entry, spec.timeout);
         let retry_in = judged
             .class
             .filter(|c| workflow.retry.retries(*c, number))
@@ -161,7 +164,15 @@ async fn try_execute_run(
         class,
         evidence,
     );
-    let summary = format!("{} ({}{attempts})", failure.summary(), class.as_str());
+    let summary = match class.in_words() {
+        Some(words) => format!("{} ({words}{attempts})", failure.summary()),
+        None if attempts.is_empty() => failure.summary(),
+        None => format!(
+            "{} ({})",
+            failure.summary(),
+            attempts.trim_start_matches(", ")
+        ),
+    };
     finish(
         services,
         &workflow,
@@ -211,6 +222,9 @@ fn finish(
         status,
         summary,
     })?;
+    if class.is_none() {
+        super::repaired::tell_if_repaired(services, workflow, run_id)?;
+    }
     Ok(())
 }
 
@@ -243,7 +257,7 @@ struct Judged {
     summary: String,
 }
 
-fn judge(execution: &Execution, entry: &str) -> Judged {
+fn judge(execution: &Execution, entry: &str, limit: Duration) -> Judged {
     if execution.succeeded() {
         return Judged {
             class: None,
@@ -253,21 +267,32 @@ fn judge(execution: &Execution, entry: &str) -> Judged {
     }
     let stderr = &execution.stderr.text;
     let stdout = &execution.stdout.text;
-    let evidence = parse_evidence(stderr, stdout, entry).or_else(|| {
+    // A script stopped at its time limit failed because of the limit, whatever its last line
+    // said (often a traceback of the signal that ended it).
+    let parsed = if execution.exit.timed_out {
+        None
+    } else {
+        parse_evidence(stderr, stdout, entry)
+    };
+    let evidence = parsed.or_else(|| {
         Some(Evidence {
             error_type: None,
-            message: describe_exit(execution),
+            message: describe_exit(execution, limit),
             stack: None,
         })
     });
     let output = format!("{stderr}\n{stdout}");
     let class = classify(&execution.exit, evidence.as_ref(), &output);
-    let summary = match &evidence {
+    let said = match &evidence {
         Some(e) => match &e.error_type {
-            Some(t) => format!("{t}: {} ({})", e.message, class.as_str()),
-            None => format!("{} ({})", e.message, class.as_str()),
+            Some(t) => format!("{t}: {}", e.message),
+            None => e.message.clone(),
         },
-        None => class.as_str().to_string(),
+        None => "it failed".to_string(),
+    };
+    let summary = match class.in_words() {
+        Some(words) => format!("{said} ({words})"),
+        None => said,
     };
     Judged {
         class: Some(class),
@@ -276,13 +301,10 @@ fn judge(execution: &Execution, entry: &str) -> Judged {
     }
 }
 
-fn describe_exit(execution: &Execution) -> String {
+fn describe_exit(execution: &Execution, limit: Duration) -> String {
     let exit = &execution.exit;
     if exit.timed_out {
-        format!(
-            "stopped after its time limit ({})",
-            seconds(execution.duration)
-        )
+        format!("stopped after {} s, its time limit", limit.as_secs())
     } else if let Some(signal) = exit.signal {
         format!("killed by signal {signal}")
     } else if let Some(code) = exit.code {

@@ -2,7 +2,7 @@
 //! option from past decisions, store it, announce it.
 
 use super::Services;
-use crate::checkpoint::{recommend, Checkpoint, NewCheckpoint};
+use crate::checkpoint::{recommend_with, Checkpoint, NewCheckpoint};
 use crate::error::{Error, Result};
 use crate::events::Event;
 
@@ -14,13 +14,22 @@ impl Services {
             new.signature.as_deref(),
         )?;
         let mut options = new.options;
-        let recommendation = recommend(new.trigger, &options, &history)
+        let fallback = new
+            .situation
+            .as_ref()
+            .map(|s| (s.recommend, s.why.as_str()));
+        let recommendation = recommend_with(new.trigger, &options, &history, fallback)
             .ok_or_else(|| Error::Internal("a checkpoint needs options".to_string()))?;
         for (i, option) in options.iter_mut().enumerate() {
             option.recommended = i == recommendation.index;
         }
+        let title = new
+            .situation
+            .as_ref()
+            .map_or(new.trigger.title(), |s| s.title.as_str());
         let checkpoint = self.store.insert_checkpoint(
             new.trigger,
+            title,
             new.workflow_id,
             new.run_id,
             new.task_id,

@@ -98,7 +98,7 @@ impl Store {
         );
         self.call(|c| c.query_row(&sql, [task_id], autofix_from_row).optional())?
             .ok_or_else(|| Error::NotFound {
-                what: format!("auto-fix task {task_id}"),
+                what: format!("auto-fix thread {task_id}"),
             })
     }
 }

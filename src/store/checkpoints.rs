@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 
 const COLUMNS: &str = "c.id, c.trigger, c.workflow_id, c.run_id, c.task_id, w.title, c.signature,
     c.context, c.options, c.recommendation, c.created_at, c.chosen, c.notes, c.decided_at,
-    c.outcome";
+    c.outcome, c.title";
 
 /// How many past decisions per scope the recommendation looks at.
 const HISTORY: u32 = 5;
@@ -22,6 +22,7 @@ impl Store {
     pub fn insert_checkpoint(
         &self,
         trigger: CheckpointTrigger,
+        title: &str,
         workflow_id: Option<i64>,
         run_id: Option<i64>,
         task_id: Option<i64>,
@@ -36,8 +37,8 @@ impl Store {
         let id = self.call(|c| {
             c.execute(
                 "INSERT INTO checkpoints (trigger, workflow_id, run_id, task_id, signature, context,
-                     options, recommendation, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                     options, recommendation, created_at, title)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 params![
                     trigger.as_str(),
                     workflow_id,
@@ -47,7 +48,8 @@ impl Store {
                     context,
                     options,
                     recommendation,
-                    at
+                    at,
+                    title
                 ],
             )?;
             Ok(c.last_insert_rowid())
@@ -313,9 +315,13 @@ fn checkpoint_from_row(r: &Row<'_>) -> rusqlite::Result<Checkpoint> {
         }),
         _ => None,
     };
+    let trigger = CheckpointTrigger::parse(&trigger).ok_or_else(|| unknown_value(1, &trigger))?;
     Ok(Checkpoint {
         id: r.get(0)?,
-        trigger: CheckpointTrigger::parse(&trigger).ok_or_else(|| unknown_value(1, &trigger))?,
+        trigger,
+        title: r
+            .get::<_, Option<String>>(15)?
+            .unwrap_or_else(|| trigger.title().to_string()),
         workflow_id: r.get(2)?,
         run_id: r.get(3)?,
         task_id: r.get(4)?,

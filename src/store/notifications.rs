@@ -1,11 +1,18 @@
-use rusqlite::{params, Row};
+use rusqlite::{params, OptionalExtension, Row};
 
 use super::{now, Store};
 use crate::error::{Error, Result};
 use crate::notification::{NewNotification, Notification, NotificationKind, NotificationList};
+use crate::workflow::{Author, Version};
 
 /// How many notifications the centre shows.
 const LIST_LIMIT: u32 = 200;
+
+/// An alert about a workflow is resolved once the workflow ran green after it was raised: its
+/// cause is gone, so its buttons (Re-plan, Open settings) would only mislead.
+const RESOLVED: &str = "(n.kind NOT IN ('info', 'repaired') AND n.workflow_id IS NOT NULL
+     AND EXISTS (SELECT 1 FROM runs r WHERE r.workflow_id = n.workflow_id
+                 AND r.status = 'succeeded' AND r.finished_at > n.created_at))";
 
 impl Store {
     pub fn insert_notification(&self, new: &NewNotification) -> Result<Notification> {
@@ -45,6 +52,7 @@ impl Store {
             actions: new.actions.clone(),
             repeats: 0,
             repeated_at: None,
+            resolved: false,
         })
     }
 
@@ -52,9 +60,12 @@ impl Store {
         use rusqlite::OptionalExtension;
         self.call(|c| {
             c.query_row(
-                "SELECT id, kind, title, body, created_at, read_at IS NOT NULL, heal_id,
-                        workflow_id, run_id, task_id, actions, repeats, repeated_at
-                 FROM notifications WHERE id = ?1",
+                &format!(
+                    "SELECT n.id, n.kind, n.title, n.body, n.created_at, n.read_at IS NOT NULL,
+                            n.heal_id, n.workflow_id, n.run_id, n.task_id, n.actions, {RESOLVED},
+                            n.repeats, n.repeated_at
+                     FROM notifications n WHERE n.id = ?1"
+                ),
                 [id],
                 notification_from_row,
             )
@@ -67,16 +78,19 @@ impl Store {
 
     pub fn list_notifications(&self) -> Result<NotificationList> {
         self.call(|c| {
-            let mut stmt = c.prepare_cached(
-                "SELECT id, kind, title, body, created_at, read_at IS NOT NULL, heal_id,
-                        workflow_id, run_id, task_id, actions, repeats, repeated_at
-                 FROM notifications ORDER BY id DESC LIMIT ?1",
-            )?;
+            let sql = format!(
+                "SELECT n.id, n.kind, n.title, n.body, n.created_at, n.read_at IS NOT NULL,
+                        n.heal_id, n.workflow_id, n.run_id, n.task_id, n.actions, {RESOLVED},
+                        n.repeats, n.repeated_at
+                 FROM notifications n WHERE n.dismissed_at IS NULL
+                 ORDER BY n.id DESC LIMIT ?1"
+            );
+            let mut stmt = c.prepare_cached(&sql)?;
             let items = stmt
                 .query_map([LIST_LIMIT], notification_from_row)?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
             let unread: u32 = c.query_row(
-                "SELECT count(*) FROM notifications WHERE read_at IS NULL",
+                "SELECT count(*) FROM notifications WHERE read_at IS NULL AND dismissed_at IS NULL",
                 [],
                 |r| r.get(0),
             )?;
@@ -105,6 +119,47 @@ impl Store {
             tx.commit()
         })
     }
+
+    /// Put one notification away for good (it is read too).
+    pub fn dismiss_notification(&self, id: i64) -> Result<()> {
+        let at = now();
+        let changed = self.call(|c| {
+            c.execute(
+                "UPDATE notifications SET dismissed_at = ?1, read_at = coalesce(read_at, ?1)
+                 WHERE id = ?2 AND dismissed_at IS NULL",
+                params![at, id],
+            )
+        })?;
+        if changed == 0 {
+            return Err(Error::NotFound {
+                what: format!("notification {id}"),
+            });
+        }
+        Ok(())
+    }
+
+    /// When run `run_id` is the first green run of a version an auto-fix made: that version
+    /// and the task that made it (the news a person wants: the repair held).
+    pub fn first_green_of_fix(&self, run_id: i64) -> Result<Option<(Version, i64)>> {
+        let row: Option<(u32, u32, String, i64)> = self.call(|c| {
+            c.query_row(
+                "SELECT s.major, s.minor, s.author,
+                        (SELECT count(*) FROM runs o WHERE o.script_id = r.script_id
+                          AND o.status = 'succeeded')
+                 FROM runs r JOIN scripts s ON s.id = r.script_id
+                 WHERE r.id = ?1 AND r.status = 'succeeded'",
+                [run_id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .optional()
+        })?;
+        Ok(row.and_then(|(major, minor, author, greens)| {
+            match (Author::from_db(&author), greens) {
+                (Some(Author::Task { task_id }), 1) => Some((Version { major, minor }, task_id)),
+                _ => None,
+            }
+        }))
+    }
 }
 
 fn notification_from_row(r: &Row<'_>) -> rusqlite::Result<Notification> {
@@ -122,8 +177,9 @@ fn notification_from_row(r: &Row<'_>) -> rusqlite::Result<Notification> {
         run_id: r.get(8)?,
         task_id: r.get(9)?,
         actions: serde_json::from_str(&actions).map_err(|_| unknown_value(10, &actions))?,
-        repeats: r.get(11)?,
-        repeated_at: r.get(12)?,
+        resolved: r.get(11)?,
+        repeats: r.get(12)?,
+        repeated_at: r.get(13)?,
     })
 }
 

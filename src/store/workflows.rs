@@ -23,7 +23,13 @@ pub struct ScheduledWorkflow {
 
 impl Store {
     /// Create a workflow with its first version (1.0), in one transaction.
-    pub fn insert_workflow(&self, name: &str, input: &WorkflowInput) -> Result<Workflow> {
+    /// A new workflow with its first version, by `author` (a person, or Healer for an example).
+    pub fn insert_workflow(
+        &self,
+        name: &str,
+        input: &WorkflowInput,
+        author: &Author,
+    ) -> Result<Workflow> {
         let at = now();
         let Columns {
             entry,
@@ -47,7 +53,7 @@ impl Store {
                 &input.code,
                 "First version",
                 &input.summary,
-                &Author::Person,
+                author,
             )?;
             tx.commit()?;
             Ok(id)

@@ -3,6 +3,7 @@
 //! (head and tail kept), and the JSON result read from the file named in HEALER_RESULT.
 
 mod capture;
+mod full_log;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -18,6 +19,7 @@ use super::{EnvVar, Runtime};
 use crate::failure::ExitInfo;
 
 pub use capture::{Captured, CAPTURE_HEAD, CAPTURE_TAIL};
+pub use full_log::{full_log_path, prune_full_logs, FULL_LOG_MAX_BYTES, FULL_LOG_RUNS_KEPT};
 
 /// After the time limit, how long the group gets between SIGTERM and SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
@@ -57,6 +59,8 @@ pub struct RunSpec {
     pub timeout: Duration,
     pub run_id: i64,
     pub attempt: u32,
+    /// Where the whole output is kept (see [`full_log_path`]); `None`: only the capped copy.
+    pub full_log_dir: Option<PathBuf>,
 }
 
 /// How an attempt went.
@@ -134,6 +138,11 @@ pub async fn execute(
         on_spawn(pgid);
     }
 
+    let file = |stream| {
+        spec.full_log_dir
+            .as_deref()
+            .map(|dir| full_log_path(dir, spec.run_id, spec.attempt, stream))
+    };
     let stdout = child.stdout.take().map(|s| {
         tokio::spawn(read_stream(
             s,
@@ -141,6 +150,7 @@ pub async fn execute(
             spec.attempt,
             OutputStream::Stdout,
             live.cloned(),
+            file(OutputStream::Stdout),
         ))
     });
     let stderr = child.stderr.take().map(|s| {
@@ -150,6 +160,7 @@ pub async fn execute(
             spec.attempt,
             OutputStream::Stderr,
             live.cloned(),
+            file(OutputStream::Stderr),
         ))
     });
 
@@ -228,9 +239,11 @@ async fn read_stream(
     attempt: u32,
     which: OutputStream,
     live: Option<broadcast::Sender<OutputChunk>>,
+    full_log: Option<PathBuf>,
 ) -> Captured {
     use tokio::io::AsyncReadExt;
     let mut capture = capture::Capture::default();
+    let mut full = full_log::FullLog::open(full_log).await;
     let mut buf = vec![0_u8; 16 * 1024];
     let mut streamed = 0_usize;
     loop {
@@ -239,6 +252,7 @@ async fn read_stream(
             Ok(n) => {
                 let chunk = buf.get(..n).unwrap_or_default();
                 capture.push(chunk);
+                full.write(chunk).await;
                 if let Some(live) = &live {
                     if streamed < LIVE_CAP {
                         streamed += n;
@@ -257,6 +271,7 @@ async fn read_stream(
             }
         }
     }
+    full.close().await;
     capture.finish()
 }
 

@@ -30,6 +30,9 @@ impl Schedule {
     pub fn problem(&self) -> Option<String> {
         match self {
             Schedule::Manual => None,
+            Schedule::Interval { seconds: 0 } => Some(format!(
+                "every 0 never comes round: choose at least {MIN_INTERVAL_SECS} seconds"
+            )),
             Schedule::Interval { seconds } if *seconds < MIN_INTERVAL_SECS => Some(format!(
                 "an interval must be at least {MIN_INTERVAL_SECS} seconds"
             )),

@@ -8,6 +8,10 @@ use crate::error::{Error, Result};
 /// The longest time limit a run may have (a day).
 pub const MAX_TIMEOUT_SECS: u32 = 86_400;
 
+/// The longest title, in characters: it must fit a list row, a dialog title and a
+/// notification. The one limit for every title check (the UI gets it in `AppInfo`).
+pub const MAX_TITLE_CHARS: usize = 120;
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 pub struct FieldProblem {
     /// The input field: "title", "code", "schedule", "runtime", "entry", "timeout_secs", "env", "retry".
@@ -28,6 +32,11 @@ pub fn validate(input: &WorkflowInput, check_code: bool) -> Vec<FieldProblem> {
     let mut problems = Vec::new();
     if input.title.trim().is_empty() {
         problems.push(problem("title", "Give the workflow a title"));
+    } else if input.title.trim().chars().count() > MAX_TITLE_CHARS {
+        problems.push(problem(
+            "title",
+            format!("Keep the title to {MAX_TITLE_CHARS} characters or fewer"),
+        ));
     }
     if check_code && input.code.trim().is_empty() {
         problems.push(problem("code", "The script is empty"));
@@ -136,6 +145,21 @@ mod tests {
 
     fn fields(problems: &[FieldProblem]) -> Vec<&str> {
         problems.iter().map(|p| p.field.as_str()).collect()
+    }
+
+    #[test]
+    fn a_title_longer_than_the_cap_is_refused_at_the_cap_it_is_not() {
+        let mut input = input();
+        input.title = "x".repeat(MAX_TITLE_CHARS);
+        assert!(validate(&input, true).is_empty());
+        input.title = "x".repeat(MAX_TITLE_CHARS + 1);
+        let problems = validate(&input, true);
+        assert_eq!(problems.len(), 1);
+        assert_eq!(problems[0].field, "title");
+        assert_eq!(
+            problems[0].message,
+            "Keep the title to 120 characters or fewer"
+        );
     }
 
     #[test]

@@ -74,6 +74,13 @@ describe("Auto-fix and Re-plan in the real window", { timeout: 300_000 }, () => 
     });
     await session.click(replan.id);
     await session.waitFor('[data-testid="planner-chat"]', { timeoutMs: 15_000, what: "the planner chat" });
+    // The maintainer's last question opens the chat, waiting for an answer (not "Gave up").
+    await session.waitFor('[data-testid="maintainer-question"]', {
+      timeoutMs: 10_000,
+      predicate: (text) => text.includes("Tell me whether total is the same figure"),
+      what: "the maintainer's question as the first message",
+    });
+    await shot("question");
     const input = await session.waitFor('[aria-label="Message to the planner"]', { timeoutMs: 10_000 });
     await session.sendKeys(input.id, "Yes, total is the same figure as amount.");
     const send = await session.waitFor('[data-testid="chat-send"]', { timeoutMs: 10_000 });
@@ -82,6 +89,13 @@ describe("Auto-fix and Re-plan in the real window", { timeout: 300_000 }, () => 
       timeoutMs: 30_000,
       predicate: (text) => text.includes(PLANNER_ANSWER.slice(0, 30)),
       what: "the planner's answer in the chat",
+    });
+    // The planner was told which question the person's message answers.
+    const planner = model.seen.filter((r) => r.method === "POST" && String(r.body.messages?.[0]?.content).includes("planner")).at(-1);
+    assert.ok(String(planner.body.messages[0].content).includes("Tell me whether total is the same figure"));
+    await session.until(async () => (await session.findElements('[data-testid="maintainer-question"]')).length === 0, {
+      timeoutMs: 10_000,
+      what: "the question to count as answered",
     });
     await shot("chat");
   });

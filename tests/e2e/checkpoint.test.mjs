@@ -39,7 +39,7 @@ describe("A checkpoint in the real window", { timeout: 300_000 }, () => {
     const dialog = await session.waitFor('[data-testid="checkpoint-dialog"]', {
       timeoutMs: 45_000,
       predicate: (text) =>
-        text.includes("Something is missing on this machine") && text.includes("== Interpreter") && text.includes(ANALYSIS.reasoning.slice(0, 30)),
+        text.includes("Something is missing on this machine") && text.includes("node is installed (") && text.includes(ANALYSIS.reasoning.slice(0, 30)),
       what: "the environment checkpoint with its diagnostics",
     });
     assert.ok(dialog.id);

@@ -76,7 +76,10 @@ async fn an_invalid_answer_asks_again_and_notes_are_kept() {
     );
     let said = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{said}{}", text(&out.stderr));
-    assert!(said.contains("A run keeps failing"), "{said}");
+    assert!(
+        said.contains("A run ran out of memory or was stopped"),
+        "{said}"
+    );
     assert!(said.contains("[1] Proceed (recommended)"), "{said}");
     assert!(
         said.contains("There is no option \u{201c}9\u{201d}"),

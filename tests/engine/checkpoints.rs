@@ -251,9 +251,18 @@ async fn level_two_diagnostics_opens_an_environment_checkpoint_with_the_facts() 
     let c = pending(&bed.engine).remove(0);
     assert_eq!(c.trigger, CheckpointTrigger::Environment);
     assert!(c.context.contains("a module is missing"), "{}", c.context);
-    assert!(c.context.contains("== Interpreter"), "{}", c.context);
-    assert!(c.context.contains("python3"), "{}", c.context);
-    assert!(c.context.contains("== Free disk"), "{}", c.context);
+    // Sentences, not a raw `df`: the person reads this in a dialog.
+    assert!(
+        c.context.contains("python3 is installed ("),
+        "{}",
+        c.context
+    );
+    assert!(
+        c.context.contains("The disk that holds the workflow has "),
+        "{}",
+        c.context
+    );
+    assert!(!c.context.contains("Filesystem"), "{}", c.context);
     assert_eq!(c.options[c.recommended() as usize - 1].label, "Pause");
 }
 

@@ -147,7 +147,7 @@ async fn a_finished_loop_is_exported_as_an_atif_file_and_counted_in_usage() {
     let out = healer(
         &s.paths,
         &[
-            "task",
+            "thread",
             "export-atif",
             &id,
             "--out",
@@ -174,7 +174,13 @@ async fn a_finished_loop_is_exported_as_an_atif_file_and_counted_in_usage() {
         "{said}"
     );
     assert!(said.contains("standard"), "{said}");
+    // The old name still works, and says what it is called now.
     let missing = healer(&s.paths, &["task", "export-atif", "999"], &[]);
     assert_eq!(missing.status.code(), Some(1));
-    assert!(text(&missing.stderr).contains("task 999 not found"));
+    let said = text(&missing.stderr);
+    assert!(
+        said.contains("`healer task` is now `healer thread`"),
+        "{said}"
+    );
+    assert!(said.contains("task 999 not found"), "{said}");
 }

@@ -95,7 +95,7 @@ fn a_key_is_never_written_to_the_database_the_logs_or_an_event() {
     for args in [
         &["provider", "test", "scripted"][..],
         &["provider", "list", "--json"][..],
-        &["task", "show", "1", "--json"][..],
+        &["thread", "show", "1", "--json"][..],
     ] {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_healer"));
         let out = cmd

@@ -1,6 +1,10 @@
 //! Engine integration tests: real SQLite files in temp dirs, real processes. One test binary
 //! for the crate (faster to link than one per file).
 
+mod agent_claude;
+mod agent_codex;
+mod agent_fixtures;
+mod agent_transcripts;
 mod architecture;
 mod breakers_at_defaults;
 mod checkpoint_cli;
@@ -23,7 +27,13 @@ mod maintainer;
 mod maintainer_cli;
 mod memory;
 mod model_server;
+mod people;
 mod pipeline;
+mod project_cli;
+mod project_fixtures;
+mod project_runs;
+mod project_tasks;
+mod projects;
 mod recovery_hint;
 mod repair_budget;
 mod rollback;

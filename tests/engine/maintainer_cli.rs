@@ -157,7 +157,7 @@ async fn run_until_healed_task_list_show_notifications_and_replan_from_the_cli()
 
     let out = healer(
         &paths,
-        &["task", "list", "--workflow", "sales-total", "--json"],
+        &["thread", "list", "--workflow", "sales-total", "--json"],
         &[],
     );
     let fixes: Value = serde_json::from_slice(&out.stdout).expect("json");
@@ -165,7 +165,7 @@ async fn run_until_healed_task_list_show_notifications_and_replan_from_the_cli()
     assert_eq!(fixes[0]["to_version"], json!({"major": 1, "minor": 1}));
     let id = fixes[0]["task_id"].as_i64().expect("id").to_string();
 
-    let out = healer(&paths, &["task", "show", &id], &[]);
+    let out = healer(&paths, &["thread", "show", &id], &[]);
     let shown = text(&out.stdout);
     assert!(shown.contains("→ eval("), "{shown}");
     assert!(shown.contains("→ fix("), "{shown}");

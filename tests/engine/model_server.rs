@@ -294,10 +294,41 @@ fn answer(state: &Arc<Mutex<State>>, seen: &Seen) -> Reply {
             .collect();
         return Reply::Json(json!({ "object": "list", "data": data }));
     }
+    if let Some(side) = claude_code_side_request(seen, anthropic) {
+        return side;
+    }
     state.replies.pop_front().unwrap_or_else(|| Reply::Status {
         status: 500,
         headers: vec![],
         body: json!({"error": {"message": "the scripted server has no reply left"}}).to_string(),
+    })
+}
+
+/// Claude Code's requests without tools (titles, summaries) are not turns of its main loop: a
+/// short answer, without taking a scripted reply, so that a script lists only the turns.
+fn claude_code_side_request(seen: &Seen, anthropic: bool) -> Option<Reply> {
+    let claude_code = seen.header("x-app") == Some("cli")
+        || seen
+            .header("user-agent")
+            .is_some_and(|a| a.starts_with("claude-cli/"));
+    let has_tools = seen.body["tools"]
+        .as_array()
+        .is_some_and(|tools| !tools.is_empty());
+    if !anthropic || !claude_code || seen.method != "POST" || has_tools {
+        return None;
+    }
+    if !seen.path.starts_with("/v1/messages") || seen.path.contains("count_tokens") {
+        return None;
+    }
+    let t = Tokens {
+        prompt: 10,
+        completion: 2,
+        cached: 0,
+    };
+    Some(if seen.body["stream"] == true {
+        anthropic::text("Scripted session", t)
+    } else {
+        anthropic::whole_text("Scripted session", t)
     })
 }
 
@@ -591,11 +622,15 @@ pub mod anthropic {
         format!("event: {name}\ndata: {value}\n\n")
     }
 
+    /// Message ids are unique, as Anthropic's are (Claude Code tells calls apart by them).
+    static NEXT_MESSAGE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
     fn start(t: Tokens) -> String {
+        let id = NEXT_MESSAGE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         event(
             "message_start",
             json!({"type": "message_start", "message": {
-                "id": "msg_1", "type": "message", "role": "assistant", "model": "scripted",
+                "id": format!("msg_{id}"), "type": "message", "role": "assistant", "model": "scripted",
                 "content": [], "stop_reason": null,
                 "usage": {"input_tokens": t.prompt - t.cached, "cache_read_input_tokens": t.cached,
                           "cache_creation_input_tokens": 0, "output_tokens": 1}}}),
@@ -634,6 +669,34 @@ pub mod anthropic {
         events
     }
 
+    /// One JSON document (a request with `stream: false`).
+    pub fn whole_text(text: &str, t: Tokens) -> Reply {
+        Reply::Json(json!({
+            "id": "msg_2", "type": "message", "role": "assistant", "model": "scripted",
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn", "stop_sequence": null,
+            "usage": {"input_tokens": t.prompt - t.cached, "cache_read_input_tokens": t.cached,
+                      "cache_creation_input_tokens": 0, "output_tokens": t.completion},
+        }))
+    }
+
+    /// A stream whose events are not JSON (a broken proxy, a truncated body).
+    pub fn garbage() -> Reply {
+        Reply::Stream(vec![
+            "event: message_start\ndata: {this is not json\n\n".to_string(),
+            "event: content_block_delta\ndata: ]]]\n\n".to_string(),
+        ])
+    }
+
+    pub fn error(status: u16, message: &str) -> Reply {
+        Reply::Status {
+            status,
+            headers: vec![],
+            body: json!({"type": "error", "error": {"type": "api_error", "message": message}})
+                .to_string(),
+        }
+    }
+
     pub fn text(text: &str, t: Tokens) -> Reply {
         let mut events = vec![start(t)];
         events.extend(text_block(0, text));
@@ -666,6 +729,122 @@ pub mod anthropic {
         }
         events.extend(end("tool_use", t));
         Reply::Stream(events)
+    }
+}
+
+/// The OpenAI Responses API (`POST /v1/responses`), as Codex reads it: each output item
+/// announced (`response.output_item.added`), message text streamed in deltas, the item whole
+/// (`response.output_item.done`), then `response.completed` with the usage.
+pub mod responses {
+    use super::*;
+
+    /// One output item of a scripted response.
+    #[derive(Debug, Clone)]
+    pub enum Item {
+        /// An assistant message.
+        Text(String),
+        /// A function call: (call id, name, arguments JSON text) — Codex's `exec_command`.
+        Call(String, String, String),
+        /// A freeform tool call: (call id, name, input) — Codex's `apply_patch`.
+        Custom(String, String, String),
+        /// A reasoning summary.
+        Reasoning(String),
+    }
+
+    pub fn text(text: &str) -> Item {
+        Item::Text(text.to_string())
+    }
+
+    pub fn call(call_id: &str, name: &str, arguments: &str) -> Item {
+        Item::Call(call_id.to_string(), name.to_string(), arguments.to_string())
+    }
+
+    /// Codex's shell tool running `cmd` (and waiting up to 30 s before it yields).
+    pub fn exec(call_id: &str, cmd: &str) -> Item {
+        let arguments = json!({"cmd": cmd, "yield_time_ms": 30_000}).to_string();
+        Item::Call(call_id.to_string(), "exec_command".to_string(), arguments)
+    }
+
+    pub fn patch(call_id: &str, patch: &str) -> Item {
+        Item::Custom(
+            call_id.to_string(),
+            "apply_patch".to_string(),
+            patch.to_string(),
+        )
+    }
+
+    fn event(value: Value) -> String {
+        let name = value["type"].as_str().unwrap_or_default().to_string();
+        format!("event: {name}\ndata: {value}\n\n")
+    }
+
+    fn whole(index: usize, item: &Item) -> Value {
+        let id = format!("item_{index}");
+        match item {
+            Item::Text(text) => json!({"type": "message", "id": id, "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": text, "annotations": []}]}),
+            Item::Call(call_id, name, arguments) => json!({"type": "function_call", "id": id,
+                "call_id": call_id, "name": name, "arguments": arguments, "status": "completed"}),
+            Item::Custom(call_id, name, input) => json!({"type": "custom_tool_call", "id": id,
+                "call_id": call_id, "name": name, "input": input, "status": "completed"}),
+            Item::Reasoning(text) => json!({"type": "reasoning", "id": id,
+                "summary": [{"type": "summary_text", "text": text}]}),
+        }
+    }
+
+    /// A streamed response holding `items`, costing `t`.
+    pub fn reply(items: &[Item], t: Tokens) -> Reply {
+        let mut events = vec![event(json!({"type": "response.created",
+            "response": {"id": "resp_1", "status": "in_progress"}}))];
+        let mut output = Vec::new();
+        for (index, item) in items.iter().enumerate() {
+            let done = whole(index, item);
+            let added = match item {
+                Item::Text(_) => json!({"type": "message", "id": format!("item_{index}"),
+                    "role": "assistant", "status": "in_progress", "content": []}),
+                _ => done.clone(),
+            };
+            events.push(event(json!({"type": "response.output_item.added",
+                "output_index": index, "item": added})));
+            if let Item::Text(text) = item {
+                for piece in pieces(text) {
+                    events.push(event(json!({"type": "response.output_text.delta",
+                        "item_id": format!("item_{index}"), "output_index": index,
+                        "content_index": 0, "delta": piece})));
+                }
+            }
+            events.push(event(json!({"type": "response.output_item.done",
+                "output_index": index, "item": done})));
+            output.push(done);
+        }
+        events.push(event(json!({"type": "response.completed", "response": {
+            "id": "resp_1", "status": "completed", "output": output,
+            "usage": {"input_tokens": t.prompt,
+                      "input_tokens_details": {"cached_tokens": t.cached},
+                      "output_tokens": t.completion,
+                      "output_tokens_details": {"reasoning_tokens": 0},
+                      "total_tokens": t.prompt + t.completion}}})));
+        Reply::Stream(events)
+    }
+
+    /// A stream that breaks off before `response.completed`, after one message.
+    pub fn cut_short(text: &str) -> Reply {
+        Reply::Stream(vec![
+            event(json!({"type": "response.created", "response": {"id": "resp_1"}})),
+            event(
+                json!({"type": "response.output_item.done", "output_index": 0,
+                "item": whole(0, &Item::Text(text.to_string()))}),
+            ),
+        ])
+    }
+
+    pub fn error(status: u16, message: &str) -> Reply {
+        Reply::Status {
+            status,
+            headers: vec![],
+            body: json!({"error": {"message": message, "type": "server_error"}}).to_string(),
+        }
     }
 }
 

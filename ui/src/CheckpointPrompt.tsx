@@ -3,6 +3,8 @@ import type { Checkpoint } from "./bindings";
 import { useDecideCheckpoint } from "./checkpointQueries";
 import { CheckpointDialog, type Draft } from "./components/CheckpointDialog";
 import { trackInput } from "./inputQuiet";
+import { postpone } from "./postponed";
+import { navigate } from "./usePage";
 
 /** Where the person was before the questions came: focus goes back there once they are answered. */
 function ReturnFocus() {
@@ -42,6 +44,10 @@ export function CheckpointPrompt({ pending }: { pending: Checkpoint[] }) {
         onDecide={(option, notes) => {
           setRefused(null);
           decide.mutate({ id: current.id, option, notes });
+        }}
+        onLater={(goTo) => {
+          for (const c of pending) postpone(c.id);
+          if (goTo) navigate(goTo);
         }}
       />
     </>

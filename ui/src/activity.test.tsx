@@ -20,9 +20,9 @@ test("activity shows stored events and then a live one", async () => {
   await user.click(await screen.findByTestId("nav-activity"));
 
   await screen.findByTestId("page-activity");
-  await waitFor(() => expect(rowTitles()).toEqual(["Heal 3 started", "Engine started"]));
+  await waitFor(() => expect(rowTitles()).toEqual(["Healer is looking into a failure", "Healer started"]));
   expect(screen.getByText("2 min ago")).toBeInTheDocument();
-  expect(screen.getByText("Transient failure · the nightly backup exited with code 1")).toBeInTheDocument();
+  expect(screen.getByText("Transient failure: the nightly backup exited with code 1")).toBeInTheDocument();
   expect(healer.callsTo("list_events")[0].args).toEqual({ before: null, limit: 100 });
 
   const live = await healer.happen({
@@ -30,7 +30,7 @@ test("activity shows stored events and then a live one", async () => {
     detail: "the person was told (notification 1)",
   });
   await waitFor(() =>
-    expect(rowTitles()).toEqual(["Remedy record_and_notify → contained", "Heal 3 started", "Engine started"]),
+    expect(rowTitles()).toEqual(["Healer told you about it", "Healer is looking into a failure", "Healer started"]),
   );
   const newest = screen.getAllByTestId("activity-item")[0];
   expect(newest).toHaveAttribute("data-kind", "remedy_applied");
@@ -41,6 +41,13 @@ test("activity shows stored events and then a live one", async () => {
   await events.healerEvent.emit(live);
   await new Promise((resolve) => setTimeout(resolve, 20));
   expect(screen.getAllByTestId("activity-item")).toHaveLength(3);
+
+  // No engine wording on the page until the person asks for the technical record.
+  expect(document.body).not.toHaveTextContent("record_and_notify");
+  await user.click(screen.getByTestId("activity-details"));
+  expect(within(screen.getAllByTestId("activity-item")[0]).getByTestId("activity-technical")).toHaveTextContent(
+    "remedy applied · heal id: 3 · remedy: record_and_notify · status: contained",
+  );
 });
 
 test("a heal that finishes reads as its outcome", async () => {
@@ -50,7 +57,7 @@ test("a heal that finishes reads as its outcome", async () => {
 
   const row = await screen.findByTestId("activity-item");
   expect(row).toHaveAttribute("data-kind", "heal_finished");
-  expect(row).toHaveTextContent("Heal 7 unresolved");
+  expect(row).toHaveTextContent("Healer could not repair the failure");
   expect(row).toHaveTextContent("disk still full");
 });
 
@@ -86,12 +93,12 @@ test("auto-fixes and the planner read as plain sentences", async () => {
   await waitFor(() => expect(screen.getAllByTestId("activity-item")).toHaveLength(5));
   const [asked, gaveUp, fixed, rerun, started] = screen.getAllByTestId("activity-item");
   expect(started).toHaveTextContent("Auto-fix started for “Weekly sales report”");
-  expect(started).toHaveTextContent("Run 5 failed on an error in the script; Healer is repairing it.");
+  expect(started).toHaveTextContent("A run failed on an error in the script; Healer is repairing it.");
   expect(rerun).toHaveTextContent("Re-run after an automatic fix");
   expect(fixed).toHaveTextContent("Auto-fix repaired the script — re-running");
   expect(fixed).toHaveTextContent("Fixed as 1.1 (1.0 → 1.1); re-running");
   expect(fixed.querySelector(".marker")).toHaveClass("tone-good");
-  expect(gaveUp).toHaveTextContent("Auto-fix gave up");
+  expect(gaveUp).toHaveTextContent("Auto-fix stopped and asks you");
   expect(gaveUp).toHaveTextContent("The orders file is missing.");
   expect(gaveUp.querySelector(".marker")).toHaveClass("tone-bad");
   expect(asked).toHaveTextContent("The planner asked you something");

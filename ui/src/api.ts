@@ -5,9 +5,14 @@ import {
   type Budgets,
   type ErrorCode,
   type ErrorPayload,
+  type OutputStream,
+  type ProjectInput,
+  type ProjectTaskEdit,
+  type ProjectTaskStatus,
   type ProviderInput,
   type Tier,
   type TierSetting,
+  type Version,
   type WorkflowInput,
 } from "./bindings";
 
@@ -67,8 +72,23 @@ export const api = {
   createWorkflow: (input: WorkflowInput) => unwrap(commands.createWorkflow(input)),
   /** Settings only: `input.code` is ignored. */
   updateWorkflow: (id: number, input: WorkflowInput) => unwrap(commands.updateWorkflow(id, input)),
-  /** Saves the code as the next major version. */
-  saveScript: (id: number, code: string, comment: string) => unwrap(commands.saveScript(id, code, comment)),
+  /**
+   * Saves the code as the next major version, unless the syntax check refuses it (`invalid`) or
+   * a newer version than `base`, the one the editor opened, appeared meanwhile (`conflict`).
+   */
+  saveScript: (id: number, code: string, comment: string, base: Version | null) =>
+    unwrap(commands.saveScript(id, code, comment, base)),
+  /** The runtime's own syntax check; null when the code passes. */
+  checkScript: (id: number, code: string) => unwrap(commands.checkScript(id, code)),
+  /** An earlier version's code becomes the next major ("Restored from 1.0"). */
+  restoreVersion: (id: number, version: Version) => unwrap(commands.restoreVersion(id, version)),
+  dismissNotification: (id: number) => unwrap(commands.dismissNotification(id)),
+  /** Whether the first-run model setup was skipped or finished in this data folder. */
+  setupSkipped: () => unwrap(commands.setupSkipped()),
+  skipSetup: () => unwrap(commands.skipSetup()),
+  /** Copies an attempt's whole output into the Downloads folder; the path it went to. */
+  exportFullLog: (runId: number, attempt: number, stream: OutputStream) =>
+    unwrap(commands.exportFullLog(runId, attempt, stream)),
   setWorkflowPaused: (id: number, paused: boolean) => unwrap(commands.setWorkflowPaused(id, paused)),
   deleteWorkflow: (id: number) => unwrap(commands.deleteWorkflow(id)),
   /** The new run's id; fails with `invalid_input` while a run is open. */
@@ -126,4 +146,28 @@ export const api = {
   /** Why a safety breaker paused scheduled runs; null while they run as usual. */
   getSchedulerPause: () => unwrap(commands.getSchedulerPause()),
   resumeScheduler: () => unwrap(commands.resumeScheduler()),
+
+  /** What a folder is (a repository? bare? …) and the project Healer proposes for it. */
+  checkProjectFolder: (path: string) => unwrap(commands.checkProjectFolder(path)),
+  /** git init and a first commit, then the folder looked at again. */
+  initProjectFolder: (path: string) => unwrap(commands.initProjectFolder(path)),
+  validateProject: (input: ProjectInput, id: number | null) => unwrap(commands.validateProject(input, id)),
+  addProject: (input: ProjectInput) => unwrap(commands.addProject(input)),
+  updateProject: (id: number, input: ProjectInput) => unwrap(commands.updateProject(id, input)),
+  removeProject: (id: number) => unwrap(commands.removeProject(id)),
+  listProjects: () => unwrap(commands.listProjects()),
+  getProject: (id: number) => unwrap(commands.getProject(id)),
+  getProjectTask: (projectId: number, taskId: string) => unwrap(commands.getProjectTask(projectId, taskId)),
+  addProjectTask: (projectId: number, edit: ProjectTaskEdit) => unwrap(commands.addProjectTask(projectId, edit)),
+  editProjectTask: (projectId: number, taskId: string, edit: ProjectTaskEdit) =>
+    unwrap(commands.editProjectTask(projectId, taskId, edit)),
+  /** Before `before` (taking its priority), or last of its column. */
+  moveProjectTask: (projectId: number, taskId: string, before: string | null) =>
+    unwrap(commands.moveProjectTask(projectId, taskId, before)),
+  setProjectTaskStatus: (projectId: number, taskId: string, status: ProjectTaskStatus, reason: string | null) =>
+    unwrap(commands.setProjectTaskStatus(projectId, taskId, status, reason)),
+  /** Starts the agent (on the next ready task without `taskId`); its steps arrive as events. */
+  runProjectTask: (projectId: number, taskId: string | null) => unwrap(commands.runProjectTask(projectId, taskId)),
+  stopSession: (sessionId: number) => unwrap(commands.stopSession(sessionId)),
+  getSession: (sessionId: number) => unwrap(commands.getSession(sessionId)),
 };

@@ -45,7 +45,7 @@ test("the auto-fix tab lists each repair with its outcome, versions, comment and
   expect(fixed).toHaveTextContent("5 min ago");
   expect(fixed).toHaveTextContent("Run #5");
 
-  expect(within(gaveUp).getByText("Gave up")).toBeInTheDocument();
+  expect(within(gaveUp).getByText("Needs your answer")).toBeInTheDocument();
   // No fix: only the version that failed.
   expect(within(gaveUp).getByLabelText("Version 1.0")).toHaveTextContent(/^1\.0$/);
   expect(gaveUp).toHaveTextContent("The file orders.json is missing");
@@ -72,7 +72,10 @@ test("opening an auto-fix shows the evidence, what it tried, the fix as a diff a
   const thread = await screen.findByTestId("autofix-thread");
   expect(window.location.hash).toBe(`#/workflows/${id}/autofix/${fixed.task_id}`);
 
-  // The instructions are folded away.
+  // It opens with what happened in words; the instructions are folded away, and last.
+  expect(screen.getByTestId("autofix-summary")).toHaveTextContent(/failed on an error in the script\. Healer's repair assistant fixed it as version 1\.1/);
+  expect(thread.firstElementChild).not.toHaveClass("thread-instructions");
+  expect(thread.lastElementChild).toHaveClass("thread-instructions");
   expect(within(thread).queryByText(/You are Healer's maintainer/)).not.toBeInTheDocument();
   await user.click(within(thread).getByRole("button", { name: "Show instructions" }));
   expect(within(thread).getByText(/You are Healer's maintainer/)).toBeInTheDocument();
@@ -130,9 +133,9 @@ test("a repair that gave up says why, marks what was refused, and offers Re-plan
   expect(within(thread).getByTestId("eval-output")).toHaveTextContent("exit code 1");
 
   const outcome = screen.getByTestId("autofix-outcome");
-  expect(outcome).toHaveTextContent("Gave up.");
+  expect(outcome).toHaveTextContent("No safe fix was found — it needs your answer.");
   expect(outcome).toHaveTextContent("Put the export back, or Re-plan.");
-  expect(within(outcome).getByRole("link", { name: "Re-plan" })).toHaveAttribute("href", `#/workflows/${id}/chat?focus=message`);
+  expect(within(outcome).getByRole("link", { name: "Answer in Re-plan" })).toHaveAttribute("href", `#/workflows/${id}/chat?focus=message`);
 });
 
 test("a repair in progress grows as it happens, streamed text included, and ends with its outcome", async () => {
@@ -182,19 +185,20 @@ test("a healing workflow says so in the list and on its page, and stops when the
   const run = healer.addRun(backup.workflow.id, { status: "failed", class: "logic" });
   const { user } = renderApp();
 
+  // Sorted by name (nothing needs the person): the backup first, the healing report second.
   const rows = await screen.findAllByTestId("workflow-row");
-  expect(rows[0]).toHaveAttribute("data-healing", "true");
-  expect(rows[0]).toHaveTextContent("Healing");
-  expect(rows[0]).not.toHaveTextContent("Needs attention");
-  expect(rows[1]).toHaveTextContent("Active");
+  expect(rows[1]).toHaveAttribute("data-healing", "true");
+  expect(rows[1]).toHaveTextContent("Healing");
+  expect(rows[1]).not.toHaveTextContent("Needs attention");
+  expect(rows[0]).toHaveTextContent("Active");
 
   // A repair that starts elsewhere shows without a reload, and its end too.
   const fix = await healer.tasks.startMaintenance(backup.workflow.id, run.run.id);
-  await waitFor(() => expect(screen.getAllByTestId("workflow-row")[1]).toHaveTextContent("Healing"));
+  await waitFor(() => expect(screen.getAllByTestId("workflow-row")[0]).toHaveTextContent("Healing"));
   await healer.tasks.finishMaintenance(fix.task_id, "fixed", { to_version: { major: 1, minor: 1 } });
-  await waitFor(() => expect(screen.getAllByTestId("workflow-row")[1]).toHaveTextContent("Active"));
+  await waitFor(() => expect(screen.getAllByTestId("workflow-row")[0]).toHaveTextContent("Active"));
 
-  await user.click(screen.getAllByTestId("workflow-row")[0]);
+  await user.click(screen.getAllByTestId("workflow-row")[1]);
   await screen.findByTestId("page-workflow");
   const badges = await waitFor(() => {
     const found = document.querySelector<HTMLElement>(".workflow-badges");

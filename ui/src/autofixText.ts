@@ -7,7 +7,7 @@ export const autofixStatusLabel: Record<AutoFixStatus, string> = {
   working: "Working",
   fixed: "Fixed",
   stale: "Not applied",
-  gave_up: "Gave up",
+  gave_up: "Needs your answer",
   interrupted: "Interrupted",
 };
 
@@ -44,5 +44,23 @@ export function autofixLine(fix: AutoFix): string {
       return "Not applied: the script changed meanwhile.";
     default:
       return fix.summary;
+  }
+}
+
+/** The thread's opening sentence: what failed and what came of the repair, before any step. */
+export function autofixSummary(fix: AutoFix, tests: number): string {
+  const failed = fix.from_version ? `Version ${versionText(fix.from_version)} failed` : "A run failed";
+  const tried = tests === 0 ? "" : tests === 1 ? " It ran one test in a safe copy of the workflow." : ` It ran ${tests} tests in a safe copy of the workflow.`;
+  switch (fix.status) {
+    case "working":
+      return `${failed} on an error in the script. Healer's repair assistant is working on it now.`;
+    case "fixed":
+      return `${failed} on an error in the script. Healer's repair assistant fixed it as version ${fix.to_version ? versionText(fix.to_version) : "a new version"}, which ran again.${tried}`;
+    case "stale":
+      return `${failed}. Healer's repair assistant found a fix, but the script had been changed meanwhile, so the fix was not applied.`;
+    case "gave_up":
+      return `${failed} and Healer's repair assistant found no safe fix. It left you a question below; answer it in Re-plan.${tried}`;
+    case "interrupted":
+      return `${failed}. Healer stopped while its repair assistant was working on it.`;
   }
 }

@@ -19,8 +19,21 @@ export const commands = {
 	createWorkflow: (input: WorkflowInput) => typedError<Workflow, ErrorPayload>(__TAURI_INVOKE("create_workflow", { input })),
 	/**  Change settings; the code changes only through `save_script`. */
 	updateWorkflow: (id: number, input: WorkflowInput) => typedError<Workflow, ErrorPayload>(__TAURI_INVOKE("update_workflow", { id, input })),
-	/**  Saves the code as the next major version (2.0 after 1.3). */
-	saveScript: (id: number, code: string, comment: string) => typedError<ScriptVersion, ErrorPayload>(__TAURI_INVOKE("save_script", { id, code, comment })),
+	/**
+	 *  Saves the code as the next major version (2.0 after 1.3), unless the syntax check refuses
+	 *  it or a newer version than `base` (the one the editor opened) appeared meanwhile.
+	 */
+	saveScript: (id: number, code: string, comment: string, base: Version | null) => typedError<SaveOutcome, ErrorPayload>(__TAURI_INVOKE("save_script", { id, code, comment, base })),
+	/**  The runtime's own syntax check of `code`; null when it passes. */
+	checkScript: (id: number, code: string) => typedError<string | null, ErrorPayload>(__TAURI_INVOKE("check_script", { id, code })),
+	/**  An earlier version's code as the next major version ("Restored from 1.0"). */
+	restoreVersion: (id: number, version: Version) => typedError<ScriptVersion, ErrorPayload>(__TAURI_INVOKE("restore_version", { id, version })),
+	dismissNotification: (id: number) => typedError<null, ErrorPayload>(__TAURI_INVOKE("dismiss_notification", { id })),
+	/**  Copies an attempt's whole output into the Downloads folder; returns where it went. */
+	exportFullLog: (runId: number, attempt: number, stream: OutputStream) => typedError<string, ErrorPayload>(__TAURI_INVOKE("export_full_log", { runId, attempt, stream })),
+	/**  Whether the person skipped (or finished) the first-run model setup. */
+	setupSkipped: () => typedError<boolean, ErrorPayload>(__TAURI_INVOKE("setup_skipped")),
+	skipSetup: () => typedError<null, ErrorPayload>(__TAURI_INVOKE("skip_setup")),
 	setWorkflowPaused: (id: number, paused: boolean) => typedError<Workflow, ErrorPayload>(__TAURI_INVOKE("set_workflow_paused", { id, paused })),
 	deleteWorkflow: (id: number) => typedError<null, ErrorPayload>(__TAURI_INVOKE("delete_workflow", { id })),
 	/**  Queues a run now and returns its id. */
@@ -68,12 +81,36 @@ export const commands = {
 	resumeScheduler: () => typedError<null, ErrorPayload>(__TAURI_INVOKE("resume_scheduler")),
 	/**  "Try auto-fix again" after a repair gave up: a new repair of the last failure. */
 	retryAutofix: (workflowId: number) => typedError<HealRecord, ErrorPayload>(__TAURI_INVOKE("retry_autofix", { workflowId })),
+	/**  What a folder is and what Healer proposes for it. */
+	checkProjectFolder: (path: string) => typedError<FolderCheck, ErrorPayload>(__TAURI_INVOKE("check_project_folder", { path })),
+	/**  Make the folder a git repository with a first commit, then look again. */
+	initProjectFolder: (path: string) => typedError<FolderCheck, ErrorPayload>(__TAURI_INVOKE("init_project_folder", { path })),
+	/**  Problems under each field of the form; empty when it can be saved. */
+	validateProject: (input: ProjectInput, id: number | null) => typedError<FieldProblem[], ErrorPayload>(__TAURI_INVOKE("validate_project", { input, id })),
+	addProject: (input: ProjectInput) => typedError<Project, ErrorPayload>(__TAURI_INVOKE("add_project", { input })),
+	updateProject: (id: number, input: ProjectInput) => typedError<Project, ErrorPayload>(__TAURI_INVOKE("update_project", { id, input })),
+	removeProject: (id: number) => typedError<null, ErrorPayload>(__TAURI_INVOKE("remove_project", { id })),
+	listProjects: () => typedError<ProjectSummary[], ErrorPayload>(__TAURI_INVOKE("list_projects")),
+	getProject: (id: number) => typedError<ProjectDetail, ErrorPayload>(__TAURI_INVOKE("get_project", { id })),
+	getProjectTask: (projectId: number, taskId: string) => typedError<TaskDetail, ErrorPayload>(__TAURI_INVOKE("get_project_task", { projectId, taskId })),
+	addProjectTask: (projectId: number, edit: ProjectTaskEdit) => typedError<ProjectTask, ErrorPayload>(__TAURI_INVOKE("add_project_task", { projectId, edit })),
+	editProjectTask: (projectId: number, taskId: string, edit: ProjectTaskEdit) => typedError<ProjectTask, ErrorPayload>(__TAURI_INVOKE("edit_project_task", { projectId, taskId, edit })),
+	/**  Put a task before another (taking its priority), or last of its column. */
+	moveProjectTask: (projectId: number, taskId: string, before: string | null) => typedError<ProjectTask, ErrorPayload>(__TAURI_INVOKE("move_project_task", { projectId, taskId, before })),
+	/**  Close, reopen or block a task by hand. */
+	setProjectTaskStatus: (projectId: number, taskId: string, status: ProjectTaskStatus, reason: string | null) => typedError<ProjectTask, ErrorPayload>(__TAURI_INVOKE("set_project_task_status", { projectId, taskId, status, reason })),
+	/**  Start the agent on a task (the next ready one without `task_id`); its steps stream. */
+	runProjectTask: (projectId: number, taskId: string | null) => typedError<SessionRecord, ErrorPayload>(__TAURI_INVOKE("run_project_task", { projectId, taskId })),
+	/**  Stop a running session; its worktree is kept. */
+	stopSession: (sessionId: number) => typedError<null, ErrorPayload>(__TAURI_INVOKE("stop_session", { sessionId })),
+	getSession: (sessionId: number) => typedError<SessionDetail, ErrorPayload>(__TAURI_INVOKE("get_session", { sessionId })),
 };
 
 /** Events */
 export const events = {
 	healerEvent: makeEvent<HealerEvent, HealerEvent>("healer-event"),
 	runOutput: makeEvent<RunOutput, RunOutput>("run-output"),
+	sessionStepEvent: makeEvent<SessionStepEvent, SessionStepEvent>("session-step-event"),
 	threadTextEvent: makeEvent<ThreadTextEvent, ThreadTextEvent>("thread-text-event"),
 };
 
@@ -86,6 +123,15 @@ export type AffectedWorkflow = {
 	run_id: number | null,
 };
 
+/**  Which agent works on a task. Stored by its name; the CLI takes the same names. */
+export type AgentKind = 
+/**  Healer's own tool loop over the configured model tiers. */
+"builtin" | 
+/**  The `claude` CLI (`claude -p … --output-format stream-json --verbose`). */
+"claude-code" | 
+/**  The `codex` CLI (`codex exec --json …`). */
+"codex";
+
 /**  What the UI shows about the engine. */
 export type AppInfo = {
 	version: string,
@@ -94,6 +140,8 @@ export type AppInfo = {
 	log_dir: string,
 	schema_version: number,
 	pid: number,
+	/**  The longest workflow title the engine accepts, so the window cuts at the same place. */
+	max_title_chars: number,
 };
 
 /**  One execution of the script. */
@@ -175,6 +223,17 @@ export type AutoFixStatus =
 /**  Healer stopped while it worked. */
 "interrupted";
 
+/**  A task as the board shows it. */
+export type BoardTask = {
+	task: ProjectTask,
+	/**  It would run next if asked (open, dependencies closed). */
+	ready: boolean,
+	/**  Why it is not ready, when it is open but waits. */
+	waiting: string | null,
+	/**  The titles of the tasks it waits for (for the card). */
+	waits_for: string[],
+};
+
 /**  The caps a person sets (settings key `llm.budgets`). */
 export type Budgets = {
 	/**  The most completion tokens one call may write. */
@@ -190,6 +249,8 @@ export type Budgets = {
 export type Checkpoint = {
 	id: number,
 	trigger: CheckpointTrigger,
+	/**  The dialog's title: what happened, in words that fit it (the trigger's own by default). */
+	title: string,
 	/**  The work it belongs to. */
 	workflow_id: number | null,
 	run_id: number | null,
@@ -250,6 +311,14 @@ export type CheckpointTrigger =
 /**  A change that needs the person's approval. */
 "approval";
 
+/**  Tasks per column of the board. */
+export type Columns = {
+	open: number,
+	in_progress: number,
+	blocked: number,
+	closed: number,
+};
+
 /**  What the connection test found: the models, or the exact error. */
 export type ConnectionTest = {
 	provider: string,
@@ -294,6 +363,14 @@ export type DecisionKind =
 "repairs_held" | 
 /**  The person acted on a held workflow: repairs may start again. */
 "repairs_resumed";
+
+export type Detection = {
+	/**  What was recognised, in words ("a Node project (package.json)"). */
+	found: string[],
+	verify: VerifyCommand[],
+	init_script: string | null,
+	agents: InstalledAgent[],
+};
 
 /**  An environment variable for the script. Not for secrets: these are stored in plain text. */
 export type EnvVar = {
@@ -374,7 +451,19 @@ choice: string; outcome: string } |
  */
 { kind: "breaker_tripped"; breaker: DecisionKind; workflow_id: number | null; detail: string } | 
 /**  Model providers, tiers or budgets changed. */
-{ kind: "llm_settings_changed"; what: string };
+{ kind: "llm_settings_changed"; what: string } | { kind: "project_added"; project_id: number; name: string } | 
+/**  Its settings changed. */
+{ kind: "project_changed"; project_id: number; name: string; what: string } | 
+/**  Healer forgot it (the repository is untouched). */
+{ kind: "project_removed"; project_id: number; name: string } | 
+/**  The project's task list changed: by Healer, or by a person or an agent editing the file. */
+{ kind: "project_tasks_changed"; project_id: number; name: string; 
+/**  Lines or links in the file that are wrong (each is reported, none dropped). */
+problems: number; what: string } | 
+/**  An agent began a session on a project's task (the steps stream live, and are stored). */
+{ kind: "session_started"; session_id: number; project_id: number; task_id: string; task_title: string; agent: AgentKind } | { kind: "session_finished"; session_id: number; project_id: number; task_id: string; task_title: string; status: SessionStatus; summary: string; 
+/**  The commit that closed the task, when verification passed. */
+commit: string | null };
 
 /**  An event as stored: its id (increasing), when it happened (RFC 3339, UTC) and what. */
 export type EventRecord = {
@@ -413,7 +502,12 @@ export type FailureSource =
 /**  A test alert sent on purpose, to prove the pipeline end to end. */
 { type: "self_check" } | 
 /**  A run of a workflow's script. */
-{ type: "script_run"; workflow_id: number; run_id: number };
+{ type: "script_run"; workflow_id: number; run_id: number } | 
+/**
+ *  A project's task: its init script, its agent session or its verification
+ *  (`scenario` is a [`ProjectScenario`]).
+ */
+{ type: "project_task"; project_id: number; task_id: string; session_id: number };
 
 export type FieldProblem = {
 	/**  The input field: "title", "code", "schedule", "runtime", "entry", "timeout_secs", "env", "retry". */
@@ -425,6 +519,32 @@ export type FieldProblem = {
 export type FixVerdict = 
 /**  Its re-run has not finished yet. */
 "pending" | "success" | "failed";
+
+/**  A folder, looked at for the add-project form: what it is, and what Healer proposes. */
+export type FolderCheck = {
+	repo: RepoCheck,
+	/**  Detected when the folder is a repository. */
+	detection: Detection | null,
+	/**  The form, filled in with what was detected. */
+	proposal: ProjectInput | null,
+	/**  The name of the project that already has this folder. */
+	already_added: string | null,
+};
+
+/**  What the folder is. */
+export type FolderState = 
+/**  A repository with a working tree and at least one commit: ready. */
+{ kind: "ready" } | { kind: "missing" } | { kind: "not_a_folder" } | 
+/**  No repository: Healer can make one (`git init` and a first commit). */
+{ kind: "not_a_repository" } | 
+/**  A folder inside a repository whose root is elsewhere. */
+{ kind: "inside_repository"; root: string } | 
+/**  A repository without a working tree. */
+{ kind: "bare" } | 
+/**  A repository without a commit: worktrees need one to start from. */
+{ kind: "no_commits" } | 
+/**  HEAD is detached and no `main` or `master` branch exists to build on. */
+{ kind: "no_branch" };
 
 /**  A heal as stored: the failure, every remedy tried, and the outcome. */
 export type HealRecord = {
@@ -450,6 +570,19 @@ export type HealRecord = {
 /**  Every engine event, as the UI receives it live. */
 export type HealerEvent = EventRecord;
 
+export type InstalledAgent = {
+	kind: AgentKind,
+	/**  The agent's name for a person ("Claude Code"). */
+	name: string,
+	/**  Where its program was found on PATH. */
+	program: string | null,
+	version: string | null,
+	/**  This build of Healer can run it, and (for a CLI agent) it is installed. */
+	usable: boolean,
+	/**  One sentence on its state. */
+	message: string,
+};
+
 /**  Where a provider's key comes from, as Settings shows it. */
 export type KeySource = { source: "keyring" } | { source: "env"; var: string } | 
 /**  The provider needs none (a local Ollama). */
@@ -467,6 +600,13 @@ export type LoggedDecision = {
 	detail: string,
 	created_at: string,
 };
+
+/**  What happens to a green task's branch. */
+export type MergePolicy = 
+/**  Fast-forward the main branch to the task's commit (when the main branch has not moved). */
+"fast_forward" | 
+/**  Leave the branch `healer/<task>` for the person to review and merge. */
+"leave_branch";
 
 export type MessageRole = "system" | "user" | "assistant" | "tool" | 
 /**
@@ -505,6 +645,8 @@ export type Notification = {
 	 */
 	repeats: number,
 	repeated_at: string | null,
+	/**  Its cause is gone (the workflow ran green since): it keeps its words, not its buttons. */
+	resolved: boolean,
 };
 
 /**  A button a notification offers. */
@@ -528,7 +670,9 @@ export type NotificationKind =
 /**  A workflow was fixed too often lately: a person should look at it. */
 "review" | 
 /**  Healer stopped something on its own (a rollback, the scheduler paused). */
-"safety";
+"safety" | 
+/**  Good news: an automatic repair held (its re-run passed). */
+"repaired";
 
 export type NotificationList = {
 	items: Notification[],
@@ -605,6 +749,11 @@ export type PatternFix = {
 /**  A workflow's chat as the UI shows it. */
 export type PlannerChat = {
 	workflow_id: number,
+	/**
+	 *  What the automatic repair said when it gave up, still waiting for the person's answer:
+	 *  the chat opens with it.
+	 */
+	maintainer_question: string | null,
 	/**  `None` until the first message. */
 	task_id: number | null,
 	/**
@@ -619,6 +768,120 @@ export type PlannerChat = {
 	/**  Why the last turn failed (no model, a cap, a provider error), when it did. */
 	last_error: string | null,
 };
+
+export type Project = {
+	id: number,
+	name: string,
+	/**  The repository's folder (its working tree). */
+	path: string,
+	settings: ProjectSettings,
+	created_at: string,
+	updated_at: string,
+};
+
+export type ProjectDetail = {
+	project: Project,
+	repo: RepoCheck,
+	/**  In file order; the UI sorts each column by priority, then this order. */
+	tasks: BoardTask[],
+	problems: TaskListProblem[],
+	/**  The id of the task "Run next" would start. */
+	next: string | null,
+	/**  progress.md as written (Markdown; the UI renders and sanitises it). */
+	progress: string,
+	sessions: SessionRecord[],
+};
+
+/**  What the add-project form sends (and `healer project add`). */
+export type ProjectInput = {
+	/**  The repository's folder. */
+	path: string,
+	name: string,
+	settings: ProjectSettings,
+};
+
+/**  A project's settings: what the add-project form confirms, and every bound of a run. */
+export type ProjectSettings = {
+	/**  The branch worktrees start from and green work merges into. */
+	main_branch?: string,
+	agent?: AgentKind,
+	verify?: VerifyCommand[],
+	/**  A command run in each new worktree before the agent (installs, a build). */
+	init_script?: string | null,
+	merge?: MergePolicy,
+	/**  Tasks of this project that may run at once, each in its own worktree. */
+	max_parallel?: number,
+	/**  An agent session is ended (its process group killed) after this. */
+	agent_time_limit_secs?: number,
+	/**  The init script and each verification command are ended after this. */
+	command_time_limit_secs?: number,
+	/**
+	 *  The built-in agent: tokens one task may use, all its model calls together (at most
+	 *  the per-task cap of Settings → Budgets).
+	 */
+	token_budget?: number,
+	/**  The built-in agent: model calls one task may make. */
+	max_steps?: number,
+	/**  The built-in agent: which model tier it thinks with. */
+	tier?: Tier,
+	/**  Claude Code: the tools it may use without asking (`--allowedTools`). */
+	allowed_tools?: string[],
+	/**  A model name for an external agent; none: its own default. */
+	model?: string | null,
+};
+
+export type ProjectSummary = {
+	project: Project,
+	columns: Columns,
+	/**  Open tasks whose dependencies are closed. */
+	ready: number,
+	/**  Lines of the task list that are wrong (each reported, none dropped). */
+	problems: number,
+	/**  Sessions running now. */
+	running: number,
+	/**  Why the task list could not be read, if it could not. */
+	unreadable: string | null,
+};
+
+/**
+ *  One task, as a line of the file. Fields Healer does not know are kept (`extra`) and
+ *  written back, so a person's or another tool's fields survive Healer's writes.
+ */
+export type ProjectTask = {
+	id: string,
+	title: string,
+	description?: string,
+	/**  What must be true when it is done. */
+	acceptance?: string[],
+	status: ProjectTaskStatus,
+	priority?: number,
+	deps?: TaskDep[],
+	labels?: string[],
+	created_at?: string,
+	updated_at?: string,
+	closed_reason?: string | null,
+	/**  While in progress: which agent works on it, where, on which branch. */
+	assignee?: string | null,
+	worktree?: string | null,
+	branch?: string | null,
+	/**  The commit that closed it, when one did. */
+	commit?: string | null,
+	/**  Healer's last word on it ("stopped by you; the worktree is kept"), for the board. */
+	note?: string | null,
+};
+
+/**  What a person fills in for a task (the board's form, `healer project task add`). */
+export type ProjectTaskEdit = {
+	title: string,
+	description: string,
+	acceptance: string[],
+	priority: number | null,
+	labels: string[],
+	/**  Ids of tasks this one waits for. */
+	deps: string[],
+};
+
+export type ProjectTaskStatus = "open" | "in_progress" | "blocked" | "closed";
 
 /**  A configured provider. Holds no key: see [`super::keys`]. */
 export type Provider = {
@@ -686,6 +949,20 @@ export type RemedyStatus = "resolved" | "contained" |
 /**  It could not run (an error of its own): try the next one. */
 "failed";
 
+/**  The folder as Healer found it, in sentences. */
+export type RepoCheck = {
+	path: string,
+	state: FolderState,
+	/**  What the state means and what the person can do. */
+	message: string,
+	/**  The branch tasks start from and merge into. */
+	main_branch: string | null,
+	/**  The main branch's last commit (short). */
+	head: string | null,
+	/**  Things worth knowing that do not stop a run (detached HEAD, uncommitted changes). */
+	notes: string[],
+};
+
 export type RetryPolicy = {
 	initial_ms: number,
 	coefficient: number | null,
@@ -748,6 +1025,18 @@ export type Runtime = { kind: "python3" } | { kind: "node" } | { kind: "bash" } 
 /**  A command line in which `{file}` stands for the entry script, e.g. `deno run {file}`. */
 { kind: "custom"; command: string };
 
+/**  What became of a person's save. */
+export type SaveOutcome = 
+/**  Stored as the next major version, which runs from now on. */
+{ kind: "saved"; version: ScriptVersion } | 
+/**
+ *  A newer version (a CLI save, an auto-fix) appeared after the editor opened `base`:
+ *  nothing was stored. Saving again with `newer` as the base keeps the person's code.
+ */
+{ kind: "conflict"; base: Version; newer: ScriptVersion } | 
+/**  The runtime's own checker refused the code: nothing was stored. */
+{ kind: "invalid"; message: string };
+
 export type Schedule = 
 /**  Only when run by hand. */
 { kind: "manual" } | { kind: "interval"; seconds: number } | 
@@ -768,6 +1057,97 @@ export type ScriptVersion = {
 	active: boolean,
 };
 
+export type SessionDetail = {
+	session: SessionRecord,
+	project_name: string,
+	steps: StoredStep[],
+};
+
+/**  A session as stored. */
+export type SessionRecord = {
+	id: number,
+	project_id: number,
+	task_id: string,
+	task_title: string,
+	agent: AgentKind,
+	status: SessionStatus,
+	worktree: string,
+	branch: string,
+	base_commit: string | null,
+	pgid: number | null,
+	agent_session_id: string | null,
+	transcript: string | null,
+	exit_code: number | null,
+	summary: string,
+	commit_id: string | null,
+	/**  The commit was fast-forwarded into the main branch. */
+	merged: boolean,
+	started_at: string,
+	ended_at: string | null,
+};
+
+/**  How a session ended. */
+export type SessionStatus = "running" | 
+/**  The agent said it was done. */
+"finished" | 
+/**  The agent exited with an error, could not start, or its stream was unusable. */
+"failed" | 
+/**  Past its time limit. */
+"timed_out" | 
+/**  Stopped by the person or by steering. */
+"stopped" | 
+/**  Found running after Healer stopped uncleanly. */
+"interrupted";
+
+/**  One thing that happened in a session, in order. */
+export type SessionStep = {
+	/**  RFC 3339 UTC with milliseconds: the agent's own time when it gives one, else when seen. */
+	at: string,
+	source: StepSource,
+	kind: StepKind,
+	/**  Text: the words. ToolResult: the result's content (capped by the caller). */
+	text: string,
+	/**  ToolCall: the tool's name (as the agent names it: `Bash`, `exec_command`, `run_command`). */
+	tool: string | null,
+	/**  ToolCall: the arguments, as JSON text (like a model thread's tool calls). */
+	arguments: string | null,
+	/**  ToolCall / ToolResult: the id that pairs them. */
+	call_id: string | null,
+	/**  ToolResult: whether the tool failed. */
+	is_error: boolean,
+	model: string | null,
+	usage: StepUsage | null,
+};
+
+/**  A step of an agent's session as it is stored (the task page streams them). */
+export type SessionStepEvent = StoredStep;
+
+/**  What a step is. */
+export type StepKind = 
+/**  Words: the prompt, the agent's text, a steering message delivered, a system notice. */
+"text" | 
+/**  The agent called a tool. */
+"tool_call" | 
+/**  A tool's result, answering the call with the same `call_id`. */
+"tool_result";
+
+/**  Who a step comes from, as ATIF says it. */
+export type StepSource = "system" | "user" | "agent";
+
+/**  Tokens a model call cost, when the agent reports them. */
+export type StepUsage = {
+	prompt_tokens: number,
+	completion_tokens: number,
+	cached_tokens: number,
+};
+
+/**  A stored step with its place in the session (1, 2, …). */
+export type StoredStep = {
+	session_id: number,
+	seq: number,
+	step: SessionStep,
+};
+
 export type Task = {
 	id: number,
 	kind: TaskKind,
@@ -779,7 +1159,33 @@ export type Task = {
 	finished_at: string | null,
 };
 
-export type TaskKind = "maintainer" | "planner" | "analyzer" | "judge";
+/**
+ *  A dependency: a plain id (this task needs that one closed), or a link with a type —
+ *  `blocks` (the same as a plain id) or another kind such as `discovered-from`, which is kept
+ *  and shown but does not hold the task back.
+ */
+export type TaskDep = string | { id: string; type?: string };
+
+export type TaskDetail = {
+	project: Project,
+	task: BoardTask,
+	/**  Newest first. */
+	sessions: SessionRecord[],
+};
+
+export type TaskKind = "maintainer" | "planner" | "analyzer" | "judge" | 
+/**  Healer's built-in coding agent working on a project's task. */
+"agent";
+
+/**  Something wrong in the file, said for a person: the line (1-based) when it is one line's. */
+export type TaskListProblem = {
+	line: number | null,
+	kind: TaskListProblemKind,
+	message: string,
+};
+
+/**  What kind of trouble a line has. */
+export type TaskListProblemKind = "invalid_json" | "not_a_task" | "bad_id" | "unknown_status" | "duplicate_id" | "unknown_dep" | "cycle";
 
 export type TaskStatus = "running" | 
 /**  The model answered. */
@@ -913,6 +1319,14 @@ export type UsageTotals = {
 	cost_usd: number | null,
 	/**  Calls to models with no price (their cost is not in `cost_usd`). */
 	unpriced_calls: number,
+};
+
+/**  A command that must pass before a task's change is committed. */
+export type VerifyCommand = {
+	/**  A short name ("typecheck", "test"). */
+	name: string,
+	/**  A command line, run with `bash -c` in the task's worktree. */
+	command: string,
 };
 
 export type Version = {

@@ -31,15 +31,17 @@ export function recommendedIndex(checkpoint: Checkpoint): number {
   return index < 0 ? 0 : index;
 }
 
+/** The line before the diagnostics in an environment checkpoint (src/recovery.rs). */
+const REPORT_LEAD = "What this machine has:";
+
 /**
- * A checkpoint's context split into what a person reads as prose and the machine report that
- * may follow it (diagnostics start with a line like "== Interpreter"). `report` is null when
- * there is none.
+ * A checkpoint's context split into what a person reads as prose and the report of what this
+ * machine has that may follow it. `report` is null when there is none.
  */
 export function splitContext(context: string): { prose: string; report: string | null } {
-  const match = /^== /m.exec(context);
-  if (!match) return { prose: context.trim(), report: null };
-  return { prose: context.slice(0, match.index).trim(), report: context.slice(match.index).trimEnd() };
+  const at = context.indexOf(REPORT_LEAD);
+  if (at < 0) return { prose: context.trim(), report: null };
+  return { prose: context.slice(0, at).trim(), report: context.slice(at + REPORT_LEAD.length).trim() };
 }
 
 /** "1 more waiting", "3 more waiting". */

@@ -142,12 +142,12 @@ test("questions, decisions and recovery read as plain sentences in Activity", as
     "Collected diagnostics",
     "Unblocked and running again",
     "Asked you what to do",
-    "Run 9 of “Exchange rates” started",
-    "Run 10 of “Exchange rates” started",
+    "“Exchange rates” started running",
+    "“Exchange rates” started running",
   ]);
   expect(rows[0]).toHaveTextContent("“Exchange rates” waits for your decision. Healer recommends Pause — it will keep failing");
   expect(rows[1]).toHaveTextContent("Paused until you resume it");
-  expect(rows[2]).toHaveTextContent("After run 5 failed: run again with the hint");
+  expect(rows[2]).toHaveTextContent("After a failed run: run again with the hint");
   expect(rows[6]).toHaveTextContent("You chose to run it again when Healer asked");
   expect(rows[7]).toHaveTextContent("Healer's recovery ran it again");
   // Only the record of it: nothing is waiting in this fake, so nothing asks.

@@ -19,10 +19,18 @@ const MAX_RUNS = 12;
 
 const key = (runId: number, attempt: number) => `${runId}:${attempt}`;
 
+/**
+ * How often the screen learns of new output at most. A script printing thousands of lines a
+ * second arrives as thousands of chunks; drawing each one would freeze the window, so chunks
+ * are gathered and the screen is told once per interval.
+ */
+export const LIVE_BATCH_MS = 100;
+
 export class LiveOutput {
   private logs = new Map<string, LiveLog>();
   private latest = new Map<number, number>();
   private listeners = new Set<() => void>();
+  private pending: ReturnType<typeof setTimeout> | null = null;
 
   append({ run_id, attempt, stream, text }: OutputChunk) {
     const k = key(run_id, attempt);
@@ -31,6 +39,15 @@ export class LiveOutput {
     this.logs.set(k, appendTo(log, stream, text));
     this.latest.set(run_id, Math.max(attempt, this.latest.get(run_id) ?? 0));
     this.forgetOldRuns();
+    if (this.pending === null) {
+      this.pending = setTimeout(() => this.flush(), LIVE_BATCH_MS);
+    }
+  }
+
+  /** Tells the screen about everything gathered so far, now. */
+  flush() {
+    if (this.pending !== null) clearTimeout(this.pending);
+    this.pending = null;
     for (const listener of this.listeners) listener();
   }
 

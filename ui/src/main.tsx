@@ -19,6 +19,8 @@ import "./styles/checkpoints.css";
 import "./styles/memory.css";
 import "./styles/diff.css";
 import "./styles/safety.css";
+import "./styles/people.css";
+import "./styles/projects.css";
 
 const root = document.getElementById("root");
 if (!root) throw new Error("index.html has no #root element");

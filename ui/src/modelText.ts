@@ -98,3 +98,16 @@ export function percent(used: number, cap: number): number {
   if (cap <= 0) return used > 0 ? 100 : 0;
   return Math.min(100, Math.round((used / cap) * 100));
 }
+
+/** "My OpenAI" → "my-openai": the name the engine keeps (letters, digits, '-', '_', '.'). */
+export function slugOf(name: string): string {
+  const slug = name
+    .trim()
+    .toLowerCase()
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .replace(/[^a-z0-9._-]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 40);
+  return slug || "provider";
+}

@@ -177,11 +177,19 @@ test("budgets are saved", async () => {
   await waitFor(() => expect(screen.getByTestId("usage-tokens")).toHaveTextContent("0 of 250,000"));
   expect(screen.getByTestId("usage-cost")).toHaveTextContent("$0.00 of $1.50");
 
-  // A cap of zero tokens is refused, in the engine's words.
+  // A cap of zero tokens and a cost that is not a number are each said under their own field.
+  const calls = healer.callsTo("set_budgets").length;
   await user.clear(screen.getByTestId("budget-per-call"));
   await user.type(screen.getByTestId("budget-per-call"), "0");
+  await user.clear(screen.getByTestId("budget-cost"));
+  await user.type(screen.getByTestId("budget-cost"), "five");
   await user.click(screen.getByTestId("save-budgets"));
-  expect(await screen.findByRole("alert")).toHaveTextContent("The budgets weren't saved. Token caps must be more than zero.");
+  expect(await screen.findByTestId("budget-per-call-problem")).toHaveTextContent("Write a whole number of tokens above 0");
+  expect(screen.getByTestId("budget-cost-problem")).toHaveTextContent("A number of US dollars");
+  expect(screen.getByTestId("budget-per-call")).toHaveAttribute("aria-invalid", "true");
+  expect(screen.getByTestId("budget-per-day")).toHaveAttribute("aria-invalid", "false");
+  expect(screen.queryByTestId("budget-per-day-problem")).not.toBeInTheDocument();
+  expect(healer.callsTo("set_budgets")).toHaveLength(calls);
   expect(screen.queryByText("Saved")).not.toBeInTheDocument();
 });
 

@@ -85,7 +85,7 @@ test("a planner without a model says so plainly", async () => {
   const failure = await screen.findByTestId("chat-failure");
   expect(failure).toHaveTextContent("The planner could not answer.");
   expect(failure).toHaveTextContent("No model is configured for any tier");
-  expect(within(failure).getByRole("link", { name: "Check the model settings" })).toHaveAttribute("href", "#/settings/models");
+  expect(within(failure).getByRole("link", { name: "Set up a model" })).toHaveAttribute("href", "#/setup");
   // The engine kept no copy of the message; the chat still shows what was sent.
   expect(screen.getByTestId("chat-person")).toHaveTextContent("Run it hourly");
   expect(screen.queryByText("The planner is thinking…")).not.toBeInTheDocument();

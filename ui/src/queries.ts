@@ -14,11 +14,13 @@ import type {
   ConnectionTest,
   FieldProblem,
   NotificationList,
+  OutputStream,
   ProviderInput,
   Run,
   RunStatus,
   Tier,
   TierSetting,
+  Version,
   WorkflowInput,
 } from "./bindings";
 
@@ -199,12 +201,76 @@ export function useUpdateWorkflow(id: number) {
 export function useSaveScript(id: number) {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: ({ code, comment }: { code: string; comment: string }) => api.saveScript(id, code, comment),
+    mutationFn: ({ code, comment, base }: { code: string; comment: string; base: Version | null }) =>
+      api.saveScript(id, code, comment, base),
     onSuccess: async () => {
       refreshWorkflow(queryClient, id);
       // The Versions tab shows the new version next, so have it before saying "saved".
       await queryClient.invalidateQueries({ queryKey: workflowKeys.versions(id) });
     },
+  });
+}
+
+/** How long the editor waits after the last key before the syntax check runs. */
+export const SYNTAX_CHECK_DELAY_MS = 600;
+
+/** The runtime's syntax check of `code` (null: passes); skipped while `code` is null. */
+export function useSyntaxCheck(id: number, code: string | null) {
+  return useQuery({
+    queryKey: ["syntax-check", id, code],
+    queryFn: code === null ? skipToken : () => api.checkScript(id, code),
+    staleTime: Infinity,
+    gcTime: 60_000,
+    placeholderData: keepPreviousData,
+  });
+}
+
+export function useRestoreVersion(id: number) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (version: Version) => api.restoreVersion(id, version),
+    onSuccess: async () => {
+      refreshWorkflow(queryClient, id);
+      await queryClient.invalidateQueries({ queryKey: workflowKeys.versions(id) });
+    },
+  });
+}
+
+/** Copies an attempt's whole output into the Downloads folder; resolves to where it went. */
+export function useExportFullLog() {
+  return useMutation({
+    mutationFn: ({ runId, attempt, stream }: { runId: number; attempt: number; stream: OutputStream }) =>
+      api.exportFullLog(runId, attempt, stream),
+  });
+}
+
+const setupKey = ["setup-skipped"] as const;
+
+/** Whether the person skipped (or finished) the first-run setup: then it is no longer offered. */
+export function useSetupSkipped() {
+  return useQuery({ queryKey: setupKey, queryFn: api.setupSkipped });
+}
+
+export function useSkipSetup() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: api.skipSetup,
+    onMutate: () => queryClient.setQueryData(setupKey, true),
+    onSettled: () => queryClient.invalidateQueries({ queryKey: setupKey }),
+  });
+}
+
+export function useDismissNotification() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (id: number) => api.dismissNotification(id),
+    onMutate: async (id) => {
+      await queryClient.cancelQueries({ queryKey: queryKeys.notifications });
+      queryClient.setQueryData<NotificationList>(queryKeys.notifications, (list) =>
+        list ? { items: list.items.filter((n) => n.id !== id), unread: list.items.filter((n) => n.id !== id && !n.read).length } : list,
+      );
+    },
+    onSettled: () => queryClient.invalidateQueries({ queryKey: queryKeys.notifications }),
   });
 }
 

@@ -72,18 +72,18 @@ test("a workflow flagged for review says so on its row and on its page", async (
   expect(within(note).getByRole("link", { name: "re-plan it" }).getAttribute("href")).toBe(`#/workflows/${sales}/chat?focus=message`);
 });
 
-test("a version Healer made itself shows as Healer (rollback)", async () => {
+test("a version Healer made itself shows as Healer", async () => {
   const { sales } = healerWithMemory();
   renderApp(`#/workflows/${sales}/versions`);
 
   const items = await screen.findAllByTestId("version-item");
   expect(items.map((i) => i.getAttribute("data-version"))).toEqual(["1.3", "1.2", "1.1", "1.0"]);
   expect(items[0]).toHaveTextContent("Rolled back to 1.1 after 3 failed repairs");
-  expect(items[0].querySelector(".version-author")).toHaveTextContent(/^Healer \(rollback\)$/);
+  expect(items[0].querySelector(".version-author")).toHaveTextContent(/^Healer$/);
   expect(items[0].querySelector(".version-author")).toHaveClass("author-healer");
-  expect(items[1].querySelector(".version-author")).toHaveTextContent("Auto-fix task #44");
+  expect(items[1].querySelector(".version-author")).toHaveTextContent("Auto-fix");
   // The comparison names its author as well.
-  expect(document.querySelector(".diff-sides")).toHaveTextContent("1.3 · Healer (rollback) · active");
+  expect(document.querySelector(".diff-sides")).toHaveTextContent("1.3 · Healer · active");
 });
 
 test("review and safety notifications say what kind they are and where to look", async () => {

@@ -18,7 +18,7 @@ test("sending a test alert shows the heal outcome", async () => {
 
   release();
   expect(await screen.findByTestId("test-alert-result")).toHaveTextContent(
-    "Heal 12 contained — record_and_notify: the person was told (notification 4)",
+    "The failure is handled for now: Healer told you about it.",
   );
   // The heal's notification reaches the sidebar without a reload.
   await waitFor(() => expect(screen.getByTestId("unread-count")).toHaveTextContent("1"));

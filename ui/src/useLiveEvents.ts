@@ -5,6 +5,7 @@ import { checkpointKeys } from "./checkpointQueries";
 import type { LiveOutput } from "./liveOutput";
 import type { LiveThreads } from "./liveThreads";
 import { memoryKeys } from "./memoryQueries";
+import { appendLiveStep, projectKeys } from "./projectQueries";
 import { modelKeys, queryKeys, workflowKeys } from "./queries";
 import { showsTask, taskKeys } from "./taskQueries";
 
@@ -64,6 +65,8 @@ function staleKeys(event: Event): (readonly unknown[])[] {
     }
     case "planner_replied":
       return [taskKeys.chat(event.workflow_id)];
+    case "session_finished":
+      return [projectKeys.session(event.session_id)];
     case "checkpoint_created":
     case "checkpoint_updated":
       return [checkpointKeys.list];
@@ -96,6 +99,20 @@ function touchesMemory(event: Event): boolean {
   }
 }
 
+function touchesProjects(event: Event): boolean {
+  switch (event.kind) {
+    case "project_added":
+    case "project_changed":
+    case "project_removed":
+    case "project_tasks_changed":
+    case "session_started":
+    case "session_finished":
+      return true;
+    default:
+      return false;
+  }
+}
+
 /** Streamed text gives way to what the engine stored; a thread event names its task. */
 function threadTask(event: Event, threads: LiveThreads): number | null {
   if (event.kind === "task_message_added") {
@@ -122,6 +139,8 @@ function receive(queryClient: QueryClient, threads: LiveThreads, record: EventRe
     void queryClient.invalidateQueries({ queryKey, exact: true });
   }
   if (touchesMemory(record.event)) void queryClient.invalidateQueries({ queryKey: memoryKeys.all });
+  // Boards, task pages and the list all read the task lists and sessions.
+  if (touchesProjects(record.event)) void queryClient.invalidateQueries({ queryKey: projectKeys.all });
   const taskId = threadTask(record.event, threads);
   if (taskId !== null) void queryClient.invalidateQueries({ predicate: (query) => showsTask(query, taskId) });
 }
@@ -144,8 +163,8 @@ function follow(listen: () => Promise<() => void>, what: string): () => void {
 }
 
 /**
- * Feeds engine events, what running scripts print and what models write into the app while the
- * frame is shown.
+ * Feeds engine events, what running scripts print, what models write and the steps of agent
+ * sessions into the app while the frame is shown.
  */
 export function useLiveEvents(output: LiveOutput, threads: LiveThreads) {
   const queryClient = useQueryClient();
@@ -158,5 +177,9 @@ export function useLiveEvents(output: LiveOutput, threads: LiveThreads) {
   useEffect(
     () => follow(() => events.threadTextEvent.listen(({ payload }) => threads.append(payload)), "model text"),
     [threads],
+  );
+  useEffect(
+    () => follow(() => events.sessionStepEvent.listen(({ payload }) => appendLiveStep(queryClient, payload)), "agent sessions"),
+    [queryClient],
   );
 }

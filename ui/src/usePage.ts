@@ -1,6 +1,6 @@
 import { useSyncExternalStore } from "react";
 
-export const pages = ["workflows", "activity", "notifications", "checkpoints", "memory", "settings"] as const;
+export const pages = ["workflows", "projects", "activity", "notifications", "checkpoints", "memory", "settings", "setup"] as const;
 export type Page = (typeof pages)[number];
 
 export const workflowTabs = ["runs", "autofix", "versions", "script", "chat"] as const;
@@ -23,17 +23,26 @@ export type Route =
   | { page: "workflows"; view: "new" }
   | { page: "workflows"; view: "workflow"; id: number; tab: WorkflowTab; item: number | null; focus: boolean }
   | { page: "workflows"; view: "edit"; id: number }
+  /** Projects: the list, the add form, a project's board, its settings, one of its tasks. */
+  | { page: "projects"; view: "list" }
+  | { page: "projects"; view: "new" }
+  | { page: "projects"; view: "project"; id: number }
+  | { page: "projects"; view: "edit"; id: number }
+  | { page: "projects"; view: "task"; id: number; taskId: string }
   | { page: "settings"; section: SettingsSection }
   | { page: "activity"; view: ActivityView }
   /** Memory's list of error signatures, or one of them (`signature`). */
   | { page: "memory"; signature: string | null }
-  | { page: Exclude<Page, "workflows" | "settings" | "activity" | "memory"> };
+  | { page: Exclude<Page, "workflows" | "projects" | "settings" | "activity" | "memory"> };
 
 export function pageHref(page: Page): string {
   return `#/${page}`;
 }
 
 export const newWorkflowHref = "#/workflows/new";
+
+/** The guided first step: a provider, its key, a test, models for the tiers. */
+export const setupHref = "#/setup";
 
 export function workflowHref(id: number, tab: WorkflowTab = "runs"): string {
   return tab === "runs" ? `#/workflows/${id}` : `#/workflows/${id}/${tab}`;
@@ -67,6 +76,32 @@ export function memoryHref(signature?: string): string {
   return signature === undefined ? pageHref("memory") : `#/memory/${encodeURIComponent(signature)}`;
 }
 
+export const newProjectHref = "#/projects/new";
+
+export function projectHref(id: number): string {
+  return `#/projects/${id}`;
+}
+
+export function editProjectHref(id: number): string {
+  return `#/projects/${id}/settings`;
+}
+
+export function projectTaskHref(id: number, taskId: string): string {
+  return `#/projects/${id}/tasks/${encodeURIComponent(taskId)}`;
+}
+
+function projectRoute(parts: string[]): Route {
+  const [, second, third, fourth] = parts;
+  if (second === "new") return { page: "projects", view: "new" };
+  if (second && /^\d+$/.test(second)) {
+    const id = Number(second);
+    if (third === "settings") return { page: "projects", view: "edit", id };
+    if (third === "tasks" && fourth) return { page: "projects", view: "task", id, taskId: safeDecode(fourth) };
+    return { page: "projects", view: "project", id };
+  }
+  return { page: "projects", view: "list" };
+}
+
 export function editWorkflowHref(id: number): string {
   return `#/workflows/${id}/edit`;
 }
@@ -83,6 +118,7 @@ export function routeFromHash(hash: string): Route {
   if (page === "settings") return { page, section: settingsSections.find((s) => s === parts[1]) ?? "general" };
   if (page === "activity") return { page, view: activityViews.find((v) => v === parts[1]) ?? "events" };
   if (page === "memory") return { page, signature: parts[1] ? safeDecode(parts[1]) : null };
+  if (page === "projects") return projectRoute(parts);
   if (page !== "workflows") return { page };
   const [, second, third, fourth] = parts;
   if (second === "new") return { page, view: "new" };
@@ -104,6 +140,32 @@ function safeDecode(part: string): string {
   } catch {
     return part;
   }
+}
+
+/**
+ * A screen with unsaved work can hold the window on itself: a link, the sidebar or a shortcut
+ * that would leave is turned back, and `ask` is told where the person wanted to go.
+ */
+export type LeaveGuard = { stays: (hash: string) => boolean; ask: (hash: string) => void };
+
+let leaveGuard: LeaveGuard | null = null;
+let shownHash = typeof window === "undefined" ? "" : window.location.hash;
+
+export function setLeaveGuard(guard: LeaveGuard | null) {
+  leaveGuard = guard;
+}
+
+// Registered before React subscribes, so a turned-back change is never rendered.
+if (typeof window !== "undefined") {
+  window.addEventListener("hashchange", () => {
+    const next = window.location.hash;
+    if (leaveGuard && !leaveGuard.stays(next)) {
+      window.history.replaceState(null, "", shownHash || "#/");
+      leaveGuard.ask(next);
+      return;
+    }
+    shownHash = next;
+  });
 }
 
 function subscribe(onChange: () => void) {
@@ -129,6 +191,18 @@ export function usePage(): Page {
 /** Changes whenever a different screen is shown (a tab change is not one). */
 export function screenKey(route: Route): string {
   if (route.page === "memory") return route.signature === null ? "memory" : `memory/${route.signature}`;
+  if (route.page === "projects") {
+    switch (route.view) {
+      case "list":
+      case "new":
+        return `projects/${route.view}`;
+      case "project":
+      case "edit":
+        return `projects/${route.id}/${route.view}`;
+      case "task":
+        return `projects/${route.id}/task/${route.taskId}`;
+    }
+  }
   if (route.page !== "workflows") return route.page;
   switch (route.view) {
     case "list":

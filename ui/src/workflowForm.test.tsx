@@ -133,3 +133,18 @@ test("editing settings keeps the script and saves through updateWorkflow", async
   expect(call.args.id).toBe(kept.workflow.id);
   expect(call.args.input).toMatchObject({ title: "Exchange rates (EUR)", entry: "main.py", code: "print('hello')\n" });
 });
+
+test("every 0 hours is answered under the interval it is about", async () => {
+  new FakeHealer().install();
+  const { user } = renderApp("#/workflows/new");
+  await screen.findByTestId("page-new-workflow");
+  await user.type(screen.getByLabelText("Title"), "Nightly backup");
+  await user.click(screen.getByTestId("schedule-interval"));
+  await user.clear(screen.getByTestId("field-every"));
+  await user.type(screen.getByTestId("field-every"), "0");
+  await user.selectOptions(screen.getByTestId("field-unit"), "hours");
+  const error = await screen.findByTestId("field-error-schedule");
+  await waitFor(() => expect(error).toHaveTextContent("Every 0 never comes round"));
+  // Under its own row, beside the number it is about, not at the end of the schedule choices.
+  expect(error.closest(".schedule-choice")).toContainElement(screen.getByTestId("field-every"));
+});

@@ -144,7 +144,7 @@ test("the versions tab shows a side-by-side diff of two versions", async () => {
   expect(items[0]).toHaveTextContent("Active");
   expect(items[0]).toHaveTextContent("You");
   expect(items[0]).toHaveTextContent("Default to 0");
-  expect(items[1]).toHaveTextContent("Auto-fix task #7");
+  expect(items[1]).toHaveTextContent("Auto-fix");
   expect(items[1]).not.toHaveTextContent("Active");
 
   // By default: the one before the active version against the active one.
@@ -190,9 +190,11 @@ test("saving the script creates the next major version", async () => {
   await waitFor(() => expect(healer.callsTo("save_script")).toHaveLength(1));
   expect(healer.callsTo("save_script")[0].args).toEqual({
     id, code: "print('v1.1')\n\n# checked by hand", comment: "Note that it was checked",
+    // The version the editor opened: a newer one would be a conflict, not an overwrite.
+    base: { major: 1, minor: 1 },
   });
   // The Versions tab shows the new version against the one before.
-  expect(await screen.findByText(/Saved as version 2\.0/)).toBeInTheDocument();
+  expect(await screen.findByTestId("toast")).toHaveTextContent("Saved as version 2.0. It runs from now on.");
   expect(screen.getByTestId("tab-versions")).toHaveAttribute("aria-selected", "true");
   const newest = screen.getAllByTestId("version-item")[0];
   expect(newest).toHaveAttribute("data-version", "2.0");

@@ -120,9 +120,23 @@ export function authorLabel(author: Author): string {
     case "planner":
       return "Planner";
     case "healer":
-      return "Healer (rollback)";
+      return "Healer";
     case "task":
-      return `Auto-fix task #${author.task_id}`;
+      return "Auto-fix";
+  }
+}
+
+/** Who made a version, inside a sentence: "2.1 by auto-fix". */
+export function authorBy(author: Author): string {
+  switch (author.kind) {
+    case "person":
+      return "by you";
+    case "planner":
+      return "by the planner";
+    case "healer":
+      return "by Healer";
+    case "task":
+      return "by auto-fix";
   }
 }
 

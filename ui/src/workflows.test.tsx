@@ -23,7 +23,8 @@ test("the list shows each workflow's status, schedule and last run", async () =>
   renderApp();
 
   await waitFor(() => expect(rows()).toHaveLength(3));
-  const [first, second, third] = rows();
+  // What needs the person first, then by name.
+  const [first, third, second] = rows();
   expect(first).toHaveAttribute("data-name", "weekly-sales-report");
   expect(first).toHaveAttribute("data-status", "needs_attention");
   expect(first).toHaveTextContent("Needs attention");
@@ -47,8 +48,8 @@ test("the list shows each workflow's status, schedule and last run", async () =>
   // A run that starts elsewhere shows up without a reload.
   const run = healer.addRun(backup.workflow.id, { status: "running", started_at: minutesAgo(0), finished_at: null });
   await healer.happen({ kind: "run_started", run_id: run.run.id, workflow_id: backup.workflow.id, title: "Nightly backup", trigger: "schedule" });
-  await waitFor(() => expect(rows()[1]).toHaveAttribute("data-busy", "true"));
-  expect(rows()[1]).toHaveTextContent("Running");
+  await waitFor(() => expect(rows()[2]).toHaveAttribute("data-busy", "true"));
+  expect(rows()[2]).toHaveTextContent("Running");
 
   // A row opens its workflow.
   expect(first.getAttribute("href")).toBe(`#/workflows/${report.workflow.id}`);
@@ -61,11 +62,12 @@ test("loading the examples from the empty state lists them", async () => {
   await user.click(await screen.findByTestId("load-examples"));
 
   await waitFor(() => expect(rows()).toHaveLength(4));
+  // By name, as a person reads them.
   expect(rows().map((row) => row.getAttribute("data-name"))).toEqual([
     "daily-weather-summary",
     "exchange-rates",
-    "weekly-sales-report",
     "team-chat-digest",
+    "weekly-sales-report",
   ]);
   expect(rows()[0]).toHaveTextContent("Every day at 07:00");
   expect(rows()[1]).toHaveTextContent("Every hour");

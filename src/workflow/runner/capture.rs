@@ -47,12 +47,18 @@ impl Capture {
         }
     }
 
-    pub fn finish(self) -> Captured {
+    pub fn finish(mut self) -> Captured {
+        if self.cut > 0 {
+            self.cut_at_line_ends();
+        }
         let mut text = String::from_utf8_lossy(&self.head).into_owned();
         if self.cut > 0 {
             // "bytes cut" is what the evidence parser recognises as this marker.
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
             text.push_str(&format!(
-                "\n… {} bytes cut by Healer ({}; the first {} KiB and the last {} KiB are kept) …\n",
+                "… {} bytes cut by Healer ({}; the first {} KiB and the last {} KiB are kept) …\n",
                 self.cut,
                 human_bytes(self.cut),
                 CAPTURE_HEAD / 1024,
@@ -67,6 +73,32 @@ impl Capture {
         }
     }
 }
+
+impl Capture {
+    /// The marker goes between whole lines: the head's unfinished last line and the tail's
+    /// first partial line are cut too (unless a line is longer than [`LINE_SNAP`]).
+    fn cut_at_line_ends(&mut self) {
+        if let Some(end) = self.head.iter().rposition(|&b| b == b'\n') {
+            let partial = self.head.len() - end - 1;
+            if partial <= LINE_SNAP {
+                self.head.truncate(end + 1);
+                self.cut += partial as u64;
+            }
+        }
+        if let Some(start) = self
+            .tail
+            .iter()
+            .take(LINE_SNAP + 1)
+            .position(|&b| b == b'\n')
+        {
+            self.tail.drain(..=start);
+            self.cut += start as u64 + 1;
+        }
+    }
+}
+
+/// The longest partial line moved into the cut so that the marker falls between lines.
+const LINE_SNAP: usize = 4096;
 
 fn human_bytes(n: u64) -> String {
     const MIB: u64 = 1024 * 1024;
@@ -105,6 +137,43 @@ mod tests {
             out.text.contains("cut by Healer"),
             "{}",
             &out.text[CAPTURE_HEAD..CAPTURE_HEAD + 100]
+        );
+    }
+
+    #[test]
+    fn the_cut_marker_falls_between_whole_lines() {
+        let mut c = Capture::default();
+        let lines: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
+        c.push(lines.as_bytes());
+        let out = c.finish();
+        let marker = out
+            .text
+            .lines()
+            .position(|l| l.contains("cut by Healer"))
+            .expect("a marker line");
+        let all: Vec<&str> = out.text.lines().collect();
+        assert!(all[marker - 1].starts_with("line "), "{}", all[marker - 1]);
+        assert!(all[marker + 1].starts_with("line "), "{}", all[marker + 1]);
+        // Every kept line is a whole line of the output.
+        for line in all
+            .iter()
+            .filter(|l| !l.contains("cut by Healer") && !l.is_empty())
+        {
+            let n: usize = line
+                .trim_start_matches("line ")
+                .parse()
+                .expect("whole line");
+            assert!(n < 20_000);
+        }
+        assert_eq!(
+            out.cut as usize,
+            lines.len()
+                - out
+                    .text
+                    .lines()
+                    .filter(|l| l.starts_with("line "))
+                    .map(|l| l.len() + 1)
+                    .sum::<usize>()
         );
     }
 

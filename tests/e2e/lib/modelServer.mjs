@@ -10,6 +10,19 @@ export const GIVE_UP =
   "The shop's export no longer has an amount for each order; it has total instead. Tell me whether total is the same figure before I change the report.";
 export const PLANNER_ANSWER = "Yes — tell me which column holds the amount now, and I will change the report.";
 
+export const AGENT_SUMMARY = "greet() now says Hello, Ada! with a comma and an exclamation mark.";
+
+/** How long the coding agent "thinks" before each answer, so the window shows the steps arrive. */
+const AGENT_PAUSE_MS = 700;
+
+/** The built-in agent's turns on the greeter repository, by how many tool results it has seen. */
+const AGENT_TURNS = [
+  { text: "Let me read the greeting first.", call: ["read_file", { path: "greet.py" }] },
+  { text: "", call: ["edit_file", { path: "greet.py", search: "'Hi ' + name", replace: "'Hello, ' + name + '!'" }] },
+  { text: "", call: ["run_command", { command: "python3 -c 'from greet import greet; print(greet(\"Ada\"))'" }] },
+  { text: "", call: ["finish", { summary: AGENT_SUMMARY }] },
+];
+
 export const ANALYSIS = { action: "diagnostics", reasoning: "The package @slack/webhook is not installed on this machine." };
 
 export async function startModelServer() {
@@ -36,7 +49,23 @@ export async function startModelServer() {
         usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
         res.end(JSON.stringify({ id: "chatcmpl-e2e", object: "chat.completion", created: 1, model: "scripted-small", choices: [{ index: 0, message, finish_reason: finish }], usage }));
       };
-      if (String(system).includes("recovery analyzer")) {
+      if (String(system).includes("Healer's coding agent")) {
+        const seenResults = messages.filter((m) => m.role === "tool").length;
+        const turn = AGENT_TURNS[Math.min(seenResults, AGENT_TURNS.length - 1)];
+        const [name, args] = turn.call;
+        setTimeout(
+          () =>
+            answer(
+              {
+                role: "assistant",
+                content: turn.text || null,
+                tool_calls: [{ id: `call_${seenResults + 1}`, type: "function", function: { name, arguments: JSON.stringify(args) } }],
+              },
+              "tool_calls",
+            ),
+          AGENT_PAUSE_MS,
+        );
+      } else if (String(system).includes("recovery analyzer")) {
         answer({ role: "assistant", content: JSON.stringify(ANALYSIS) }, "stop");
       } else if (String(system).includes("planner")) {
         answer({ role: "assistant", content: PLANNER_ANSWER }, "stop");

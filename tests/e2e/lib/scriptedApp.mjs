@@ -9,7 +9,7 @@ import { Session } from "./webdriver.mjs";
 import { ARTIFACTS, CLI_BIN, DESKTOP_BIN, Driver, describeRun, freshDataDir, reap, removeDir, requireBinaries, run } from "./harness.mjs";
 import { startModelServer } from "./modelServer.mjs";
 
-const KEY_VAR = "E2E_SCRIPTED_MODEL_KEY";
+export const KEY_VAR = "E2E_SCRIPTED_MODEL_KEY";
 
 export class ScriptedApp {
   constructor(label) {
@@ -20,14 +20,17 @@ export class ScriptedApp {
     this.model = null;
   }
 
-  /** Start the model server, configure `tiers` to it, load the examples, open the window. */
-  async start(tiers) {
+  /**
+   * Start the model server, configure `tiers` to it, load the examples, open the window.
+   * `provider: false` leaves the app with no model at all (a first run): the server still runs.
+   */
+  async start(tiers, { provider = true } = {}) {
     requireBinaries();
     this.model = await startModelServer();
     this.dataDir = freshDataDir(this.label);
     process.env[KEY_VAR] = "sk-e2e-not-a-secret";
     process.env.HEALER_KEYRING = "off";
-    await this.cli("provider", "add", "scripted", "--kind", "openai-compatible", "--base-url", this.model.url, "--key-env", KEY_VAR);
+    if (provider) await this.cli("provider", "add", "scripted", "--kind", "openai-compatible", "--base-url", this.model.url, "--key-env", KEY_VAR);
     for (const tier of tiers) await this.cli("tier", "set", tier, "scripted", "scripted-small");
     await this.cli("examples");
     this.driver = new Driver(this.dataDir);

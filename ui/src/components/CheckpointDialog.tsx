@@ -1,12 +1,13 @@
 import { useCallback, useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
 import { createPortal } from "react-dom";
 import type { Checkpoint } from "../bindings";
-import { keyHint, moreWaiting, recommendedIndex, triggerTitle, triggerTone } from "../checkpointText";
+import { keyHint, moreWaiting, recommendedIndex, triggerTone } from "../checkpointText";
 import { quietFor } from "../inputQuiet";
 import { useNow } from "../time";
 import { CheckpointContext } from "./CheckpointContext";
 import { keepTabInside } from "./focusTrap";
 import { InlineError } from "./InlineError";
+import { settingsHref } from "../usePage";
 import { RelativeTime } from "./RelativeTime";
 
 /**
@@ -49,6 +50,7 @@ export function CheckpointDialog({
   draft,
   error,
   onDecide,
+  onLater,
 }: {
   checkpoint: Checkpoint;
   /** How many more are waiting after this one. */
@@ -57,7 +59,10 @@ export function CheckpointDialog({
   error: unknown;
   /** `option` is 1-based; `notes` null when none were written. */
   onDecide: (option: number, notes: string | null) => void;
+  /** Close it without deciding: it stays pending, and `goTo` (a page to look at first) opens. */
+  onLater?: (goTo?: string) => void;
 }) {
+  const pointsToModels = checkpoint.trigger === "cost" || /\bmodel\b/i.test(checkpoint.context);
   const { options } = checkpoint;
   const box = useRef<HTMLDivElement>(null);
   const notesBox = useRef<HTMLTextAreaElement>(null);
@@ -175,7 +180,7 @@ export function CheckpointDialog({
           <span className={`marker tone-${triggerTone[checkpoint.trigger]}`} aria-hidden="true" />
           <div className="checkpoint-heading">
             <h2 className="dialog-title" id={titleId}>
-              {triggerTitle[checkpoint.trigger]}
+              {checkpoint.title}
             </h2>
             <p className="checkpoint-about" id={aboutId}>
               {checkpoint.workflow_title
@@ -252,6 +257,24 @@ export function CheckpointDialog({
             </span>
           </div>
           {error != null && <InlineError lead="Your decision wasn't recorded." error={error} />}
+          {onLater && (
+            <div className="checkpoint-later">
+              {pointsToModels && (
+                <button
+                  type="button"
+                  className="button button-small"
+                  data-testid="checkpoint-open-models"
+                  onClick={() => onLater(settingsHref("models"))}
+                >
+                  Open Settings → Models
+                </button>
+              )}
+              <button type="button" className="button button-small" data-testid="checkpoint-later" onClick={() => onLater()}>
+                Decide later
+              </button>
+              <span className="field-hint">It stays waiting; a banner and the sidebar keep it in view.</span>
+            </div>
+          )}
         </div>
       </div>
     </div>,

@@ -13,12 +13,15 @@ export function Dialog({
   actions,
   onCancel,
   tone = "neutral",
+  wide = false,
 }: {
   title: string;
   children: ReactNode;
   actions: ReactNode;
   onCancel: () => void;
   tone?: "neutral" | "danger";
+  /** Room for code, such as a comparison of two versions. */
+  wide?: boolean;
 }) {
   const box = useRef<HTMLDivElement>(null);
   const titleId = useId();
@@ -47,7 +50,7 @@ export function Dialog({
   return createPortal(
     <div className="dialog-backdrop" onMouseDown={(e) => e.target === e.currentTarget && cancel.current()}>
       <div
-        className={`dialog tone-${tone}`}
+        className={`dialog tone-${tone}${wide ? " dialog-wide" : ""}`}
         role="alertdialog"
         aria-modal="true"
         aria-labelledby={titleId}

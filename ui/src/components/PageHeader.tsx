@@ -1,6 +1,6 @@
 import type { ReactNode } from "react";
 
-export function PageHeader({ title, description, actions }: { title: string; description: string; actions?: ReactNode }) {
+export function PageHeader({ title, description, actions }: { title: string; description: ReactNode; actions?: ReactNode }) {
   return (
     <header className="page-header">
       <div>

@@ -187,3 +187,32 @@ export const ShieldIcon = ({ size }: IconProps) => (
     <path d="M12 8.5v4M12 15.5v.1" />
   </Icon>
 );
+
+/** A branch: what a project's tasks grow on. */
+export const ProjectsIcon = ({ size }: IconProps) => (
+  <Icon size={size}>
+    <circle cx="6.5" cy="5.5" r="2" />
+    <circle cx="6.5" cy="18.5" r="2" />
+    <circle cx="17.5" cy="8.5" r="2" />
+    <path d="M6.5 7.5v9" />
+    <path d="M17.5 10.5c0 4-6 3.5-10.2 6.6" />
+  </Icon>
+);
+
+export const StopIcon = ({ size }: IconProps) => (
+  <Icon size={size}>
+    <rect x="6.5" y="6.5" width="11" height="11" rx="1.5" />
+  </Icon>
+);
+
+export const ArrowUpIcon = ({ size }: IconProps) => (
+  <Icon size={size}>
+    <path d="M12 19V5M6 11l6-6 6 6" />
+  </Icon>
+);
+
+export const ArrowDownIcon = ({ size }: IconProps) => (
+  <Icon size={size}>
+    <path d="M12 5v14M6 13l6 6 6-6" />
+  </Icon>
+);

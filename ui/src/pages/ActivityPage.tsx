@@ -1,3 +1,4 @@
+import { useState } from "react";
 import type { EventRecord } from "../bindings";
 import { EmptyState } from "../components/EmptyState";
 import { ActivityIcon } from "../components/icons";
@@ -5,13 +6,13 @@ import { InlineError } from "../components/InlineError";
 import { SkeletonList } from "../components/Loading";
 import { PageHeader } from "../components/PageHeader";
 import { RelativeTime } from "../components/RelativeTime";
-import { describeEvent } from "../eventText";
+import { describeEvent, technicalRecord } from "../eventText";
 import { useEvents } from "../queries";
 import { useNow } from "../time";
 import { activityHref, activityViews, type ActivityView } from "../usePage";
 import { DecisionList } from "./DecisionList";
 
-function ActivityRow({ record, now }: { record: EventRecord; now: number }) {
+function ActivityRow({ record, now, technical }: { record: EventRecord; now: number; technical: boolean }) {
   const { title, detail, tone } = describeEvent(record.event);
   return (
     <li className="list-row" data-testid="activity-item" data-kind={record.event.kind}>
@@ -19,15 +20,24 @@ function ActivityRow({ record, now }: { record: EventRecord; now: number }) {
       <div className="row-text">
         <div className="row-title">{title}</div>
         {detail && <div className="row-detail">{detail}</div>}
+        {technical && (
+          <div className="row-detail activity-technical" data-testid="activity-technical">
+            {technicalRecord(record.event)}
+          </div>
+        )}
       </div>
       <RelativeTime iso={record.at} now={now} />
     </li>
   );
 }
 
+/** Each step of a model's work and each try of a run: part of the record, not news for a person. */
+const stepByStep = new Set<string>(["task_message_added", "attempt_finished"]);
+
 function ActivityList() {
   const events = useEvents();
   const now = useNow();
+  const [technical, setTechnical] = useState(false);
   if (events.isPending) return <SkeletonList rows={5} label="Loading activity" />;
   if (events.isError) {
     return <InlineError lead="Activity couldn't be loaded." error={events.error} onRetry={() => void events.refetch()} />;
@@ -45,18 +55,24 @@ function ActivityList() {
     );
   }
   return (
-    <ol className="card list" aria-label="Engine events">
-      {events.data.map((record) => (
-        <ActivityRow key={record.id} record={record} now={now} />
-      ))}
-    </ol>
+    <>
+      <label className="activity-toggle">
+        <input type="checkbox" checked={technical} onChange={(e) => setTechnical(e.target.checked)} data-testid="activity-details" />
+        Show every step and the technical record of each event
+      </label>
+      <ol className="card list" aria-label="What Healer did">
+        {events.data.filter((record) => technical || !stepByStep.has(record.event.kind)).map((record) => (
+          <ActivityRow key={record.id} record={record} now={now} technical={technical} />
+        ))}
+      </ol>
+    </>
   );
 }
 
 const viewLabels: Record<ActivityView, string> = { events: "Events", decisions: "Decisions" };
 
 const viewDescriptions: Record<ActivityView, string> = {
-  events: "What Healer's engine has done, newest first.",
+  events: "What Healer has done, newest first.",
   decisions: "Decisions Healer made on its own to keep repairs safe, newest first.",
 };
 

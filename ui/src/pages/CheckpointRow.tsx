@@ -1,6 +1,6 @@
 import { useId, useState } from "react";
 import type { Checkpoint } from "../bindings";
-import { chosenOption, triggerTitle, triggerTone } from "../checkpointText";
+import { chosenOption, triggerTone } from "../checkpointText";
 import { CheckpointContext } from "../components/CheckpointContext";
 import { RelativeTime } from "../components/RelativeTime";
 import { StatusBadge } from "../components/StatusBadge";
@@ -56,7 +56,7 @@ export function PendingCheckpointRow({ checkpoint, now }: { checkpoint: Checkpoi
       <span className={`marker tone-${triggerTone[checkpoint.trigger]}`} aria-hidden="true" />
       <div className="row-text">
         <span className="row-title checkpoint-row-title">
-          {triggerTitle[checkpoint.trigger]}
+          {checkpoint.title}
           <StatusBadge tone="working" label="Waiting for you" live />
         </span>
         <About checkpoint={checkpoint} />
@@ -80,7 +80,7 @@ export function DecidedCheckpointRow({ checkpoint, now }: { checkpoint: Checkpoi
     <li className="list-row checkpoint-row" data-testid="checkpoint-row" data-status="decided" data-checkpoint-id={checkpoint.id}>
       <span className="marker tone-neutral" aria-hidden="true" />
       <div className="row-text">
-        <span className="row-title">{triggerTitle[checkpoint.trigger]}</span>
+        <span className="row-title">{checkpoint.title}</span>
         <About checkpoint={checkpoint} />
         <span className="checkpoint-choice" data-testid="checkpoint-choice">
           You chose <strong>{chosen?.label ?? `option ${decision.option}`}</strong>

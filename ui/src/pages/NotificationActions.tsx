@@ -1,7 +1,7 @@
 import type { Notification, NotificationAction } from "../bindings";
 import { InlineError } from "../components/InlineError";
 import { useRetryAutofix } from "../queries";
-import { autofixHref, chatHref, navigate, runHref, settingsHref, workflowHref } from "../usePage";
+import { autofixHref, chatHref, navigate, runHref, settingsHref, setupHref, workflowHref } from "../usePage";
 
 const actionLabel: Record<NotificationAction, string> = {
   replan: "Re-plan",
@@ -32,6 +32,8 @@ function seeMore(item: Notification): { href: string; label: string } | null {
       return { href: autofixHref(item.workflow_id), label: "See its repairs" };
     case "safety":
       return { href: workflowHref(item.workflow_id, "versions"), label: "See its versions" };
+    case "repaired":
+      return item.task_id === null ? null : { href: autofixHref(item.workflow_id, item.task_id), label: "See what was repaired" };
     default:
       return null;
   }
@@ -43,13 +45,17 @@ function seeMore(item: Notification): { href: string; label: string } | null {
  */
 export function NotificationActions({ item, onAct }: { item: Notification; onAct: () => void }) {
   const retry = useRetryAutofix();
-  const actions = item.actions.flatMap((action) => {
+  // An alert whose cause is gone keeps its words, not its buttons: they would only mislead.
+  const offered = item.resolved ? [] : item.actions;
+  const actions = offered.flatMap((action) => {
     const href = actionHref(action, item);
     return href ? [{ action, href }] : [];
   });
-  const run = item.workflow_id !== null && item.run_id !== null ? runHref(item.workflow_id, item.run_id) : null;
+  const run =
+    item.workflow_id !== null && item.run_id !== null && item.kind !== "repaired" ? runHref(item.workflow_id, item.run_id) : null;
+  const setup = !item.resolved && item.kind === "no_model";
   const more = seeMore(item);
-  if (actions.length === 0 && !run && !more) return null;
+  if (actions.length === 0 && !run && !more && !setup) return null;
 
   return (
     <div className="notification-actions">
@@ -72,6 +78,11 @@ export function NotificationActions({ item, onAct }: { item: Notification; onAct
           {actionLabel[action]}
         </button>
       ))}
+      {setup && (
+        <a className="notification-link" href={setupHref} onClick={onAct}>
+          Set up a model step by step
+        </a>
+      )}
       {run && (
         <a className="notification-link" href={run} onClick={onAct}>
           See the failed run

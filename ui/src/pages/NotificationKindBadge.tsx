@@ -11,6 +11,11 @@ const badges: Partial<Record<NotificationKind, KindBadge>> = {
     tone: "working",
     title: "Healer repaired this workflow many times lately; a person should look at why",
   },
+  repaired: {
+    label: "Repaired",
+    tone: "good",
+    title: "Healer repaired this workflow and its next run passed",
+  },
   safety: {
     label: "Healer stepped in",
     tone: "contained",

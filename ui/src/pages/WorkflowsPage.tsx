@@ -1,3 +1,4 @@
+import { useState } from "react";
 import type { WorkflowSummary } from "../bindings";
 import { EmptyState } from "../components/EmptyState";
 import { PlusIcon, SparkleIcon, WorkflowsIcon } from "../components/icons";
@@ -7,9 +8,10 @@ import { PageHeader } from "../components/PageHeader";
 import { ReviewBadge } from "../components/ReviewBadge";
 import { RunningBadge } from "../components/StatusBadge";
 import { WorkflowStatusBadge } from "../components/WorkflowStatusBadge";
-import { useLoadExamples, useWorkflows } from "../queries";
+import { useLoadExamples, useProviders, useSetupSkipped, useSkipSetup, useTiers, useWorkflows } from "../queries";
 import { fullTime, relativeTime, useNow } from "../time";
-import { newWorkflowHref, workflowHref } from "../usePage";
+import { newWorkflowHref, setupHref, workflowHref } from "../usePage";
+import { findWorkflows, needsYou, statusFilterLabel, statusFilters, type StatusFilter } from "../workflowFinding";
 import { futureTime, runStatusLabel, runStatusTone, versionText } from "../workflowText";
 
 const steps = [
@@ -69,7 +71,9 @@ function WorkflowRow({ workflow, now }: { workflow: WorkflowSummary; now: number
         data-review={String(workflow.review)}
       >
         <span className="cell cell-main">
-          <span className="workflow-title">{workflow.title}</span>
+          <span className="workflow-title" title={workflow.title}>
+            {workflow.title}
+          </span>
           <span className="cell-line">
             <WorkflowStatusBadge status={workflow.status} healing={workflow.healing} />
             {workflow.review && <ReviewBadge />}
@@ -86,6 +90,48 @@ function WorkflowRow({ workflow, now }: { workflow: WorkflowSummary; now: number
         <span className="cell cell-version">v{versionText(workflow.version)}</span>
       </a>
     </li>
+  );
+}
+
+function Finder({ all }: { all: WorkflowSummary[] }) {
+  const [words, setWords] = useState("");
+  const [filter, setFilter] = useState<StatusFilter>("all");
+  const shown = findWorkflows(all, words, filter);
+  return (
+    <>
+      <div className="workflow-finder">
+        <input
+          className="input finder-search"
+          type="search"
+          placeholder="Search workflows"
+          aria-label="Search workflows"
+          value={words}
+          onChange={(e) => setWords(e.target.value)}
+          data-testid="workflow-search"
+        />
+        <div className="finder-filters" role="group" aria-label="Show">
+          {statusFilters.map((f) => (
+            <button
+              key={f}
+              type="button"
+              className={f === filter ? "chip-button selected" : "chip-button"}
+              aria-pressed={f === filter}
+              data-testid={`filter-${f}`}
+              onClick={() => setFilter(f)}
+            >
+              {statusFilterLabel[f]}
+            </button>
+          ))}
+        </div>
+      </div>
+      {shown.length === 0 ? (
+        <p className="muted tab-note" data-testid="no-match">
+          No workflow matches. <button type="button" className="link-button" onClick={() => { setWords(""); setFilter("all"); }}>Show all</button>
+        </p>
+      ) : (
+        <WorkflowTable workflows={shown} />
+      )}
+    </>
   );
 }
 
@@ -157,6 +203,42 @@ function NoWorkflows() {
   );
 }
 
+/** The first-run offer: shown while no model answers any tier, until set up or skipped. */
+function SetupOffer() {
+  const providers = useProviders();
+  const tiers = useTiers();
+  const skipped = useSetupSkipped();
+  const skip = useSkipSetup();
+  if (skipped.data !== false || !providers.data || !tiers.data) return null;
+  if (providers.data.length > 0 || tiers.data.some((t) => t.resolves_to !== null)) return null;
+  return (
+    <div className="card next-step setup-offer" data-testid="setup-offer">
+      <div className="next-step-icon">
+        <SparkleIcon size={20} />
+      </div>
+      <div className="next-step-text">
+        <h2 className="section-title">Set up a model first</h2>
+        <p className="muted">
+          With a model, Healer repairs broken scripts and talks changes through with you. It takes a minute.
+        </p>
+      </div>
+      <div className="setup-offer-actions">
+        <a className="button button-primary" href={setupHref} data-testid="start-setup">
+          Set up
+        </a>
+        <button
+          type="button"
+          className="button"
+          data-testid="skip-setup"
+          onClick={() => skip.mutate()}
+        >
+          Not now
+        </button>
+      </div>
+    </div>
+  );
+}
+
 export function WorkflowsPage() {
   const workflows = useWorkflows();
 
@@ -170,14 +252,26 @@ export function WorkflowsPage() {
   } else if (workflows.data.length === 0) {
     body = <NoWorkflows />;
   } else {
-    body = <WorkflowTable workflows={workflows.data} />;
+    body = <Finder all={workflows.data} />;
   }
+  const waiting = (workflows.data ?? []).filter(needsYou).length;
 
   return (
     <section className="page" data-testid="page-workflows">
       <PageHeader
         title="Workflows"
-        description="The scripts Healer runs for you and keeps healthy."
+        description={
+          waiting > 0 ? (
+            <span data-testid="needs-you-count">
+              <strong>
+                {waiting} {waiting === 1 ? "workflow needs" : "workflows need"} you.
+              </strong>{" "}
+              The scripts Healer runs for you and keeps healthy.
+            </span>
+          ) : (
+            "The scripts Healer runs for you and keeps healthy."
+          )
+        }
         actions={
           <a className="button button-primary" href={newWorkflowHref} data-testid="new-workflow">
             <PlusIcon size={16} />
@@ -185,6 +279,7 @@ export function WorkflowsPage() {
           </a>
         }
       />
+      <SetupOffer />
       {body}
     </section>
   );

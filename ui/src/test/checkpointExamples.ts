@@ -2,21 +2,10 @@
 // diagnostics report, a run that keeps failing, and one decided earlier.
 import { FakeHealer, minutesAgo } from "./fakeHealer";
 
-export const DIAGNOSTICS = `== Interpreter
-/usr/bin/python3
-Python 3.12.3
-
-== Installed modules
-certifi==2024.2.2
-charset-normalizer==3.3.2
-idna==3.6
-urllib3==2.2.1
-
-== Free disk
-/dev/nvme0n1p2  468G  201G  244G  46% /home
-
-== Hosts named in the logs
-api.frankfurter.app:443: reachable`;
+export const DIAGNOSTICS = `python3 is installed (Python 3.12.3, at /usr/bin/python3).
+Installed Python modules: certifi==2024.2.2 charset-normalizer==3.3.2 idna==3.6 urllib3==2.2.1
+The disk that holds the workflow has 244.0 GB free (46% used).
+api.frankfurter.app (named in the run's output, port 443) answers.`;
 
 export const ENVIRONMENT_CONTEXT = `“Exchange rates” failed in run 2: ModuleNotFoundError: No module named 'requests' (environment).
 
@@ -25,7 +14,7 @@ Healer's analysis: The script imports the requests module, which is not installe
 What this machine has:
 ${DIAGNOSTICS}`;
 
-export const HICCUP_CONTEXT = `“Nightly backup” failed in run 4: ran past its time limit of 300 s (timeout).
+export const HICCUP_CONTEXT = `“Nightly backup” failed in run 4: stopped after 300 s, its time limit (timeout).
 Why Healer is asking: it ran past its time limit.`;
 
 /**

@@ -12,6 +12,7 @@ import type {
   RunDetail,
 } from "../bindings";
 import type { FakeWorkflow } from "./fakeHealer";
+import { triggerTitle as triggerTitles } from "../checkpointText";
 
 /** What the fake checkpoints need of the fake engine. */
 export type Engine = {
@@ -55,7 +56,7 @@ export class FakeCheckpoints {
     const workflowId = fields.workflow_id ?? null;
     const options = (fields.options ?? standardOptions()).map((o, i) => ({ ...o, recommended: i === recommend - 1 }));
     return {
-      id: this.nextId++, workflow_id: workflowId, run_id: null, task_id: null,
+      id: this.nextId++, workflow_id: workflowId, run_id: null, task_id: null, title: fields.title ?? triggerTitles[fields.trigger ?? "hiccup"],
       workflow_title: workflowId === null ? null : this.engine.kept(workflowId).workflow.title,
       signature: null, context: "", recommendation: `${options[recommend - 1].label} — it is what was planned`,
       created_at: new Date().toISOString(), decision: null, affected: [], ...fields, options,

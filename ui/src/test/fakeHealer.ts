@@ -23,6 +23,7 @@ import {
   type ProviderView,
   type Run,
   type RunDetail,
+  type SaveOutcome,
   type Schedule,
   type ScriptVersion,
   type Tier,
@@ -38,6 +39,7 @@ import {
 } from "../bindings";
 import { FakeCheckpoints } from "./fakeCheckpoints";
 import { FakeMemory } from "./fakeMemory";
+import { FakeProjects } from "./fakeProjects";
 import { FakeTasks } from "./fakeTasks";
 
 export type Call = { cmd: string; args: Record<string, unknown> };
@@ -88,7 +90,9 @@ export function validateLikeEngine(input: WorkflowInput): FieldProblem[] {
   const problems: FieldProblem[] = [];
   if (!input.title.trim()) problems.push({ field: "title", message: "Give the workflow a title" });
   if (!input.code.trim()) problems.push({ field: "code", message: "The script is empty" });
-  if (input.schedule.kind === "interval" && input.schedule.seconds < 60) {
+  if (input.schedule.kind === "interval" && input.schedule.seconds === 0) {
+    problems.push({ field: "schedule", message: "Every 0 never comes round: choose at least 10 seconds" });
+  } else if (input.schedule.kind === "interval" && input.schedule.seconds < 60) {
     problems.push({ field: "schedule", message: "An interval must be at least 60 seconds" });
   }
   if (input.schedule.kind === "cron") {
@@ -186,7 +190,11 @@ export class FakeHealer {
     log_dir: "/home/ada/.local/share/healer/logs",
     schema_version: 3,
     pid: 4242,
+    max_title_chars: 120,
   };
+  setupWasSkipped = false;
+  /** What the fake's syntax check says about code containing this text (null: passes). */
+  syntaxRefuses: { marker: string; message: string } | null = null;
   /** Oldest first, as the engine stores them. */
   stored: EventRecord[] = [];
   notifications: Notification[] = [];
@@ -220,6 +228,8 @@ export class FakeHealer {
   checkpoints = new FakeCheckpoints(this);
   /** Error signatures and their fixes, the decisions log, the scheduler's pause; all empty unless a test adds to them. */
   memory = new FakeMemory(this);
+  /** Projects, their boards and sessions; none unless a test adds them. */
+  projects = new FakeProjects();
   private failures = new Map<string, ErrorPayload>();
   private nextHealId = 12;
   private nextId = { workflow: 1, version: 1, run: 1, attempt: 1 };
@@ -260,7 +270,7 @@ export class FakeHealer {
     const id = this.notifications.length + 1;
     return {
       id, kind: "info", title, body, created_at: minutesAgo(0), read: false, heal_id: null,
-      workflow_id: null, run_id: null, task_id: null, actions: [], repeats: 0, repeated_at: null, ...fields,
+      workflow_id: null, run_id: null, task_id: null, actions: [], resolved: false, repeats: 0, repeated_at: null, ...fields,
     };
   }
 
@@ -502,6 +512,22 @@ export class FakeHealer {
     return made;
   }
 
+  private syntaxProblem(code: string): string | null {
+    return this.syntaxRefuses && code.includes(this.syntaxRefuses.marker) ? this.syntaxRefuses.message : null;
+  }
+
+  /** As the engine: refused when a newer version than `base` exists or the syntax check fails. */
+  private async saveEdited(id: number, code: string, comment: string, base: Version | null): Promise<SaveOutcome> {
+    const kept = this.kept(id);
+    const newest = [...kept.versions].sort((a, b) => a.version.major - b.version.major || a.version.minor - b.version.minor).at(-1)!;
+    if (base && (newest.version.major !== base.major || newest.version.minor !== base.minor)) {
+      return { kind: "conflict", base, newer: newest };
+    }
+    const problem = this.syntaxProblem(code);
+    if (problem) return { kind: "invalid", message: problem };
+    return { kind: "saved", version: await this.saveScript(id, code, comment) };
+  }
+
   private async saveScript(id: number, code: string, comment: string): Promise<ScriptVersion> {
     const kept = this.kept(id);
     const major = Math.max(...kept.versions.map((v) => v.version.major)) + 1;
@@ -560,7 +586,26 @@ export class FakeHealer {
         return kept.workflow;
       }
       case "save_script":
-        return this.saveScript(args.id as number, args.code as string, args.comment as string);
+        return this.saveEdited(args.id as number, args.code as string, args.comment as string, (args.base as Version | null) ?? null);
+      case "check_script":
+        return this.syntaxProblem(args.code as string);
+      case "restore_version": {
+        const kept = this.kept(args.id as number);
+        const version = args.version as Version;
+        const old = kept.versions.find((v) => v.version.major === version.major && v.version.minor === version.minor)!;
+        return this.saveScript(kept.workflow.id, old.code, `Restored from ${version.major}.${version.minor}`);
+      }
+      case "setup_skipped":
+        return this.setupWasSkipped;
+      case "skip_setup":
+        this.setupWasSkipped = true;
+        return null;
+      case "export_full_log":
+        return `/home/ada/Downloads/run-${args.runId as number}-try-${args.attempt as number}-${args.stream as string}.log`;
+      case "dismiss_notification": {
+        this.notifications = this.notifications.filter((n) => n.id !== (args.id as number));
+        return null;
+      }
       case "set_workflow_paused": {
         const kept = this.kept(args.id as number);
         kept.workflow.status = args.paused ? "paused" : "active";
@@ -663,7 +708,11 @@ export class FakeHealer {
       case "usage_today":
         return this.usageReport();
       default: {
-        const answer = this.tasks.handle(cmd, args) ?? this.checkpoints.handle(cmd, args) ?? this.memory.handle(cmd, args);
+        const answer =
+          this.tasks.handle(cmd, args) ??
+          this.checkpoints.handle(cmd, args) ??
+          this.memory.handle(cmd, args) ??
+          this.projects.handle(cmd, args);
         if (answer) return answer();
         throw new Error(`FakeHealer: no command ${cmd}`);
       }

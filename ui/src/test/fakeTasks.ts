@@ -116,11 +116,14 @@ export class FakeTasks {
     return [...this.tasks.values()].find((t) => t.task.kind === "planner" && t.task.workflow_id === workflowId)?.task;
   }
 
+  /** What the automatic repair said when it gave up, per workflow, until the person answers. */
+  maintainerQuestions = new Map<number, string>();
+
   chat(workflowId: number): PlannerChat {
     this.engine.kept(workflowId);
     const task = this.chatTask(workflowId);
     const messages = task ? this.tasks.get(task.id)!.messages.filter((m) => m.role !== "system") : [];
-    return { workflow_id: workflowId, task_id: task?.id ?? null, messages, busy: this.busy.has(workflowId), question: openQuestion(messages), last_error: task?.status === "failed" ? task.summary : null };
+    return { workflow_id: workflowId, task_id: task?.id ?? null, messages, busy: this.busy.has(workflowId), question: openQuestion(messages), maintainer_question: this.maintainerQuestions.get(workflowId) ?? null, last_error: task?.status === "failed" ? task.summary : null };
   }
 
   private send(workflowId: number, message: string): number {

@@ -2,6 +2,9 @@ import "@testing-library/jest-dom/vitest";
 import { clearMocks } from "@tauri-apps/api/mocks";
 import { cleanup } from "@testing-library/react";
 import { afterEach } from "vitest";
+import { decideNow } from "../postponed";
+import { clearToasts } from "../toasts";
+import { setLeaveGuard } from "../usePage";
 
 // jsdom does no layout. CodeMirror measures text through Range rectangles, which jsdom lacks;
 // empty ones are what an unlaid-out page would give.
@@ -18,5 +21,9 @@ if (!Range.prototype.getClientRects) {
 afterEach(() => {
   cleanup();
   clearMocks();
+  // Module-wide state a test may leave behind: what was said, put off, or guarded.
+  clearToasts();
+  decideNow();
+  setLeaveGuard(null);
   window.location.hash = "";
 });

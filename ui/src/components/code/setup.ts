@@ -49,18 +49,18 @@ function guessKind(command: string): Runtime["kind"] | null {
   return null;
 }
 
-/** Quiet colours that read well on white, in the spirit of the app's palette. */
+/** Quiet colours in the spirit of the app's palette; light and dark values are in people.css. */
 const highlightStyle = HighlightStyle.define([
-  { tag: [tags.keyword, tags.controlKeyword, tags.moduleKeyword, tags.operatorKeyword], color: "#7c3aed" },
-  { tag: [tags.string, tags.special(tags.string)], color: "#047857" },
-  { tag: [tags.number, tags.bool, tags.null, tags.atom], color: "#b45309" },
-  { tag: [tags.comment, tags.lineComment, tags.blockComment], color: "#6b7280", fontStyle: "italic" },
-  { tag: [tags.function(tags.variableName), tags.function(tags.propertyName)], color: "#1d4ed8" },
-  { tag: [tags.definition(tags.variableName), tags.definition(tags.function(tags.variableName))], color: "#0f766e" },
-  { tag: [tags.className, tags.typeName], color: "#a21caf" },
-  { tag: tags.propertyName, color: "#1f2937" },
-  { tag: [tags.variableName, tags.special(tags.variableName)], color: "#111827" },
-  { tag: tags.invalid, color: "#b91c1c" },
+  { tag: [tags.keyword, tags.controlKeyword, tags.moduleKeyword, tags.operatorKeyword], color: "var(--code-keyword)" },
+  { tag: [tags.string, tags.special(tags.string)], color: "var(--code-string)" },
+  { tag: [tags.number, tags.bool, tags.null, tags.atom], color: "var(--code-number)" },
+  { tag: [tags.comment, tags.lineComment, tags.blockComment], color: "var(--code-comment)", fontStyle: "italic" },
+  { tag: [tags.function(tags.variableName), tags.function(tags.propertyName)], color: "var(--code-function)" },
+  { tag: [tags.definition(tags.variableName), tags.definition(tags.function(tags.variableName))], color: "var(--code-definition)" },
+  { tag: [tags.className, tags.typeName], color: "var(--code-type)" },
+  { tag: tags.propertyName, color: "var(--code-property)" },
+  { tag: [tags.variableName, tags.special(tags.variableName)], color: "var(--code-variable)" },
+  { tag: tags.invalid, color: "var(--code-invalid)" },
 ]);
 
 export const theme = EditorView.theme({

@@ -28,10 +28,21 @@ function count(text: string): number {
   return /^\d+$/.test(bare) ? Number(bare) : 0;
 }
 
-/** The budgets typed, or why the cost is not a number (an empty cost means no cap). */
-function toBudgets(form: Form): Budgets | string {
+type Problems = Partial<Record<keyof Form, string>>;
+
+/** What is wrong with each field as typed, said under that field. */
+function problemsOf(form: Form): Problems {
+  const problems: Problems = {};
+  for (const key of ["perCall", "perTask", "perDayTokens"] as const) {
+    if (count(form[key]) <= 0) problems[key] = "Write a whole number of tokens above 0, like 60,000.";
+  }
   const cost = form.perDayCost.trim().replace(/^\$/, "");
-  if (cost && !/^-?\d*\.?\d+$/.test(cost)) return "The daily cost is a number of US dollars, like 5 or 2.50. Leave it empty for no cap.";
+  if (cost && !/^\d*\.?\d+$/.test(cost)) problems.perDayCost = "A number of US dollars, like 5 or 2.50. Leave it empty for no cap.";
+  return problems;
+}
+
+function toBudgets(form: Form): Budgets {
+  const cost = form.perDayCost.trim().replace(/^\$/, "");
   return {
     max_tokens_per_call: count(form.perCall),
     per_task_tokens: count(form.perTask),
@@ -55,25 +66,23 @@ const fields: { key: keyof Form; label: string; hint: string; unit: string; test
 
 function BudgetsForm({ budgets, save }: { budgets: Budgets; save: ReturnType<typeof useSetBudgets> }) {
   const [form, setForm] = useState(() => formFrom(budgets));
-  const [problem, setProblem] = useState<string | null>(null);
+  const [problems, setProblems] = useState<Problems>({});
   const id = useId();
   const changed = JSON.stringify(formFrom(budgets)) !== JSON.stringify(form);
 
   function change(key: keyof Form, value: string) {
     setForm((current) => ({ ...current, [key]: value }));
-    setProblem(null);
+    setProblems((current) => ({ ...current, [key]: undefined }));
     if (!save.isPending) save.reset();
   }
 
   function submit(event: FormEvent) {
     event.preventDefault();
     if (save.isPending) return;
-    const next = toBudgets(form);
-    if (typeof next === "string") {
-      setProblem(next);
-      return;
-    }
-    save.mutate(next);
+    const found = problemsOf(form);
+    setProblems(found);
+    if (Object.keys(found).length > 0) return;
+    save.mutate(toBudgets(form));
   }
 
   return (
@@ -92,8 +101,8 @@ function BudgetsForm({ budgets, save }: { budgets: Budgets; save: ReturnType<typ
                 inputMode={key === "perDayCost" ? "decimal" : "numeric"}
                 value={form[key]}
                 onChange={(e) => change(key, e.target.value)}
-                aria-describedby={`${id}-${key}-hint`}
-                aria-invalid={key === "perDayCost" && problem !== null}
+                aria-describedby={problems[key] ? `${id}-${key}-problem` : `${id}-${key}-hint`}
+                aria-invalid={problems[key] !== undefined}
                 placeholder={key === "perDayCost" ? "No cap" : undefined}
                 autoComplete="off"
                 data-testid={testId}
@@ -103,14 +112,14 @@ function BudgetsForm({ budgets, save }: { budgets: Budgets; save: ReturnType<typ
             <p className="field-hint" id={`${id}-${key}-hint`}>
               {hint}
             </p>
+            {problems[key] && (
+              <p className="field-hint field-error-text" id={`${id}-${key}-problem`} role="alert" data-testid={`${testId}-problem`}>
+                {problems[key]}
+              </p>
+            )}
           </div>
         ))}
       </div>
-      {problem && (
-        <div className="field-error" role="alert">
-          <p>{problem}</p>
-        </div>
-      )}
       {save.isError && <InlineError lead="The budgets weren't saved." error={save.error} />}
       <div className="action-row">
         <button

@@ -3,6 +3,7 @@ import { SparkleIcon } from "../../components/icons";
 import { InlineError } from "../../components/InlineError";
 import { SkeletonList } from "../../components/Loading";
 import { useProviders, useTiers } from "../../queries";
+import { setupHref } from "../../usePage";
 import { BudgetsCard } from "./BudgetsCard";
 import { LocalModelsCard } from "./LocalModelsCard";
 import { ProvidersCard } from "./ProvidersCard";
@@ -23,6 +24,9 @@ function NoModelNotice({ providers, tiers }: { providers: ProviderView[]; tiers:
           Healer can still retry and notify, but it cannot repair scripts.{" "}
           {providers.length === 0 ? "Add a provider or start Ollama." : "Choose a model for a tier below."}
         </p>
+        <a className="button button-primary button-small" href={setupHref} data-testid="open-setup">
+          Set up a model step by step
+        </a>
       </div>
     </div>
   );

@@ -3,7 +3,7 @@ import { toApiError } from "../../api";
 import type { ModelPrice, Provider, ProviderInput, ProviderKind } from "../../bindings";
 import { PlusIcon, XIcon } from "../../components/icons";
 import { Spinner } from "../../components/Loading";
-import { capitalised, defaultBaseUrl, defaultKeyEnv, providerKindHint, providerKindLabel, providerKinds } from "../../modelText";
+import { capitalised, defaultBaseUrl, defaultKeyEnv, providerKindHint, providerKindLabel, providerKinds, slugOf } from "../../modelText";
 import { useSaveProvider } from "../../queries";
 import { FieldProblems } from "../../components/FieldProblems";
 
@@ -44,7 +44,7 @@ function formFrom(provider?: Provider): FormState {
 const NUMBER = /^\d*\.?\d+$|^-\d*\.?\d+$/;
 
 /** The input, or what stops it being one. Prices must be numbers before the engine can see them. */
-function toInput(form: FormState): { input: ProviderInput; problems: Problem[] } {
+function toInput(form: FormState, editing: boolean): { input: ProviderInput; problems: Problem[] } {
   const problems: Problem[] = [];
   const prices: ModelPrice[] = [];
   for (const row of form.prices) {
@@ -70,7 +70,8 @@ function toInput(form: FormState): { input: ProviderInput; problems: Problem[] }
     });
   }
   const input: ProviderInput = {
-    name: form.name.trim(),
+    // Any name a person likes ("My OpenAI"); the engine keeps its slug.
+    name: editing ? form.name.trim() : slugOf(form.name),
     kind: form.kind,
     base_url: form.baseUrl.trim() || null,
     key_env: form.keyEnv.trim() || null,
@@ -153,7 +154,7 @@ export function ProviderForm({
   function submit(event: FormEvent) {
     event.preventDefault();
     if (save.isPending) return;
-    const { input, problems: found } = toInput(form);
+    const { input, problems: found } = toInput(form, editing);
     if (!editing && takenNames.includes(input.name)) {
       found.unshift({ field: "name", message: `There is already a provider named “${input.name}”. Edit that one, or choose another name.` });
     }
@@ -208,10 +209,17 @@ export function ProviderForm({
             autoFocus={!editing}
             data-testid="provider-name"
           />
-          {editing && (
+          {editing ? (
             <p className="field-hint" id={`${ids.name}-hint`}>
               Tiers refer to it by name, so it stays.
             </p>
+          ) : (
+            form.name.trim() &&
+            slugOf(form.name) !== form.name.trim() && (
+              <p className="field-hint" data-testid="provider-slug">
+                Healer keeps it as “{slugOf(form.name)}”.
+              </p>
+            )
           )}
           <FieldProblems problems={of("name")} id={`${ids.errors}-name`} testId="provider-error-name" />
         </div>

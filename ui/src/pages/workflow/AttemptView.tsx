@@ -1,6 +1,9 @@
 import { useLayoutEffect, useRef, type ReactNode } from "react";
 import type { Attempt } from "../../bindings";
 import { HealerNoteIcon } from "../../components/icons";
+import { InlineError } from "../../components/InlineError";
+import { useExportFullLog } from "../../queries";
+import { toast } from "../../toasts";
 import { useLiveLog, type LiveLog } from "../../liveOutput";
 import {
   attemptEnd,
@@ -24,21 +27,28 @@ function LogPane({
   cutBytes = 0,
   droppedChars = 0,
   live = false,
+  startAtEnd = false,
+  download,
 }: {
   stream: Stream;
   text: string;
   cutBytes?: number;
   droppedChars?: number;
   live?: boolean;
+  /** Open scrolled to the end: the stored log taking over from a live one stays where it was. */
+  startAtEnd?: boolean;
+  /** The attempt whose whole output can be downloaded. */
+  download?: { runId: number; attempt: number };
 }) {
   const pane = useRef<HTMLPreElement>(null);
   const following = useRef(true);
+  const exportLog = useExportFullLog();
 
   // Keep the newest line in view as output arrives, unless the person scrolled up to read.
   useLayoutEffect(() => {
     const element = pane.current;
-    if (live && element && following.current) element.scrollTop = element.scrollHeight;
-  }, [text, live]);
+    if ((live || startAtEnd) && element && following.current) element.scrollTop = element.scrollHeight;
+  }, [text, live, startAtEnd]);
 
   const empty = text.length === 0;
   return (
@@ -54,7 +64,24 @@ function LogPane({
         )}
         {cutBytes > 0 && <span className="log-cut">{sizeText(cutBytes)} cut from the middle</span>}
         {droppedChars > 0 && <span className="log-cut">Earlier output not shown</span>}
+        {download && text.length > 0 && (
+          <button
+            type="button"
+            className="link-button log-download"
+            data-testid={`download-${stream}`}
+            disabled={exportLog.isPending}
+            onClick={() =>
+              exportLog.mutate(
+                { ...download, stream },
+                { onSuccess: (path) => toast(`The full log is saved as ${path}.`) },
+              )
+            }
+          >
+            Download full log
+          </button>
+        )}
       </figcaption>
+      {exportLog.isError && <InlineError lead="The full log couldn't be saved." error={exportLog.error} />}
       <pre
         className={empty ? "log-text empty" : "log-text"}
         data-testid={stream}
@@ -137,8 +164,8 @@ export function AttemptView({ attempt, runId }: { attempt: Attempt; runId: numbe
         <LiveLogs log={live ?? { stdout: attempt.stdout, stderr: attempt.stderr, droppedStdout: 0, droppedStderr: 0 }} />
       ) : (
         <div className="logs">
-          <LogPane stream="stdout" text={attempt.stdout} cutBytes={attempt.stdout_cut} />
-          <LogPane stream="stderr" text={attempt.stderr} cutBytes={attempt.stderr_cut} />
+          <LogPane stream="stdout" text={attempt.stdout} cutBytes={attempt.stdout_cut} startAtEnd={live !== undefined} download={{ runId, attempt: attempt.number }} />
+          <LogPane stream="stderr" text={attempt.stderr} cutBytes={attempt.stderr_cut} startAtEnd={live !== undefined} download={{ runId, attempt: attempt.number }} />
         </div>
       )}
 

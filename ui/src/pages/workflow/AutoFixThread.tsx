@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { toApiError } from "../../api";
-import { autofixStatusHint, autofixStatusLabel, autofixStatusTone, versionChange } from "../../autofixText";
+import { autofixStatusHint, autofixStatusLabel, autofixStatusTone, autofixSummary, versionChange } from "../../autofixText";
 import type { AutoFixDetail, Runtime, ThreadMessage } from "../../bindings";
 import { Collapsible } from "../../components/Collapsible";
 import { FencedText } from "../../components/FencedText";
@@ -47,7 +47,7 @@ function Facts({ detail, workflowId }: { detail: AutoFixDetail; workflowId: numb
   return (
     <div className="card autofix-header">
       <div className="autofix-heading">
-        <h2 className="section-title">{fix.run_id !== null ? `Repair of run #${fix.run_id}` : fix.title}</h2>
+        <h2 className="section-title">{fix.from_version ? `Repair of version ${versionText(fix.from_version)}` : "Repair"}</h2>
         <StatusBadge
           tone={autofixStatusTone[fix.status]}
           label={autofixStatusLabel[fix.status]}
@@ -55,6 +55,9 @@ function Facts({ detail, workflowId }: { detail: AutoFixDetail; workflowId: numb
           live={fix.status === "working"}
         />
       </div>
+      <p className="autofix-summary" data-testid="autofix-summary">
+        {autofixSummary(fix, detail.thread.messages.reduce((n, m) => n + m.tool_calls.filter((c) => c.name === "eval").length, 0))}
+      </p>
       <p className="autofix-facts">
         {change && <span className="autofix-versions">{change}</span>}
         <span>{tokens(fix.tokens)} tokens</span>
@@ -130,14 +133,17 @@ function Steps({ detail, runtime }: { detail: AutoFixDetail; runtime: Runtime })
     }
   }
 
+  // The standing instructions come last: the thread opens with what happened, not with a prompt.
+  const instructions = messages.filter((m) => m.role === "system");
   return (
     <ol className="thread" data-testid="autofix-thread" aria-label="What the auto-fix did, step by step">
-      {messages.map(step)}
+      {messages.filter((m) => m.role !== "system").map(step)}
       {live && (
         <Step kind="model live" title="The repair assistant is writing…">
           <FencedText text={live} />
         </Step>
       )}
+      {instructions.map(step)}
     </ol>
   );
 }

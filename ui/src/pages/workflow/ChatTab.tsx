@@ -7,7 +7,7 @@ import { newestId, useLiveThreadText } from "../../liveThreads";
 import { capitalised } from "../../modelText";
 import { useEvents } from "../../queries";
 import { usePlannerChat, useSendPlannerMessage } from "../../taskQueries";
-import { settingsHref } from "../../usePage";
+import { settingsHref, setupHref } from "../../usePage";
 import { Bubble, ChatMessages } from "./ChatMessages";
 import { ChatComposer } from "./ChatComposer";
 
@@ -43,12 +43,18 @@ function FailureNote({ failure }: { failure: Failure }) {
       <div className="inline-error-text">
         <strong>{failure.failed ? "The planner could not answer." : "The planner stopped before it answered."} </strong>
         {reason}
-        {failure.failed && (
-          <>
-            {" "}
-            <a href={settingsHref("models")}>Check the model settings</a>
-          </>
-        )}
+        {failure.failed &&
+          (/no model/i.test(reason) ? (
+            <>
+              {" "}
+              <a href={setupHref}>Set up a model</a>
+            </>
+          ) : (
+            <>
+              {" "}
+              <a href={settingsHref("models")}>Check the model settings</a>
+            </>
+          ))}
       </div>
     </div>
   );
@@ -83,15 +89,27 @@ function Conversation({ chat, workflowId, focus }: { chat: PlannerChat; workflow
   }
 
   const empty = chat.messages.length === 0 && !unseen;
+  const asked = chat.maintainer_question;
   return (
     <>
+      {asked !== null && !unseen && (
+        <ol className="chat-messages chat-carried" aria-label="Waiting for your answer">
+          <li className="chat-item chat-question" data-testid="maintainer-question">
+            <span className="chat-question-label">The automatic repair stopped and asks you</span>
+            <p>{asked}</p>
+            <span className="field-hint">Your answer goes to the planner, which can change the script with it.</span>
+          </li>
+        </ol>
+      )}
       {empty ? (
+        asked === null && (
         <div className="chat-empty">
           <p>
             Tell the planner what this workflow should do, or what should change. It can rewrite the script (as a new
             version you can compare) and change when it runs, and it asks you when something is unclear.
           </p>
         </div>
+        )
       ) : (
         <ol className="chat-messages" ref={list} aria-label="Conversation">
           <ChatMessages messages={chat.messages} workflowId={workflowId} />
@@ -115,7 +133,7 @@ function Conversation({ chat, workflowId, focus }: { chat: PlannerChat; workflow
       {showFailure && <FailureNote failure={failure} />}
       {send.isError && <InlineError lead="The message couldn't be sent." error={send.error} />}
       <ChatComposer
-        question={chat.question !== null}
+        question={chat.question !== null || asked !== null}
         canSend={!chat.busy}
         sending={send.isPending}
         focus={focus}

@@ -40,11 +40,11 @@ function said(fix: AutoFix, workflowId: number): Said {
       return {
         tone: "bad",
         icon: <AlertIcon size={18} />,
-        headline: "Gave up.",
+        headline: "No safe fix was found — it needs your answer.",
         detail: fix.summary,
         action: (
           <a className="button button-small" href={chatHref(workflowId, { focus: true })}>
-            Re-plan
+            Answer in Re-plan
           </a>
         ),
       };

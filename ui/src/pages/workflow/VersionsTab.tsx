@@ -1,10 +1,10 @@
 import { useId } from "react";
 import type { Runtime, ScriptVersion, Version } from "../../bindings";
-import { CheckIcon } from "../../components/icons";
 import { InlineError } from "../../components/InlineError";
-import { SkeletonList } from "../../components/Loading";
+import { SkeletonList, Spinner } from "../../components/Loading";
 import { VersionDiff } from "../../components/LazyCode";
-import { useVersions } from "../../queries";
+import { useRestoreVersion, useVersions } from "../../queries";
+import { toast } from "../../toasts";
 import { fullTime, relativeTime, useNow } from "../../time";
 import { authorLabel, versionText } from "../../workflowText";
 
@@ -106,12 +106,44 @@ function VersionSelect({
   );
 }
 
+/** One click brings an earlier version back, as the next major ("restored from 1.0"). */
+function RestoreButton({ workflowId, version, onRestored }: { workflowId: number; version: ScriptVersion; onRestored: (v: ScriptVersion) => void }) {
+  const restore = useRestoreVersion(workflowId);
+  if (version.active) return null;
+  const text = versionText(version.version);
+  return (
+    <>
+      <button
+        type="button"
+        className="button button-small"
+        data-testid="restore-version"
+        data-version={text}
+        disabled={restore.isPending}
+        onClick={() =>
+          restore.mutate(version.version, {
+            onSuccess: (saved) => {
+              toast(`Version ${text} is back, as version ${versionText(saved.version)}. It runs from now on.`);
+              onRestored(saved);
+            },
+          })
+        }
+      >
+        {restore.isPending && <Spinner />}
+        Restore {text}
+      </button>
+      {restore.isError && <InlineError lead={`Version ${text} couldn't be restored.`} error={restore.error} />}
+    </>
+  );
+}
+
 function DiffCard({
+  workflowId,
   versions,
   comparison,
   runtime,
   onCompare,
 }: {
+  workflowId: number;
   versions: ScriptVersion[];
   comparison: Comparison;
   runtime: Runtime;
@@ -127,6 +159,14 @@ function DiffCard({
         <h2 className="section-title" id="diff-title">
           Changes
         </h2>
+        <RestoreButton
+          workflowId={workflowId}
+          version={to.active ? from : to}
+          onRestored={(saved) => {
+            const active = versions.find((v) => v.active);
+            if (active) onCompare({ from: versionText(active.version), to: versionText(saved.version) });
+          }}
+        />
         <div className="compare-controls">
           <VersionSelect label="From" value={comparison.from} versions={versions} onChange={(v) => onCompare({ ...comparison, from: v })} />
           <span className="compare-arrow" aria-hidden="true">
@@ -176,12 +216,8 @@ export function VersionsTab({
 
   return (
     <>
-      {justSaved && (
-        <div className="result tone-good" role="status">
-          <CheckIcon size={18} />
-          <span>Saved as version {versionText(justSaved)}. It is the one that runs from now on.</span>
-        </div>
-      )}
+      {/* A save is confirmed by its toast; here the new version is selected against the one before. */}
+      {justSaved && <span className="visually-hidden">Version {versionText(justSaved)} is new.</span>}
       <ol className="card list version-list" aria-label="Versions, newest first">
         {list
           .map((version, index) => ({ version, index }))
@@ -197,7 +233,7 @@ export function VersionsTab({
           ))}
       </ol>
       {chosen ? (
-        <DiffCard versions={list} comparison={chosen} runtime={runtime} onCompare={onCompare} />
+        <DiffCard workflowId={workflowId} versions={list} comparison={chosen} runtime={runtime} onCompare={onCompare} />
       ) : (
         <p className="muted tab-note">
           There is one version so far. Each time you save the script, or Healer repairs it, a new version is kept

@@ -110,7 +110,18 @@ function Fact({ label, children }: { label: string; children: ReactNode }) {
   );
 }
 
-export function WorkflowHeader({ detail, busy, onRunStarted }: { detail: WorkflowDetail; busy: boolean; onRunStarted: () => void }) {
+export function WorkflowHeader({
+  detail,
+  busy,
+  unsaved = false,
+  onRunStarted,
+}: {
+  detail: WorkflowDetail;
+  busy: boolean;
+  /** The Script tab holds edits not saved yet: "Run now" runs the saved version, and says so. */
+  unsaved?: boolean;
+  onRunStarted: () => void;
+}) {
   const { workflow, active } = detail;
   const now = useNow();
   const runNow = useRunNow(workflow.id);
@@ -132,7 +143,9 @@ export function WorkflowHeader({ detail, busy, onRunStarted }: { detail: Workflo
     <header className="workflow-header">
       <BackLink />
       <div className="workflow-heading">
-        <h1 className="page-title">{workflow.title}</h1>
+        <h1 className="page-title" title={workflow.title}>
+          {workflow.title}
+        </h1>
         <div className="workflow-badges">
           <WorkflowStatusBadge status={workflow.status} healing={workflow.healing} />
           {workflow.review && <ReviewBadge />}
@@ -173,6 +186,11 @@ export function WorkflowHeader({ detail, busy, onRunStarted }: { detail: Workflo
           Delete
         </button>
       </div>
+      {unsaved && (
+        <p className="field-hint" data-testid="run-unsaved-hint">
+          Run now runs version {versionText(active.version)}, the saved one. Your edits on the Script tab are not saved yet.
+        </p>
+      )}
       {runError && (
         <InlineError
           lead={runError.code === "invalid_input" ? "Not started." : "The run couldn't be started."}

@@ -4,12 +4,13 @@ import type { ScriptVersion, Version, WorkflowDetail } from "../../bindings";
 import { InlineError } from "../../components/InlineError";
 import { SkeletonList } from "../../components/Loading";
 import { isOpenRun, useRuns, useWorkflow } from "../../queries";
-import { navigate, workflowHref, workflowTabs, type WorkflowTab } from "../../usePage";
+import { UnsavedGuard } from "../../components/UnsavedGuard";
+import { navigate, routeFromHash, workflowHref, workflowTabs, type WorkflowTab } from "../../usePage";
 import { versionText } from "../../workflowText";
 import { AutoFixTab } from "./AutoFixTab";
 import { ChatTab } from "./ChatTab";
 import { RunsTab } from "./RunsTab";
-import { ScriptTab } from "./ScriptTab";
+import { ScriptTab, type Draft } from "./ScriptTab";
 import { VersionsTab, type Comparison } from "./VersionsTab";
 import { BackLink, WorkflowHeader } from "./WorkflowHeader";
 
@@ -70,7 +71,7 @@ function LoadedWorkflow({ detail, tab, target }: { detail: WorkflowDetail; tab: 
   const newest = runs.data?.pages[0]?.[0];
   const busy = newest !== undefined && isOpenRun(newest.status);
   // The script being edited outlives a visit to another tab.
-  const [draft, setDraft] = useState<string | null>(null);
+  const [draft, setDraft] = useState<Draft | null>(null);
   const [comparison, setComparison] = useState<Comparison | null>(null);
   const [justSaved, setJustSaved] = useState<Version | null>(null);
 
@@ -83,7 +84,12 @@ function LoadedWorkflow({ detail, tab, target }: { detail: WorkflowDetail; tab: 
 
   return (
     <>
-      <WorkflowHeader detail={detail} busy={busy} onRunStarted={() => navigate(workflowHref(id, "runs"))} />
+      <WorkflowHeader
+        detail={detail}
+        busy={busy}
+        unsaved={draft !== null}
+        onRunStarted={() => navigate(workflowHref(id, "runs"))}
+      />
       <Tabs id={id} current={tab} healing={detail.workflow.healing} />
       <div className="tab-panel" role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`}>
         {tab === "runs" && <RunsTab workflowId={id} runs={runs} openRun={target.item} />}
@@ -100,6 +106,15 @@ function LoadedWorkflow({ detail, tab, target }: { detail: WorkflowDetail; tab: 
         {tab === "script" && <ScriptTab detail={detail} draft={draft} onDraft={setDraft} onSaved={onScriptSaved} />}
         {tab === "chat" && <ChatTab workflowId={id} focus={target.focus} />}
       </div>
+      <UnsavedGuard
+        dirty={draft !== null}
+        what="your edits to the script"
+        stays={(hash) => {
+          const route = routeFromHash(hash);
+          return route.page === "workflows" && route.view === "workflow" && route.id === id;
+        }}
+        onDiscard={() => setDraft(null)}
+      />
     </>
   );
 }

@@ -1,13 +1,15 @@
 import { useQueryClient } from "@tanstack/react-query";
-import { useEffect, useId, useState, type FormEvent, type ReactNode } from "react";
+import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from "react";
 import type { FieldProblem, Workflow, WorkflowDetail, WorkflowInput } from "../../bindings";
 import { ArrowLeftIcon, PlusIcon, XIcon } from "../../components/icons";
 import { InlineError } from "../../components/InlineError";
 import { CodeEditor } from "../../components/LazyCode";
 import { ScriptVariablesHelp } from "../../components/ScriptVariablesHelp";
 import { SkeletonList, Spinner } from "../../components/Loading";
-import { useCreateWorkflow, useUpdateWorkflow, useValidation, useWorkflow, validationQuery } from "../../queries";
-import { navigate, pageHref, workflowHref } from "../../usePage";
+import { useAppInfo, useCreateWorkflow, useUpdateWorkflow, useValidation, useWorkflow, validationQuery } from "../../queries";
+import { navigate, pageHref, setLeaveGuard, workflowHref } from "../../usePage";
+import { UnsavedGuard } from "../../components/UnsavedGuard";
+import { toast } from "../../toasts";
 import { runtimeLabel } from "../../workflowText";
 import {
   blankForm,
@@ -135,6 +137,10 @@ type Mode = { kind: "create" } | { kind: "edit"; detail: WorkflowDetail };
 function WorkflowForm({ mode }: { mode: Mode }) {
   const base = mode.kind === "edit" ? mode.detail : undefined;
   const [form, setForm] = useState<FormState>(() => (base ? formFrom(base) : blankForm()));
+  const [initial] = useState(() => JSON.stringify(form));
+  // The engine's limit, so a title is never cut in one place and refused in another.
+  const maxTitle = useAppInfo().data?.max_title_chars;
+  const dirty = JSON.stringify(form) !== initial;
   // Problems show under a field once the person has worked on it (or tried to save).
   const [touched, setTouched] = useState<Set<Field>>(() => new Set(base ? allFields : []));
   const queryClient = useQueryClient();
@@ -188,15 +194,38 @@ function WorkflowForm({ mode }: { mode: Mode }) {
       setChecking(false);
     }
     if (found.length > 0) return;
-    const done = (workflow: Workflow) => navigate(workflowHref(workflow.id));
+    const done = (workflow: Workflow) => {
+      // Saved: nothing is lost by going on.
+      setLeaveGuard(null);
+      toast(mode.kind === "create" ? `“${workflow.title}” was created.` : "The settings were saved.");
+      navigate(workflowHref(workflow.id));
+    };
     if (mode.kind === "create") create.mutate(input, { onSuccess: done });
     else update.mutate(input, { onSuccess: done });
   }
 
   const cancelHref = base ? workflowHref(base.workflow.id) : pageHref("workflows");
+  const formRef = useRef<HTMLFormElement>(null);
+  // Ctrl+S saves here too, as on the Script tab.
+  useEffect(() => {
+    function onKey(event: KeyboardEvent) {
+      if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "s") {
+        event.preventDefault();
+        formRef.current?.requestSubmit();
+      }
+    }
+    window.addEventListener("keydown", onKey, true);
+    return () => window.removeEventListener("keydown", onKey, true);
+  }, []);
 
   return (
-    <form className="workflow-form" onSubmit={(e) => void submit(e)} noValidate>
+    <form className="workflow-form" onSubmit={(e) => void submit(e)} noValidate ref={formRef}>
+      <UnsavedGuard
+        dirty={dirty && !saving.isSuccess}
+        what={mode.kind === "create" ? "the new workflow's settings" : "your changes to the settings"}
+        stays={() => false}
+        onDiscard={() => undefined}
+      />
       <div className="card form-card">
         <Section title="About">
           <div className="field">
@@ -212,6 +241,7 @@ function WorkflowForm({ mode }: { mode: Mode }) {
               aria-invalid={has("title")}
               aria-describedby={has("title") ? errorId("title") : undefined}
               data-testid="field-title"
+              maxLength={maxTitle}
               autoFocus={mode.kind === "create"}
             />
             <FieldError field="title" problems={shown} id={errorId("title")} />
@@ -349,6 +379,7 @@ function WorkflowForm({ mode }: { mode: Mode }) {
                   <option value="minutes">minutes</option>
                   <option value="hours">hours</option>
                 </select>
+                {form.schedule === "interval" && <FieldError field="schedule" problems={shown} id={errorId("schedule")} />}
               </div>
               <div className="schedule-choice">
                 <input
@@ -371,6 +402,7 @@ function WorkflowForm({ mode }: { mode: Mode }) {
                   onChange={(e) => change({ cron: e.target.value, schedule: "cron" }, "schedule")}
                   data-testid="field-cron"
                 />
+                {form.schedule === "cron" && <FieldError field="schedule" problems={shown} id={errorId("schedule")} />}
               </div>
               {form.schedule === "cron" && (
                 <p className="field-hint cron-hint" id={`${ids.cron}-hint`}>
@@ -379,7 +411,6 @@ function WorkflowForm({ mode }: { mode: Mode }) {
                 </p>
               )}
             </div>
-            <FieldError field="schedule" problems={shown} id={errorId("schedule")} />
           </fieldset>
         </Section>
 

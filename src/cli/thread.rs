@@ -1,4 +1,6 @@
-//! `healer task …`: tasks that talk to a model, their threads, and ATIF export.
+//! `healer thread …`: model threads (a workflow's auto-fix threads, the planner's chat, the
+//! built-in agent's work), step by step, and ATIF export. `healer task …` was the old name; a
+//! project's tasks are `healer project tasks`.
 
 use std::path::PathBuf;
 
@@ -10,24 +12,24 @@ use crate::print::{print_json, print_message};
 use crate::reach::open;
 
 #[derive(Subcommand)]
-pub enum TaskCommand {
-    /// The newest tasks (with --workflow: that workflow's auto-fix tasks)
+pub enum ThreadCommand {
+    /// The newest threads (with --workflow: that workflow's auto-fix threads)
     List {
         #[arg(long, default_value_t = 20)]
         limit: u32,
-        /// Only this workflow's auto-fix tasks
+        /// Only this workflow's auto-fix threads
         #[arg(long, value_name = "NAME")]
         workflow: Option<String>,
         #[arg(long)]
         json: bool,
     },
-    /// A task's thread, step by step
+    /// A thread, step by step
     Show {
         id: i64,
         #[arg(long)]
         json: bool,
     },
-    /// Write the task's thread as an ATIF-v1.7 trajectory (to standard output, or --out)
+    /// Write the thread as an ATIF-v1.7 trajectory (to standard output, or --out)
     ExportAtif {
         id: i64,
         #[arg(long, value_name = "FILE")]
@@ -35,21 +37,21 @@ pub enum TaskCommand {
     },
 }
 
-pub fn run(command: TaskCommand, paths: &Paths) -> Result<bool> {
+pub fn run(command: ThreadCommand, paths: &Paths) -> Result<bool> {
     let store = open(paths)?;
     match command {
-        TaskCommand::List {
+        ThreadCommand::List {
             limit,
             workflow: Some(name),
             json,
         } => crate::heal::workflow_tasks(paths, &name, limit, json),
-        TaskCommand::List { limit, json, .. } => {
+        ThreadCommand::List { limit, json, .. } => {
             let tasks = store.list_tasks(limit)?;
             if json {
                 return print_json(&tasks);
             }
             if tasks.is_empty() {
-                println!("No tasks yet.");
+                println!("No threads yet.");
             }
             for t in &tasks {
                 println!(
@@ -63,13 +65,13 @@ pub fn run(command: TaskCommand, paths: &Paths) -> Result<bool> {
             }
             Ok(true)
         }
-        TaskCommand::Show { id, json } => {
+        ThreadCommand::Show { id, json } => {
             let thread = store.thread(id)?;
             if json {
                 return print_json(&thread);
             }
             println!(
-                "Task {} ({}, {}): {}",
+                "Thread {} ({}, {}): {}",
                 thread.task.id,
                 thread.task.kind.as_str(),
                 thread.task.status.as_str(),
@@ -83,13 +85,13 @@ pub fn run(command: TaskCommand, paths: &Paths) -> Result<bool> {
             }
             Ok(true)
         }
-        TaskCommand::ExportAtif { id, out } => {
+        ThreadCommand::ExportAtif { id, out } => {
             let text = llm::atif::export(&store, id)?;
             match out {
                 Some(path) => {
                     std::fs::write(&path, format!("{text}\n"))
                         .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
-                    eprintln!("Wrote the trajectory of task {id} to {}", path.display());
+                    eprintln!("Wrote the trajectory of thread {id} to {}", path.display());
                 }
                 None => println!("{text}"),
             }

@@ -1,0 +1,165 @@
+//! Tauri commands for projects: the add-project form, the board, the task page and its live
+//! session. Each a one-line adapter over an engine method.
+
+use healer::project::{
+    FolderCheck, Project, ProjectDetail, ProjectInput, ProjectSummary, SessionDetail,
+    SessionRecord, Task, TaskDetail, TaskEdit, TaskStatus,
+};
+use healer::workflow::FieldProblem;
+use healer::ErrorPayload;
+use tauri::State;
+
+use crate::state::AppState;
+
+type CmdResult<T> = Result<T, ErrorPayload>;
+
+/// What a folder is and what Healer proposes for it.
+#[tauri::command]
+#[specta::specta]
+pub async fn check_project_folder(
+    state: State<'_, AppState>,
+    path: String,
+) -> CmdResult<FolderCheck> {
+    Ok(state.engine()?.check_project_folder(&path).await?)
+}
+
+/// Make the folder a git repository with a first commit, then look again.
+#[tauri::command]
+#[specta::specta]
+pub async fn init_project_folder(
+    state: State<'_, AppState>,
+    path: String,
+) -> CmdResult<FolderCheck> {
+    Ok(state.engine()?.init_project_folder(&path).await?)
+}
+
+/// Problems under each field of the form; empty when it can be saved.
+#[tauri::command]
+#[specta::specta]
+pub fn validate_project(
+    state: State<'_, AppState>,
+    input: ProjectInput,
+    id: Option<i64>,
+) -> CmdResult<Vec<FieldProblem>> {
+    Ok(state.engine()?.validate_project(&input, id)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn add_project(state: State<'_, AppState>, input: ProjectInput) -> CmdResult<Project> {
+    Ok(state.engine()?.add_project(input)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn update_project(
+    state: State<'_, AppState>,
+    id: i64,
+    input: ProjectInput,
+) -> CmdResult<Project> {
+    Ok(state.engine()?.update_project(id, input)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn remove_project(state: State<'_, AppState>, id: i64) -> CmdResult<()> {
+    Ok(state.engine()?.remove_project(id)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn list_projects(state: State<'_, AppState>) -> CmdResult<Vec<ProjectSummary>> {
+    Ok(state.engine()?.list_projects()?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn get_project(state: State<'_, AppState>, id: i64) -> CmdResult<ProjectDetail> {
+    Ok(state.engine()?.project_detail(id)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn get_project_task(
+    state: State<'_, AppState>,
+    project_id: i64,
+    task_id: String,
+) -> CmdResult<TaskDetail> {
+    Ok(state.engine()?.task_detail(project_id, &task_id)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn add_project_task(
+    state: State<'_, AppState>,
+    project_id: i64,
+    edit: TaskEdit,
+) -> CmdResult<Task> {
+    Ok(state.engine()?.add_task(project_id, edit)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn edit_project_task(
+    state: State<'_, AppState>,
+    project_id: i64,
+    task_id: String,
+    edit: TaskEdit,
+) -> CmdResult<Task> {
+    Ok(state.engine()?.edit_task(project_id, &task_id, edit)?)
+}
+
+/// Put a task before another (taking its priority), or last of its column.
+#[tauri::command]
+#[specta::specta]
+pub fn move_project_task(
+    state: State<'_, AppState>,
+    project_id: i64,
+    task_id: String,
+    before: Option<String>,
+) -> CmdResult<Task> {
+    Ok(state
+        .engine()?
+        .move_task(project_id, &task_id, before.as_deref())?)
+}
+
+/// Close, reopen or block a task by hand.
+#[tauri::command]
+#[specta::specta]
+pub fn set_project_task_status(
+    state: State<'_, AppState>,
+    project_id: i64,
+    task_id: String,
+    status: TaskStatus,
+    reason: Option<String>,
+) -> CmdResult<Task> {
+    Ok(state
+        .engine()?
+        .set_task_status(project_id, &task_id, status, reason)?)
+}
+
+/// Start the agent on a task (the next ready one without `task_id`); its steps stream.
+#[tauri::command]
+#[specta::specta]
+pub fn run_project_task(
+    state: State<'_, AppState>,
+    project_id: i64,
+    task_id: Option<String>,
+) -> CmdResult<SessionRecord> {
+    Ok(state
+        .engine()?
+        .run_project(project_id, task_id.as_deref())?)
+}
+
+/// Stop a running session; its worktree is kept.
+#[tauri::command]
+#[specta::specta]
+pub fn stop_session(state: State<'_, AppState>, session_id: i64) -> CmdResult<()> {
+    Ok(state.engine()?.stop_session(session_id)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn get_session(state: State<'_, AppState>, session_id: i64) -> CmdResult<SessionDetail> {
+    Ok(state.engine()?.session_detail(session_id)?)
+}

@@ -1,0 +1,94 @@
+//! The built-in agent's `run_command` (in the worktree, through the sandbox: its own process
+//! group, a time limit, capped output, writes confined by Landlock where the kernel has it)
+//! and `finish(summary)`, which ends the session.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+
+use super::workspace::Workspace;
+use crate::error::Result;
+use crate::llm::Tool;
+use crate::sandbox::{run_in_place, InPlace, SandboxLimits};
+
+/// A command's time limit when the model names none.
+const DEFAULT_COMMAND_SECS: u64 = 120;
+/// Output kept per stream (the loop cuts what the model is given further).
+const OUTPUT_BYTES: usize = 32 * 1024;
+/// The data memory of each process a command starts: compilers and test runners need more
+/// than a workflow's sandbox allows.
+const COMMAND_MEMORY_BYTES: u64 = 8 * 1024 * 1024 * 1024;
+
+pub struct RunCommand(pub Arc<Workspace>);
+
+#[async_trait]
+impl Tool for RunCommand {
+    fn name(&self) -> &str {
+        "run_command"
+    }
+    fn description(&self) -> &str {
+        "Run a shell command (bash -c) in the worktree, e.g. the tests. It may write only inside the worktree and its own temp folder; it is stopped after timeout_secs (default 120)."
+    }
+    fn schema(&self) -> Value {
+        json!({"type": "object", "properties": {
+            "command": {"type": "string", "minLength": 1},
+            "timeout_secs": {"type": "integer", "minimum": 1}},
+            "required": ["command"], "additionalProperties": false})
+    }
+    async fn call(&self, args: Value) -> Result<String> {
+        let command = args
+            .get("command")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let wanted = args
+            .get("timeout_secs")
+            .and_then(Value::as_u64)
+            .unwrap_or(DEFAULT_COMMAND_SECS);
+        let timeout = Duration::from_secs(wanted).min(self.0.command_limit);
+        let run = run_in_place(&InPlace {
+            cwd: &self.0.root,
+            tmp: &self.0.tmp,
+            command,
+            env: &self.0.env,
+            limits: SandboxLimits {
+                timeout,
+                memory_bytes: COMMAND_MEMORY_BYTES,
+                output_bytes: OUTPUT_BYTES,
+            },
+        })
+        .await?;
+        // The sandbox's words are about a scratch copy; here the child works in place.
+        Ok(run
+            .describe()
+            .replace("the scratch copy", "the worktree and its temp folder"))
+    }
+}
+
+pub struct Finish;
+
+#[async_trait]
+impl Tool for Finish {
+    fn name(&self) -> &str {
+        "finish"
+    }
+    fn description(&self) -> &str {
+        "Say the task is done, with a short summary of what you changed. Healer then runs the project's verification commands."
+    }
+    fn schema(&self) -> Value {
+        json!({"type": "object", "properties": {"summary": {"type": "string", "minLength": 1}},
+               "required": ["summary"], "additionalProperties": false})
+    }
+    async fn call(&self, args: Value) -> Result<String> {
+        Ok(args
+            .get("summary")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .trim()
+            .to_string())
+    }
+    fn ends_loop(&self) -> bool {
+        true
+    }
+}

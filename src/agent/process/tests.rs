@@ -1,0 +1,121 @@
+//! The supervisor with plain shell programs: what a process that escaped its group leaves, and
+//! the grace a process that ignores the stop signal gets (at its shipped default).
+
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+
+fn launch(body: &str, mark: &str, time_limit: Duration) -> Launch {
+    let mut env = base_env(|name| std::env::var(name).ok());
+    set(&mut env, MARK_VAR, mark);
+    Launch {
+        program: PathBuf::from("/bin/sh"),
+        args: vec!["-c".into(), body.into()],
+        cwd: std::env::temp_dir(),
+        env,
+        time_limit,
+        stop_signal: Signal::SIGTERM,
+    }
+}
+
+#[tokio::test]
+async fn a_process_that_left_the_group_is_ended_with_the_session() {
+    let mark = new_mark();
+    let marks = [vec![format!("{MARK_VAR}={mark}")]];
+    let (tx, _rx) = mpsc::unbounded_channel();
+    // `setsid` puts the first sleep in a session of its own, out of reach of the group's kill.
+    let body = "setsid sleep 60 & echo started; sleep 60";
+    let mut lines = Vec::new();
+    let mut on_line = |line: &str| {
+        lines.push(line.to_string());
+        Flow::Continue
+    };
+    let finished = supervise(
+        launch(body, &mark, Duration::from_secs(1)),
+        &tx,
+        &CancellationToken::new(),
+        &marks,
+        &mut on_line,
+    )
+    .await
+    .expect("started");
+
+    assert_eq!(finished.ending, Ending::TimedOut);
+    assert_eq!(lines, vec!["started".to_string()]);
+    assert!(marked_processes(&marks).is_empty());
+}
+
+#[tokio::test]
+async fn an_agent_that_ignores_the_stop_signal_is_killed_after_the_grace() {
+    let mark = new_mark();
+    let marks = [vec![format!("{MARK_VAR}={mark}")]];
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let cancel = CancellationToken::new();
+    let body = "trap '' TERM; echo ready; while :; do sleep 0.1; done";
+    let stop = cancel.clone();
+    let mut on_line = |_: &str| {
+        stop.cancel();
+        Flow::Continue
+    };
+    let asked = Instant::now();
+    let finished = supervise(
+        launch(body, &mark, Duration::from_secs(60)),
+        &tx,
+        &cancel,
+        &marks,
+        &mut on_line,
+    )
+    .await
+    .expect("started");
+    let took = asked.elapsed();
+
+    assert_eq!(finished.ending, Ending::Stopped);
+    assert!(took >= STOP_GRACE, "killed after {took:?}");
+    assert!(took < STOP_GRACE + Duration::from_secs(2), "took {took:?}");
+    assert!(matches!(rx.try_recv(), Ok(AgentUpdate::Process { .. })));
+    assert!(marked_processes(&marks).is_empty());
+}
+
+#[test]
+fn the_base_environment_keeps_no_secret_of_healer() {
+    let parent = |name: &str| match name {
+        "PATH" => Some("/bin".to_string()),
+        "HOME" => Some("/home/p".to_string()),
+        "ANTHROPIC_API_KEY" | "OPENAI_API_KEY" => Some("sk-secret".to_string()),
+        _ => None,
+    };
+    let env = base_env(parent);
+    assert_eq!(get(&env, "PATH"), Some("/bin"));
+    assert_eq!(get(&env, "HOME"), Some("/home/p"));
+    assert_eq!(get(&env, "LANG"), Some("C.UTF-8"));
+    assert!(env.iter().all(|(_, v)| v != "sk-secret"));
+}
+
+#[tokio::test]
+async fn a_line_without_end_is_cut_at_the_cap() {
+    let mark = new_mark();
+    let marks = [vec![format!("{MARK_VAR}={mark}")]];
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let total = MAX_LINE_BYTES + 1000;
+    let body = format!("head -c {total} /dev/zero | tr '\\0' 'a'");
+    let mut lengths = Vec::new();
+    let mut on_line = |line: &str| {
+        lengths.push(line.len());
+        Flow::Continue
+    };
+    supervise(
+        launch(&body, &mark, Duration::from_secs(60)),
+        &tx,
+        &CancellationToken::new(),
+        &marks,
+        &mut on_line,
+    )
+    .await
+    .expect("started");
+
+    assert_eq!(lengths, vec![MAX_LINE_BYTES, 1000]);
+}

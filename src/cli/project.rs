@@ -1,0 +1,414 @@
+//! `healer project …`: git repositories with tasks that coding agents work on. Reading commands
+//! open the store and the repository; adding, removing and running ask the engine. A task is
+//! added straight to the repository's task list (any process may; the engine's watcher sees it).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Subcommand;
+use healer::client::{Request, Response};
+use healer::project::{self, AddProject, TaskEdit};
+use healer::session::AgentKind;
+use healer::store::{now, MergePolicy, Store, VerifyCommand};
+use healer::tasklist::{self, TaskStatus};
+use healer::{Error, Paths, Result};
+
+use crate::input::confirm;
+use crate::print::print_json;
+use crate::reach::{act, open, unexpected};
+
+/// How long `project add` waits for a running engine (detection asks the agents' versions).
+const ADD_WAIT: Duration = Duration::from_secs(60);
+/// How long `project run --wait` waits for a running engine: the agent's own limit bounds it.
+const RUN_WAIT: Duration = Duration::from_secs(24 * 3600);
+
+#[derive(Subcommand)]
+pub enum ProjectCommand {
+    /// Add a git repository as a project; what is not named is detected
+    Add {
+        /// The repository's folder
+        path: PathBuf,
+        #[arg(long)]
+        name: Option<String>,
+        /// builtin, claude-code or codex
+        #[arg(long)]
+        agent: Option<String>,
+        /// A verification command, NAME=COMMAND; repeatable (replaces the detected ones)
+        #[arg(long = "verify", value_name = "NAME=CMD")]
+        verify: Vec<String>,
+        /// A command run in each new worktree before the agent
+        #[arg(long = "init", value_name = "CMD")]
+        init: Option<String>,
+        /// Leave green work on its branch instead of fast-forwarding the main branch
+        #[arg(long)]
+        leave_branch: bool,
+        /// Make the folder a git repository (git init and a first commit) if it is not one
+        #[arg(long)]
+        git_init: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Projects with their tasks per column
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// A project: its repository, settings, board problems and recent sessions
+    Show {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forget a project (its repository and branches are not touched)
+    Remove {
+        name: String,
+        #[arg(long)]
+        yes: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The project's tasks, column by column, and what is wrong in its task list
+    Tasks {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a task to a project
+    Task {
+        #[command(subcommand)]
+        command: TaskCommand,
+    },
+    /// Run the agent on the next ready task (or --task ID)
+    Run {
+        name: String,
+        #[arg(long)]
+        task: Option<String>,
+        /// Wait for the session to end; exit 1 unless the task was closed
+        #[arg(long)]
+        wait: bool,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum TaskCommand {
+    /// Add a task to the project's task list
+    Add {
+        /// The project's name
+        name: String,
+        #[arg(long)]
+        title: String,
+        #[arg(long, default_value = "")]
+        description: String,
+        /// What must be true when it is done; repeatable
+        #[arg(long)]
+        acceptance: Vec<String>,
+        /// 0 (most urgent) to 9; default 2
+        #[arg(long)]
+        priority: Option<i64>,
+        /// The id of a task this one waits for; repeatable
+        #[arg(long = "dep")]
+        deps: Vec<String>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub async fn run(command: ProjectCommand, paths: &Paths) -> Result<bool> {
+    match command {
+        ProjectCommand::Add {
+            path,
+            name,
+            agent,
+            verify,
+            init,
+            leave_branch,
+            git_init,
+            json,
+        } => {
+            let agent = agent
+                .map(|a| {
+                    AgentKind::parse(a.trim()).ok_or_else(|| {
+                        Error::InvalidInput(format!(
+                            "--agent {a:?}: choose builtin, claude-code or codex"
+                        ))
+                    })
+                })
+                .transpose()?;
+            let verify = if verify.is_empty() {
+                None
+            } else {
+                Some(parse_verify(&verify)?)
+            };
+            let absolute = std::path::absolute(&path).unwrap_or(path);
+            let add = AddProject {
+                path: absolute.display().to_string(),
+                name,
+                agent,
+                verify,
+                init_script: init,
+                merge: leave_branch.then_some(MergePolicy::LeaveBranch),
+                git_init,
+            };
+            let request = Request::AddProject { add: Box::new(add) };
+            match act(paths, request, ADD_WAIT).await? {
+                Response::Project { project } if json => print_json(&project),
+                Response::Project { project } => {
+                    println!("Added \u{201c}{}\u{201d} ({})", project.name, project.path);
+                    print_settings(&project.settings);
+                    Ok(true)
+                }
+                _ => unexpected(),
+            }
+        }
+        ProjectCommand::List { json } => {
+            let store = open(paths)?;
+            let list: Vec<_> = store
+                .list_projects()?
+                .into_iter()
+                .map(|p| project::summary(&store, p))
+                .collect::<Result<_>>()?;
+            if json {
+                return print_json(&list);
+            }
+            if list.is_empty() {
+                println!("No projects yet. Add one with: healer project add PATH");
+            }
+            for s in &list {
+                let c = &s.columns;
+                println!(
+                    "{:<20} open {:<3} in progress {:<3} blocked {:<3} closed {:<3} {}{}",
+                    s.project.name,
+                    c.open,
+                    c.in_progress,
+                    c.blocked,
+                    c.closed,
+                    s.project.path,
+                    if s.problems > 0 {
+                        format!("  ({} problem(s) in the task list)", s.problems)
+                    } else {
+                        String::new()
+                    }
+                );
+            }
+            Ok(true)
+        }
+        ProjectCommand::Show { name, json } => {
+            let store = open(paths)?;
+            let detail = project::detail(&store, store.project_by_name(&name)?)?;
+            if json {
+                return print_json(&detail);
+            }
+            let p = &detail.project;
+            println!("{} — {}", p.name, p.path);
+            println!("  {}", detail.repo.message);
+            for note in &detail.repo.notes {
+                println!("  note: {note}");
+            }
+            print_settings(&p.settings);
+            print_problems(&detail.problems);
+            if !detail.sessions.is_empty() {
+                println!("Sessions:");
+                for s in &detail.sessions {
+                    println!(
+                        "  #{:<5} {:<11} {}  {}",
+                        s.id,
+                        status_word(s.status),
+                        s.task_title,
+                        s.summary
+                    );
+                }
+            }
+            Ok(true)
+        }
+        ProjectCommand::Remove { name, yes, json } => {
+            if !yes {
+                confirm(&format!("Forget the project \u{201c}{name}\u{201d}? Its repository is not touched. [y/N] "))?;
+            }
+            match act(
+                paths,
+                Request::RemoveProject {
+                    project: name.clone(),
+                },
+                ADD_WAIT,
+            )
+            .await?
+            {
+                Response::Done if json => print_json(&serde_json::json!({"removed": name})),
+                Response::Done => {
+                    println!("Removed \u{201c}{name}\u{201d}; its repository is as it was");
+                    Ok(true)
+                }
+                _ => unexpected(),
+            }
+        }
+        ProjectCommand::Tasks { name, json } => {
+            let store = open(paths)?;
+            let detail = project::detail(&store, store.project_by_name(&name)?)?;
+            if json {
+                return print_json(
+                    &serde_json::json!({"tasks": detail.tasks, "problems": detail.problems, "next": detail.next}),
+                );
+            }
+            for status in TaskStatus::ALL {
+                let column: Vec<_> = detail
+                    .tasks
+                    .iter()
+                    .filter(|t| t.task.status == status)
+                    .collect();
+                println!("{} ({})", status.as_str().replace('_', " "), column.len());
+                for t in column {
+                    let mark = if detail.next.as_deref() == Some(t.task.id.as_str()) {
+                        "→"
+                    } else {
+                        " "
+                    };
+                    let mut line = format!(
+                        "  {mark} {:<8} p{} {}",
+                        t.task.id, t.task.priority, t.task.title
+                    );
+                    if let Some(why) = &t.waiting {
+                        line.push_str(&format!("  ({why})"));
+                    }
+                    if let Some(reason) = &t.task.closed_reason {
+                        line.push_str(&format!("  — {reason}"));
+                    } else if let Some(note) = &t.task.note {
+                        line.push_str(&format!("  — {note}"));
+                    }
+                    println!("{line}");
+                }
+            }
+            print_problems(&detail.problems);
+            Ok(true)
+        }
+        ProjectCommand::Task { command } => add_task(command, paths),
+        ProjectCommand::Run {
+            name,
+            task,
+            wait,
+            json,
+        } => {
+            let request = Request::RunProject {
+                project: name,
+                task,
+                wait,
+            };
+            match act(paths, request, RUN_WAIT).await? {
+                Response::Session { session } if json => {
+                    print_json(&session)?;
+                    Ok(!wait || session.status == healer::session::SessionStatus::Finished)
+                }
+                Response::Session { session } => {
+                    let ended = session.status != healer::session::SessionStatus::Running;
+                    if ended {
+                        println!(
+                            "Session {} on \u{201c}{}\u{201d}: {}",
+                            session.id, session.task_title, session.summary
+                        );
+                    } else {
+                        println!(
+                            "Session {} started on \u{201c}{}\u{201d}; follow it with: healer session show {}",
+                            session.id, session.task_title, session.id
+                        );
+                    }
+                    Ok(!ended || session.status == healer::session::SessionStatus::Finished)
+                }
+                _ => unexpected(),
+            }
+        }
+    }
+}
+
+fn add_task(command: TaskCommand, paths: &Paths) -> Result<bool> {
+    let TaskCommand::Add {
+        name,
+        title,
+        description,
+        acceptance,
+        priority,
+        deps,
+        json,
+    } = command;
+    let store: Store = open(paths)?;
+    let project = store.project_by_name(&name)?;
+    let edit = TaskEdit {
+        title,
+        description,
+        acceptance,
+        priority,
+        labels: vec![],
+        deps,
+    };
+    let task = tasklist::modify(&PathBuf::from(&project.path), |file| {
+        file.add(&edit, &now())
+    })?;
+    if json {
+        return print_json(&task);
+    }
+    println!(
+        "Added task {} to \u{201c}{}\u{201d}: {}",
+        task.id, project.name, task.title
+    );
+    Ok(true)
+}
+
+fn parse_verify(pairs: &[String]) -> Result<Vec<VerifyCommand>> {
+    pairs
+        .iter()
+        .map(|pair| {
+            let (name, command) = pair.split_once('=').ok_or_else(|| {
+                Error::InvalidInput(format!(
+                    "--verify {pair:?}: write it as NAME=COMMAND, e.g. test='npm test'"
+                ))
+            })?;
+            Ok(VerifyCommand {
+                name: name.trim().to_string(),
+                command: command.trim().to_string(),
+            })
+        })
+        .collect()
+}
+
+fn print_settings(s: &healer::store::ProjectSettings) {
+    println!(
+        "  agent: {}  branch: {}  then: {}",
+        healer::agent::agent_name(s.agent),
+        s.main_branch,
+        match s.merge {
+            MergePolicy::FastForward => "fast-forward the main branch",
+            MergePolicy::LeaveBranch => "leave the branch for review",
+        }
+    );
+    if s.verify.is_empty() {
+        println!("  verification: none");
+    }
+    for v in &s.verify {
+        println!("  verify {}: {}", v.name, v.command);
+    }
+    if let Some(init) = &s.init_script {
+        println!("  init script: {init}");
+    }
+}
+
+fn print_problems(problems: &[healer::tasklist::Problem]) {
+    if problems.is_empty() {
+        return;
+    }
+    println!("Problems in {}:", tasklist::TASKS_FILE);
+    for p in problems {
+        println!("  {}", p.message);
+    }
+}
+
+pub fn status_word(status: healer::session::SessionStatus) -> &'static str {
+    use healer::session::SessionStatus as S;
+    match status {
+        S::Running => "running",
+        S::Finished => "finished",
+        S::Failed => "failed",
+        S::TimedOut => "timed out",
+        S::Stopped => "stopped",
+        S::Interrupted => "interrupted",
+    }
+}

@@ -1,0 +1,338 @@
+//! The engine's project API (what the desktop app and the CLI call), and the agent registry
+//! the runner chooses from. Adding an agent: its file in `src/agent/`, one line in [`agents`].
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tokio::sync::broadcast;
+
+use super::Handle;
+use crate::agent::builtin::Builtin;
+use crate::agent::{trajectory, AgentRegistry};
+use crate::error::{Error, Result};
+use crate::events::Event;
+use crate::project::{
+    self, FolderCheck, Project, ProjectDetail, ProjectInput, ProjectSummary, SessionDetail,
+    SessionRecord, StoredStep, Task, TaskDetail, TaskEdit, TaskStatus,
+};
+use crate::services::Services;
+use crate::store::now;
+use crate::workflow::{refuse, FieldProblem};
+
+/// The agents this build runs. Each adapter registers here, one line each.
+pub(super) fn agents(services: &Arc<Services>) -> AgentRegistry {
+    let mut agents = AgentRegistry::new();
+    agents.register(Arc::new(Builtin::new(services.clone())));
+    agents
+}
+
+impl Handle {
+    fn projects(&self) -> &Arc<project::Projects> {
+        &self.inner.projects
+    }
+
+    /// Whether this build can run agents of `kind`.
+    pub fn agent_in_build(&self, kind: crate::session::AgentKind) -> bool {
+        self.projects().agents().has(kind)
+    }
+
+    /// Look at a folder for the add-project form: what it is, and what Healer proposes.
+    pub async fn check_project_folder(&self, path: &str) -> Result<FolderCheck> {
+        let canonical = project::canonical(Path::new(path.trim()));
+        let existing = self
+            .services
+            .store
+            .project_at(&canonical.display().to_string())?
+            .map(|p| p.name);
+        Ok(project::check_folder(&canonical, self.projects().agents(), existing).await)
+    }
+
+    /// Make a folder a repository with a first commit (the form's offer), then look again.
+    pub async fn init_project_folder(&self, path: &str) -> Result<FolderCheck> {
+        let dir = PathBuf::from(path.trim());
+        tokio::task::spawn_blocking(move || project::init_with_first_commit(&dir))
+            .await
+            .map_err(|e| Error::Internal(format!("git init stopped: {e}")))??;
+        self.check_project_folder(path).await
+    }
+
+    /// Problems with a project before it is saved; empty when it can be.
+    pub fn validate_project(
+        &self,
+        input: &ProjectInput,
+        own_id: Option<i64>,
+    ) -> Result<Vec<FieldProblem>> {
+        let store = &self.services.store;
+        Ok(project::validate(
+            input,
+            self.projects().agents(),
+            &store.list_projects()?,
+            &self.services.llm.budgets()?,
+            own_id,
+        ))
+    }
+
+    pub fn add_project(&self, input: ProjectInput) -> Result<Project> {
+        refuse(self.validate_project(&input, None)?)?;
+        let path = project::canonical(Path::new(input.path.trim()));
+        let project = self.services.store.insert_project(
+            input.name.trim(),
+            &path.display().to_string(),
+            &clean(input.settings),
+        )?;
+        if self.inner.scheduling {
+            if let Err(e) = self.projects().watch(&project) {
+                tracing::warn!(
+                    "the task list of \u{201c}{}\u{201d} is not watched: {e}",
+                    project.name
+                );
+            }
+        }
+        self.services.bus.emit(Event::ProjectAdded {
+            project_id: project.id,
+            name: project.name.clone(),
+        })?;
+        Ok(project)
+    }
+
+    /// Add a project the way `healer project add` asks: detect, then apply what was named.
+    pub async fn add_project_from(&self, add: project::AddProject) -> Result<Project> {
+        let mut check = self.check_project_folder(&add.path).await?;
+        let not_a_repo = matches!(
+            check.repo.state,
+            project::FolderState::NotARepository | project::FolderState::NoCommits
+        );
+        if not_a_repo && add.git_init {
+            check = self.init_project_folder(&add.path).await?;
+        }
+        let Some(mut input) = check.proposal else {
+            let hint = if not_a_repo {
+                " (--git-init does that)"
+            } else {
+                ""
+            };
+            return Err(Error::InvalidInput(format!(
+                "{}{hint}",
+                check.repo.message.trim_end_matches('.')
+            )));
+        };
+        if let Some(name) = add.name {
+            input.name = name;
+        }
+        if let Some(agent) = add.agent {
+            input.settings.agent = agent;
+        }
+        if let Some(verify) = add.verify {
+            input.settings.verify = verify;
+        }
+        if add.init_script.is_some() {
+            input.settings.init_script = add.init_script;
+        }
+        if let Some(merge) = add.merge {
+            input.settings.merge = merge;
+        }
+        self.add_project(input)
+    }
+
+    pub fn update_project(&self, id: i64, input: ProjectInput) -> Result<Project> {
+        let current = self.services.store.project(id)?;
+        // The folder is the project: it does not change.
+        let input = ProjectInput {
+            path: current.path.clone(),
+            ..input
+        };
+        refuse(self.validate_project(&input, Some(id))?)?;
+        self.services
+            .store
+            .update_project(id, input.name.trim(), &clean(input.settings))?;
+        let project = self.services.store.project(id)?;
+        self.services.bus.emit(Event::ProjectChanged {
+            project_id: id,
+            name: project.name.clone(),
+            what: "settings changed".to_string(),
+        })?;
+        Ok(project)
+    }
+
+    pub fn list_projects(&self) -> Result<Vec<ProjectSummary>> {
+        self.services
+            .store
+            .list_projects()?
+            .into_iter()
+            .map(|p| project::summary(&self.services.store, p))
+            .collect()
+    }
+
+    /// A project by name (or id), for the CLI.
+    pub fn find_project(&self, name: &str) -> Result<Project> {
+        self.services.store.project_by_name(name)
+    }
+
+    pub fn project_detail(&self, id: i64) -> Result<ProjectDetail> {
+        project::detail(&self.services.store, self.services.store.project(id)?)
+    }
+
+    pub fn task_detail(&self, project_id: i64, task_id: &str) -> Result<TaskDetail> {
+        project::task_detail(
+            &self.services.store,
+            self.services.store.project(project_id)?,
+            task_id,
+        )
+    }
+
+    /// Forget a project: its sessions and worktrees go, its repository and branches stay.
+    pub fn remove_project(&self, id: i64) -> Result<()> {
+        let project = self.services.store.project(id)?;
+        let running = self.projects().running_ids();
+        if self
+            .services
+            .store
+            .list_sessions(id, None, u32::MAX)?
+            .iter()
+            .any(|s| running.contains(&s.id))
+        {
+            return Err(Error::InvalidInput(format!(
+                "an agent is working on \u{201c}{}\u{201d}; stop it first",
+                project.name
+            )));
+        }
+        self.projects().unwatch(id);
+        let worktrees = self.projects().slots_dir(id);
+        if let Ok(entries) = std::fs::read_dir(&worktrees) {
+            for entry in entries.flatten() {
+                if let Err(e) = project::remove_worktree(Path::new(&project.path), &entry.path()) {
+                    tracing::warn!(
+                        "a worktree of \u{201c}{}\u{201d} was not removed: {e}",
+                        project.name
+                    );
+                }
+            }
+            let _ = std::fs::remove_dir_all(&worktrees);
+        }
+        self.services.store.delete_project(id)?;
+        self.services.bus.emit(Event::ProjectRemoved {
+            project_id: id,
+            name: project.name,
+        })?;
+        Ok(())
+    }
+
+    pub fn add_task(&self, project_id: i64, edit: TaskEdit) -> Result<Task> {
+        let project = self.services.store.project(project_id)?;
+        self.projects()
+            .modify_tasks(&project, "a task was added", |file| file.add(&edit, &now()))
+    }
+
+    pub fn edit_task(&self, project_id: i64, task_id: &str, edit: TaskEdit) -> Result<Task> {
+        let project = self.services.store.project(project_id)?;
+        self.projects()
+            .modify_tasks(&project, "a task was changed", |file| {
+                file.edit(task_id, &edit, &now())
+            })
+    }
+
+    /// Put a task before another one (it takes that one's priority), or last of its column.
+    pub fn move_task(&self, project_id: i64, task_id: &str, before: Option<&str>) -> Result<Task> {
+        let project = self.services.store.project(project_id)?;
+        self.projects()
+            .modify_tasks(&project, "tasks were reordered", |file| {
+                file.move_task(task_id, before, &now())
+            })
+    }
+
+    /// Close, reopen or block a task by hand (in progress is the runner's to set).
+    pub fn set_task_status(
+        &self,
+        project_id: i64,
+        task_id: &str,
+        status: TaskStatus,
+        reason: Option<String>,
+    ) -> Result<Task> {
+        if status == TaskStatus::InProgress {
+            return Err(Error::InvalidInput(
+                "a task is in progress only while an agent works on it; run it instead".to_string(),
+            ));
+        }
+        let project = self.services.store.project(project_id)?;
+        let what = format!("a task was marked {}", status.as_str().replace('_', " "));
+        self.projects().modify_tasks(&project, &what, |file| {
+            if file.task(task_id).map(|t| t.status) == Some(TaskStatus::InProgress) {
+                return Err(Error::InvalidInput(
+                    "an agent is working on this task; stop it first".to_string(),
+                ));
+            }
+            file.update(task_id, &now(), |t| {
+                t.status = status;
+                t.closed_reason = match status {
+                    TaskStatus::Closed => {
+                        Some(reason.unwrap_or_else(|| "Closed by hand".to_string()))
+                    }
+                    _ => None,
+                };
+                if status != TaskStatus::Closed {
+                    t.commit = None;
+                } else {
+                    // Its worktree (and what was not committed there) goes to the next task.
+                    t.worktree = None;
+                }
+                t.note = None;
+            })
+        })
+    }
+
+    /// Start an agent on `task_id`, or on the next ready task; answers once it is recorded.
+    pub fn run_project(&self, project_id: i64, task_id: Option<&str>) -> Result<SessionRecord> {
+        let project = self.services.store.project(project_id)?;
+        self.projects().start(&project, task_id)
+    }
+
+    /// Run and wait for the session to end.
+    pub async fn run_project_and_wait(
+        &self,
+        project_id: i64,
+        task_id: Option<&str>,
+    ) -> Result<SessionRecord> {
+        let session = self.run_project(project_id, task_id)?;
+        self.projects().wait(session.id).await
+    }
+
+    /// Stop a session: the agent's processes end, the worktree stays.
+    pub fn stop_session(&self, session_id: i64) -> Result<()> {
+        self.projects().stop(session_id)
+    }
+
+    pub fn session_detail(&self, session_id: i64) -> Result<SessionDetail> {
+        project::session_detail(&self.services.store, session_id)
+    }
+
+    /// A session as an ATIF-v1.7 trajectory (pretty JSON).
+    pub fn export_session_atif(&self, session_id: i64) -> Result<String> {
+        let store = &self.services.store;
+        trajectory::export(
+            &store.session(session_id)?,
+            &store.session_steps(session_id, 0)?,
+        )
+    }
+
+    /// Steps of running sessions as they are stored.
+    pub fn subscribe_session_steps(&self) -> broadcast::Receiver<StoredStep> {
+        self.services.session_steps.subscribe()
+    }
+}
+
+/// Settings as stored: an empty init script is none, blank rows are dropped.
+fn clean(mut settings: crate::store::ProjectSettings) -> crate::store::ProjectSettings {
+    settings.init_script = settings
+        .init_script
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty());
+    settings
+        .verify
+        .retain(|v| !(v.name.trim().is_empty() && v.command.trim().is_empty()));
+    for v in &mut settings.verify {
+        v.name = v.name.trim().to_string();
+        v.command = v.command.trim().to_string();
+    }
+    settings.main_branch = settings.main_branch.trim().to_string();
+    settings
+}

@@ -1,0 +1,181 @@
+//! What the Projects page, the board and the task page show, assembled from the store (the
+//! project, its sessions) and the repository (its task list, its progress log, its state).
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::prompt::read_progress;
+use super::repo::{inspect, RepoCheck};
+use crate::error::{Error, Result};
+use crate::store::{Project, SessionRecord, Store, StoredStep};
+use crate::tasklist::{
+    not_ready_reason, read_file, ready, Problem, Task, TaskFile, TaskStatus, TASKS_FILE,
+};
+
+/// How many sessions a project page lists.
+const RECENT_SESSIONS: u32 = 20;
+
+/// Tasks per column of the board.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct Columns {
+    pub open: u32,
+    pub in_progress: u32,
+    pub blocked: u32,
+    pub closed: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct ProjectSummary {
+    pub project: Project,
+    pub columns: Columns,
+    /// Open tasks whose dependencies are closed.
+    pub ready: u32,
+    /// Lines of the task list that are wrong (each reported, none dropped).
+    pub problems: u32,
+    /// Sessions running now.
+    pub running: u32,
+    /// Why the task list could not be read, if it could not.
+    pub unreadable: Option<String>,
+}
+
+/// A task as the board shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct BoardTask {
+    pub task: Task,
+    /// It would run next if asked (open, dependencies closed).
+    pub ready: bool,
+    /// Why it is not ready, when it is open but waits.
+    pub waiting: Option<String>,
+    /// The titles of the tasks it waits for (for the card).
+    pub waits_for: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct ProjectDetail {
+    pub project: Project,
+    pub repo: RepoCheck,
+    /// In file order; the UI sorts each column by priority, then this order.
+    pub tasks: Vec<BoardTask>,
+    pub problems: Vec<Problem>,
+    /// The id of the task "Run next" would start.
+    pub next: Option<String>,
+    /// progress.md as written (Markdown; the UI renders and sanitises it).
+    pub progress: String,
+    pub sessions: Vec<SessionRecord>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct TaskDetail {
+    pub project: Project,
+    pub task: BoardTask,
+    /// Newest first.
+    pub sessions: Vec<SessionRecord>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct SessionDetail {
+    pub session: SessionRecord,
+    pub project_name: String,
+    pub steps: Vec<StoredStep>,
+}
+
+fn tasks_of(project: &Project) -> Result<TaskFile> {
+    read_file(&Path::new(&project.path).join(TASKS_FILE))
+}
+
+fn board_task(file: &TaskFile, task: &Task, next: &[&Task]) -> BoardTask {
+    let waits_for = task
+        .blocking_deps()
+        .filter_map(|d| file.task(d))
+        .filter(|t| t.status != TaskStatus::Closed)
+        .map(|t| t.title.clone())
+        .collect();
+    BoardTask {
+        ready: next.iter().any(|t| t.id == task.id),
+        waiting: if task.status == TaskStatus::Open {
+            not_ready_reason(file, task)
+        } else {
+            None
+        },
+        waits_for,
+        task: task.clone(),
+    }
+}
+
+pub fn summary(store: &Store, project: Project) -> Result<ProjectSummary> {
+    let mut columns = Columns::default();
+    let running_here = store
+        .list_sessions(project.id, None, RECENT_SESSIONS)?
+        .iter()
+        .filter(|s| s.status == crate::session::SessionStatus::Running)
+        .count();
+    let (ready_count, problems, unreadable) = match tasks_of(&project) {
+        Ok(file) => {
+            for task in file.tasks() {
+                let slot = match task.status {
+                    TaskStatus::Open => &mut columns.open,
+                    TaskStatus::InProgress => &mut columns.in_progress,
+                    TaskStatus::Blocked => &mut columns.blocked,
+                    TaskStatus::Closed => &mut columns.closed,
+                };
+                *slot += 1;
+            }
+            (ready(&file).len(), file.problems.len(), None)
+        }
+        Err(e) => (0, 0, Some(e.to_string())),
+    };
+    Ok(ProjectSummary {
+        project,
+        columns,
+        ready: u32::try_from(ready_count).unwrap_or(u32::MAX),
+        problems: u32::try_from(problems).unwrap_or(u32::MAX),
+        running: u32::try_from(running_here).unwrap_or(u32::MAX),
+        unreadable,
+    })
+}
+
+pub fn detail(store: &Store, project: Project) -> Result<ProjectDetail> {
+    let file = tasks_of(&project)?;
+    let next = ready(&file);
+    let tasks = file
+        .tasks()
+        .into_iter()
+        .map(|t| board_task(&file, t, &next))
+        .collect();
+    Ok(ProjectDetail {
+        repo: inspect(Path::new(&project.path)),
+        next: next.first().map(|t| t.id.clone()),
+        progress: read_progress(Path::new(&project.path)),
+        sessions: store.list_sessions(project.id, None, RECENT_SESSIONS)?,
+        problems: file.problems.clone(),
+        tasks,
+        project,
+    })
+}
+
+pub fn task_detail(store: &Store, project: Project, task_id: &str) -> Result<TaskDetail> {
+    let file = tasks_of(&project)?;
+    let next = ready(&file);
+    let task = file.task(task_id).ok_or_else(|| Error::NotFound {
+        what: format!("task {task_id:?} in \u{201c}{}\u{201d}", project.name),
+    })?;
+    Ok(TaskDetail {
+        task: board_task(&file, task, &next),
+        sessions: store.list_sessions(project.id, Some(task_id), RECENT_SESSIONS)?,
+        project,
+    })
+}
+
+pub fn session_detail(store: &Store, session_id: i64) -> Result<SessionDetail> {
+    let session = store.session(session_id)?;
+    let project_name = store
+        .project(session.project_id)
+        .map(|p| p.name)
+        .unwrap_or_default();
+    Ok(SessionDetail {
+        steps: store.session_steps(session_id, 0)?,
+        session,
+        project_name,
+    })
+}

@@ -1,0 +1,407 @@
+//! The project runner: which task runs next, at most `max_parallel` per project at once, each
+//! in a task of its own that Stop can cancel; and the task list's changes, made under its lock
+//! and announced.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::run::run_session;
+use super::worktree::branch_name;
+use crate::agent::{agent_name, AgentRegistry};
+use crate::error::{Error, Result};
+use crate::events::Event;
+use crate::services::Services;
+use crate::session::SessionStatus;
+use crate::store::{now, NewSession, Project, SessionRecord};
+use crate::tasklist::{self, not_ready_reason, ready, Task, TaskFile, TaskStatus};
+
+/// How long the engine's shutdown waits for running sessions to record how they ended.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
+
+/// A session in flight.
+struct Running {
+    project_id: i64,
+    cancel: CancellationToken,
+    handle: JoinHandle<()>,
+}
+
+/// Projects at work: the agents this build has, the sessions running, what Healer last wrote
+/// to each task list (so the watcher tells a person's edit from Healer's own).
+pub struct Projects {
+    pub(crate) services: Arc<Services>,
+    pub(crate) agents: AgentRegistry,
+    running: Mutex<HashMap<i64, Running>>,
+    /// Cancelled when the engine stops: running sessions end as interrupted, not stopped.
+    pub(crate) shutdown: CancellationToken,
+    pub(super) written: Mutex<HashMap<i64, u64>>,
+    pub(super) watchers: Mutex<HashMap<i64, super::watch::TaskWatch>>,
+    /// The engine's runtime: the desktop shell calls `start` from its main thread, outside it.
+    runtime: tokio::runtime::Handle,
+    /// Spare worktrees being made, which no task may take yet.
+    creating: Mutex<HashSet<PathBuf>>,
+    /// Make a spare worktree ahead of the next task (the long-running engine does; a CLI
+    /// command's engine ends too soon to finish one).
+    pub(crate) spares: bool,
+}
+
+impl Projects {
+    /// Must be called within the engine's tokio runtime.
+    pub(crate) fn new(
+        services: Arc<Services>,
+        agents: AgentRegistry,
+        spares: bool,
+    ) -> Arc<Projects> {
+        Arc::new(Projects {
+            runtime: tokio::runtime::Handle::current(),
+            creating: Mutex::new(HashSet::new()),
+            spares,
+            services,
+            agents,
+            running: Mutex::new(HashMap::new()),
+            shutdown: CancellationToken::new(),
+            written: Mutex::new(HashMap::new()),
+            watchers: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub fn agents(&self) -> &AgentRegistry {
+        &self.agents
+    }
+
+    /// Where a project's worktrees live: in Healer's data folder, never inside the repository.
+    /// Each is a slot (`slot-1`, `slot-2` …) that holds one task's work at a time.
+    pub fn slots_dir(&self, project_id: i64) -> PathBuf {
+        self.services
+            .paths
+            .data_dir()
+            .join("worktrees")
+            .join(project_id.to_string())
+    }
+
+    /// The worktree for `task`: the one holding its earlier work, else a slot no open task
+    /// holds (finished work or a spare: switching it is cheap), else a new slot.
+    fn slot_for(&self, project_id: i64, file: &TaskFile, task: &Task) -> PathBuf {
+        let dir = self.slots_dir(project_id);
+        if let Some(own) = task.worktree.as_ref().map(PathBuf::from) {
+            if own.starts_with(&dir) && own.join(".git").exists() {
+                return own;
+            }
+        }
+        let mut busy: HashSet<PathBuf> = file
+            .tasks()
+            .into_iter()
+            .filter(|t| t.status != TaskStatus::Closed && t.id != task.id)
+            .filter_map(|t| t.worktree.as_ref().map(PathBuf::from))
+            .collect();
+        busy.extend(self.lock_creating().iter().cloned());
+        let mut slots = slot_numbers(&dir);
+        slots.sort_unstable();
+        for n in &slots {
+            let path = dir.join(format!("slot-{n}"));
+            if !busy.contains(&path) && path.join(".git").exists() {
+                return path;
+            }
+        }
+        let next = slots.iter().max().map_or(1, |n| n + 1);
+        let mut path = dir.join(format!("slot-{next}"));
+        let mut n = next;
+        while busy.contains(&path) {
+            n += 1;
+            path = dir.join(format!("slot-{n}"));
+        }
+        path
+    }
+
+    /// When every slot of `project` holds an open task's work, make a spare one in the
+    /// background, so the next task starts without a whole checkout.
+    pub fn ensure_spare(self: &Arc<Self>, project: &Project) {
+        if !self.spares {
+            return;
+        }
+        let file =
+            match tasklist::read_file(&PathBuf::from(&project.path).join(tasklist::TASKS_FILE)) {
+                Ok(file) => file,
+                Err(_) => return,
+            };
+        let probe = Task::new("spare", "spare", "");
+        let path = self.slot_for(project.id, &file, &probe);
+        if path.join(".git").exists() || !self.lock_creating().insert(path.clone()) {
+            return;
+        }
+        let me = self.clone();
+        let (repo, main) = (
+            PathBuf::from(&project.path),
+            project.settings.main_branch.clone(),
+        );
+        self.runtime.spawn(async move {
+            let made = path.clone();
+            let result = tokio::task::spawn_blocking(move || {
+                super::worktree::make_spare(&repo, &main, &made)
+            })
+            .await;
+            if let Ok(Err(e)) = result {
+                tracing::warn!("no spare worktree was made at {}: {e}", path.display());
+            }
+            me.lock_creating().remove(&path);
+        });
+    }
+
+    /// Sessions this process is running, by id.
+    pub fn running_ids(&self) -> Vec<i64> {
+        let mut ids: Vec<i64> = self.lock_running().keys().copied().collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// Start the agent on `task_id`, or on the next ready task. Answers as soon as the session
+    /// is recorded; it runs on in the background.
+    pub fn start(
+        self: &Arc<Self>,
+        project: &Project,
+        task_id: Option<&str>,
+    ) -> Result<SessionRecord> {
+        let agent = self.agents.get(project.settings.agent)?;
+        let busy = self
+            .lock_running()
+            .values()
+            .filter(|r| r.project_id == project.id)
+            .count();
+        let limit = usize::try_from(project.settings.max_parallel.max(1)).unwrap_or(1);
+        if busy >= limit {
+            return Err(Error::InvalidInput(format!(
+                "\u{201c}{}\u{201d} already runs {busy} task(s), its limit at once; wait for one to end or allow more in its settings",
+                project.name
+            )));
+        }
+        let chosen = self.claim(project, task_id, agent.kind())?;
+        let worktree = chosen
+            .worktree
+            .as_ref()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| self.slots_dir(project.id));
+        let branch = branch_name(&chosen.id);
+        let session = self.services.store.insert_session(&NewSession {
+            project_id: project.id,
+            task_id: &chosen.id,
+            task_title: &chosen.title,
+            agent: agent.kind(),
+            worktree: &worktree.display().to_string(),
+            branch: &branch,
+        })?;
+        self.services.bus.emit(Event::SessionStarted {
+            session_id: session.id,
+            project_id: project.id,
+            task_id: chosen.id.clone(),
+            task_title: chosen.title.clone(),
+            agent: agent.kind(),
+        })?;
+        let cancel = self.shutdown.child_token();
+        let me = self.clone();
+        let (project, session_id, token) = (project.clone(), session.id, cancel.clone());
+        // Registered before it can end, so its own removal always finds it.
+        let mut running = self.lock_running();
+        let handle = self.runtime.spawn(async move {
+            run_session(&me, project, chosen, session_id, agent, token).await;
+            me.lock_running().remove(&session_id);
+        });
+        running.insert(
+            session.id,
+            Running {
+                project_id: session.project_id,
+                cancel,
+                handle,
+            },
+        );
+        Ok(session)
+    }
+
+    /// Mark the chosen task in progress in the task list (one write, under its lock).
+    fn claim(
+        &self,
+        project: &Project,
+        task_id: Option<&str>,
+        agent: crate::session::AgentKind,
+    ) -> Result<Task> {
+        let branch_of = |id: &str| branch_name(id);
+        self.modify_tasks(project, "a task started", |file| {
+            let id = match task_id {
+                Some(id) => {
+                    let task = file.task(id).ok_or_else(|| Error::NotFound {
+                        what: format!("task {id:?} in \u{201c}{}\u{201d}", project.name),
+                    })?;
+                    if let Some(why) = not_ready_reason(file, task) {
+                        return Err(Error::InvalidInput(format!(
+                            "the task \u{201c}{}\u{201d} cannot run now: {why}",
+                            task.title
+                        )));
+                    }
+                    id.to_string()
+                }
+                None => ready(file)
+                    .first()
+                    .map(|t| t.id.clone())
+                    .ok_or_else(|| Error::InvalidInput(no_ready_task(project, file)))?,
+            };
+            let slot = file
+                .task(&id)
+                .map(|t| self.slot_for(project.id, file, t))
+                .unwrap_or_else(|| self.slots_dir(project.id));
+            file.update(&id, &now(), |t| {
+                t.status = TaskStatus::InProgress;
+                t.assignee = Some(agent.as_str().to_string());
+                t.worktree = Some(slot.display().to_string());
+                t.branch = Some(branch_of(&t.id));
+                t.note = Some(format!("{} is working on it", agent_name(agent)));
+            })
+        })
+    }
+
+    /// Change the project's task list and announce it.
+    pub fn modify_tasks<T>(
+        &self,
+        project: &Project,
+        what: &str,
+        change: impl FnOnce(&mut TaskFile) -> Result<T>,
+    ) -> Result<T> {
+        let repo = PathBuf::from(&project.path);
+        let mut problems = 0u32;
+        let mut hash = 0u64;
+        let result = tasklist::modify(&repo, |file| {
+            let out = change(file)?;
+            problems = u32::try_from(file.problems.len()).unwrap_or(u32::MAX);
+            hash = super::watch::content_hash(file.render().as_bytes());
+            Ok(out)
+        })?;
+        self.lock_written().insert(project.id, hash);
+        self.services.bus.emit(Event::ProjectTasksChanged {
+            project_id: project.id,
+            name: project.name.clone(),
+            problems,
+            what: what.to_string(),
+        })?;
+        Ok(result)
+    }
+
+    /// Stop a running session: its agent's processes end, its worktree stays.
+    pub fn stop(&self, session_id: i64) -> Result<()> {
+        let running = self.lock_running();
+        match running.get(&session_id) {
+            Some(r) => {
+                r.cancel.cancel();
+                Ok(())
+            }
+            None => {
+                let session = self.services.store.session(session_id)?;
+                if session.status == SessionStatus::Running {
+                    Err(Error::InvalidInput(format!(
+                        "session {session_id} runs in another Healer process; stop it there"
+                    )))
+                } else {
+                    Err(Error::InvalidInput(format!(
+                        "session {session_id} is not running any more"
+                    )))
+                }
+            }
+        }
+    }
+
+    /// Wait until session `id` has ended (in this process), then read it back.
+    pub async fn wait(&self, session_id: i64) -> Result<SessionRecord> {
+        let handle = self
+            .lock_running()
+            .get_mut(&session_id)
+            .map(|r| std::mem::replace(&mut r.handle, self.runtime.spawn(async {})));
+        if let Some(handle) = handle {
+            let _ = handle.await;
+        }
+        self.services.store.session(session_id)
+    }
+
+    /// The engine is stopping: end every session (as interrupted) and wait, briefly, for them
+    /// to record it.
+    pub async fn shutdown(&self) {
+        self.shutdown.cancel();
+        self.lock_watchers().clear();
+        let handles: Vec<JoinHandle<()>> = self
+            .lock_running()
+            .values_mut()
+            .map(|r| std::mem::replace(&mut r.handle, self.runtime.spawn(async {})))
+            .collect();
+        let all = futures_join(handles);
+        if tokio::time::timeout(SHUTDOWN_WAIT, all).await.is_err() {
+            tracing::warn!("agent sessions did not end in time; the next start settles them");
+        }
+    }
+
+    fn lock_creating(&self) -> std::sync::MutexGuard<'_, HashSet<PathBuf>> {
+        self.creating.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn lock_running(&self) -> std::sync::MutexGuard<'_, HashMap<i64, Running>> {
+        self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(super) fn lock_written(&self) -> std::sync::MutexGuard<'_, HashMap<i64, u64>> {
+        self.written.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(super) fn lock_watchers(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<i64, super::watch::TaskWatch>> {
+        self.watchers.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The numbers of the slot folders under `dir` (`slot-3` → 3).
+fn slot_numbers(dir: &std::path::Path) -> Vec<u32> {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|e| {
+                    e.file_name()
+                        .to_str()
+                        .and_then(|n| n.strip_prefix("slot-"))
+                        .and_then(|n| n.parse().ok())
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+async fn futures_join(handles: Vec<JoinHandle<()>>) {
+    for handle in handles {
+        let _ = handle.await;
+    }
+}
+
+/// Why nothing can run, in a sentence.
+fn no_ready_task(project: &Project, file: &TaskFile) -> String {
+    let tasks = file.tasks();
+    if tasks.is_empty() {
+        return format!(
+            "\u{201c}{}\u{201d} has no tasks yet; add one first",
+            project.name
+        );
+    }
+    let open = tasks
+        .iter()
+        .filter(|t| t.status == TaskStatus::Open)
+        .count();
+    if open == 0 {
+        format!(
+            "\u{201c}{}\u{201d} has no open task: every task is in progress, blocked or closed",
+            project.name
+        )
+    } else {
+        format!(
+            "none of the {open} open task(s) of \u{201c}{}\u{201d} is ready: each waits for a task that is not closed yet",
+            project.name
+        )
+    }
+}

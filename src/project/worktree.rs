@@ -1,0 +1,340 @@
+//! A task's worktree and branch (`healer/<task>`), the commit of its green work, and the
+//! fast-forward into the main branch — with git2, so nothing depends on a git binary.
+
+use std::path::Path;
+
+use git2::build::CheckoutBuilder;
+use git2::{
+    BranchType, IndexAddOption, Oid, Repository, Signature, WorktreeAddOptions,
+    WorktreePruneOptions,
+};
+
+use super::repo::{branch_commit, git_error, short};
+use crate::error::{Error, Result};
+use crate::tasklist::HEALER_DIR;
+
+/// Who Healer's commits are by.
+pub const AGENT_NAME: &str = "Healer agent";
+pub const AGENT_EMAIL: &str = "agent@healer.invalid";
+
+/// The branch of a task.
+pub fn branch_name(task_id: &str) -> String {
+    format!("healer/{task_id}")
+}
+
+/// git's own name for the worktree of a slot folder (under `.git/worktrees/`).
+fn worktree_name(path: &Path) -> String {
+    let slot = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!("healer-{slot}")
+}
+
+/// The branch a spare worktree waits on until a task takes it.
+fn spare_branch(path: &Path) -> String {
+    format!(
+        "healer/{}",
+        worktree_name(path).trim_start_matches("healer-")
+    )
+}
+
+/// A worktree ready for the agent.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub branch: String,
+    /// The commit the branch started from (or stands at, when it existed already).
+    pub base: Oid,
+    /// An earlier run's work (its worktree or its branch) was found and is continued.
+    pub reused: bool,
+}
+
+/// The worktree at `path` (a slot folder), on branch `healer/<task_id>`. A slot that holds
+/// this task's earlier work (a stopped or failed run) is continued as it is. A slot that held
+/// finished work, or a spare, is switched over: only the files that differ are written, which
+/// is what keeps a task's start cheap in a large repository. A missing slot is created (a
+/// whole checkout). The branch continues where an earlier run left it, else it starts from the
+/// main branch's last commit.
+pub fn prepare(
+    repo_path: &Path,
+    main_branch: &str,
+    task_id: &str,
+    path: &Path,
+) -> Result<Prepared> {
+    let repo =
+        Repository::open(repo_path).map_err(|e| git_error("cannot open the repository", e))?;
+    let branch = branch_name(task_id);
+    let existing = repo.find_branch(&branch, BranchType::Local).ok();
+    let reused = existing.is_some();
+    let base = match &existing {
+        Some(b) => b
+            .get()
+            .peel_to_commit()
+            .map_err(|e| git_error("cannot read the task's branch", e))?
+            .id(),
+        None => branch_commit(&repo, main_branch)?,
+    };
+    if let Ok(slot) = Repository::open(path) {
+        let on = slot
+            .head()
+            .ok()
+            .and_then(|h| h.shorthand().ok().map(str::to_string));
+        if on.as_deref() == Some(branch.as_str()) {
+            let base = slot
+                .head()
+                .and_then(|h| h.peel_to_commit())
+                .map(|c| c.id())
+                .map_err(|e| git_error("cannot read the kept worktree", e))?;
+            return Ok(Prepared {
+                branch,
+                base,
+                reused: true,
+            });
+        }
+        switch(&slot, &branch, base, existing.is_none())?;
+        if let Some(old) = on.filter(|b| *b == spare_branch(path)) {
+            if let Ok(mut spare) = repo.find_branch(&old, BranchType::Local) {
+                let _ = spare.delete();
+            }
+        }
+        return Ok(Prepared {
+            branch,
+            base,
+            reused,
+        });
+    }
+    let commit = repo
+        .find_commit(base)
+        .map_err(|e| git_error("cannot read the commit to start from", e))?;
+    let reference = match existing {
+        Some(b) => b.into_reference(),
+        None => repo
+            .branch(&branch, &commit, false)
+            .map_err(|e| git_error(&format!("cannot create the branch {branch}"), e))?
+            .into_reference(),
+    };
+    add_worktree(&repo, path, &reference)?;
+    Ok(Prepared {
+        branch,
+        base,
+        reused,
+    })
+}
+
+/// Put the slot's HEAD on `branch` at `base` (creating the branch), its files matching.
+fn switch(slot: &Repository, branch: &str, base: Oid, create: bool) -> Result<()> {
+    let commit = slot
+        .find_commit(base)
+        .map_err(|e| git_error("cannot read the commit to start from", e))?;
+    if create {
+        slot.branch(branch, &commit, false)
+            .map_err(|e| git_error(&format!("cannot create the branch {branch}"), e))?;
+    }
+    let mut checkout = CheckoutBuilder::new();
+    // The slot held finished (committed) work or nothing: what is left in it is no one's.
+    checkout.force().remove_untracked(true);
+    slot.checkout_tree(commit.as_object(), Some(&mut checkout))
+        .map_err(|e| git_error("cannot update the worktree's files", e))?;
+    slot.set_head(&format!("refs/heads/{branch}"))
+        .map_err(|e| git_error(&format!("cannot switch the worktree to {branch}"), e))
+}
+
+/// A new worktree at `path` checked out on `reference` (a leftover folder git no longer knows
+/// is cleared first; its branch has the work that was committed).
+fn add_worktree(repo: &Repository, path: &Path, reference: &git2::Reference<'_>) -> Result<()> {
+    let name = worktree_name(path);
+    if let Ok(stale) = repo.find_worktree(&name) {
+        let mut prune = WorktreePruneOptions::new();
+        prune.valid(true).working_tree(true);
+        stale
+            .prune(Some(&mut prune))
+            .map_err(|e| git_error("cannot tidy up an old worktree", e))?;
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| Error::io(format!("cannot create {}", parent.display()), e))?;
+    }
+    if path.exists() {
+        std::fs::remove_dir_all(path)
+            .map_err(|e| Error::io(format!("cannot clear {}", path.display()), e))?;
+    }
+    let mut options = WorktreeAddOptions::new();
+    options.reference(Some(reference));
+    repo.worktree(&name, path, Some(&options))
+        .map_err(|e| git_error(&format!("cannot create the worktree {}", path.display()), e))?;
+    Ok(())
+}
+
+/// A spare worktree at `path` on the main branch's last commit, so the next task starts
+/// without a whole checkout.
+pub fn make_spare(repo_path: &Path, main_branch: &str, path: &Path) -> Result<()> {
+    let repo =
+        Repository::open(repo_path).map_err(|e| git_error("cannot open the repository", e))?;
+    let base = branch_commit(&repo, main_branch)?;
+    let commit = repo
+        .find_commit(base)
+        .map_err(|e| git_error("cannot read the main branch", e))?;
+    let reference = repo
+        .branch(&spare_branch(path), &commit, true)
+        .map_err(|e| git_error("cannot create a spare worktree's branch", e))?
+        .into_reference();
+    add_worktree(&repo, path, &reference)
+}
+
+/// Commit everything the agent changed in the worktree (Healer's own `.healer/` aside) on the
+/// task's branch. `None` when nothing changed.
+pub fn commit_all(worktree: &Path, message: &str) -> Result<Option<Oid>> {
+    let repo = Repository::open(worktree).map_err(|e| git_error("cannot open the worktree", e))?;
+    let mut index = repo
+        .index()
+        .map_err(|e| git_error("cannot read the worktree's index", e))?;
+    let healer = format!("{HEALER_DIR}/");
+    let mut skip_healer =
+        |path: &Path, _: &[u8]| -> i32 { i32::from(path.to_string_lossy().starts_with(&healer)) };
+    index
+        .add_all(["*"], IndexAddOption::DEFAULT, Some(&mut skip_healer))
+        .map_err(|e| git_error("cannot add the changes", e))?;
+    // add_all does not see deletions.
+    index
+        .update_all(["*"], Some(&mut skip_healer))
+        .map_err(|e| git_error("cannot record deleted files", e))?;
+    index
+        .write()
+        .map_err(|e| git_error("cannot write the index", e))?;
+    let tree_id = index
+        .write_tree()
+        .map_err(|e| git_error("cannot write the tree", e))?;
+    let head = repo
+        .head()
+        .and_then(|h| h.peel_to_commit())
+        .map_err(|e| git_error("cannot read the branch's last commit", e))?;
+    if head.tree_id() == tree_id {
+        return Ok(None);
+    }
+    let tree = repo
+        .find_tree(tree_id)
+        .map_err(|e| git_error("cannot read the tree", e))?;
+    let who = Signature::now(AGENT_NAME, AGENT_EMAIL)
+        .map_err(|e| git_error("cannot sign the commit", e))?;
+    repo.commit(Some("HEAD"), &who, &who, message, &tree, &[&head])
+        .map(Some)
+        .map_err(|e| git_error("cannot commit", e))
+}
+
+/// Past this many changed files a fast-forward checks the whole working tree.
+const MAX_NAMED_PATHS: usize = 1_000;
+
+/// The paths that differ between two commits (both sides of a rename).
+fn changed_paths(repo: &Repository, from: Oid, to: Oid) -> Result<Vec<String>> {
+    let tree = |oid: Oid| {
+        repo.find_commit(oid)
+            .and_then(|c| c.tree())
+            .map_err(|e| git_error("cannot read a commit's files", e))
+    };
+    let (old, new) = (tree(from)?, tree(to)?);
+    let diff = repo
+        .diff_tree_to_tree(Some(&old), Some(&new), None)
+        .map_err(|e| git_error("cannot compare the commits", e))?;
+    let mut paths = Vec::new();
+    for delta in diff.deltas() {
+        for file in [delta.old_file(), delta.new_file()] {
+            if let Some(p) = file.path().and_then(|p| p.to_str()) {
+                if !paths.iter().any(|known: &String| known == p) {
+                    paths.push(p.to_string());
+                }
+            }
+        }
+    }
+    Ok(paths)
+}
+
+/// What became of a fast-forward.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Merge {
+    Merged,
+    /// Left on the branch, and why.
+    Left(String),
+}
+
+/// Move the main branch to `commit` when that is a fast-forward. When the main branch is
+/// checked out, its working files follow, but only where the person has no uncommitted change
+/// in the files the commit touches (a safe checkout); otherwise the work stays on the branch.
+pub fn fast_forward(
+    repo_path: &Path,
+    main_branch: &str,
+    branch: &str,
+    commit: Oid,
+) -> Result<Merge> {
+    let repo =
+        Repository::open(repo_path).map_err(|e| git_error("cannot open the repository", e))?;
+    let main = branch_commit(&repo, main_branch)?;
+    if main == commit {
+        return Ok(Merge::Merged);
+    }
+    let descends = repo
+        .graph_descendant_of(commit, main)
+        .map_err(|e| git_error("cannot compare the branches", e))?;
+    if !descends {
+        return Ok(Merge::Left(format!(
+            "{main_branch} moved on since the task started (it is at {}), so the work stays on {branch} for you to merge",
+            short(&main)
+        )));
+    }
+    let checked_out = repo
+        .head()
+        .ok()
+        .filter(|h| h.is_branch())
+        .and_then(|h| h.shorthand().ok().map(str::to_string))
+        .is_some_and(|b| b == main_branch);
+    if checked_out {
+        let target = repo
+            .find_commit(commit)
+            .map_err(|e| git_error("cannot read the task's commit", e))?;
+        let mut checkout = CheckoutBuilder::new();
+        checkout.safe();
+        // Only the files the task changed are looked at: in a large repository, checking the
+        // whole working tree for the person's edits is most of a fast-forward's time.
+        let changed = changed_paths(&repo, main, commit)?;
+        if changed.len() <= MAX_NAMED_PATHS {
+            checkout.disable_pathspec_match(true);
+            for path in &changed {
+                checkout.path(path);
+            }
+        }
+        if let Err(e) = repo.checkout_tree(target.as_object(), Some(&mut checkout)) {
+            return Ok(Merge::Left(format!(
+                "your uncommitted changes in {} touch the files this task changed ({}), so the work stays on {branch} for you to merge",
+                repo_path.display(),
+                e.message()
+            )));
+        }
+    }
+    let refname = format!("refs/heads/{main_branch}");
+    repo.find_reference(&refname)
+        .and_then(|mut r| {
+            r.set_target(commit, &format!("healer: fast-forward to {branch}"))
+                .map(|_| ())
+        })
+        .map_err(|e| git_error(&format!("cannot move {main_branch}"), e))?;
+    Ok(Merge::Merged)
+}
+
+/// Remove a slot's worktree (its branches stay, the spare's own excepted).
+pub fn remove(repo_path: &Path, path: &Path) -> Result<()> {
+    if path.exists() {
+        std::fs::remove_dir_all(path)
+            .map_err(|e| Error::io(format!("cannot remove {}", path.display()), e))?;
+    }
+    let repo =
+        Repository::open(repo_path).map_err(|e| git_error("cannot open the repository", e))?;
+    if let Ok(wt) = repo.find_worktree(&worktree_name(path)) {
+        let mut prune = WorktreePruneOptions::new();
+        prune.valid(true).working_tree(true);
+        wt.prune(Some(&mut prune))
+            .map_err(|e| git_error("cannot forget the worktree", e))?;
+    }
+    if let Ok(mut spare) = repo.find_branch(&spare_branch(path), BranchType::Local) {
+        let _ = spare.delete();
+    }
+    Ok(())
+}

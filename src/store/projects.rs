@@ -1,0 +1,201 @@
+//! Projects: a person's git repositories Healer runs agents on, with their settings. The
+//! shapes are defined here, beside their table, and re-exported by `project`, which acts on
+//! them.
+
+use rusqlite::{params, OptionalExtension, Row};
+use serde::{Deserialize, Serialize};
+
+use super::notifications::unknown_value;
+use super::{now, Store};
+use crate::error::{Error, Result};
+use crate::llm::Tier;
+use crate::session::AgentKind;
+
+/// A command that must pass before a task's change is committed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct VerifyCommand {
+    /// A short name ("typecheck", "test").
+    pub name: String,
+    /// A command line, run with `bash -c` in the task's worktree.
+    pub command: String,
+}
+
+/// What happens to a green task's branch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum MergePolicy {
+    /// Fast-forward the main branch to the task's commit (when the main branch has not moved).
+    FastForward,
+    /// Leave the branch `healer/<task>` for the person to review and merge.
+    LeaveBranch,
+}
+
+/// A project's settings: what the add-project form confirms, and every bound of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(default)]
+pub struct ProjectSettings {
+    /// The branch worktrees start from and green work merges into.
+    pub main_branch: String,
+    pub agent: AgentKind,
+    pub verify: Vec<VerifyCommand>,
+    /// A command run in each new worktree before the agent (installs, a build).
+    pub init_script: Option<String>,
+    pub merge: MergePolicy,
+    /// Tasks of this project that may run at once, each in its own worktree.
+    pub max_parallel: u32,
+    /// An agent session is ended (its process group killed) after this.
+    pub agent_time_limit_secs: u32,
+    /// The init script and each verification command are ended after this.
+    pub command_time_limit_secs: u32,
+    /// The built-in agent: tokens one task may use, all its model calls together (at most
+    /// the per-task cap of Settings → Budgets).
+    pub token_budget: u64,
+    /// The built-in agent: model calls one task may make.
+    pub max_steps: u32,
+    /// The built-in agent: which model tier it thinks with.
+    pub tier: Tier,
+    /// Claude Code: the tools it may use without asking (`--allowedTools`).
+    pub allowed_tools: Vec<String>,
+    /// A model name for an external agent; none: its own default.
+    pub model: Option<String>,
+}
+
+/// Defaults of [`ProjectSettings`], named so the docs and tests can point at them.
+pub const DEFAULT_MAX_PARALLEL: u32 = 1;
+pub const DEFAULT_AGENT_TIME_LIMIT_SECS: u32 = 3600;
+pub const DEFAULT_COMMAND_TIME_LIMIT_SECS: u32 = 900;
+pub const DEFAULT_TOKEN_BUDGET: u64 = 50_000;
+pub const DEFAULT_MAX_STEPS: u32 = 60;
+
+impl Default for ProjectSettings {
+    fn default() -> Self {
+        ProjectSettings {
+            main_branch: "main".to_string(),
+            agent: AgentKind::Builtin,
+            verify: vec![],
+            init_script: None,
+            merge: MergePolicy::FastForward,
+            max_parallel: DEFAULT_MAX_PARALLEL,
+            agent_time_limit_secs: DEFAULT_AGENT_TIME_LIMIT_SECS,
+            command_time_limit_secs: DEFAULT_COMMAND_TIME_LIMIT_SECS,
+            token_budget: DEFAULT_TOKEN_BUDGET,
+            max_steps: DEFAULT_MAX_STEPS,
+            tier: Tier::Standard,
+            allowed_tools: ["Bash", "Read", "Edit", "Write", "Glob", "Grep"]
+                .map(str::to_string)
+                .to_vec(),
+            model: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct Project {
+    pub id: i64,
+    pub name: String,
+    /// The repository's folder (its working tree).
+    pub path: String,
+    pub settings: ProjectSettings,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+const COLUMNS: &str = "id, name, path, settings, created_at, updated_at";
+
+impl Store {
+    pub fn insert_project(
+        &self,
+        name: &str,
+        path: &str,
+        settings: &ProjectSettings,
+    ) -> Result<Project> {
+        let at = now();
+        let json = settings_json(settings)?;
+        let id = self.call(|c| {
+            c.execute(
+                "INSERT INTO projects (name, path, settings, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?4)",
+                params![name, path, json, at],
+            )?;
+            Ok(c.last_insert_rowid())
+        })?;
+        self.project(id)
+    }
+
+    pub fn update_project(&self, id: i64, name: &str, settings: &ProjectSettings) -> Result<()> {
+        let json = settings_json(settings)?;
+        let changed = self.call(|c| {
+            c.execute(
+                "UPDATE projects SET name = ?2, settings = ?3, updated_at = ?4 WHERE id = ?1",
+                params![id, name, json, now()],
+            )
+        })?;
+        if changed == 0 {
+            return Err(not_found(&id.to_string()));
+        }
+        Ok(())
+    }
+
+    pub fn project(&self, id: i64) -> Result<Project> {
+        let sql = format!("SELECT {COLUMNS} FROM projects WHERE id = ?1");
+        self.call(|c| c.query_row(&sql, [id], project_from_row).optional())?
+            .ok_or_else(|| not_found(&id.to_string()))
+    }
+
+    /// A project by its name, or its id written as a number.
+    pub fn project_by_name(&self, name: &str) -> Result<Project> {
+        let sql = format!("SELECT {COLUMNS} FROM projects WHERE name = ?1");
+        let found = self.call(|c| c.query_row(&sql, [name], project_from_row).optional())?;
+        match (found, name.parse::<i64>()) {
+            (Some(p), _) => Ok(p),
+            (None, Ok(id)) => self.project(id),
+            (None, Err(_)) => Err(not_found(name)),
+        }
+    }
+
+    /// The project whose folder is `path`, if one is.
+    pub fn project_at(&self, path: &str) -> Result<Option<Project>> {
+        let sql = format!("SELECT {COLUMNS} FROM projects WHERE path = ?1");
+        self.call(|c| c.query_row(&sql, [path], project_from_row).optional())
+    }
+
+    pub fn list_projects(&self) -> Result<Vec<Project>> {
+        let sql = format!("SELECT {COLUMNS} FROM projects ORDER BY name COLLATE NOCASE");
+        self.call(|c| {
+            let mut stmt = c.prepare_cached(&sql)?;
+            let rows = stmt
+                .query_map([], project_from_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })
+    }
+
+    /// Forget a project and its sessions (the repository is not touched).
+    pub fn delete_project(&self, id: i64) -> Result<()> {
+        self.call(|c| c.execute("DELETE FROM projects WHERE id = ?1", [id]))?;
+        Ok(())
+    }
+}
+
+fn not_found(name: &str) -> Error {
+    Error::NotFound {
+        what: format!("project \"{name}\""),
+    }
+}
+
+fn settings_json(settings: &ProjectSettings) -> Result<String> {
+    serde_json::to_string(settings)
+        .map_err(|e| Error::Internal(format!("project settings do not serialise: {e}")))
+}
+
+fn project_from_row(r: &Row<'_>) -> rusqlite::Result<Project> {
+    let settings: String = r.get(3)?;
+    Ok(Project {
+        id: r.get(0)?,
+        name: r.get(1)?,
+        path: r.get(2)?,
+        settings: serde_json::from_str(&settings).map_err(|_| unknown_value(3, &settings))?,
+        created_at: r.get(4)?,
+        updated_at: r.get(5)?,
+    })
+}

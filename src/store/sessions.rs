@@ -1,0 +1,345 @@
+//! Agent sessions and their steps. A step is stored the moment the agent reports it, so the
+//! live view, a crash and the steering loop all see the same record.
+
+use rusqlite::{params, OptionalExtension, Row};
+use serde::{Deserialize, Serialize};
+
+use super::notifications::unknown_value;
+use super::usage::sql_int;
+use super::{now, Store};
+use crate::error::{Error, Result};
+use crate::session::{AgentKind, SessionStatus, SessionStep, StepKind, StepSource, StepUsage};
+
+/// A session as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct SessionRecord {
+    pub id: i64,
+    pub project_id: i64,
+    pub task_id: String,
+    pub task_title: String,
+    pub agent: AgentKind,
+    pub status: SessionStatus,
+    pub worktree: String,
+    pub branch: String,
+    pub base_commit: Option<String>,
+    pub pgid: Option<i32>,
+    pub agent_session_id: Option<String>,
+    pub transcript: Option<String>,
+    pub exit_code: Option<i32>,
+    pub summary: String,
+    pub commit_id: Option<String>,
+    /// The commit was fast-forwarded into the main branch.
+    pub merged: bool,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+}
+
+/// What a session starts with.
+#[derive(Debug, Clone)]
+pub struct NewSession<'a> {
+    pub project_id: i64,
+    pub task_id: &'a str,
+    pub task_title: &'a str,
+    pub agent: AgentKind,
+    pub worktree: &'a str,
+    pub branch: &'a str,
+}
+
+/// How a session ended.
+#[derive(Debug, Clone, Default)]
+pub struct SessionOutcome {
+    pub exit_code: Option<i32>,
+    pub summary: String,
+    pub commit_id: Option<String>,
+    pub merged: bool,
+}
+
+/// A stored step with its place in the session (1, 2, …).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct StoredStep {
+    pub session_id: i64,
+    pub seq: u32,
+    pub step: SessionStep,
+}
+
+const COLUMNS: &str = "id, project_id, task_id, task_title, agent, status, worktree, branch, \
+     base_commit, pgid, agent_session_id, transcript, exit_code, summary, commit_id, merged, \
+     started_at, ended_at";
+
+pub(crate) fn status_str(status: SessionStatus) -> &'static str {
+    match status {
+        SessionStatus::Running => "running",
+        SessionStatus::Finished => "finished",
+        SessionStatus::Failed => "failed",
+        SessionStatus::TimedOut => "timed_out",
+        SessionStatus::Stopped => "stopped",
+        SessionStatus::Interrupted => "interrupted",
+    }
+}
+
+fn parse_status(s: &str) -> Option<SessionStatus> {
+    [
+        SessionStatus::Running,
+        SessionStatus::Finished,
+        SessionStatus::Failed,
+        SessionStatus::TimedOut,
+        SessionStatus::Stopped,
+        SessionStatus::Interrupted,
+    ]
+    .into_iter()
+    .find(|st| status_str(*st) == s)
+}
+
+impl Store {
+    pub fn insert_session(&self, new: &NewSession<'_>) -> Result<SessionRecord> {
+        let id = self.call(|c| {
+            c.execute(
+                "INSERT INTO agent_sessions (project_id, task_id, task_title, agent, status, worktree, branch, started_at)
+                 VALUES (?1, ?2, ?3, ?4, 'running', ?5, ?6, ?7)",
+                params![
+                    new.project_id,
+                    new.task_id,
+                    new.task_title,
+                    new.agent.as_str(),
+                    new.worktree,
+                    new.branch,
+                    now()
+                ],
+            )?;
+            Ok(c.last_insert_rowid())
+        })?;
+        self.session(id)
+    }
+
+    pub fn session(&self, id: i64) -> Result<SessionRecord> {
+        let sql = format!("SELECT {COLUMNS} FROM agent_sessions WHERE id = ?1");
+        self.call(|c| c.query_row(&sql, [id], session_from_row).optional())?
+            .ok_or_else(|| Error::NotFound {
+                what: format!("session {id}"),
+            })
+    }
+
+    /// A project's sessions, newest first; with `task_id`, that task's only.
+    pub fn list_sessions(
+        &self,
+        project_id: i64,
+        task_id: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<SessionRecord>> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM agent_sessions WHERE project_id = ?1 AND (?2 IS NULL OR task_id = ?2)
+             ORDER BY id DESC LIMIT ?3"
+        );
+        self.call(|c| {
+            let mut stmt = c.prepare_cached(&sql)?;
+            let rows = stmt
+                .query_map(params![project_id, task_id, limit], session_from_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })
+    }
+
+    /// Sessions still marked running (all projects).
+    pub fn running_sessions(&self) -> Result<Vec<SessionRecord>> {
+        let sql =
+            format!("SELECT {COLUMNS} FROM agent_sessions WHERE status = 'running' ORDER BY id");
+        self.call(|c| {
+            let mut stmt = c.prepare_cached(&sql)?;
+            let rows = stmt
+                .query_map([], session_from_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })
+    }
+
+    pub fn set_session_base(&self, id: i64, base_commit: &str) -> Result<()> {
+        self.call(|c| {
+            c.execute(
+                "UPDATE agent_sessions SET base_commit = ?2 WHERE id = ?1",
+                params![id, base_commit],
+            )
+        })?;
+        Ok(())
+    }
+
+    pub fn set_session_process(&self, id: i64, pgid: Option<i32>) -> Result<()> {
+        self.call(|c| {
+            c.execute(
+                "UPDATE agent_sessions SET pgid = ?2 WHERE id = ?1",
+                params![id, pgid],
+            )
+        })?;
+        Ok(())
+    }
+
+    pub fn set_agent_session(
+        &self,
+        id: i64,
+        agent_session_id: &str,
+        transcript: Option<&str>,
+    ) -> Result<()> {
+        self.call(|c| {
+            c.execute(
+                "UPDATE agent_sessions SET agent_session_id = ?2, transcript = coalesce(?3, transcript) WHERE id = ?1",
+                params![id, agent_session_id, transcript],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// End a running session; a session already ended keeps its first ending.
+    pub fn finish_session(
+        &self,
+        id: i64,
+        status: SessionStatus,
+        outcome: &SessionOutcome,
+    ) -> Result<bool> {
+        let changed = self.call(|c| {
+            c.execute(
+                "UPDATE agent_sessions SET status = ?2, exit_code = ?3, summary = ?4, commit_id = ?5,
+                        merged = ?6, pgid = NULL, ended_at = ?7
+                 WHERE id = ?1 AND status = 'running'",
+                params![
+                    id,
+                    status_str(status),
+                    outcome.exit_code,
+                    outcome.summary,
+                    outcome.commit_id,
+                    outcome.merged,
+                    now()
+                ],
+            )
+        })?;
+        Ok(changed > 0)
+    }
+
+    /// Append a step; returns its number in the session.
+    pub fn append_step(&self, session_id: i64, step: &SessionStep) -> Result<u32> {
+        let usage = step.usage.unwrap_or_default();
+        let has_usage = step.usage.is_some();
+        self.call(|c| {
+            let tx = c.transaction()?;
+            let seq: i64 = tx.query_row(
+                "SELECT coalesce(max(seq), 0) + 1 FROM session_steps WHERE session_id = ?1",
+                [session_id],
+                |r| r.get(0),
+            )?;
+            tx.execute(
+                "INSERT INTO session_steps (session_id, seq, at, source, kind, text, tool, arguments, call_id,
+                        is_error, model, prompt_tokens, completion_tokens, cached_tokens)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                params![
+                    session_id,
+                    seq,
+                    step.at,
+                    source_str(step.source),
+                    kind_str(step.kind),
+                    step.text,
+                    step.tool,
+                    step.arguments,
+                    step.call_id,
+                    step.is_error,
+                    step.model,
+                    has_usage.then(|| sql_int(usage.prompt_tokens)),
+                    has_usage.then(|| sql_int(usage.completion_tokens)),
+                    has_usage.then(|| sql_int(usage.cached_tokens)),
+                ],
+            )?;
+            tx.commit()?;
+            Ok(u32::try_from(seq).unwrap_or(u32::MAX))
+        })
+    }
+
+    /// The session's steps after `after` (0: all), in order.
+    pub fn session_steps(&self, session_id: i64, after: u32) -> Result<Vec<StoredStep>> {
+        self.call(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT session_id, seq, at, source, kind, text, tool, arguments, call_id, is_error, model,
+                        prompt_tokens, completion_tokens, cached_tokens
+                 FROM session_steps WHERE session_id = ?1 AND seq > ?2 ORDER BY seq",
+            )?;
+            let rows = stmt
+                .query_map(params![session_id, after], step_from_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })
+    }
+}
+
+fn source_str(source: StepSource) -> &'static str {
+    match source {
+        StepSource::System => "system",
+        StepSource::User => "user",
+        StepSource::Agent => "agent",
+    }
+}
+
+fn kind_str(kind: StepKind) -> &'static str {
+    match kind {
+        StepKind::Text => "text",
+        StepKind::ToolCall => "tool_call",
+        StepKind::ToolResult => "tool_result",
+    }
+}
+
+fn step_from_row(r: &Row<'_>) -> rusqlite::Result<StoredStep> {
+    let source: String = r.get(3)?;
+    let kind: String = r.get(4)?;
+    let tokens: [Option<i64>; 3] = [r.get(11)?, r.get(12)?, r.get(13)?];
+    let count = |n: Option<i64>| u64::try_from(n.unwrap_or(0)).unwrap_or(0);
+    Ok(StoredStep {
+        session_id: r.get(0)?,
+        seq: r.get(1)?,
+        step: SessionStep {
+            at: r.get(2)?,
+            source: match source.as_str() {
+                "system" => StepSource::System,
+                "user" => StepSource::User,
+                "agent" => StepSource::Agent,
+                _ => return Err(unknown_value(3, &source)),
+            },
+            kind: match kind.as_str() {
+                "text" => StepKind::Text,
+                "tool_call" => StepKind::ToolCall,
+                "tool_result" => StepKind::ToolResult,
+                _ => return Err(unknown_value(4, &kind)),
+            },
+            text: r.get(5)?,
+            tool: r.get(6)?,
+            arguments: r.get(7)?,
+            call_id: r.get(8)?,
+            is_error: r.get(9)?,
+            model: r.get(10)?,
+            usage: tokens.iter().any(Option::is_some).then(|| StepUsage {
+                prompt_tokens: count(tokens[0]),
+                completion_tokens: count(tokens[1]),
+                cached_tokens: count(tokens[2]),
+            }),
+        },
+    })
+}
+
+fn session_from_row(r: &Row<'_>) -> rusqlite::Result<SessionRecord> {
+    let agent: String = r.get(4)?;
+    let status: String = r.get(5)?;
+    Ok(SessionRecord {
+        id: r.get(0)?,
+        project_id: r.get(1)?,
+        task_id: r.get(2)?,
+        task_title: r.get(3)?,
+        agent: AgentKind::parse(&agent).ok_or_else(|| unknown_value(4, &agent))?,
+        status: parse_status(&status).ok_or_else(|| unknown_value(5, &status))?,
+        worktree: r.get(6)?,
+        branch: r.get(7)?,
+        base_commit: r.get(8)?,
+        pgid: r.get(9)?,
+        agent_session_id: r.get(10)?,
+        transcript: r.get(11)?,
+        exit_code: r.get(12)?,
+        summary: r.get(13)?,
+        commit_id: r.get(14)?,
+        merged: r.get(15)?,
+        started_at: r.get(16)?,
+        ended_at: r.get(17)?,
+    })
+}

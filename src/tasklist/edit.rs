@@ -1,0 +1,262 @@
+//! Changing the file: read it again under a lock, change what was asked, write it atomically
+//! (a temp file beside it, then a rename), so a reader never sees half a file and a line Healer
+//! cannot read is never lost.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::read::{Line, TaskFile};
+use super::{read_file, Dep, Task, HEALER_DIR, TASKS_FILE};
+use crate::error::{Error, Result};
+
+/// How long a writer waits for another writer (the app, the CLI) to finish.
+const LOCK_WAIT: Duration = Duration::from_secs(5);
+
+/// What a person fills in for a task (the board's form, `healer project task add`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename = "ProjectTaskEdit")]
+pub struct TaskEdit {
+    pub title: String,
+    pub description: String,
+    pub acceptance: Vec<String>,
+    pub priority: Option<i64>,
+    pub labels: Vec<String>,
+    /// Ids of tasks this one waits for.
+    pub deps: Vec<String>,
+}
+
+impl TaskEdit {
+    /// What is wrong with it for `file`, in a sentence; `None` when it can be saved.
+    pub fn problem(&self, file: &TaskFile, own_id: Option<&str>) -> Option<String> {
+        if self.title.trim().is_empty() {
+            return Some("give the task a title".to_string());
+        }
+        if let Some(p) = self.priority.filter(|p| !(0..=9).contains(p)) {
+            return Some(format!(
+                "the priority {p} is not between 0 (most urgent) and 9"
+            ));
+        }
+        for dep in &self.deps {
+            if Some(dep.as_str()) == own_id {
+                return Some("a task cannot wait for itself".to_string());
+            }
+            if file.task(dep).is_none() {
+                return Some(format!("there is no task {dep:?} to wait for"));
+            }
+        }
+        None
+    }
+
+    fn apply(&self, task: &mut Task) {
+        task.title = self.title.trim().to_string();
+        task.description = self.description.trim().to_string();
+        task.acceptance = clean(&self.acceptance);
+        if let Some(p) = self.priority {
+            task.priority = p;
+        }
+        task.labels = clean(&self.labels);
+        // Links other than "blocks" (discovered-from …) are kept as they were.
+        let mut deps: Vec<Dep> = task.deps.iter().filter(|d| !d.blocks()).cloned().collect();
+        deps.extend(clean(&self.deps).into_iter().map(Dep::Id));
+        task.deps = deps;
+    }
+}
+
+fn clean(items: &[String]) -> Vec<String> {
+    items
+        .iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+impl TaskFile {
+    /// An id no task has: `t1`, `t2`, …
+    pub fn next_id(&self) -> String {
+        let highest = self
+            .lines
+            .iter()
+            .filter_map(|l| match l {
+                Line::Task(t) => t.id.strip_prefix('t').and_then(|n| n.parse::<u64>().ok()),
+                Line::Kept(_) => None,
+            })
+            .max()
+            .unwrap_or(0);
+        format!("t{}", highest + 1)
+    }
+
+    /// Add a new open task from `edit`; returns it.
+    pub fn add(&mut self, edit: &TaskEdit, now: &str) -> Result<Task> {
+        if let Some(problem) = edit.problem(self, None) {
+            return Err(Error::InvalidInput(problem));
+        }
+        let mut task = Task::new(&self.next_id(), edit.title.trim(), now);
+        edit.apply(&mut task);
+        self.lines.push(Line::Task(Box::new(task.clone())));
+        self.check();
+        Ok(task)
+    }
+
+    /// Change a task's fields from `edit`.
+    pub fn edit(&mut self, id: &str, edit: &TaskEdit, now: &str) -> Result<Task> {
+        if let Some(problem) = edit.problem(self, Some(id)) {
+            return Err(Error::InvalidInput(problem));
+        }
+        self.update(id, now, |task| edit.apply(task))
+    }
+
+    /// Change the first task with `id` in place.
+    pub fn update(&mut self, id: &str, now: &str, change: impl FnOnce(&mut Task)) -> Result<Task> {
+        let task = self
+            .lines
+            .iter_mut()
+            .find_map(|l| match l {
+                Line::Task(t) if t.id == id => Some(t),
+                _ => None,
+            })
+            .ok_or_else(|| Error::NotFound {
+                what: format!("task {id:?} in {TASKS_FILE}"),
+            })?;
+        change(task);
+        task.updated_at = now.to_string();
+        let changed = task.as_ref().clone();
+        self.check();
+        Ok(changed)
+    }
+
+    /// Put task `id` just before task `before` and give it that task's priority, so it runs
+    /// first of the two; with no `before`, last of its column (the least urgent priority there).
+    pub fn move_task(&mut self, id: &str, before: Option<&str>, now: &str) -> Result<Task> {
+        let from = self.line_of(id)?;
+        let target = match before {
+            Some(other) if other != id => {
+                Some((self.line_of(other)?, self.task(other).map(|t| t.priority)))
+            }
+            _ => None,
+        };
+        let Line::Task(mut task) = self.lines.remove(from) else {
+            return Err(Error::Internal(
+                "a task line changed under the edit".to_string(),
+            ));
+        };
+        task.updated_at = now.to_string();
+        match target {
+            Some((at, priority)) => {
+                task.priority = priority.unwrap_or(task.priority);
+                // Removing the line moved the ones after it up by one.
+                let at = if at > from { at - 1 } else { at };
+                self.lines.insert(at, Line::Task(task.clone()));
+            }
+            None => {
+                let least_urgent = self
+                    .tasks()
+                    .into_iter()
+                    .filter(|t| t.status == task.status)
+                    .map(|t| t.priority)
+                    .max()
+                    .unwrap_or(task.priority);
+                task.priority = task.priority.max(least_urgent);
+                self.lines.push(Line::Task(task.clone()));
+            }
+        }
+        self.check();
+        Ok(*task)
+    }
+
+    fn line_of(&self, id: &str) -> Result<usize> {
+        self.lines
+            .iter()
+            .position(|l| matches!(l, Line::Task(t) if t.id == id))
+            .ok_or_else(|| Error::NotFound {
+                what: format!("task {id:?} in {TASKS_FILE}"),
+            })
+    }
+}
+
+/// Read the task list of the repository at `repo`, change it with `change`, and write it back
+/// atomically — all under a lock, so the app and the CLI never write over each other. (A
+/// person's editor takes no lock; what Healer writes is the file as read a moment before.)
+pub fn modify<T>(repo: &Path, change: impl FnOnce(&mut TaskFile) -> Result<T>) -> Result<T> {
+    let dir = repo.join(HEALER_DIR);
+    ensure_dir(&dir)?;
+    let _lock = lock(&dir.join(".tasks.lock"))?;
+    let path = repo.join(TASKS_FILE);
+    let mut file = read_file(&path)?;
+    let result = change(&mut file)?;
+    write_atomic(&path, &file.render())?;
+    Ok(result)
+}
+
+/// `.healer/`, with a `.gitignore` for Healer's own lock and temp files.
+fn ensure_dir(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+    let ignore = dir.join(".gitignore");
+    if !ignore.exists() {
+        std::fs::write(&ignore, ".tasks.lock\n*.tmp\n")
+            .map_err(|e| Error::io(format!("cannot write {}", ignore.display()), e))?;
+    }
+    Ok(())
+}
+
+fn lock(path: &Path) -> Result<File> {
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
+    let deadline = Instant::now() + LOCK_WAIT;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(Error::InvalidInput(format!(
+                    "another program has been changing {} for {} s; try again in a moment",
+                    path.display(),
+                    LOCK_WAIT.as_secs()
+                )))
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(Error::io(format!("cannot lock {}", path.display()), e))
+            }
+        }
+    }
+}
+
+/// Write `text` to `path` so that readers see the old file or the new one, never a mix.
+pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temp = dir.join(format!(
+        ".{name}.{}-{:08x}.tmp",
+        std::process::id(),
+        rand::random::<u32>()
+    ));
+    let context = || format!("cannot write {}", path.display());
+    let written = (|| -> std::io::Result<()> {
+        let mut file = File::create(&temp)?;
+        file.write_all(text.as_bytes())?;
+        file.sync_all()?;
+        std::fs::rename(&temp, path)
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&temp);
+        return Err(Error::io(context(), e));
+    }
+    // The rename is durable once the folder is; losing it in a crash leaves the old file.
+    if let Ok(folder) = File::open(dir) {
+        let _ = folder.sync_all();
+    }
+    Ok(())
+}

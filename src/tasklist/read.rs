@@ -1,0 +1,193 @@
+//! Reading the file: every line is kept in order, good or not, with what is wrong with it.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::check::check_graph;
+use super::{id_problem, Problem, ProblemKind, Task, TaskStatus};
+use crate::error::{Error, Result};
+
+/// One line of the file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Line {
+    Task(Box<Task>),
+    /// Blank, or not a usable task: written back exactly as it was.
+    Kept(String),
+}
+
+/// The file as read: its lines, and the problems found in them.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TaskFile {
+    pub(super) lines: Vec<Line>,
+    pub problems: Vec<Problem>,
+}
+
+/// Read the task list at `path`; a missing file is an empty list.
+pub fn read_file(path: &Path) -> Result<TaskFile> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(TaskFile::parse(&text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(TaskFile::default()),
+        Err(e) => Err(Error::io(format!("cannot read {}", path.display()), e)),
+    }
+}
+
+impl TaskFile {
+    pub fn parse(text: &str) -> TaskFile {
+        let mut file = TaskFile::default();
+        for (index, raw) in text.lines().enumerate() {
+            let number = u32::try_from(index + 1).unwrap_or(u32::MAX);
+            match parse_line(raw) {
+                Ok(Some(task)) => file.lines.push(Line::Task(Box::new(task))),
+                Ok(None) => file.lines.push(Line::Kept(raw.to_string())),
+                Err((kind, message)) => {
+                    file.problems.push(Problem {
+                        line: Some(number),
+                        kind,
+                        message: format!("Line {number}: {message}"),
+                    });
+                    file.lines.push(Line::Kept(raw.to_string()));
+                }
+            }
+        }
+        file.check();
+        file
+    }
+
+    /// Duplicates, unknown dependencies and cycles, found again after every change.
+    pub(super) fn check(&mut self) {
+        self.problems.retain(|p| {
+            matches!(
+                p.kind,
+                ProblemKind::InvalidJson
+                    | ProblemKind::NotATask
+                    | ProblemKind::BadId
+                    | ProblemKind::UnknownStatus
+            )
+        });
+        let mut first_line: HashMap<&str, u32> = HashMap::new();
+        let mut duplicates = Vec::new();
+        for (number, task) in self.numbered_tasks() {
+            match first_line.get(task.id.as_str()) {
+                Some(first) => duplicates.push(Problem {
+                    line: Some(number),
+                    kind: ProblemKind::DuplicateId,
+                    message: format!(
+                        "Line {number}: the id {:?} is already used on line {first}; this line is kept in the file but left off the board until it has an id of its own",
+                        task.id
+                    ),
+                }),
+                None => {
+                    first_line.insert(&task.id, number);
+                }
+            }
+        }
+        let graph = check_graph(&self.tasks());
+        self.problems.extend(duplicates);
+        self.problems.extend(graph);
+        self.problems.sort_by_key(|p| p.line.unwrap_or(u32::MAX));
+    }
+
+    /// The tasks the board and the runner use: each id once (its first line), in file order.
+    pub fn tasks(&self) -> Vec<&Task> {
+        let mut seen = std::collections::HashSet::new();
+        self.lines
+            .iter()
+            .filter_map(|l| match l {
+                Line::Task(t) => Some(t.as_ref()),
+                Line::Kept(_) => None,
+            })
+            .filter(|t| seen.insert(t.id.as_str()))
+            .collect()
+    }
+
+    pub fn task(&self, id: &str) -> Option<&Task> {
+        self.tasks().into_iter().find(|t| t.id == id)
+    }
+
+    /// Every task line with its line number, duplicates included.
+    fn numbered_tasks(&self) -> impl Iterator<Item = (u32, &Task)> {
+        self.lines.iter().enumerate().filter_map(|(i, l)| match l {
+            Line::Task(t) => Some((u32::try_from(i + 1).unwrap_or(u32::MAX), t.as_ref())),
+            Line::Kept(_) => None,
+        })
+    }
+
+    /// The file's text: tasks as JSON, every other line exactly as it was read.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for line in &self.lines {
+            match line {
+                Line::Task(task) => match serde_json::to_string(task) {
+                    Ok(json) => out.push_str(&json),
+                    // Cannot happen for these types; never lose the line if it did.
+                    Err(_) => out.push_str(&format!("{{\"id\":{:?}}}", task.id)),
+                },
+                Line::Kept(text) => out.push_str(text),
+            }
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// `Ok(None)`: a blank line. `Err`: what is wrong with the line.
+fn parse_line(raw: &str) -> std::result::Result<Option<Task>, (ProblemKind, String)> {
+    if raw.trim().is_empty() {
+        return Ok(None);
+    }
+    let value: Value = serde_json::from_str(raw).map_err(|e| {
+        (
+            ProblemKind::InvalidJson,
+            format!("not valid JSON ({e}); the line is kept as it is until you fix it"),
+        )
+    })?;
+    let Value::Object(mut object) = value else {
+        return Err((
+            ProblemKind::NotATask,
+            "not a JSON object; each line must be one task like {\"id\": \"t1\", \"title\": \"…\"}"
+                .to_string(),
+        ));
+    };
+    let id = match object.get("id") {
+        Some(Value::String(id)) => id.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => return Err((ProblemKind::NotATask, "the task has no \"id\"".to_string())),
+    };
+    if let Some(problem) = id_problem(&id) {
+        return Err((ProblemKind::BadId, problem));
+    }
+    if !matches!(object.get("title"), Some(Value::String(t)) if !t.trim().is_empty()) {
+        return Err((
+            ProblemKind::NotATask,
+            format!("the task {id:?} has no \"title\""),
+        ));
+    }
+    match object.get("status") {
+        None | Some(Value::Null) => {
+            object.insert("status".to_string(), Value::from("open"));
+        }
+        Some(Value::String(s)) if TaskStatus::parse(s).is_some() => {}
+        Some(other) => {
+            let shown = other
+                .as_str()
+                .map_or_else(|| other.to_string(), |s| format!("{s:?}"));
+            return Err((
+                ProblemKind::UnknownStatus,
+                format!(
+                    "the task {id:?} has the status {shown}, which is not one of open, in_progress, blocked, closed"
+                ),
+            ));
+        }
+    }
+    object.insert("id".to_string(), Value::from(id.clone()));
+    serde_json::from_value::<Task>(Value::Object(object))
+        .map(Some)
+        .map_err(|e| {
+            (
+                ProblemKind::NotATask,
+                format!("the task {id:?} cannot be read ({e})"),
+            )
+        })
+}

@@ -1,0 +1,310 @@
+//! Projects from the command line (the real `healer` binary), and what a kill -9 of Healer in
+//! the middle of a session leaves: the task open again with a note, the worktree kept, the
+//! agent's processes ended at the next start.
+
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use healer::engine::EngineOptions;
+use healer::lease::Lease;
+use healer::llm::Keys;
+use healer::session::{SessionStatus, StepKind};
+use healer::store::Store;
+use healer::tasklist::{read_file, TaskStatus, TASKS_FILE};
+use healer::{Engine, Paths};
+use serde_json::{json, Value};
+
+use crate::cli::text;
+use crate::data_dir;
+use crate::maintainer::{configure_model, KEY, KEY_VAR};
+use crate::model_server::ModelServer;
+use crate::project_fixtures::*;
+
+fn healer_cmd(paths: &Paths, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_healer"));
+    cmd.env("HEALER_DATA_DIR", paths.data_dir())
+        .env("HEALER_KEYRING", "off")
+        .env(KEY_VAR, KEY)
+        .env_remove("HEALER_LOG")
+        .stdin(Stdio::null())
+        .args(args);
+    cmd
+}
+
+fn healer(paths: &Paths, args: &[&str]) -> Output {
+    healer_cmd(paths, args).output().expect("healer runs")
+}
+
+fn json_of(out: &Output) -> Value {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(&out.stdout)))
+}
+
+/// A data folder with the scripted model configured, and no engine running.
+async fn prepared(server: &ModelServer) -> (tempfile::TempDir, Paths) {
+    let (tmp, paths) = data_dir();
+    let engine = engine(&paths).await;
+    configure_model(&engine, server);
+    engine.shutdown().await;
+    (tmp, paths)
+}
+
+async fn engine(paths: &Paths) -> Engine {
+    let lease = Lease::acquire(paths, "test").expect("lease");
+    let options = EngineOptions {
+        scheduler: false,
+        keys: Some(Keys::env_only()),
+        ..EngineOptions::default()
+    };
+    Engine::start_with_lease(paths.clone(), "test", lease, options)
+        .await
+        .expect("engine")
+}
+
+#[tokio::test]
+async fn a_person_adds_a_project_and_a_task_runs_it_and_reads_the_session() {
+    let server = ModelServer::start(Some(KEY));
+    let (tmp, paths) = prepared(&server).await;
+    let repo = tmp.path().join("greeter");
+    git_repo(&repo, GREETER);
+    let check = python_check();
+    let verify = format!("test={}", check.command);
+
+    let added = json_of(&healer(
+        &paths,
+        &[
+            "project",
+            "add",
+            repo.to_str().unwrap_or_default(),
+            "--verify",
+            &verify,
+            "--json",
+        ],
+    ));
+    assert_eq!(added["name"], "greeter");
+    assert_eq!(added["settings"]["verify"][0]["name"], "test");
+    assert_eq!(added["settings"]["agent"], "builtin");
+
+    // Not a repository; an agent this build cannot run.
+    let plain = tmp.path().join("plain");
+    std::fs::create_dir_all(&plain).expect("dir");
+    let refused = healer(
+        &paths,
+        &["project", "add", plain.to_str().unwrap_or_default()],
+    );
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        text(&refused.stderr).contains("is not a git repository"),
+        "{}",
+        text(&refused.stderr)
+    );
+    assert!(text(&refused.stderr).contains("--git-init"));
+    let other = tmp.path().join("other");
+    git_repo(&other, &[("a.txt", "a\n")]);
+    let claude = healer(
+        &paths,
+        &[
+            "project",
+            "add",
+            other.to_str().unwrap_or_default(),
+            "--agent",
+            "claude-code",
+        ],
+    );
+    assert_eq!(claude.status.code(), Some(1));
+    let said = text(&claude.stderr);
+    assert!(
+        said.contains("not available in this build") || said.contains("not installed"),
+        "{said}"
+    );
+    let made = json_of(&healer(
+        &paths,
+        &[
+            "project",
+            "add",
+            plain.to_str().unwrap_or_default(),
+            "--git-init",
+            "--name",
+            "plain",
+            "--json",
+        ],
+    ));
+    assert_eq!(made["name"], "plain");
+
+    let task = json_of(&healer(
+        &paths,
+        &[
+            "project",
+            "task",
+            "add",
+            "greeter",
+            "--title",
+            "Greet properly",
+            "--description",
+            "Hello, Ada!",
+            "--json",
+        ],
+    ));
+    assert_eq!(task["id"], "t1");
+    let tasks = json_of(&healer(&paths, &["project", "tasks", "greeter", "--json"]));
+    assert_eq!(tasks["next"], "t1");
+
+    server.script([
+        call("c1", "edit_file", json!({"path": "greet.py", "search": "'Hi ' + name", "replace": "'Hello, ' + name + '!'"})),
+        call("c2", "finish", json!({"summary": "greets properly"})),
+    ]);
+    let run = json_of(&healer(
+        &paths,
+        &["project", "run", "greeter", "--wait", "--json"],
+    ));
+    assert_eq!(run["status"], "finished", "{run}");
+    let commit = run["commit_id"].as_str().expect("commit").to_string();
+    let id = run["id"].as_i64().expect("id").to_string();
+
+    let shown = healer(&paths, &["session", "show", &id]);
+    assert_eq!(shown.status.code(), Some(0));
+    let said = text(&shown.stdout);
+    assert!(
+        said.contains("→ edit_file") && said.contains("test: passed"),
+        "{said}"
+    );
+    let out = tmp.path().join("session.json");
+    let export = healer(
+        &paths,
+        &[
+            "session",
+            "export-atif",
+            &id,
+            "--out",
+            out.to_str().unwrap_or_default(),
+        ],
+    );
+    assert_eq!(export.status.code(), Some(0), "{}", text(&export.stderr));
+    let atif: Value = serde_json::from_slice(&std::fs::read(&out).expect("written")).expect("json");
+    assert_eq!(atif["schema_version"], "ATIF-v1.7");
+    assert_eq!(atif["agent"]["name"], "builtin");
+
+    let list = healer(&paths, &["project", "list"]);
+    assert!(
+        text(&list.stdout).contains("greeter") && text(&list.stdout).contains("closed 1"),
+        "{}",
+        text(&list.stdout)
+    );
+    let tasks = healer(&paths, &["project", "tasks", "greeter"]);
+    assert!(
+        text(&tasks.stdout).contains(&commit[..7]),
+        "{}",
+        text(&tasks.stdout)
+    );
+    let removed = healer(&paths, &["project", "remove", "plain", "--yes"]);
+    assert_eq!(removed.status.code(), Some(0), "{}", text(&removed.stderr));
+    let again = json_of(&healer(&paths, &["project", "list", "--json"]));
+    assert_eq!(again.as_array().map(Vec::len), Some(1));
+}
+
+#[tokio::test]
+async fn healer_killed_mid_run_reopens_the_task_at_the_next_start_and_keeps_the_worktree() {
+    let server = ModelServer::start(Some(KEY));
+    let (tmp, paths) = prepared(&server).await;
+    let repo = tmp.path().join("greeter");
+    git_repo(&repo, GREETER);
+    let added = healer(
+        &paths,
+        &["project", "add", repo.to_str().unwrap_or_default()],
+    );
+    assert_eq!(added.status.code(), Some(0), "{}", text(&added.stderr));
+    let task = healer(
+        &paths,
+        &[
+            "project",
+            "task",
+            "add",
+            "greeter",
+            "--title",
+            "Take forever",
+        ],
+    );
+    assert_eq!(task.status.code(), Some(0));
+    server.script([call(
+        "c1",
+        "run_command",
+        json!({"command": "sleep 300", "timeout_secs": 600}),
+    )]);
+
+    let mut running = healer_cmd(&paths, &["project", "run", "greeter", "--wait"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("healer runs");
+    let store = Store::open(&paths.db()).expect("store");
+    let session = eventually(
+        "the agent's command to start",
+        Duration::from_secs(60),
+        || {
+            let s = store.running_sessions().ok()?.into_iter().next()?;
+            let steps = store.session_steps(s.id, 0).ok()?;
+            steps
+                .iter()
+                .any(|st| st.step.kind == StepKind::ToolCall)
+                .then_some(s)
+        },
+    )
+    .await;
+    let marker = {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::digest(paths.data_dir().to_string_lossy().as_bytes());
+        let instance: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+        format!("{instance}-{}", session.id)
+    };
+    eventually("the sleep", Duration::from_secs(30), || {
+        (!marked_processes(&marker).is_empty()).then_some(())
+    })
+    .await;
+
+    running.kill().expect("kill -9");
+    let _ = running.wait();
+    assert!(
+        !marked_processes(&marker).is_empty(),
+        "the agent's command outlives a killed Healer"
+    );
+    let file = read_file(&repo.join(TASKS_FILE)).expect("tasks");
+    assert_eq!(file.task("t1").expect("t1").status, TaskStatus::InProgress);
+
+    // The next start settles it.
+    let engine = engine(&paths).await;
+    let settled = engine.store().session(session.id).expect("session");
+    assert_eq!(settled.status, SessionStatus::Interrupted);
+    assert!(
+        settled.summary.contains("found at the next start"),
+        "{}",
+        settled.summary
+    );
+    eventually(
+        "the leftover processes to end",
+        Duration::from_secs(5),
+        || marked_processes(&marker).is_empty().then_some(()),
+    )
+    .await;
+    let file = read_file(&repo.join(TASKS_FILE)).expect("tasks");
+    let t1 = file.task("t1").expect("t1");
+    assert_eq!(t1.status, TaskStatus::Open);
+    assert!(t1
+        .note
+        .as_deref()
+        .unwrap_or_default()
+        .contains("Healer stopped while an agent worked on it"));
+    assert!(
+        std::path::Path::new(&settled.worktree)
+            .join("greet.py")
+            .exists(),
+        "the worktree is kept"
+    );
+    engine.shutdown().await;
+}

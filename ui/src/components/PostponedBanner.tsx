@@ -1,0 +1,28 @@
+import type { Checkpoint } from "../bindings";
+import { decideNow } from "../postponed";
+import { FlagIcon } from "./icons";
+
+/** Decisions put off with "Decide later": still waiting, still in view, one click from the dialog. */
+export function PostponedBanner({ waiting }: { waiting: Checkpoint[] }) {
+  if (waiting.length === 0) return null;
+  const first = waiting[0];
+  const about = first.workflow_title ? ` about “${first.workflow_title}”` : "";
+  const text =
+    waiting.length === 1
+      ? `Healer is waiting for your decision${about}: ${first.title}.`
+      : `Healer is waiting for ${waiting.length} decisions from you.`;
+  return (
+    <section className="safety-banner postponed-banner" role="status" data-testid="postponed-banner">
+      <span className="safety-banner-icon" aria-hidden="true">
+        <FlagIcon size={18} />
+      </span>
+      <div className="safety-banner-text">
+        <p className="safety-banner-reason">{text}</p>
+        <p className="safety-banner-hint">The workflow it is about does not run until you decide.</p>
+      </div>
+      <button type="button" className="button button-small button-primary" data-testid="decide-now" onClick={decideNow}>
+        Decide now
+      </button>
+    </section>
+  );
+}

@@ -1,0 +1,154 @@
+// Adding a project: choose its folder, see what Healer makes of it, confirm or edit what it
+// detected. Editing one: the same settings, for a project Healer has already.
+import { useId, useState } from "react";
+import type { FolderCheck } from "../../bindings";
+import { ArrowLeftIcon, CheckIcon, FolderIcon } from "../../components/icons";
+import { InlineError } from "../../components/InlineError";
+import { SkeletonList, Spinner } from "../../components/Loading";
+import { PageHeader } from "../../components/PageHeader";
+import { pickFolder } from "../../folderPicker";
+import { useAddProject, useFolderCheck, useInitFolder, useProject, useUpdateProject } from "../../projectQueries";
+import { navigate, pageHref, projectHref } from "../../usePage";
+import { formFrom } from "./projectFormModel";
+import { ProjectSettingsForm } from "./ProjectSettingsForm";
+
+function FolderState({ check, onInit, initing, initError }: { check: FolderCheck; onInit: () => void; initing: boolean; initError: unknown }) {
+  const { repo } = check;
+  const ready = repo.state.kind === "ready";
+  const canInit = repo.state.kind === "not_a_repository" || repo.state.kind === "no_commits";
+  return (
+    <div className={ready ? "folder-state good" : "folder-state bad"} data-testid="folder-state" data-state={repo.state.kind}>
+      <p className="folder-message">
+        {ready && <CheckIcon size={16} />}
+        {repo.message}
+      </p>
+      {check.detection && check.detection.found.length > 0 && (
+        <p className="muted">Healer recognised {check.detection.found.join(", ")}.</p>
+      )}
+      {repo.notes.map((note) => (
+        <p className="folder-note" key={note}>
+          {note}
+        </p>
+      ))}
+      {check.already_added && (
+        <p className="folder-note">
+          This folder is already the project “{check.already_added}”.
+        </p>
+      )}
+      {canInit && (
+        <button type="button" className="button" onClick={onInit} disabled={initing} data-testid="init-repo">
+          {initing && <Spinner />}
+          {repo.state.kind === "no_commits" ? "Commit the files in it" : "Make it a git repository"}
+        </button>
+      )}
+      {initError !== null && initError !== undefined && <InlineError lead="That did not work." error={initError} />}
+    </div>
+  );
+}
+
+function FolderPicker({ path, onPath }: { path: string; onPath: (path: string) => void }) {
+  const id = useId();
+  const [text, setText] = useState(path);
+  const [pickError, setPickError] = useState<unknown>(null);
+  async function choose() {
+    setPickError(null);
+    try {
+      const chosen = await pickFolder();
+      if (chosen) {
+        setText(chosen);
+        onPath(chosen);
+      }
+    } catch (error) {
+      setPickError(error);
+    }
+  }
+  return (
+    <div className="field">
+      <label className="field-label" htmlFor={id}>
+        The repository's folder
+      </label>
+      <div className="folder-picker">
+        <input
+          id={id}
+          className="input mono"
+          value={text}
+          onChange={(e) => setText(e.target.value)}
+          onBlur={() => onPath(text.trim())}
+          onKeyDown={(e) => e.key === "Enter" && (e.preventDefault(), onPath(text.trim()))}
+          placeholder="/home/you/code/my-app"
+          spellCheck={false}
+          data-testid="project-path"
+        />
+        <button type="button" className="button" onClick={() => void choose()} data-testid="pick-folder">
+          <FolderIcon size={16} />
+          Choose…
+        </button>
+      </div>
+      {pickError !== null && <InlineError lead="The folder dialog did not open." error={pickError} />}
+    </div>
+  );
+}
+
+export function AddProjectPage() {
+  const [path, setPath] = useState("");
+  const check = useFolderCheck(path);
+  const init = useInitFolder();
+  const add = useAddProject();
+  const proposal = check.data?.proposal ?? null;
+  return (
+    <section className="page" data-testid="page-add-project">
+      <a className="back-link" href={pageHref("projects")}>
+        <ArrowLeftIcon size={16} /> Projects
+      </a>
+      <PageHeader title="Add a project" description="Choose a git repository; Healer looks at what it holds and proposes the rest." />
+      <div className="card folder-card">
+        <FolderPicker path={path} onPath={setPath} />
+        {check.isFetching && !check.data && <SkeletonList rows={1} label="Looking at the folder" />}
+        {check.isError && <InlineError lead="The folder could not be looked at." error={check.error} />}
+        {check.data && (
+          <FolderState check={check.data} onInit={() => init.mutate(path)} initing={init.isPending} initError={init.error} />
+        )}
+      </div>
+      {proposal && check.data?.detection && (
+        <ProjectSettingsForm
+          key={`${proposal.path}:${check.dataUpdatedAt}`}
+          initial={formFrom(proposal)}
+          agents={check.data.detection.agents}
+          projectId={null}
+          saveLabel="Add project"
+          saving={add.isPending}
+          saveError={add.error}
+          onSave={(input) => add.mutate(input, { onSuccess: (project) => navigate(projectHref(project.id)) })}
+          cancelHref={pageHref("projects")}
+        />
+      )}
+    </section>
+  );
+}
+
+export function EditProjectPage({ id }: { id: number }) {
+  const project = useProject(id);
+  const check = useFolderCheck(project.data?.project.path ?? "");
+  const update = useUpdateProject(id);
+  if (project.isPending || check.isPending) return <SkeletonList rows={3} label="Loading the project" />;
+  if (project.isError) return <InlineError lead="The project couldn't be loaded." error={project.error} />;
+  const p = project.data.project;
+  return (
+    <section className="page" data-testid="page-edit-project">
+      <a className="back-link" href={projectHref(id)}>
+        <ArrowLeftIcon size={16} /> {p.name}
+      </a>
+      <PageHeader title="Project settings" description={p.path} />
+      <ProjectSettingsForm
+        initial={formFrom({ path: p.path, name: p.name, settings: p.settings })}
+        agents={check.data?.detection?.agents ?? []}
+        projectId={id}
+        saveLabel="Save"
+        saving={update.isPending}
+        saveError={update.error}
+        onSave={(input) => update.mutate(input, { onSuccess: () => navigate(projectHref(id)) })}
+        cancelHref={projectHref(id)}
+      />
+    </section>
+  );
+}

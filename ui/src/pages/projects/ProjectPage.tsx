@@ -1,0 +1,144 @@
+// A project: its board (open / in progress / blocked / closed), a form to add a task, what is
+// wrong in its task list, and its progress log.
+import { useState } from "react";
+import type { BoardTask, ProjectDetail, ProjectTaskStatus } from "../../bindings";
+import { ArrowLeftIcon, PlayIcon, SettingsIcon } from "../../components/icons";
+import { InlineError } from "../../components/InlineError";
+import { SkeletonList, Spinner } from "../../components/Loading";
+import { Markdown } from "../../components/Markdown";
+import { PageHeader } from "../../components/PageHeader";
+import { useProject, useRunTask } from "../../projectQueries";
+import { columnOrder, columnTitle } from "../../projectText";
+import { editProjectHref, navigate, pageHref, projectTaskHref } from "../../usePage";
+import { AddTaskForm } from "./AddTaskForm";
+import { TaskCard } from "./TaskCard";
+
+/** A column's tasks in the order they would run: priority, then the file's order. */
+function columnTasks(detail: ProjectDetail, status: ProjectTaskStatus): BoardTask[] {
+  return detail.tasks
+    .map((t, i) => ({ t, i }))
+    .filter(({ t }) => t.task.status === status)
+    .sort((a, b) => (a.t.task.priority ?? 2) - (b.t.task.priority ?? 2) || a.i - b.i)
+    .map(({ t }) => t);
+}
+
+function Board({ detail }: { detail: ProjectDetail }) {
+  return (
+    <div className="board" data-testid="board">
+      {columnOrder.map((status) => {
+        const tasks = columnTasks(detail, status);
+        return (
+          <section className="board-column" key={status} data-testid={`column-${status}`} aria-label={columnTitle[status]}>
+            <h2 className="board-column-title">
+              {columnTitle[status]} <span className="board-count">{tasks.length}</span>
+            </h2>
+            <ul className="board-cards">
+              {tasks.map((t, i) => (
+                <TaskCard
+                  key={t.task.id}
+                  projectId={detail.project.id}
+                  item={t}
+                  next={detail.next === t.task.id}
+                  above={tasks[i - 1]?.task.id ?? null}
+                  belowNext={tasks[i + 2]?.task.id ?? null}
+                  last={i === tasks.length - 1}
+                />
+              ))}
+              {tasks.length === 0 && <li className="board-empty">Nothing here</li>}
+            </ul>
+          </section>
+        );
+      })}
+    </div>
+  );
+}
+
+function Problems({ detail }: { detail: ProjectDetail }) {
+  if (detail.problems.length === 0) return null;
+  return (
+    <div className="card task-problems" role="alert" data-testid="task-problems">
+      <h2 className="section-title">Some lines of the task list need fixing</h2>
+      <p className="muted">Healer keeps these lines as they are in the file; fix them there and the board follows.</p>
+      <ul>
+        {detail.problems.map((p, i) => (
+          <li key={i}>{p.message}</li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+function RunNext({ detail }: { detail: ProjectDetail }) {
+  const run = useRunTask(detail.project.id);
+  const next = detail.tasks.find((t) => t.task.id === detail.next);
+  return (
+    <>
+      <button
+        type="button"
+        className="button button-primary"
+        disabled={!next || run.isPending}
+        title={next ? `Start on “${next.task.title}”` : "No task is ready to start"}
+        onClick={() => run.mutate(null, { onSuccess: (s) => navigate(projectTaskHref(detail.project.id, s.task_id)) })}
+        data-testid="run-next"
+      >
+        {run.isPending ? <Spinner /> : <PlayIcon size={16} />}
+        Run next task
+      </button>
+      {run.isError && <InlineError error={run.error} />}
+    </>
+  );
+}
+
+export function ProjectPage({ id }: { id: number }) {
+  const project = useProject(id);
+  const [adding, setAdding] = useState(false);
+  if (project.isPending) return <SkeletonList rows={4} label="Loading the project" />;
+  if (project.isError) return <InlineError lead="The project couldn't be loaded." error={project.error} onRetry={() => void project.refetch()} />;
+  const detail = project.data;
+  const p = detail.project;
+  return (
+    <section className="page" data-testid="page-project" data-name={p.name}>
+      <a className="back-link" href={pageHref("projects")}>
+        <ArrowLeftIcon size={16} /> Projects
+      </a>
+      <PageHeader
+        title={p.name}
+        description={p.path}
+        actions={
+          <>
+            <RunNext detail={detail} />
+            <a className="button" href={editProjectHref(id)} data-testid="project-settings">
+              <SettingsIcon size={16} />
+              Settings
+            </a>
+          </>
+        }
+      />
+      {detail.repo.state.kind !== "ready" && <InlineError lead="The repository needs a look." error={new Error(detail.repo.message)} />}
+      {detail.repo.notes.map((note) => (
+        <p className="folder-note" key={note}>
+          {note}
+        </p>
+      ))}
+      <Problems detail={detail} />
+      <div className="board-toolbar">
+        {adding ? (
+          <AddTaskForm projectId={id} tasks={detail.tasks} onDone={() => setAdding(false)} />
+        ) : (
+          <button type="button" className="button" onClick={() => setAdding(true)} data-testid="add-task">
+            Add a task
+          </button>
+        )}
+      </div>
+      <Board detail={detail} />
+      <h2 className="section-label">Progress log</h2>
+      <div className="card progress-log">
+        {detail.progress.trim() ? (
+          <Markdown text={detail.progress} testId="progress-log" />
+        ) : (
+          <p className="muted">Nothing yet. Healer and the agents write here as tasks are done.</p>
+        )}
+      </div>
+    </section>
+  );
+}

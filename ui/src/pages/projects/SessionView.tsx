@@ -1,0 +1,155 @@
+// An agent's session as it happens: Healer's notes, what the agent was asked, what it said,
+// each tool it used with what came back, the checks — streamed while it runs.
+import type { SessionDetail, StoredStep } from "../../bindings";
+import { Collapsible } from "../../components/Collapsible";
+import { InlineError } from "../../components/InlineError";
+import { SkeletonList, Spinner } from "../../components/Loading";
+import { StatusBadge } from "../../components/StatusBadge";
+import { useSession, useStopSession } from "../../projectQueries";
+import {
+  agentLabel,
+  callInWords,
+  commandOutput,
+  durationText,
+  quietWhenDone,
+  sessionStatusLabel,
+  sessionStatusTone,
+  shortCommit,
+} from "../../projectText";
+import { StopIcon } from "../../components/icons";
+
+const LONG_LINES = 12;
+const long = (text: string) => text.split("\n").length > LONG_LINES || text.length > 1500;
+
+function Output({ text }: { text: string }) {
+  if (!text.trim()) return null;
+  return (
+    <Collapsible long={long(text)} more="Show all of it" less="Show less">
+      <pre className="fenced-code session-output" tabIndex={0}>
+        {text}
+      </pre>
+    </Collapsible>
+  );
+}
+
+function StepItem({ step, result }: { step: StoredStep; result: StoredStep | undefined }) {
+  const s = step.step;
+  if (s.kind === "tool_call") {
+    const { title, code } = callInWords(s);
+    return (
+      <li className="session-step step-call" data-testid="session-step" data-kind="call">
+        <p className="session-step-title">{title}</p>
+        {code && <pre className="fenced-code session-command">{code}</pre>}
+        {result ? (
+          quietWhenDone.has(s.tool ?? "") && !result.step.is_error ? null : (
+            <div className={result.step.is_error ? "session-result error" : "session-result"}>
+              {result.step.is_error && <p className="session-result-label">It did not work:</p>}
+              <Output text={code !== null && !result.step.is_error ? commandOutput(result.step.text) : result.step.text} />
+            </div>
+          )
+        ) : (
+          <p className="step-pending">
+            <Spinner /> Working…
+          </p>
+        )}
+      </li>
+    );
+  }
+  if (s.kind === "tool_result") {
+    // A check Healer ran (not paired with a call of the agent).
+    const [head, ...rest] = s.text.split("\n");
+    return (
+      <li className={s.is_error ? "session-step step-check failed" : "session-step step-check"} data-testid="session-step" data-kind="check">
+        <p className="session-step-title">Check {head}</p>
+        <Output text={rest.join("\n")} />
+      </li>
+    );
+  }
+  if (s.source === "user") {
+    return (
+      <li className="session-step step-prompt" data-testid="session-step" data-kind="prompt">
+        <details>
+          <summary className="session-step-title">What the agent was asked</summary>
+          <pre className="fenced-code session-output">{s.text}</pre>
+        </details>
+      </li>
+    );
+  }
+  if (s.source === "system") {
+    if (s.text.startsWith("You are Healer's coding agent")) return null;
+    return (
+      <li className="session-step step-healer" data-testid="session-step" data-kind="healer">
+        <p className="session-note">{s.text}</p>
+      </li>
+    );
+  }
+  return (
+    <li className="session-step step-said" data-testid="session-step" data-kind="said">
+      <p className="session-said">{s.text}</p>
+    </li>
+  );
+}
+
+function Steps({ detail }: { detail: SessionDetail }) {
+  const results = new Map<string, StoredStep>();
+  for (const step of detail.steps) {
+    if (step.step.kind === "tool_result" && step.step.call_id) results.set(step.step.call_id, step);
+  }
+  const paired = new Set<string>();
+  for (const step of detail.steps) {
+    if (step.step.kind === "tool_call" && step.step.call_id && results.has(step.step.call_id)) paired.add(step.step.call_id);
+  }
+  return (
+    <ol className="session-steps" data-testid="session-steps">
+      {detail.steps
+        .filter((s) => !(s.step.kind === "tool_result" && s.step.call_id && paired.has(s.step.call_id)))
+        .map((s) => (
+          <StepItem key={s.seq} step={s} result={s.step.call_id ? results.get(s.step.call_id) : undefined} />
+        ))}
+    </ol>
+  );
+}
+
+export function SessionView({ sessionId }: { sessionId: number }) {
+  const session = useSession(sessionId);
+  const stop = useStopSession();
+  if (session.isPending) return <SkeletonList rows={3} label="Loading the session" />;
+  if (session.isError) return <InlineError lead="The session couldn't be loaded." error={session.error} />;
+  const detail = session.data;
+  const s = detail.session;
+  const running = s.status === "running";
+  return (
+    <div className="card session" data-testid="session" data-status={s.status}>
+      <div className="session-head">
+        <div>
+          <h2 className="section-title">{agentLabel[s.agent]}</h2>
+          <p className="muted">
+            {running ? `Working for ${durationText(s.started_at, null)}` : `Worked for ${durationText(s.started_at, s.ended_at)}`} · on branch {s.branch}
+          </p>
+        </div>
+        <div className="session-actions">
+          <StatusBadge tone={sessionStatusTone[s.status]} label={sessionStatusLabel[s.status]} live={running} testId="session-status" />
+          {running && (
+            <button type="button" className="button button-quiet-danger" onClick={() => stop.mutate(s.id)} disabled={stop.isPending} data-testid="stop-session">
+              {stop.isPending ? <Spinner /> : <StopIcon size={16} />}
+              Stop
+            </button>
+          )}
+        </div>
+      </div>
+      {stop.isError && <InlineError error={stop.error} />}
+      <Steps detail={detail} />
+      {!running && (
+        <div className={`session-end tone-${sessionStatusTone[s.status]}`} data-testid="session-end">
+          <p>{s.summary}</p>
+          {s.commit_id && (
+            <p className="muted" data-testid="session-commit">
+              Commit {shortCommit(s.commit_id)} on {s.branch}
+              {s.merged ? ", added to the main branch." : "."}
+            </p>
+          )}
+        </div>
+      )}
+    </div>
+  );
+}

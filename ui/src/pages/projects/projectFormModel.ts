@@ -1,0 +1,89 @@
+// The add/edit project form's state: what the person types (numbers as text, rows with keys),
+// and the ProjectInput the engine checks and saves.
+import type { AgentKind, MergePolicy, ProjectInput, ProjectSettings, Tier } from "../../bindings";
+
+export type VerifyRow = { key: number; name: string; command: string };
+
+export type ProjectForm = {
+  path: string;
+  name: string;
+  mainBranch: string;
+  agent: AgentKind;
+  verify: VerifyRow[];
+  initScript: string;
+  merge: MergePolicy;
+  maxParallel: string;
+  agentMinutes: string;
+  commandMinutes: string;
+  tokenBudget: string;
+  tier: Tier;
+  /** What the form does not show, kept as it was. */
+  rest: ProjectSettings;
+};
+
+let nextKey = 1;
+
+export function verifyRow(name = "", command = ""): VerifyRow {
+  return { key: nextKey++, name, command };
+}
+
+const minutes = (secs: number | undefined, fallback: number) => String(Math.round((secs ?? fallback) / 60));
+
+export function formFrom(input: ProjectInput): ProjectForm {
+  const s = input.settings;
+  return {
+    path: input.path,
+    name: input.name,
+    mainBranch: s.main_branch ?? "main",
+    agent: s.agent ?? "builtin",
+    verify: (s.verify ?? []).map((v) => verifyRow(v.name, v.command)),
+    initScript: s.init_script ?? "",
+    merge: s.merge ?? "fast_forward",
+    maxParallel: String(s.max_parallel ?? 1),
+    agentMinutes: minutes(s.agent_time_limit_secs, 3600),
+    commandMinutes: minutes(s.command_time_limit_secs, 900),
+    tokenBudget: String(s.token_budget ?? 50000),
+    tier: s.tier ?? "standard",
+    rest: s,
+  };
+}
+
+/** A number the person typed; what is not one stays as 0, which the engine then refuses. */
+function number(text: string): number {
+  const n = Number(text.replace(/[\s,_]/g, ""));
+  return Number.isFinite(n) && n >= 0 ? Math.floor(n) : 0;
+}
+
+export function toInput(form: ProjectForm): ProjectInput {
+  return {
+    path: form.path,
+    name: form.name,
+    settings: {
+      ...form.rest,
+      main_branch: form.mainBranch,
+      agent: form.agent,
+      verify: form.verify.map(({ name, command }) => ({ name, command })),
+      init_script: form.initScript.trim() ? form.initScript : null,
+      merge: form.merge,
+      max_parallel: number(form.maxParallel),
+      agent_time_limit_secs: number(form.agentMinutes) * 60,
+      command_time_limit_secs: number(form.commandMinutes) * 60,
+      token_budget: number(form.tokenBudget),
+      tier: form.tier,
+    },
+  };
+}
+
+/** The engine's field names, as the form shows them. */
+export const fieldOf: Record<string, string> = {
+  path: "path",
+  name: "name",
+  main_branch: "mainBranch",
+  agent: "agent",
+  init_script: "initScript",
+  max_parallel: "maxParallel",
+  agent_time_limit_secs: "agentMinutes",
+  command_time_limit_secs: "commandMinutes",
+  token_budget: "tokenBudget",
+  max_steps: "tokenBudget",
+};

@@ -1,0 +1,142 @@
+// Words a person reads about projects, tasks and agent sessions, kept in one place.
+import type { AgentKind, ProjectTaskStatus, SessionStatus, SessionStep } from "./bindings";
+import type { Tone } from "./eventText";
+
+export const agentLabel: Record<AgentKind, string> = {
+  builtin: "Healer's built-in agent",
+  "claude-code": "Claude Code",
+  codex: "Codex",
+};
+
+export const columnTitle: Record<ProjectTaskStatus, string> = {
+  open: "Open",
+  in_progress: "In progress",
+  blocked: "Blocked",
+  closed: "Closed",
+};
+
+export const columnOrder: ProjectTaskStatus[] = ["open", "in_progress", "blocked", "closed"];
+
+export const sessionStatusLabel: Record<SessionStatus, string> = {
+  running: "Working",
+  finished: "Finished",
+  failed: "Failed",
+  timed_out: "Ran out of time",
+  stopped: "Stopped",
+  interrupted: "Interrupted",
+};
+
+export const sessionStatusTone: Record<SessionStatus, Tone> = {
+  running: "working",
+  finished: "good",
+  failed: "bad",
+  timed_out: "bad",
+  stopped: "contained",
+  interrupted: "contained",
+};
+
+/** A priority as a person says it: 0 is the most urgent. */
+export function priorityLabel(priority: number): string {
+  if (priority <= 0) return "Urgent";
+  if (priority === 1) return "High";
+  if (priority === 2) return "Normal";
+  return "Low";
+}
+
+/** The arguments of a tool call, read leniently: an agent's text is not always JSON. */
+export function callArgs(step: SessionStep): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(step.arguments ?? "{}");
+    return parsed && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+function text(args: Record<string, unknown>, ...names: string[]): string {
+  for (const name of names) {
+    const value = args[name];
+    if (typeof value === "string" && value.trim()) return value.trim();
+  }
+  return "";
+}
+
+/** What a tool call did, in a sentence, and the one thing worth showing with it (a command). */
+export function callInWords(step: SessionStep): { title: string; code: string | null } {
+  const args = callArgs(step);
+  const path = text(args, "path", "file_path", "notebook_path");
+  const tool = step.tool ?? "a tool";
+  switch (tool) {
+    case "read_file":
+    case "Read":
+      return { title: path ? `Read ${path}` : "Read a file", code: null };
+    case "list_files":
+    case "LS":
+      return { title: path && path !== "." ? `Looked at the files in ${path}` : "Looked at the project's files", code: null };
+    case "Glob":
+      return { title: `Looked for files matching ${text(args, "pattern")}`, code: null };
+    case "search":
+    case "Grep":
+      return { title: `Searched for “${text(args, "pattern")}”`, code: null };
+    case "write_file":
+    case "Write":
+      return { title: path ? `Wrote ${path}` : "Wrote a file", code: null };
+    case "edit_file":
+    case "Edit":
+    case "MultiEdit":
+      return { title: path ? `Edited ${path}` : "Edited a file", code: null };
+    case "run_command":
+    case "Bash":
+    case "exec_command":
+    case "shell":
+      return { title: "Ran a command", code: text(args, "command", "cmd") || null };
+    case "finish":
+      return { title: "Said the task is done", code: null };
+    default: {
+      const lines = Object.entries(args)
+        .filter(([, v]) => typeof v === "string" || typeof v === "number" || typeof v === "boolean")
+        .map(([k, v]) => `${k}: ${String(v)}`);
+      return { title: `Used ${tool}`, code: lines.length ? lines.join("\n") : null };
+    }
+  }
+}
+
+/** "3 minutes" / "42 seconds", for how long something ran. */
+export function durationText(from: string, to: string | null): string {
+  const end = to ? Date.parse(to) : Date.now();
+  const secs = Math.max(0, Math.round((end - Date.parse(from)) / 1000));
+  if (secs < 60) return `${secs} second${secs === 1 ? "" : "s"}`;
+  const mins = Math.round(secs / 60);
+  return `${mins} minute${mins === 1 ? "" : "s"}`;
+}
+
+/** The short form of a commit, as git shows it. */
+export function shortCommit(commit: string): string {
+  return commit.slice(0, 7);
+}
+
+/**
+ * What a command printed, as the person reads it: how it ended, then its output, without the
+ * sandbox's fences and empty streams.
+ */
+export function commandOutput(text: string): string {
+  const [head, ...rest] = text.split("\n");
+  const ending = head.split(" · ")[0];
+  const body = rest
+    .filter((line) => !/^`{3,}/.test(line.trim()))
+    .filter((line) => !/^(stdout|stderr): \(empty\)$/.test(line.trim()))
+    .join("\n")
+    .replace(/^(stdout|stderr)( \(\d+ bytes cut\))?:$/gm, (_, stream: string, cut?: string) =>
+      `${stream === "stdout" ? "It printed" : "Its errors"}${cut ? ` (${cut.trim().slice(1, -1)})` : ""}:`,
+    )
+    .trim();
+  const ended = ending.startsWith("exit code") ? `Finished with ${ending}` : capitalised(ending);
+  return body ? `${ended}\n\n${body}` : ended;
+}
+
+function capitalised(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** Tools whose result only repeats what the step already says when it worked. */
+export const quietWhenDone = new Set(["edit_file", "write_file", "Edit", "Write", "MultiEdit", "finish"]);

@@ -1,0 +1,134 @@
+import { act, screen, waitFor, within } from "@testing-library/react";
+import { expect, test } from "vitest";
+import { events } from "./bindings";
+import { callInWords, commandOutput } from "./projectText";
+import { FakeHealer } from "./test/fakeHealer";
+import { FOLDER, step, task } from "./test/fakeProjects";
+import { renderApp } from "./test/renderApp";
+
+function healerWithProject() {
+  const healer = new FakeHealer().install();
+  healer.projects.projects.push({
+    id: 1, name: "greeter", path: FOLDER, created_at: "", updated_at: "",
+    settings: { main_branch: "main", agent: "builtin", verify: [{ name: "test", command: "npm test" }] },
+  });
+  return healer;
+}
+
+test("adding a project: the chosen folder is looked at, the detected checks proposed, the engine's problems shown under their field", async () => {
+  const healer = new FakeHealer().install();
+  const { user } = renderApp("#/projects");
+
+  await user.click(await screen.findByTestId("new-project"));
+  await user.click(await screen.findByTestId("pick-folder"));
+
+  const state = await screen.findByTestId("folder-state");
+  expect(state).toHaveAttribute("data-state", "ready");
+  expect(state).toHaveTextContent("A git repository on branch main.");
+  expect(state).toHaveTextContent("Healer recognised a Node project (package.json).");
+  expect(state).toHaveTextContent("Runs still work.");
+  expect(screen.getByTestId("project-path")).toHaveValue(FOLDER);
+  expect(await screen.findByTestId("verify-command-0")).toHaveValue("npm run test");
+  expect(screen.getByTestId("field-name")).toHaveValue("greeter");
+
+  // An agent this build cannot run is said so, under the field, in the engine's words.
+  await user.click(screen.getByTestId("agent-claude-code"));
+  expect(await screen.findByTestId("field-error-agent")).toHaveTextContent("Claude Code is not available in this build");
+  expect(screen.getByTestId("save-project")).toBeDisabled();
+  await user.click(screen.getByTestId("agent-builtin"));
+  await user.clear(screen.getByTestId("verify-command-0"));
+  expect(await screen.findByTestId("field-error-verify-0")).toHaveTextContent("The command is empty");
+  await user.type(screen.getByTestId("verify-command-0"), "npm test");
+  await waitFor(() => expect(screen.queryByTestId("field-error-verify-0")).toBeNull());
+
+  await waitFor(() => expect(screen.getByTestId("save-project")).toBeEnabled());
+  await user.click(screen.getByTestId("save-project"));
+  await screen.findByTestId("page-project");
+  const added = healer.callsTo("add_project")[0].args.input as { path: string; settings: { verify: { command: string }[] } };
+  expect(added.path).toBe(FOLDER);
+  expect(added.settings.verify[0].command).toBe("npm test");
+});
+
+test("a folder that is not a repository offers to make it one", async () => {
+  const healer = new FakeHealer().install();
+  healer.projects.picked = "/home/ada/notes";
+  healer.projects.folderState = { kind: "not_a_repository" };
+  const { user } = renderApp("#/projects/new");
+  await user.click(await screen.findByTestId("pick-folder"));
+  const state = await screen.findByTestId("folder-state");
+  expect(state).toHaveTextContent("is not a git repository");
+  expect(within(state).getByTestId("init-repo")).toHaveTextContent("Make it a git repository");
+  expect(screen.queryByTestId("project-form")).toBeNull();
+});
+
+test("the board shows each column, the task list's problems by line, and the progress log without anything unsafe", async () => {
+  const healer = healerWithProject();
+  healer.projects.tasks = [
+    task("t1", "Add dark mode", { priority: 1 }),
+    task("t2", "Fix login", { status: "in_progress", note: "Healer's built-in agent is working on it" }),
+    task("t3", "Old chore", { status: "closed", commit: "0123456789abcdef", closed_reason: "Done: commit 0123456, merged into main" }),
+  ];
+  healer.projects.problems = [{ line: 4, kind: "invalid_json", message: "Line 4: not valid JSON (EOF while parsing an object at line 1 column 30); the line is kept as it is until you fix it" }];
+  healer.projects.progress = '# Progress\n\nDid **things**.\n\n<script>window.pwned = 1</script>\n\n<img src=x onerror="window.pwned = 2">\n';
+  renderApp("#/projects/1");
+
+  const board = await screen.findByTestId("board");
+  expect(within(within(board).getByTestId("column-open")).getByTestId("task-card")).toHaveTextContent("Add dark mode");
+  expect(within(board).getByTestId("column-open")).toHaveTextContent("Runs next");
+  expect(within(board).getByTestId("column-in_progress")).toHaveTextContent("working on it");
+  expect(within(board).getByTestId("column-closed")).toHaveTextContent("Committed 0123456");
+  expect(screen.getByTestId("task-problems")).toHaveTextContent("Line 4: not valid JSON");
+
+  const log = screen.getByTestId("progress-log");
+  expect(log.querySelector("strong")).toHaveTextContent("things");
+  expect(log.querySelector("script")).toBeNull();
+  expect(log.querySelector("img")).toBeNull();
+  expect((window as unknown as { pwned?: number }).pwned).toBeUndefined();
+});
+
+test("a running session streams its steps in plain words, and Stop stops it", async () => {
+  const healer = healerWithProject();
+  healer.projects.tasks = [task("t1", "Greet properly", { status: "in_progress" })];
+  healer.projects.session(7, "t1", "running", [
+    step("Worktree ready on a new branch healer/t1 from main's last commit (abc1234).", { source: "system" }),
+    step("Your task: Greet properly", { source: "user" }),
+    step("Let me read the greeting first."),
+    step("", { kind: "tool_call", tool: "read_file", arguments: '{"path":"greet.py"}', call_id: "c1" }),
+  ]);
+  const { user } = renderApp("#/projects/1/tasks/t1");
+
+  const steps = await screen.findByTestId("session-steps");
+  expect(steps).toHaveTextContent("Read greet.py");
+  expect(steps).toHaveTextContent("Working…");
+  expect(steps).not.toHaveTextContent("{");
+
+  // The engine stores the result and the next call: they arrive live.
+  await act(async () => {
+    await events.sessionStepEvent.emit({ session_id: 7, seq: 5, step: step("def greet(name): ...", { kind: "tool_result", tool: "read_file", call_id: "c1" }) });
+    await events.sessionStepEvent.emit({
+      session_id: 7, seq: 6,
+      step: step("", { kind: "tool_call", tool: "Bash", arguments: '{"command":"pytest -q"}', call_id: "c2" }),
+    });
+  });
+  await waitFor(() => expect(screen.getByTestId("session-steps")).toHaveTextContent("Ran a command"));
+  expect(screen.getByTestId("session-steps")).toHaveTextContent("pytest -q");
+  expect(screen.getByTestId("session-steps")).toHaveTextContent("def greet(name)");
+
+  await user.click(screen.getByTestId("stop-session"));
+  await waitFor(() => expect(healer.projects.stopped).toEqual([7]));
+});
+
+test("tool calls and command output are said in words", () => {
+  const call = (tool: string, args: object) => callInWords(step("", { kind: "tool_call", tool, arguments: JSON.stringify(args) }));
+  expect(call("edit_file", { path: "src/a.ts" }).title).toBe("Edited src/a.ts");
+  expect(call("Edit", { file_path: "src/a.ts" }).title).toBe("Edited src/a.ts");
+  expect(call("Grep", { pattern: "TODO" }).title).toBe("Searched for “TODO”");
+  expect(call("exec_command", { cmd: "ls" })).toEqual({ title: "Ran a command", code: "ls" });
+  expect(call("mystery", { depth: 2 })).toEqual({ title: "Used mystery", code: "depth: 2" });
+  expect(callInWords(step("", { kind: "tool_call", tool: "read_file", arguments: "not json" })).title).toBe("Read a file");
+
+  const out = commandOutput(
+    "exit code 0 after 0.6 s · memory limited · writes confined to the worktree and its temp folder (Landlock)\n\nstdout:\n```text\nHello, Ada!\n```\n\nstderr: (empty)",
+  );
+  expect(out).toBe("Finished with exit code 0 after 0.6 s\n\nIt printed:\nHello, Ada!");
+});

@@ -1,0 +1,167 @@
+// The fake engine's projects (src/engine/projects.rs): a folder check, the form's validation,
+// a board read from the tasks a test sets, sessions with their steps, and Stop — answering the
+// same commands as the engine. The folder dialog (the dialog plugin's `open`) answers too.
+import type {
+  FieldProblem,
+  FolderCheck,
+  Project,
+  ProjectDetail,
+  ProjectInput,
+  ProjectSummary,
+  ProjectTask,
+  SessionDetail,
+  SessionRecord,
+  SessionStep,
+  TaskListProblem,
+} from "../bindings";
+
+export const FOLDER = "/home/ada/code/greeter";
+
+export function task(id: string, title: string, fields: Partial<ProjectTask> = {}): ProjectTask {
+  return { id, title, status: "open", priority: 2, created_at: "", updated_at: "", ...fields };
+}
+
+export function step(text: string, fields: Partial<SessionStep> = {}): SessionStep {
+  return {
+    at: new Date().toISOString(), source: "agent", kind: "text", text, tool: null, arguments: null,
+    call_id: null, is_error: false, model: null, usage: null, ...fields,
+  };
+}
+
+export class FakeProjects {
+  projects: Project[] = [];
+  tasks: ProjectTask[] = [];
+  problems: TaskListProblem[] = [];
+  progress = "";
+  sessions: SessionDetail[] = [];
+  /** The folder the system dialog "returns". */
+  picked: string | null = FOLDER;
+  /** What the engine says about a folder that is not the greeter repository. */
+  folderState: FolderCheck["repo"]["state"] = { kind: "ready" };
+  stopped: number[] = [];
+
+  check(path: string): FolderCheck {
+    const ready = this.folderState.kind === "ready" && path === FOLDER;
+    const settings = { main_branch: "main", agent: "builtin" as const, verify: [{ name: "test", command: "npm run test" }] };
+    return {
+      repo: {
+        path,
+        state: ready ? { kind: "ready" } : this.folderState,
+        message: ready ? "A git repository on branch main." : `${path} is not a git repository. Healer can make it one.`,
+        main_branch: ready ? "main" : null,
+        head: ready ? "abc1234" : null,
+        notes: ready ? ["2 files have changes that on the main branch are not committed. Runs still work."] : [],
+      },
+      detection: ready
+        ? {
+            found: ["a Node project (package.json)"],
+            verify: settings.verify,
+            init_script: null,
+            agents: [
+              { kind: "builtin", name: "Healer's built-in agent", program: null, version: null, usable: true, message: "Works with the model tiers set in Settings." },
+              { kind: "claude-code", name: "Claude Code", program: "/usr/bin/claude", version: "2.1.3", usable: false, message: "Installed (2.1.3), but Claude Code is not available in this build; choose Healer's built-in agent for now." },
+              { kind: "codex", name: "Codex", program: null, version: null, usable: false, message: "codex is not installed on this machine (not on PATH)." },
+            ],
+          }
+        : null,
+      proposal: ready ? { path, name: "greeter", settings } : null,
+      already_added: null,
+    };
+  }
+
+  validate(input: ProjectInput): FieldProblem[] {
+    const problems: FieldProblem[] = [];
+    if (!input.name.trim()) problems.push({ field: "name", message: "Give the project a name" });
+    if (input.settings.agent === "claude-code") {
+      problems.push({ field: "agent", message: "Claude Code is not available in this build; choose Healer's built-in agent for now" });
+    }
+    (input.settings.verify ?? []).forEach((v, i) => {
+      if (!v.command.trim()) problems.push({ field: `verify.${i}`, message: "The command is empty; fill it in or remove the row" });
+    });
+    return problems;
+  }
+
+  summary(project: Project): ProjectSummary {
+    const count = (s: ProjectTask["status"]) => this.tasks.filter((t) => t.status === s).length;
+    return {
+      project,
+      columns: { open: count("open"), in_progress: count("in_progress"), blocked: count("blocked"), closed: count("closed") },
+      ready: 0, problems: this.problems.length, running: 0, unreadable: null,
+    };
+  }
+
+  detail(project: Project): ProjectDetail {
+    const open = this.tasks.filter((t) => t.status === "open");
+    return {
+      project,
+      repo: this.check(project.path).repo,
+      tasks: this.tasks.map((t) => ({ task: t, ready: t.status === "open", waiting: null, waits_for: [] })),
+      problems: this.problems,
+      next: open[0]?.id ?? null,
+      progress: this.progress,
+      sessions: this.sessions.map((s) => s.session),
+    };
+  }
+
+  session(id: number, taskId: string, status: SessionRecord["status"], steps: SessionStep[]): SessionDetail {
+    const detail: SessionDetail = {
+      session: {
+        id, project_id: 1, task_id: taskId, task_title: this.tasks.find((t) => t.id === taskId)?.title ?? "", agent: "builtin", status,
+        worktree: "/data/worktrees/1/t1", branch: `healer/${taskId}`, base_commit: null, pgid: null, agent_session_id: null,
+        transcript: null, exit_code: null, summary: status === "running" ? "" : "Done: commit 1a2b3c4, merged into main",
+        commit_id: status === "finished" ? "1a2b3c4d5e6f" : null, merged: status === "finished",
+        started_at: new Date(Date.now() - 90_000).toISOString(), ended_at: status === "running" ? null : new Date().toISOString(),
+      },
+      project_name: "greeter",
+      steps: steps.map((s, i) => ({ session_id: id, seq: i + 1, step: s })),
+    };
+    this.sessions.unshift(detail);
+    return detail;
+  }
+
+  handle(cmd: string, args: Record<string, unknown>): (() => unknown) | undefined {
+    const project = () => {
+      const found = this.projects.find((p) => p.id === (args.id ?? args.projectId));
+      if (!found) throw { code: "not_found", message: "project not found" };
+      return found;
+    };
+    switch (cmd) {
+      case "plugin:dialog|open":
+        return () => this.picked;
+      case "check_project_folder":
+        return () => this.check(args.path as string);
+      case "validate_project":
+        return () => this.validate(args.input as ProjectInput);
+      case "add_project":
+        return () => {
+          const input = args.input as ProjectInput;
+          const added: Project = { id: this.projects.length + 1, name: input.name, path: input.path, settings: input.settings, created_at: "", updated_at: "" };
+          this.projects.push(added);
+          return added;
+        };
+      case "list_projects":
+        return () => this.projects.map((p) => this.summary(p));
+      case "get_project":
+        return () => this.detail(project());
+      case "get_project_task":
+        return () => {
+          const found = this.tasks.find((t) => t.id === args.taskId);
+          if (!found) throw { code: "not_found", message: "task not found" };
+          return {
+            project: project(),
+            task: { task: found, ready: found.status === "open", waiting: null, waits_for: [] },
+            sessions: this.sessions.filter((s) => s.session.task_id === found.id).map((s) => s.session),
+          };
+        };
+      case "get_session":
+        return () => this.sessions.find((s) => s.session.id === args.sessionId);
+      case "stop_session":
+        return () => {
+          this.stopped.push(args.sessionId as number);
+          return null;
+        };
+      default:
+        return undefined;
+    }
+  }
+}
