@@ -72,12 +72,17 @@ impl Store {
         Ok(n > 0)
     }
 
-    /// Another failure while held: counted on the hold's notification, which is returned.
+    /// Another failure while held: counted on the hold's notification, which is returned. A
+    /// dismissed one comes back unread: the workflow still waits for the person, and fails
+    /// meanwhile.
     pub fn count_held_failure(&self, notification_id: i64) -> Result<Notification> {
         let at = now();
         self.call(|c| {
             c.execute(
-                "UPDATE notifications SET repeats = repeats + 1, repeated_at = ?2 WHERE id = ?1",
+                "UPDATE notifications SET repeats = repeats + 1, repeated_at = ?2,
+                     read_at = CASE WHEN dismissed_at IS NULL THEN read_at END,
+                     dismissed_at = NULL
+                 WHERE id = ?1",
                 params![notification_id, at],
             )
         })?;

@@ -8,11 +8,14 @@ use crate::workflow::{Author, Version};
 /// How many notifications the centre shows.
 const LIST_LIMIT: u32 = 200;
 
-/// An alert about a workflow is resolved once the workflow ran green after it was raised: its
-/// cause is gone, so its buttons (Re-plan, Open settings) would only mislead.
+/// An alert about a workflow is resolved once the workflow ran green after it was raised, and
+/// after the last time it happened again: its cause is gone, so its buttons (Re-plan, Open
+/// settings, Try auto-fix again) would only mislead. A failure counted on it since a green run
+/// brings them back.
 const RESOLVED: &str = "(n.kind NOT IN ('info', 'repaired') AND n.workflow_id IS NOT NULL
      AND EXISTS (SELECT 1 FROM runs r WHERE r.workflow_id = n.workflow_id
-                 AND r.status = 'succeeded' AND r.finished_at > n.created_at))";
+                 AND r.status = 'succeeded'
+                 AND r.finished_at > coalesce(n.repeated_at, n.created_at)))";
 
 impl Store {
     pub fn insert_notification(&self, new: &NewNotification) -> Result<Notification> {

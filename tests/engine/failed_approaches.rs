@@ -203,3 +203,47 @@ async fn with_the_schedule_setting_off_a_give_up_pauses_and_resume_lifts_the_hol
     engine.run_until_healed(w.id).await.expect("repaired");
     assert_eq!(bed.server.chats().len(), 2, "resuming let repairs start");
 }
+
+#[tokio::test]
+async fn a_held_failure_brings_its_alert_back_after_a_green_run_or_a_dismissal() {
+    let bed = bed(false, true).await;
+    let engine = &bed.engine;
+    // Fails while the marker is missing, as a script whose input comes and goes does.
+    let marker = bed._tmp.path().join("input-ready");
+    let script = format!(
+        "import json, os\nif not os.path.exists({:?}):\n    data = {{\"totl\": 3}}\n    print(data[\"total\"])\nprint(json.dumps({{\"total\": 3}}))\n",
+        marker.display().to_string()
+    );
+    let w = engine
+        .create_workflow(input("Sales total", Runtime::Python3, &script))
+        .expect("w");
+    bed.server.script([openai::text("No fix.", TOKENS)]);
+    engine.run_until_healed(w.id).await.expect("gave up");
+    let told = maintenance_failed(&bed);
+    assert_eq!(told.len(), 1);
+    let id = told[0].id;
+
+    // Dismissed, then the failure comes back: the alert is back too, unread.
+    engine.dismiss_notification(id).expect("dismiss");
+    assert!(maintenance_failed(&bed).is_empty());
+    engine.run_until_healed(w.id).await.expect("held");
+    let back = maintenance_failed(&bed);
+    assert_eq!(back.len(), 1, "the dismissed alert is back");
+    assert_eq!((back[0].id, back[0].repeats, back[0].read), (id, 1, false));
+
+    // A green run resolves it; failing again after that offers its buttons again.
+    std::fs::write(&marker, "").expect("marker");
+    let green = engine.run_and_wait(w.id).await.expect("green");
+    assert_eq!(green.run.status, healer::workflow::RunStatus::Succeeded);
+    assert!(maintenance_failed(&bed)[0].resolved);
+    std::fs::remove_file(&marker).expect("marker gone");
+    engine.run_until_healed(w.id).await.expect("held again");
+    let again = &maintenance_failed(&bed)[0];
+    assert_eq!(again.repeats, 2);
+    assert!(!again.resolved, "it failed again since the green run");
+    assert_eq!(
+        bed.server.chats().len(),
+        1,
+        "no model call since the give-up"
+    );
+}

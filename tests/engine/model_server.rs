@@ -153,6 +153,16 @@ impl ModelServer {
             })
     }
 
+    /// The usage each scripted answer reported, in order: the turns of a model loop, without
+    /// Claude Code's side requests (titles, summaries) that the server answers on its own.
+    pub fn turn_usage(&self) -> Vec<Tokens> {
+        self.chats()
+            .iter()
+            .filter(|s| !is_claude_code_side_request(s, is_anthropic(s)))
+            .filter_map(|s| s.reported)
+            .collect()
+    }
+
     pub fn unused_replies(&self) -> usize {
         self.lock().replies.len()
     }
@@ -259,8 +269,7 @@ fn answer(state: &Arc<Mutex<State>>, seen: &Seen) -> Reply {
             .collect();
         return Reply::Json(json!({ "models": models }));
     }
-    let anthropic =
-        seen.path.starts_with("/v1/messages") || seen.header("anthropic-version").is_some();
+    let anthropic = is_anthropic(seen);
     if let Some(expected) = &state.key {
         let given = if anthropic {
             seen.header("x-api-key").unwrap_or_default().to_string()
@@ -304,20 +313,14 @@ fn answer(state: &Arc<Mutex<State>>, seen: &Seen) -> Reply {
     })
 }
 
+fn is_anthropic(seen: &Seen) -> bool {
+    seen.path.starts_with("/v1/messages") || seen.header("anthropic-version").is_some()
+}
+
 /// Claude Code's requests without tools (titles, summaries) are not turns of its main loop: a
 /// short answer, without taking a scripted reply, so that a script lists only the turns.
 fn claude_code_side_request(seen: &Seen, anthropic: bool) -> Option<Reply> {
-    let claude_code = seen.header("x-app") == Some("cli")
-        || seen
-            .header("user-agent")
-            .is_some_and(|a| a.starts_with("claude-cli/"));
-    let has_tools = seen.body["tools"]
-        .as_array()
-        .is_some_and(|tools| !tools.is_empty());
-    if !anthropic || !claude_code || seen.method != "POST" || has_tools {
-        return None;
-    }
-    if !seen.path.starts_with("/v1/messages") || seen.path.contains("count_tokens") {
+    if !is_claude_code_side_request(seen, anthropic) {
         return None;
     }
     let t = Tokens {
@@ -330,6 +333,22 @@ fn claude_code_side_request(seen: &Seen, anthropic: bool) -> Option<Reply> {
     } else {
         anthropic::whole_text("Scripted session", t)
     })
+}
+
+fn is_claude_code_side_request(seen: &Seen, anthropic: bool) -> bool {
+    let claude_code = seen.header("x-app") == Some("cli")
+        || seen
+            .header("user-agent")
+            .is_some_and(|a| a.starts_with("claude-cli/"));
+    let has_tools = seen.body["tools"]
+        .as_array()
+        .is_some_and(|tools| !tools.is_empty());
+    anthropic
+        && claude_code
+        && seen.method == "POST"
+        && !has_tools
+        && seen.path.starts_with("/v1/messages")
+        && !seen.path.contains("count_tokens")
 }
 
 async fn write_reply(socket: &mut TcpStream, reply: Reply) -> std::io::Result<()> {
