@@ -11,7 +11,7 @@ use healer::store::MergePolicy;
 use healer::tasklist::{read_file, TaskStatus, PROGRESS_FILE, TASKS_FILE};
 use serde_json::{json, Value};
 
-use crate::model_server::{openai, TOKENS};
+use crate::model_server::openai;
 use crate::project_fixtures::*;
 
 fn task(title: &str) -> TaskEdit {
