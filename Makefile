@@ -6,7 +6,7 @@ SHELL := /bin/bash
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/healer/target
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: run test setup-run setup-test ui build lint unit e2e bindings figures bench
+.PHONY: run test setup-run setup-test ui build lint unit e2e bindings figures bench faults
 
 run: setup-run ui
 	cargo run -p healer-desktop
@@ -30,7 +30,8 @@ lint: ui
 
 unit: ui
 	cd ui && npm test
-	cargo test --workspace
+	cargo test --workspace -- --skip faults::
+	bash scripts/faults.sh
 
 build: ui
 	cargo build --workspace --bins
@@ -45,6 +46,11 @@ bindings:
 # Figures for the notes: desktop memory after 10 s idle.
 figures: build
 	bash scripts/measure-memory.sh
+
+# The reliability suite alone, with its figures: faults injected, runs lost, processes left,
+# secrets leaked (also part of `make test`).
+faults:
+	bash scripts/faults.sh
 
 # Figures for the workflows issue (run overhead, daemon idle CPU, query p95 on a large store)
 # the model layer (agent-loop overhead per step beyond the HTTP round trip), the agents

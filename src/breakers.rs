@@ -19,7 +19,7 @@ pub use crate::scheduler::{paused as scheduler_paused, SCHEDULER_PAUSED};
 pub use judge::{RollbackBadFix, Superseded, DEFAULT_TRANSIENT_RERUNS, TRANSIENT_RERUNS};
 pub(crate) use rollback::catastrophic_rollback;
 pub use rollback::RollbackFailedToo;
-pub(crate) use survivors::{check_survivors, recount_after_start, resume_scheduler};
+pub(crate) use survivors::{check_survivors, resume_scheduler};
 
 use crate::checkpoint::{
     standard_options, CheckpointAction, CheckpointOption, CheckpointTrigger, NewCheckpoint,

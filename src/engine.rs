@@ -13,6 +13,7 @@ mod planner;
 mod projects;
 mod requests;
 mod scripts;
+mod startup;
 mod workflows;
 
 use std::path::PathBuf;
@@ -36,13 +37,14 @@ use crate::paths::Paths;
 use crate::scheduler::schedule_loop;
 use crate::services::Services;
 use crate::store::{known_schema_version, Store};
-use crate::workflow::runner::{end_leftover_group, OutputChunk};
+use crate::workflow::runner::OutputChunk;
 use healing::EngineHealing;
 pub use healing::RulePlanner;
 pub use maintainer::HealedRun;
 use requests::serve_requests;
 pub use requests::{Request, Response};
 pub use scripts::SaveOutcome;
+use startup::settle_crash_leftovers;
 
 /// How long shutdown waits for background tasks before abandoning them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -178,6 +180,9 @@ impl Engine {
             // Hand edits of task lists show on the board; a CLI command's engine needs none.
             projects.watch_all()?;
         }
+        for problem in crate::secrets::sealed().map_or(&[][..], |s| &s.problems[..]) {
+            tracing::warn!("provider keys are less well hidden: {problem}");
+        }
         let inner = Arc::new(Inner {
             role: role.to_string(),
             scheduling: options.scheduler,
@@ -188,11 +193,16 @@ impl Engine {
         let cancel = CancellationToken::new();
         let mut tasks = JoinSet::new();
         let handle = Handle { services, inner };
-        tasks.spawn(serve_requests(handle.clone(), cancel.clone()));
+        tasks.spawn(crate::services::flush_loop(
+            handle.services.clone(),
+            cancel.clone(),
+        ));
         if handle.inner.scheduling {
+            // An engine a command started for itself answers only that command: it would
+            // otherwise take other commands' requests and could end before answering them.
+            tasks.spawn(serve_requests(handle.clone(), cancel.clone()));
             tasks.spawn(schedule_loop(handle.services.clone(), cancel.clone()));
             tasks.spawn(inbox_loop(handle.services.clone(), cancel.clone()));
-            crate::breakers::recount_after_start(&handle.services);
             // The long-running engine (app, daemon) looks for a local model once.
             tasks.spawn(crate::llm::detect_ollama_at_start(
                 handle.services.llm.clone(),
@@ -227,6 +237,14 @@ impl Engine {
         if drained.is_err() {
             tracing::warn!("background tasks did not stop in time; aborting them");
             tasks.abort_all();
+        }
+        // Run ends kept while the store refused: a last try; what still fails stays in the
+        // journal for the next start.
+        if self.services.flush_pending() > 0 {
+            tracing::error!(
+                "some run results could not be saved yet; they are kept in {} for the next start",
+                self.services.paths.pending_dir().display()
+            );
         }
         if let Err(e) = self.services.bus.emit(Event::EngineStopped {
             pid: std::process::id(),
@@ -341,51 +359,7 @@ impl Drop for Engine {
     }
 }
 
-/// Nothing stays "running" forever: settle what a crash left half-done.
-fn settle_crash_leftovers(services: &Services) -> Result<()> {
-    let store = &services.store;
-    let leftovers = store.interrupt_open_runs()?;
-    let mut ended = 0;
-    for attempt in &leftovers {
-        if let Some(pgid) = attempt.pgid {
-            if end_leftover_group(pgid, attempt.run_id) {
-                ended += 1;
-            }
-        }
-    }
-    if !leftovers.is_empty() {
-        tracing::warn!(
-            "{} run(s) were interrupted by an unclean stop; ended {ended} process group(s) they left",
-            leftovers.len()
-        );
-    }
-    let runs = leftovers.len();
-    // Before tasks: a task whose item was being worked on is interrupted; one whose item
-    // is still pending waits for its turn.
-    let items = store.settle_taken_inbox_items()?;
-    if items > 0 {
-        tracing::warn!("{items} auto-fix or chat turn(s) were interrupted");
-    }
-    let sessions = crate::project::settle_interrupted(services)?;
-    if sessions > 0 {
-        tracing::warn!("{sessions} agent session(s) were interrupted; their tasks are open again");
-    }
-    let heals = store.interrupt_running_heals()?;
-    let tasks = store.interrupt_running_tasks()?;
-    let requests = store.fail_taken_requests(&failed_result(
-        "the engine stopped before it finished this request",
-    ))?;
-    if heals + requests + runs + tasks + sessions > 0 {
-        let summary = format!(
-            "Settled after an unclean stop: {runs} run(s), {heals} heal(s), {tasks} thread(s) and {sessions} agent session(s) marked interrupted, {requests} request(s) answered as failed"
-        );
-        tracing::warn!("{summary}");
-        services.bus.emit(Event::RecoveredAtStartup { summary })?;
-    }
-    Ok(())
-}
-
-fn failed_result(message: &str) -> String {
+pub(crate) fn failed_result(message: &str) -> String {
     to_json(&ErrorPayload::from(Error::EngineUnavailable(
         message.to_string(),
     )))

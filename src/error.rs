@@ -29,8 +29,13 @@ pub enum Error {
     #[error("another Healer engine is already running for {data_dir} ({holder}). Only one may run at a time: stop it first, or use the running one")]
     EngineRunning { data_dir: PathBuf, holder: String },
 
-    #[error("no Healer engine answered: {0}")]
+    /// No engine could act (it stopped, or never took the request): the message says which.
+    #[error("{0}")]
     EngineUnavailable(String),
+
+    /// The running engine refused or failed the request; its own error, as it said it.
+    #[error("{0}")]
+    Answered(ErrorPayload),
 
     #[error("{what} not found")]
     NotFound { what: String },
@@ -64,6 +69,27 @@ impl Error {
         }
     }
 
+    /// The database was locked by another process for longer than the busy timeout (or is
+    /// locked in a way waiting cannot resolve here): worth trying again later.
+    pub fn is_locked(&self) -> bool {
+        match self {
+            Error::Store(e) => matches!(
+                e.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+            ),
+            _ => false,
+        }
+    }
+
+    /// The disk (or the database's quota) is full.
+    pub fn is_disk_full(&self) -> bool {
+        match self {
+            Error::Store(e) => e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull),
+            Error::Io { source, .. } => source.raw_os_error() == Some(28),
+            _ => false,
+        }
+    }
+
     pub fn code(&self) -> ErrorCode {
         match self {
             Error::CorruptDatabase { .. } => ErrorCode::CorruptDatabase,
@@ -71,6 +97,7 @@ impl Error {
             Error::DataDir { .. } => ErrorCode::DataDir,
             Error::EngineRunning { .. } => ErrorCode::EngineRunning,
             Error::EngineUnavailable(_) => ErrorCode::EngineUnavailable,
+            Error::Answered(payload) => payload.code,
             Error::NotFound { .. } => ErrorCode::NotFound,
             Error::InvalidInput(_) => ErrorCode::InvalidInput,
             Error::Store(_) => ErrorCode::Store,

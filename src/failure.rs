@@ -126,6 +126,18 @@ pub struct Failure {
     pub evidence: Evidence,
 }
 
+/// The most characters of a failure's one-line summary.
+pub const SUMMARY_CHARS: usize = 300;
+
+/// `text` as one line of at most [`SUMMARY_CHARS`] characters (… when cut).
+pub fn summary_line(text: &str) -> String {
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match one_line.char_indices().nth(SUMMARY_CHARS) {
+        Some((cut, _)) => format!("{}…", one_line.get(..cut).unwrap_or_default()),
+        None => one_line,
+    }
+}
+
 impl Failure {
     pub fn new(
         source: FailureSource,
@@ -144,10 +156,13 @@ impl Failure {
     }
 
     /// One line for a person: "ValueError: bad shape".
+    /// One line for a run's summary, a checkpoint or a notification: the error type and
+    /// message, on one line, at most [`SUMMARY_CHARS`] characters (the evidence keeps more).
     pub fn summary(&self) -> String {
-        match &self.evidence.error_type {
+        let text = match &self.evidence.error_type {
             Some(t) if !t.is_empty() => format!("{t}: {}", self.evidence.message),
             _ => self.evidence.message.clone(),
-        }
+        };
+        summary_line(&text)
     }
 }

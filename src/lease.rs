@@ -9,6 +9,9 @@ use crate::error::{Error, Result};
 use crate::paths::Paths;
 use crate::store::now;
 
+/// How long [`Lease::acquire`] keeps asking for a lease that looks held.
+pub const RELEASE_SETTLE: std::time::Duration = std::time::Duration::from_secs(1);
+
 #[derive(Debug)]
 pub struct Lease {
     _file: File,
@@ -17,24 +20,10 @@ pub struct Lease {
 impl Lease {
     /// Take the lease, or `None` when another engine holds it.
     pub fn try_acquire(paths: &Paths, role: &str) -> Result<Option<Lease>> {
+        let Some(mut file) = try_lock(paths)? else {
+            return Ok(None);
+        };
         let path = paths.lock_file();
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| Error::DataDir {
-                path: path.clone(),
-                detail: e.to_string(),
-            })?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => return Ok(None),
-            Err(TryLockError::Error(e)) => {
-                return Err(Error::io(format!("cannot lock {}", path.display()), e))
-            }
-        }
         // Say who holds it, for the message a second engine shows.
         let holder = format!("{role}, pid {}, since {}", std::process::id(), now());
         file.set_len(0)
@@ -44,12 +33,24 @@ impl Lease {
         Ok(Some(Lease { _file: file }))
     }
 
-    /// Take the lease, or fail with a message naming the engine that holds it.
+    /// Take the lease, or fail with a message naming the engine that holds it. A lease just
+    /// let go can look held for a moment: a child being started (between fork and exec) holds
+    /// a copy of every open file of its parent, the lock file's too. So a held lease is asked
+    /// again for up to [`RELEASE_SETTLE`] before the answer is no.
     pub fn acquire(paths: &Paths, role: &str) -> Result<Lease> {
-        Lease::try_acquire(paths, role)?.ok_or_else(|| Error::EngineRunning {
-            data_dir: paths.data_dir().to_path_buf(),
-            holder: Lease::holder(paths),
-        })
+        let deadline = std::time::Instant::now() + RELEASE_SETTLE;
+        loop {
+            if let Some(lease) = Lease::try_acquire(paths, role)? {
+                return Ok(lease);
+            }
+            if std::time::Instant::now() >= deadline {
+                return Err(Error::EngineRunning {
+                    data_dir: paths.data_dir().to_path_buf(),
+                    holder: Lease::holder(paths),
+                });
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 
     /// Who holds (or last held) the lease, as they wrote it.
@@ -61,8 +62,32 @@ impl Lease {
             .unwrap_or_else(|| "another process".to_string())
     }
 
-    /// Whether an engine holds the lease right now (without taking it for long).
+    /// Whether an engine holds the lease right now. Looking takes the lock for an instant and
+    /// leaves the holder's note as it was.
     pub fn is_held(paths: &Paths) -> Result<bool> {
-        Ok(Lease::try_acquire(paths, "probe")?.is_none())
+        Ok(try_lock(paths)?.is_none())
     }
+}
+
+/// The lock file, locked, or `None` when another process holds it.
+fn try_lock(paths: &Paths) -> Result<Option<File>> {
+    let path = paths.lock_file();
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| Error::DataDir {
+            path: path.clone(),
+            detail: e.to_string(),
+        })?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => return Ok(None),
+        Err(TryLockError::Error(e)) => {
+            return Err(Error::io(format!("cannot lock {}", path.display()), e))
+        }
+    }
+    Ok(Some(file))
 }

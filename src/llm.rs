@@ -79,6 +79,23 @@ struct LlmInner {
     ollama: Mutex<Option<OllamaStatus>>,
 }
 
+/// Every provider key this process could read from its environment is redacted from now on,
+/// even before (or without) a model call: a script could print it from elsewhere.
+fn remember_keys_in_env(store: &Store) {
+    let mut vars: Vec<String> = crate::secrets::PROVIDER_KEY_VARS
+        .iter()
+        .map(|v| v.to_string())
+        .collect();
+    if let Ok(providers) = store.list_providers() {
+        vars.extend(providers.iter().filter_map(|p| p.key_var()));
+    }
+    for var in vars {
+        if let Some(value) = crate::secrets::env_var(&var) {
+            crate::secrets::remember(&value);
+        }
+    }
+}
+
 impl Llm {
     /// Keys from the keyring (unless `HEALER_KEYRING=off`) or the environment; Ollama where
     /// `HEALER_OLLAMA_URL` says, else on 127.0.0.1:11434.
@@ -87,6 +104,7 @@ impl Llm {
     }
 
     pub fn with(store: Store, bus: Bus, keys: Keys, ollama_url: String) -> Llm {
+        remember_keys_in_env(&store);
         let (text, _) = broadcast::channel(TEXT_CAPACITY);
         Llm {
             inner: Arc::new(LlmInner {

@@ -22,7 +22,7 @@ pub fn init(default_level: &str, log_dir: Option<&Path>) -> LogGuard {
     let filter =
         || EnvFilter::try_from_env("HEALER_LOG").unwrap_or_else(|_| EnvFilter::new(default_level));
     let stderr = fmt::layer()
-        .with_writer(std::io::stderr)
+        .with_writer(|| Redacting(std::io::stderr()))
         .with_target(false)
         .with_filter(filter());
 
@@ -38,7 +38,7 @@ pub fn init(default_level: &str, log_dir: Option<&Path>) -> LogGuard {
         Some(Ok(appender)) => {
             let (writer, guard) = tracing_appender::non_blocking(appender);
             let layer = fmt::layer()
-                .with_writer(writer)
+                .with_writer(move || Redacting(writer.clone()))
                 .with_ansi(false)
                 .with_filter(filter());
             (Some(layer), Some(guard))
@@ -59,4 +59,24 @@ pub fn init(default_level: &str, log_dir: Option<&Path>) -> LogGuard {
         tracing::warn!("logging to stderr only: cannot write log files: {problem}");
     }
     LogGuard { _file: guard }
+}
+
+/// A log writer that redacts every known secret from each line before it is written (the
+/// formatter hands over one whole line per write).
+struct Redacting<W>(W);
+
+impl<W: std::io::Write> std::io::Write for Redacting<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match std::str::from_utf8(buf) {
+            Ok(text) => self
+                .0
+                .write_all(crate::secrets::redact(text).as_bytes())
+                .map(|()| buf.len()),
+            Err(_) => self.0.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
 }

@@ -58,6 +58,18 @@ impl Paths {
         self.log_dir().join("runs").join(workflow_id.to_string())
     }
 
+    /// Where the control groups of running attempts are recorded until they end (so that the
+    /// next start ends what a crash left).
+    pub fn groups_dir(&self) -> PathBuf {
+        self.data_dir.join("groups")
+    }
+
+    /// Run ends the store could not take when they happened, kept until it can (a full disk,
+    /// a database locked too long).
+    pub fn pending_dir(&self) -> PathBuf {
+        self.data_dir.join("pending")
+    }
+
     pub fn lock_file(&self) -> PathBuf {
         self.data_dir.join("engine.lock")
     }

@@ -7,6 +7,7 @@
 
 mod confine;
 mod env;
+mod hold;
 mod in_place;
 mod process;
 mod scratch;
@@ -23,7 +24,7 @@ use crate::workflow::{EnvVar, Runtime};
 
 pub use env::{looks_secret, may_pass};
 pub use in_place::{run_in_place, InPlace};
-pub use scratch::COPY_CAP_BYTES;
+pub use scratch::{remove_tree, COPY_CAP_BYTES};
 
 /// The most of a syntax checker's complaint that is kept.
 const CHECK_MESSAGE_CAP: usize = 4 * 1024;
@@ -33,10 +34,18 @@ const CHECK_MESSAGE_CAP: usize = 4 * 1024;
 pub struct SandboxLimits {
     /// After this, the whole process group is killed.
     pub timeout: Duration,
-    /// The data memory (RLIMIT_DATA) of each process; 0 for no limit.
+    /// The memory of the run: of all its processes together (a cgroup, where the machine
+    /// allows one) and of each process (RLIMIT_DATA); 0 for no limit.
     pub memory_bytes: u64,
     /// Output kept per stream; the rest is counted.
     pub output_bytes: usize,
+    /// The most its scratch folder may hold (the copy included); past it the run is ended.
+    /// Also the largest file it may write (RLIMIT_FSIZE). 0 for no limit.
+    pub disk_bytes: u64,
+    /// The most processes and threads at once (a cgroup's pids.max); 0 for no limit.
+    pub processes: u32,
+    /// Whether it may use the network (off: no network namespace interface, no TCP).
+    pub network: bool,
 }
 
 impl Default for SandboxLimits {
@@ -45,9 +54,16 @@ impl Default for SandboxLimits {
             timeout: Duration::from_secs(30),
             memory_bytes: 1024 * 1024 * 1024,
             output_bytes: 64 * 1024,
+            disk_bytes: 256 * 1024 * 1024,
+            processes: 256,
+            network: false,
         }
     }
 }
+
+/// The folder (under the scratch root) where the runs' control groups are recorded until they
+/// end, so that the next start ends what a crash left.
+pub const GROUPS_FOLDER: &str = ".groups";
 
 /// What to run in the sandbox.
 #[derive(Debug, Clone)]
@@ -97,6 +113,13 @@ pub struct SandboxRun {
     pub confinement: Confinement,
     /// A memory limit was in force.
     pub memory_limited: bool,
+    /// What else held the run, and what could not, in plain words (for the report).
+    pub held: Vec<String>,
+    pub not_held: Vec<String>,
+    /// The run was ended because its processes together used more memory than allowed.
+    pub memory_exceeded: bool,
+    /// The run was ended because its scratch folder grew past the disk limit.
+    pub disk_exceeded: bool,
 }
 
 impl SandboxRun {
@@ -108,7 +131,11 @@ impl SandboxRun {
     /// A plain report of the run, for the model and the maintainer's thread.
     pub fn describe(&self) -> String {
         let secs = self.duration.as_secs_f64();
-        let ending = if self.timed_out {
+        let ending = if self.memory_exceeded {
+            format!("ended after {secs:.1} s: its processes together used more memory than allowed")
+        } else if self.disk_exceeded {
+            format!("ended after {secs:.1} s: it wrote more to its scratch folder than allowed")
+        } else if self.timed_out {
             format!(
                 "stopped at the time limit after {secs:.1} s (the whole process group was killed)"
             )
@@ -130,6 +157,8 @@ impl SandboxRun {
                 format!("Landlock unavailable: {reason}; writes were not confined")
             }
         });
+        header.extend(self.held.iter().cloned());
+        header.extend(self.not_held.iter().map(|n| format!("not held: {n}")));
         let mut text = header.join(" · ");
         for (label, body, cut) in [
             ("stdout", &self.stdout, self.stdout_cut),
@@ -273,7 +302,15 @@ async fn run_in(
             marker: &scratch.name,
         },
     );
-    let confine = confine::Prepared::new(&[&scratch.root], spec.limits.memory_bytes);
+    let limits = &spec.limits;
+    let confine = confine::Prepared::new(
+        &[&scratch.root],
+        limits.memory_bytes,
+        limits.disk_bytes,
+        !limits.network,
+    );
+    let groups = spec.scratch_root.join(GROUPS_FOLDER);
+    let mut hold = hold::Hold::new(&groups, &scratch.name, &scratch.root, &scratch.work, limits);
     let launch = process::Launch {
         program,
         args,
@@ -284,19 +321,43 @@ async fn run_in(
         output_bytes: spec.limits.output_bytes,
         marker: &scratch.name,
     };
-    let outcome = process::execute(&launch, &confine).await?;
+    let disk = || {
+        (limits.disk_bytes > 0).then(|| process::DiskWatch {
+            dir: scratch.root.clone(),
+            bytes: limits.disk_bytes,
+        })
+    };
+    let mut outcome = process::execute(&launch, &|cmd| hold.install(cmd), &confine, disk()).await;
+    if let Err(e) = &outcome {
+        if hold.uses_namespaces() {
+            // Namespaces are what failed, unless the start fails the same way without them.
+            let why = e.to_string();
+            hold.without_namespaces(&why);
+            outcome = process::execute(&launch, &|cmd| hold.install(cmd), &confine, disk()).await;
+        }
+    }
+    let outcome = outcome?;
+    let memory_exceeded = hold.memory_exceeded();
+    // Whatever it left running (in other sessions, with an emptied environment) ends here.
+    hold.end();
+    let (held, not_held) = hold.report(confine.tcp_denied());
     use std::os::unix::process::ExitStatusExt;
     Ok(SandboxRun {
         exit_code: outcome.status.and_then(|s| s.code()),
         signal: outcome.status.and_then(|s| s.signal()),
         timed_out: outcome.timed_out,
-        stdout: outcome.stdout.text,
-        stderr: outcome.stderr.text,
+        // Whatever the code printed, a known secret does not reach the thread or the model.
+        stdout: crate::secrets::redact_owned(outcome.stdout.text),
+        stderr: crate::secrets::redact_owned(outcome.stderr.text),
         stdout_cut: outcome.stdout.cut,
         stderr_cut: outcome.stderr.cut,
         duration: outcome.duration,
         confinement: confine.confinement.clone(),
         memory_limited: confine.memory_limited(),
+        held,
+        not_held,
+        memory_exceeded,
+        disk_exceeded: outcome.disk_exceeded,
     })
 }
 

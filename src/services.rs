@@ -12,6 +12,7 @@
 mod active_runs;
 mod checkpoints;
 mod workflows;
+mod writes;
 
 use std::sync::Arc;
 
@@ -27,6 +28,7 @@ use crate::store::{HealRecord, Store, StoredStep};
 use crate::workflow::runner::OutputChunk;
 
 pub(crate) use active_runs::ActiveRuns;
+pub(crate) use writes::{flush_loop, replay_journal, RunEnd};
 
 /// How many chunks of live output a slow viewer may fall behind; the stored log is complete.
 const OUTPUT_CAPACITY: usize = 4096;
@@ -41,7 +43,9 @@ pub(crate) trait Healing: Send + Sync {
 
     /// An attempt ended and its process group was killed: look, off the run's path, for
     /// processes that outlived it.
-    fn attempt_ended(&self, services: &Arc<Services>, run_id: i64, attempt: u32);
+    /// `escaped`: processes of the attempt found outside its process group (and ended with its
+    /// control group); 0 where no control group held it.
+    fn attempt_ended(&self, services: &Arc<Services>, run_id: i64, attempt: u32, escaped: usize);
 }
 
 /// Wake-ups for the loops that sleep until there is work.
@@ -67,6 +71,8 @@ pub(crate) struct Services {
     pub wake: WakeUps,
     /// Workflow id → the run its task is running, so a workflow never runs twice at once.
     pub active_runs: ActiveRuns,
+    /// Run ends the store refused (locked too long, disk full), written when it accepts again.
+    pub pending: writes::Pending,
     instance: String,
     healing: Box<dyn Healing>,
 }
@@ -91,6 +97,7 @@ impl Services {
             llm,
             wake: WakeUps::default(),
             active_runs: ActiveRuns::default(),
+            pending: writes::Pending::default(),
             healing,
         }
     }
@@ -107,8 +114,8 @@ impl Services {
     }
 
     /// Tell the breakers an attempt ended (they look for processes that outlived it).
-    pub(crate) fn attempt_ended(self: &Arc<Self>, run_id: i64, attempt: u32) {
-        self.healing.attempt_ended(self, run_id, attempt);
+    pub(crate) fn attempt_ended(self: &Arc<Self>, run_id: i64, attempt: u32, escaped: usize) {
+        self.healing.attempt_ended(self, run_id, attempt, escaped);
     }
 }
 

@@ -36,7 +36,7 @@ use crate::error::{Error, Result};
 pub use autofixes::{AutoFix, AutoFixStatus};
 pub use heals::{HealRecord, Outcome, RemedyAttempt, RemedyStatus};
 pub use holds::RepairHold;
-pub use inbox::{InboxItem, InboxKind};
+pub use inbox::{InboxItem, InboxKind, SettledItems};
 pub use maintenance::{Entered, FixResult};
 pub use projects::{
     MergePolicy, Project, ProjectSettings, VerifyCommand, DEFAULT_AGENT_TIME_LIMIT_SECS,
@@ -50,6 +50,10 @@ pub use workflows::ScheduledWorkflow;
 /// How long a writer waits for another process's write to finish before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Settings key: how long a run's writes keep trying while the database is locked (or the
+/// disk full) before its end is kept in memory and saved later (seconds; default 60).
+pub const WRITE_PATIENCE: &str = "store.write_patience_secs";
+
 /// The schema, one SQL file per version, applied in order. `PRAGMA user_version` counts them.
 const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0001_foundation.sql"),
@@ -60,6 +64,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0006_memory.sql"),
     include_str!("store/migrations/0007_people.sql"),
     include_str!("store/migrations/0008_projects.sql"),
+    include_str!("store/migrations/0009_reliability.sql"),
     include_str!("store/migrations/0010_trust.sql"),
 ];
 
@@ -100,6 +105,9 @@ impl Store {
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_URI;
+        // Processes opening a fresh file at once would each see schema version 0 and create
+        // the same tables; one at a time, the second finds the schema made.
+        let _schema = schema_lock(path)?;
         let mut conn = Connection::open_with_flags(path, flags).map_err(|e| open_error(path, e))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| open_error(path, e))?;
@@ -167,6 +175,29 @@ impl Store {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
+}
+
+/// An exclusive lock beside the database, held while it is opened and brought up to date.
+/// Its name does not start with the database's, so an engine watching the folder for the
+/// database's writes is not woken by it.
+fn schema_lock(path: &Path) -> Result<std::fs::File> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let lock = path.with_file_name(format!(".{name}.schema-lock"));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock)
+        .map_err(|e| Error::DataDir {
+            path: lock.clone(),
+            detail: e.to_string(),
+        })?;
+    file.lock()
+        .map_err(|e| Error::io(format!("cannot lock {}", lock.display()), e))?;
+    Ok(file)
 }
 
 /// Turn an error from opening the file into one that says what to do.

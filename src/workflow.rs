@@ -360,8 +360,8 @@ pub struct Attempt {
     pub stdout: String,
     pub stderr: String,
     /// Bytes left out of the middle of each stream.
-    pub stdout_cut: u32,
-    pub stderr_cut: u32,
+    pub stdout_cut: u64,
+    pub stderr_cut: u64,
     /// What the script wrote to the file named in HEALER_RESULT (JSON text), if anything.
     pub result: Option<String>,
     /// Anything Healer itself has to say about this attempt ("retrying in 2 s").

@@ -110,6 +110,9 @@ pub fn export_bindings(path: &std::path::Path) -> Result<(), String> {
 }
 
 pub fn run() -> ExitCode {
+    // First, while this is the only thread: provider keys out of the environment, the initial
+    // environment block wiped, the process undumpable (see `healer::secrets`).
+    let _sealed = healer::secrets::seal_process();
     if let Err(problem) = check_display() {
         eprintln!("Healer: {problem}");
         return ExitCode::from(1);

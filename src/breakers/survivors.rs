@@ -1,17 +1,13 @@
-//! Processes that outlive their run: a script that moved a child out of its process group
+//! Process groups that outlive their kill: a script that moved a child out of its process group
 //! (setsid, a double fork into a new session) leaves it running after Healer ended the group.
-//! Such a child may be a helper the script started on purpose, so Healer does not kill it on
-//! sight: it counts the live ones — found by this Healer's instance marker and a run id in their
-//! environment, whose attempt is over — and while `surviving_groups` or more of them live, no
-//! scheduled run starts. The count is of processes alive now: when they end, it falls and
-//! scheduled runs go again on their own; Resume ends them and goes on at once.
+//! Healer finds such processes by the run id in their environment, ends them, and after
+//! `surviving_groups` such attempts pauses the scheduler and tells the person.
 
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
-use serde::{Deserialize, Serialize};
 
 use super::{settings, tripped};
 use crate::error::Result;
@@ -20,215 +16,121 @@ use crate::memory::DecisionKind;
 use crate::notification::{NewNotification, NotificationKind};
 use crate::scheduler::{paused as scheduler_paused, SCHEDULER_PAUSED};
 use crate::services::Services;
-use crate::workflow::RunStatus;
 
-/// Settings key: the stray processes the survivors breaker paused scheduled runs for.
-const PAUSED_FOR: &str = "breakers.strays_paused_for";
+/// Settings key: attempts that left survivors since the scheduler last ran freely.
+const SURVIVORS_SEEN: &str = "breakers.surviving_groups_seen";
 
-/// How long a process whose group was just killed gets to be gone before it counts.
+/// How long a process just sent SIGKILL gets to be gone before it counts as a survivor.
 const DYING: Duration = Duration::from_millis(200);
 
-/// While scheduled runs wait for strays, how often they are counted again.
-const RECOUNT: Duration = Duration::from_secs(1);
-
-/// A live process a run left behind.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Stray {
-    pub pid: i32,
-    pub run_id: i64,
-    pub command: String,
-}
-
-/// An attempt ended: after a moment, count the processes runs left behind.
-pub(crate) async fn check_survivors(services: Arc<Services>) {
+/// Count the processes of this attempt that outlived its process group's kill: `escaped`
+/// when its control group found (and ended) them; else look for them by their environment,
+/// and end them.
+pub(crate) async fn check_survivors(
+    services: Arc<Services>,
+    run_id: i64,
+    attempt: u32,
+    escaped: usize,
+) {
+    if escaped > 0 {
+        if let Err(e) = count(&services, run_id, escaped) {
+            tracing::error!("could not record processes that survived run {run_id}: {e}");
+        }
+        return;
+    }
+    let instance = services.instance();
+    if find(instance, run_id, attempt).is_empty() {
+        return;
+    }
     tokio::time::sleep(DYING).await;
-    if let Err(e) = recount(&services) {
-        tracing::error!("could not count processes that outlived their runs: {e}");
+    let survivors = find(instance, run_id, attempt);
+    if survivors.is_empty() {
+        return;
+    }
+    for pid in &survivors {
+        let _ = kill(Pid::from_raw(*pid), Signal::SIGKILL);
+    }
+    if let Err(e) = count(&services, run_id, survivors.len()) {
+        tracing::error!("could not record processes that survived run {run_id}: {e}");
     }
 }
 
-/// Count the strays now; pause scheduled runs at the limit, let them go below it.
-fn recount(services: &Arc<Services>) -> Result<()> {
-    let strays = strays(services)?;
+fn count(services: &Services, run_id: i64, n: usize) -> Result<()> {
     let store = &services.store;
-    let limit = settings(store)?.surviving_groups;
-    let ours = store.setting::<Vec<Stray>>(PAUSED_FOR)?;
-    let count = u32::try_from(strays.len()).unwrap_or(u32::MAX);
-    match ours {
-        Some(_) if count < limit => lift(services, &strays),
-        Some(_) => Ok(()),
-        None if count >= limit && scheduler_paused(store)?.is_none() => pause(services, &strays),
-        None => Ok(()),
-    }
-}
-
-fn pause(services: &Arc<Services>, strays: &[Stray]) -> Result<()> {
-    let store = &services.store;
-    let listed: Vec<String> = strays
-        .iter()
-        .map(|s| format!("{} (pid {}, left by run {})", s.command, s.pid, s.run_id))
-        .collect();
-    let reason = format!(
-        "{} processes that scripts started are still running after their runs ended: {}. \
-         Scheduled runs wait until fewer than {} are left.",
-        strays.len(),
-        listed.join("; "),
-        settings(store)?.surviving_groups
+    let seen = store.setting::<u32>(SURVIVORS_SEEN)?.unwrap_or(0) + 1;
+    store.set_setting(SURVIVORS_SEEN, &seen)?;
+    tracing::warn!(
+        run = run_id,
+        "{n} process(es) outlived the end of the run; ended them"
     );
-    store.set_setting(PAUSED_FOR, &strays)?;
+    let limit = settings(store)?.surviving_groups;
+    if seen < limit || scheduler_paused(store)?.is_some() {
+        return Ok(());
+    }
+    let reason = format!(
+        "{seen} runs left processes running after Healer ended them (the last: run {run_id}). \
+         Scheduled runs are paused until you resume them."
+    );
     store.set_setting(SCHEDULER_PAUSED, &reason)?;
     let n = store.insert_notification(&NewNotification::new(
         NotificationKind::Safety,
         "Scheduled runs are paused".to_string(),
         format!(
-            "{reason} A script that starts a background process in a new session (setsid, \
-             nohup with a double fork) leaves it behind when its run ends. They go again on \
-             their own once those processes end; Resume in Workflows ends them and goes on now."
+            "{reason} A script that starts background processes in a new session (setsid, \
+             nohup with a double fork) escapes its run; Healer ended them each time. Resume in \
+             Workflows when the scripts are fixed."
         ),
     ))?;
     services
         .bus
         .emit(Event::NotificationCreated { notification: n })?;
-    tripped(services, DecisionKind::Survivors, None, &reason, "")?;
-    watch(Arc::downgrade(services));
-    Ok(())
+    tripped(services, DecisionKind::Survivors, None, &reason, "")
 }
 
-/// At start-up: scheduled runs may still wait for strays of an earlier session; count again.
-pub(crate) fn recount_after_start(services: &Arc<Services>) {
-    if let Ok(Some(_)) = services.store.setting::<Vec<Stray>>(PAUSED_FOR) {
-        watch(Arc::downgrade(services));
-    }
-}
-
-/// Recount while scheduled runs wait; the watch ends with the pause, or with the engine.
-fn watch(services: Weak<Services>) {
-    tokio::spawn(async move {
-        loop {
-            tokio::time::sleep(RECOUNT).await;
-            let Some(services) = services.upgrade() else {
-                return;
-            };
-            match services.store.setting::<Vec<Stray>>(PAUSED_FOR) {
-                Ok(Some(_)) => {}
-                _ => return,
-            }
-            if let Err(e) = recount(&services) {
-                tracing::warn!("could not count stray processes: {e}");
-            }
-        }
-    });
-}
-
-/// Fewer strays than the limit are left: scheduled runs go again.
-fn lift(services: &Services, left: &[Stray]) -> Result<()> {
-    let summary = if left.is_empty() {
-        "Scheduled runs resumed: the processes runs left behind have ended".to_string()
-    } else {
-        format!(
-            "Scheduled runs resumed: {} process(es) runs left behind still running, below the \
-             limit",
-            left.len()
-        )
-    };
-    resumed(services, &summary)
-}
-
-/// Let scheduled runs go again at the person's word, ending the processes runs left behind.
+/// Let scheduled runs go again (and start counting survivors from zero).
 pub(crate) fn resume_scheduler(services: &Services) -> Result<()> {
-    let strays = strays(services)?;
-    for s in &strays {
-        let _ = kill(Pid::from_raw(s.pid), Signal::SIGKILL);
-    }
-    let summary = if strays.is_empty() {
-        "Scheduled runs resumed".to_string()
-    } else {
-        format!(
-            "Scheduled runs resumed; ended {} process(es) runs had left behind",
-            strays.len()
-        )
-    };
-    resumed(services, &summary)
-}
-
-fn resumed(services: &Services, summary: &str) -> Result<()> {
     services.store.delete_setting(SCHEDULER_PAUSED)?;
-    services.store.delete_setting(PAUSED_FOR)?;
-    services
-        .store
-        .log_decision(None, DecisionKind::SchedulerResumed, summary, "")?;
+    services.store.set_setting(SURVIVORS_SEEN, &0u32)?;
+    services.store.log_decision(
+        None,
+        DecisionKind::SchedulerResumed,
+        "Scheduled runs resumed",
+        "",
+    )?;
     services.bus.emit(Event::BreakerTripped {
         breaker: DecisionKind::SchedulerResumed,
         workflow_id: None,
-        detail: summary.to_string(),
+        detail: "Scheduled runs resumed".to_string(),
     })?;
     services.wake.scheduler.notify_one();
     Ok(())
 }
 
-/// Live (not zombie) processes with this Healer's instance marker whose attempt is over: its
-/// run is no longer running, or has moved on to a later attempt.
-pub(crate) fn strays(services: &Services) -> Result<Vec<Stray>> {
-    let ours = format!("HEALER_INSTANCE={}", services.instance());
+/// Live (not zombie) processes whose environment carries this Healer's instance marker and
+/// this run's id and attempt.
+fn find(instance: &str, run_id: i64, attempt: u32) -> Vec<i32> {
+    let ours = format!("HEALER_INSTANCE={instance}");
+    let run = format!("HEALER_RUN_ID={run_id}");
+    let att = format!("HEALER_ATTEMPT={attempt}");
     let me = std::process::id();
     let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Ok(Vec::new());
+        return Vec::new();
     };
-    let mut found = Vec::new();
-    for pid in entries
+    entries
         .filter_map(|e| e.ok())
         .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
         .filter(|pid| u32::try_from(*pid).ok() != Some(me))
-    {
-        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
-            continue;
-        };
-        let vars: Vec<&[u8]> = environ.split(|b| *b == 0).collect();
-        if !vars.contains(&ours.as_bytes()) {
-            continue;
-        }
-        let value = |name: &str| {
-            vars.iter()
-                .find_map(|v| v.strip_prefix(format!("{name}=").as_bytes()))
-                .and_then(|v| std::str::from_utf8(v).ok())
-                .and_then(|v| v.parse::<i64>().ok())
-        };
-        let (Some(run_id), Some(attempt)) = (value("HEALER_RUN_ID"), value("HEALER_ATTEMPT"))
-        else {
-            continue;
-        };
-        if zombie(pid) || attempt_is_live(services, run_id, attempt)? {
-            continue;
-        }
-        found.push(Stray {
-            pid,
-            run_id,
-            command: command_of(pid),
-        });
-    }
-    Ok(found)
-}
-
-fn attempt_is_live(services: &Services, run_id: i64, attempt: i64) -> Result<bool> {
-    Ok(match services.store.run(run_id) {
-        Ok(run) => run.status == RunStatus::Running && i64::from(run.attempts) == attempt,
-        Err(crate::error::Error::NotFound { .. }) => false,
-        Err(e) => return Err(e),
-    })
-}
-
-fn command_of(pid: i32) -> String {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .ok()
-        .map(|raw| {
-            raw.split(|b| *b == 0)
-                .filter(|p| !p.is_empty())
-                .map(|p| String::from_utf8_lossy(p).into_owned())
-                .collect::<Vec<_>>()
-                .join(" ")
+        .filter(|pid| {
+            let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+                return false;
+            };
+            let vars: Vec<&[u8]> = environ.split(|b| *b == 0).collect();
+            vars.contains(&ours.as_bytes())
+                && vars.contains(&run.as_bytes())
+                && vars.contains(&att.as_bytes())
         })
-        .filter(|c| !c.is_empty())
-        .unwrap_or_else(|| "a process".to_string())
+        .filter(|pid| !zombie(*pid))
+        .collect()
 }
 
 fn zombie(pid: i32) -> bool {

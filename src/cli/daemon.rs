@@ -6,31 +6,38 @@ pub async fn run(paths: Paths) -> Result<()> {
     paths.ensure()?;
     let _log = logging::init("info", Some(&paths.log_dir()));
     let engine = Engine::start(paths.clone(), "healer daemon").await?;
+    // Listening before saying it is ready: a stop that follows the message at once is heard.
+    let stop = stop_signal()?;
     eprintln!(
         "Healer engine running for {} (pid {}). Press Ctrl-C to stop.",
         paths.data_dir().display(),
         std::process::id()
     );
-    wait_for_stop_signal().await?;
+    stop.await;
     eprintln!("Stopping…");
     engine.shutdown().await;
     Ok(())
 }
 
+/// A future that ends at Ctrl-C or SIGTERM; the handlers are in place when it is returned.
 #[cfg(unix)]
-async fn wait_for_stop_signal() -> Result<()> {
+fn stop_signal() -> Result<impl std::future::Future<Output = ()>> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut term =
         signal(SignalKind::terminate()).map_err(|e| Error::io("cannot listen for SIGTERM", e))?;
-    tokio::select! {
-        r = tokio::signal::ctrl_c() => r.map_err(|e| Error::io("cannot listen for Ctrl-C", e)),
-        _ = term.recv() => Ok(()),
-    }
+    let mut interrupt =
+        signal(SignalKind::interrupt()).map_err(|e| Error::io("cannot listen for Ctrl-C", e))?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = term.recv() => {}
+        }
+    })
 }
 
 #[cfg(not(unix))]
-async fn wait_for_stop_signal() -> Result<()> {
-    tokio::signal::ctrl_c()
-        .await
-        .map_err(|e| Error::io("cannot listen for Ctrl-C", e))
+fn stop_signal() -> Result<impl std::future::Future<Output = ()>> {
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
 }

@@ -4,6 +4,25 @@
 //!
 //! This file only parses and dispatches: each command family has its file beside it.
 
+// Every line the CLI prints passes through `print::line`: a script's output, a model's words or
+// an old title may hold terminal escape sequences or control characters, which are shown
+// harmlessly instead of acting on the terminal (the store keeps the raw bytes). Defined before
+// the modules so that their `println!` and `eprintln!` are these.
+macro_rules! println {
+    () => {
+        $crate::print::line("")
+    };
+    ($($arg:tt)*) => {
+        $crate::print::line(&format!($($arg)*))
+    };
+}
+
+macro_rules! eprintln {
+    ($($arg:tt)*) => {
+        $crate::print::error_line(&format!($($arg)*))
+    };
+}
+
 mod checkpoint;
 mod daemon;
 mod errors;
@@ -150,6 +169,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // First, while this is the only thread: provider keys out of the environment, the initial
+    // environment block wiped, the process undumpable (see `healer::secrets`).
+    let _sealed = healer::secrets::seal_process();
     let cli = Cli::parse();
     let paths = match &cli.data_dir {
         Some(dir) => Paths::new(dir),

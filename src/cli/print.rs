@@ -6,6 +6,41 @@ use healer::workflow::{RunDetail, RunStatus};
 use healer::{Error, Result};
 use serde::Serialize;
 
+/// Write one line to standard output, made safe for a terminal (see [`safe`]). A closed pipe
+/// (`healer events | head`) ends the output quietly.
+pub fn line(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stdout().lock(), "{}", safe(text));
+}
+
+/// Write one line to standard error, made safe for a terminal.
+pub fn error_line(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{}", safe(text));
+}
+
+/// Text as a terminal may show it: escape sequences removed, other control characters (but
+/// newlines and tabs) shown as �.
+pub fn safe(text: &str) -> String {
+    anstream::adapter::strip_str(text)
+        .to_string()
+        .chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' && c != '\t' {
+                '\u{fffd}'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+/// Text on one line: a line break inside is shown as ⏎, so that nothing can start a line that
+/// looks like another record.
+pub fn one_line(text: &str) -> String {
+    text.replace("\r\n", "⏎").replace(['\n', '\r'], "⏎")
+}
+
 /// Print as pretty JSON; `Ok(true)` so a command can end with it.
 pub fn print_json<T: Serialize>(value: &T) -> Result<bool> {
     let text = serde_json::to_string_pretty(value)
@@ -51,7 +86,7 @@ pub fn print_run(title: &str, detail: &RunDetail) {
             if !tail.is_empty() {
                 println!("  last lines of stderr:");
                 for line in tail.iter().rev() {
-                    println!("    {line}");
+                    println!("    {}", clip_line(line));
                 }
             }
         }
@@ -89,6 +124,21 @@ pub fn print_message(m: &ThreadMessage) {
     }
 }
 
+/// Characters of one line of a script's output that a run's summary prints.
+const LINE_CHARS: usize = 300;
+
+/// One line of output, cut at [`LINE_CHARS`] characters (saying how many more there were).
+fn clip_line(line: &str) -> String {
+    match line.char_indices().nth(LINE_CHARS) {
+        Some((at, _)) => format!(
+            "{}… [{} more characters]",
+            line.get(..at).unwrap_or_default(),
+            line.get(at..).unwrap_or_default().chars().count()
+        ),
+        None => line.to_string(),
+    }
+}
+
 fn cut(text: &str) -> String {
     match text.char_indices().nth(SHOWN_CHARS) {
         Some((at, _)) => format!(
@@ -97,5 +147,21 @@ fn cut(text: &str) -> String {
             text[at..].chars().count()
         ),
         None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_and_control_characters_are_shown_harmlessly() {
+        assert_eq!(
+            safe("\u{1b}[31mred\u{1b}[0m \u{1b}]0;title\u{7}ok\tdone\nnext\u{8}"),
+            "red ok\tdone\nnext"
+        );
+        let shown = safe("a\u{0}b\u{7f}c\u{9b}d");
+        assert!(!shown.chars().any(|c| c.is_control()), "{shown:?}");
+        assert_eq!(one_line("a\nb\r\nc"), "a⏎b⏎c");
     }
 }

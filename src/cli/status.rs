@@ -56,7 +56,7 @@ pub fn events(paths: &Paths, json: bool, limit: u32) -> Result<bool> {
             "#{:<6} {}  {}",
             record.id,
             record.at,
-            record.event.describe()
+            crate::print::one_line(&record.event.describe())
         );
     }
     Ok(true)

@@ -37,8 +37,8 @@ impl Healing for EngineHealing {
             .await
     }
 
-    fn attempt_ended(&self, services: &Arc<Services>, _run_id: i64, _attempt: u32) {
-        tokio::spawn(check_survivors(services.clone()));
+    fn attempt_ended(&self, services: &Arc<Services>, run_id: i64, attempt: u32, escaped: usize) {
+        tokio::spawn(check_survivors(services.clone(), run_id, attempt, escaped));
     }
 }
 

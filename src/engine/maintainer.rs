@@ -203,7 +203,7 @@ impl Handle {
                 tokio::time::timeout(SETTLE_LOOK, events.recv()).await
             {
                 return Err(Error::EngineUnavailable(
-                    "the engine stopped while the workflow was healing".to_string(),
+                    "the Healer engine stopped while the workflow was healing; the repair will be looked at again when it starts".to_string(),
                 ));
             }
         }
@@ -220,7 +220,8 @@ impl Handle {
                 tokio::time::timeout(SETTLE_LOOK, events.recv()).await
             {
                 return Err(Error::EngineUnavailable(
-                    "the engine stopped before the planner answered".to_string(),
+                    "the Healer engine stopped before the planner answered; send the message again"
+                        .to_string(),
                 ));
             }
         }

@@ -10,6 +10,13 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::{to_json, Handle, HealedRun, COMMIT_SETTLE, REQUEST_SAFETY_POLL};
+
+/// After a failed claim (the database locked), when to try again.
+const CLAIM_RETRY: Duration = Duration::from_millis(250);
+
+/// How often writing an answer is tried while the database is locked (with growing pauses up
+/// to 5 s each: about 2 minutes in all).
+const ANSWER_TRIES: u32 = 30;
 use crate::checkpoint::Checkpoint;
 use crate::error::{Error, ErrorPayload, Result};
 use crate::heal::HealRecord;
@@ -213,14 +220,25 @@ pub(super) async fn serve_requests(engine: Handle, cancel: CancellationToken) {
     }
     let mut working = JoinSet::new();
     let mut seen_version = engine.services.store.data_version().ok();
-    claim_pending(&engine, &mut working);
+    // A claim that failed (the database locked by another process) is tried again soon,
+    // whatever wakes the loop or not: a request must never wait for an unrelated write.
+    let mut retry = !claim_pending(&engine, &mut working);
     loop {
+        let wait = if retry {
+            CLAIM_RETRY
+        } else {
+            REQUEST_SAFETY_POLL
+        };
         let woken_by_file = tokio::select! {
             () = cancel.cancelled() => break,
             _ = rx.recv() => true,
-            () = tokio::time::sleep(REQUEST_SAFETY_POLL) => false,
+            () = tokio::time::sleep(wait) => false,
             Some(_) = working.join_next(), if !working.is_empty() => continue,
         };
+        if retry {
+            retry = !claim_pending(&engine, &mut working);
+            continue;
+        }
         // The file event comes with the write to the WAL, a moment before the commit is
         // published in the shared index (which makes no file event): look again shortly after.
         let looks = if woken_by_file {
@@ -239,24 +257,32 @@ pub(super) async fn serve_requests(engine: Handle, cancel: CancellationToken) {
             seen_version = version;
             // Another process changed the store: schedules may have changed too.
             engine.services.wake.scheduler.notify_one();
-            claim_pending(&engine, &mut working);
+            retry = !claim_pending(&engine, &mut working);
             break;
         }
     }
     working.abort_all();
     while working.join_next().await.is_some() {}
+    // This engine holds the lease: every request still taken is one it abandons now. Its
+    // asker is told at once rather than at the next start.
+    let stopped =
+        super::failed_result("the Healer engine was stopped before it finished this; try again");
+    if let Err(e) = engine.services.store.fail_taken_requests(&stopped) {
+        tracing::warn!("could not answer the requests left at shutdown: {e}");
+    }
     drop(watcher);
 }
 
-/// Claim every pending request, oldest first, each exactly once, and act on it.
-fn claim_pending(engine: &Handle, working: &mut JoinSet<()>) {
+/// Claim every pending request, oldest first, each exactly once, and act on it. `false` when
+/// the requests could not be read (to be tried again).
+fn claim_pending(engine: &Handle, working: &mut JoinSet<()>) -> bool {
     loop {
         let row = match engine.services.store.claim_request() {
             Ok(Some(row)) => row,
-            Ok(None) => return,
+            Ok(None) => return true,
             Err(e) => {
-                tracing::error!("cannot read requests: {e}");
-                return;
+                tracing::warn!("cannot read requests now, trying again shortly: {e}");
+                return false;
             }
         };
         let engine = engine.clone();
@@ -272,9 +298,26 @@ fn claim_pending(engine: &Handle, working: &mut JoinSet<()>) {
                 Ok(response) => (true, to_json(&response)),
                 Err(error) => (false, to_json(&error)),
             };
-            if let Err(e) = engine.services.store.answer_request(row.id, ok, &result) {
-                tracing::error!("cannot answer request {}: {e}", row.id);
+            // The asker is waiting for this row: a locked database delays the answer, never
+            // loses it.
+            let mut pause = CLAIM_RETRY;
+            for _ in 0..ANSWER_TRIES {
+                match engine.services.store.answer_request(row.id, ok, &result) {
+                    Ok(()) => return,
+                    Err(e) if e.is_locked() => {
+                        tokio::time::sleep(pause).await;
+                        pause = (pause * 2).min(Duration::from_secs(5));
+                    }
+                    Err(e) => {
+                        tracing::error!("cannot answer request {}: {e}", row.id);
+                        return;
+                    }
+                }
             }
+            tracing::error!(
+                "cannot answer request {}: the database stayed locked",
+                row.id
+            );
         });
     }
 }

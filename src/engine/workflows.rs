@@ -12,6 +12,9 @@ use crate::workflow::{
     WorkflowSummary,
 };
 
+/// How long a command's own engine waits to save a run end the store refused.
+const KEPT_END_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
 impl Handle {
     pub fn list_workflows(&self) -> Result<Vec<WorkflowSummary>> {
         self.services.store.list_workflow_summaries()
@@ -153,11 +156,24 @@ impl Handle {
     /// Run a workflow now and wait for the run to finish (its retries included).
     pub async fn run_and_wait(&self, id: i64) -> Result<RunDetail> {
         let mut events = self.services.bus.subscribe();
-        let run_id = self.run_now(id)?;
+        let run_id = match self.run_now(id) {
+            Ok(run_id) => run_id,
+            // A command's own engine dispatches nothing else: a run waiting in line (a fix's
+            // check put back after a crash) is the run asked for, and it runs here.
+            Err(refused) if !self.inner.scheduling => {
+                self.services.store.queued_run_of(id)?.ok_or(refused)?
+            }
+            Err(refused) => return Err(refused),
+        };
         if !self.inner.scheduling {
             // No scheduler in this process (a CLI command's own engine): run it here.
             if self.services.store.claim_run(run_id)? {
                 execute_run(&self.services, run_id, id, None).await;
+            }
+            // An end the store refused is saved before the command answers, if it can be.
+            let patience = tokio::time::Instant::now() + KEPT_END_WAIT;
+            while self.services.flush_pending() > 0 && tokio::time::Instant::now() < patience {
+                tokio::time::sleep(std::time::Duration::from_millis(250)).await;
             }
             return self.services.store.run_detail(run_id);
         }
@@ -177,7 +193,7 @@ impl Handle {
                 }
                 Err(RecvError::Closed) => {
                     return Err(Error::EngineUnavailable(
-                        "the engine stopped during the run".to_string(),
+                        "the Healer engine stopped during the run (it is recorded as interrupted); run it again".to_string(),
                     ))
                 }
             }

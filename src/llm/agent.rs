@@ -18,6 +18,7 @@ use super::{settings, Llm};
 use crate::error::LlmError;
 use crate::error::Result;
 use crate::events::Event;
+use crate::secrets::redact_owned;
 
 /// The most characters of one tool result the model is given (and the thread keeps).
 const MAX_TOOL_RESULT_CHARS: usize = 20_000;
@@ -121,7 +122,7 @@ impl Llm {
                 // No live viewer is not an error: the stored message follows.
                 let _ = text.send(ThreadText {
                     task_id,
-                    text: piece.to_string(),
+                    text: crate::secrets::redact(piece).into_owned(),
                 });
             };
             let request = ChatRequest {
@@ -145,7 +146,7 @@ impl Llm {
                         continue;
                     }
                     Ok(Err(e)) => return Err(e.into()),
-                    Ok(Ok(reply)) => reply,
+                    Ok(Ok(reply)) => redacted(reply),
                 };
             outcome.steps += 1;
             let usage = self.account(&outcome, &reply, estimate, price.as_ref())?;
@@ -217,11 +218,11 @@ impl Llm {
                                 }
                                 Ok(Ok(text)) => {
                                     if ends {
-                                        finished = Some(text.clone());
+                                        finished = Some(redact_owned(text.clone()));
                                     }
-                                    (cap(text), false)
+                                    (cap(redact_owned(text)), false)
                                 }
-                                Ok(Err(e)) => (cap(format!("error: {e}")), true),
+                                Ok(Err(e)) => (cap(redact_owned(format!("error: {e}"))), true),
                             }
                         }
                     }
@@ -324,6 +325,16 @@ fn chars(message: &ChatMessage) -> usize {
 }
 
 /// Keep a tool's output within what the model is given, saying what was cut.
+/// A model's reply as the engine keeps and acts on it: a known secret in its text or its tool
+/// calls (a model may repeat what it was shown) is redacted.
+fn redacted(mut reply: ChatReply) -> ChatReply {
+    reply.text = redact_owned(reply.text);
+    for call in &mut reply.tool_calls {
+        call.arguments = redact_owned(std::mem::take(&mut call.arguments));
+    }
+    reply
+}
+
 fn cap(text: String) -> String {
     match text.char_indices().nth(MAX_TOOL_RESULT_CHARS) {
         Some((cut, _)) => format!(

@@ -51,7 +51,7 @@ impl ModelClient for AnthropicClient {
         let url = self.conn.provider.url("/v1/messages");
         let body = request_body(request);
         let response = http::send(&caller, &url, || {
-            self.authorised(self.conn.http.post(&url)).json(&body)
+            http::json_body(self.authorised(self.conn.http.post(&url)), &body)
         })
         .await?;
         if !http::is_event_stream(&response) {

@@ -83,6 +83,18 @@ pub struct Caller<'a> {
     pub retry: RetrySettings,
 }
 
+/// A JSON request body as it is sent: serialised, with every known secret redacted (the key
+/// belongs in the auth header only, never in the conversation).
+pub fn json_body(
+    builder: reqwest::RequestBuilder,
+    body: &serde_json::Value,
+) -> reqwest::RequestBuilder {
+    let text = crate::secrets::redact_owned(body.to_string());
+    builder
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(text)
+}
+
 /// Send the request `build` makes until it gets a success, a failure not worth retrying, or
 /// runs out of attempts. A success is returned unread (it may be a stream).
 pub async fn send(

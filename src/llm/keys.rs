@@ -43,12 +43,14 @@ impl std::fmt::Display for ApiKey {
     }
 }
 
-/// Remove `key` from text a provider sent back (some echo the key in their error messages).
+/// Remove `key`, and every other known secret, from text a provider sent back (some echo the
+/// key in their error messages).
 pub fn scrub(text: &str, key: Option<&ApiKey>) -> String {
-    match key {
+    let text = match key {
         Some(key) if key.0.len() >= 4 => text.replace(&key.0, "[redacted]"),
         _ => text.to_string(),
-    }
+    };
+    crate::secrets::redact_owned(text)
 }
 
 /// Where a provider's key comes from, as Settings shows it.
@@ -92,7 +94,8 @@ pub struct Keys {
 impl Keys {
     /// The keyring is used unless `HEALER_KEYRING=off`.
     pub fn from_env() -> Self {
-        let off = std::env::var(KEYRING_ENV).is_ok_and(|v| v.eq_ignore_ascii_case("off"));
+        let off =
+            crate::secrets::env_var(KEYRING_ENV).is_some_and(|v| v.eq_ignore_ascii_case("off"));
         Keys {
             keyring: !off,
             no_service: Arc::default(),
@@ -110,6 +113,15 @@ impl Keys {
     /// The key for `provider` and where it came from. Blocking (the keyring is a D-Bus call
     /// on Linux): call it from a blocking context.
     pub fn resolve(&self, provider: &Provider) -> (Option<ApiKey>, KeySource) {
+        let (key, source) = self.find(provider);
+        if let Some(key) = &key {
+            // Wherever it turns up next (a script's output, a model's reply), it is redacted.
+            crate::secrets::remember(key.expose());
+        }
+        (key, source)
+    }
+
+    fn find(&self, provider: &Provider) -> (Option<ApiKey>, KeySource) {
         if let Some(key) = self.in_keyring(&provider.name) {
             return (Some(key), KeySource::Keyring);
         }
@@ -201,9 +213,9 @@ fn keyring_error(e: keyring::Error) -> LlmError {
     LlmError::Keyring(text)
 }
 
+/// The key in `var`: from the vault sealing moved it to, or the environment.
 fn read_env(var: &str) -> Option<ApiKey> {
-    std::env::var(var)
-        .ok()
+    crate::secrets::env_var(var)
         .filter(|v| !v.trim().is_empty())
         .map(ApiKey::new)
 }

@@ -180,6 +180,7 @@ impl Tool for Fix {
         };
         let result =
             store.apply_fix(bench.task_id, bench.workflow.id, bench.major, code, comment)?;
+        crate::failpoint::hit("fix.applied");
         *lock(&bench.fixed) = Some(result.clone());
         match result {
             FixResult::Applied { version, rerun } => {
@@ -248,6 +249,7 @@ impl Tool for Eval {
 
     async fn call(&self, args: Value) -> Result<String> {
         let bench = &self.0;
+        crate::failpoint::hit("repair.eval");
         let deny = key_variables(&bench.services);
         let scratch = bench.scratch_root();
         let folder = bench.folder();

@@ -92,6 +92,11 @@ pub async fn run_project_command(
             timeout,
             memory_bytes: MEMORY_BYTES,
             output_bytes: OUTPUT_BYTES,
+            // Builds write large files and may fetch their dependencies: only memory and time
+            // are bounded here (the worktree is the project's, not a scratch copy).
+            disk_bytes: 0,
+            processes: 0,
+            network: true,
         },
     })
     .await?;

@@ -23,50 +23,54 @@ use super::Confinement;
 /// not per process group.
 const MEMORY_RESOURCE: Resource = Resource::RLIMIT_DATA;
 
-/// Prepared in the parent; applied in the child by [`Prepared::apply_in_child`].
+/// Prepared in the parent; applied in the child by the hook [`Prepared::install`] sets.
 pub struct Prepared {
     /// The limit to set on [`MEMORY_RESOURCE`], if any.
     memory: Option<nix::libc::rlim_t>,
+    /// The largest file the child may write (RLIMIT_FSIZE), if any.
+    file_size: Option<nix::libc::rlim_t>,
     #[cfg(target_os = "linux")]
     ruleset: Option<std::os::fd::OwnedFd>,
     pub confinement: Confinement,
 }
 
 impl Prepared {
-    /// Prepare limits and confinement for a child that may write only beneath `writable`.
-    pub fn new(writable: &[&Path], memory_bytes: u64) -> Prepared {
-        let memory = (memory_bytes > 0).then(|| {
-            let wanted =
-                nix::libc::rlim_t::try_from(memory_bytes).unwrap_or(nix::libc::rlim_t::MAX);
-            // Never ask for more than the hard limit already in force: raising it would fail.
-            match getrlimit(MEMORY_RESOURCE) {
-                Ok((_, hard)) => wanted.min(hard),
-                Err(_) => wanted,
-            }
-        });
+    /// Prepare limits and confinement for a child that may write only beneath `writable`,
+    /// files of at most `file_bytes`, and (when `deny_tcp`) may not bind or connect TCP.
+    pub fn new(writable: &[&Path], memory_bytes: u64, file_bytes: u64, deny_tcp: bool) -> Prepared {
+        let memory = limit(MEMORY_RESOURCE, memory_bytes);
+        let file_size = limit(Resource::RLIMIT_FSIZE, file_bytes);
         #[cfg(target_os = "linux")]
         {
-            let (ruleset, confinement) = match landlock::ruleset(writable) {
+            let (ruleset, confinement) = match landlock::ruleset(writable, deny_tcp) {
                 Ok(fd) => (Some(fd), Confinement::Landlock),
                 Err(reason) => (None, Confinement::Unavailable { reason }),
             };
             Prepared {
                 memory,
+                file_size,
                 ruleset,
                 confinement,
             }
         }
         #[cfg(not(target_os = "linux"))]
         {
-            let _ = writable;
+            let _ = (writable, deny_tcp);
             Prepared {
                 memory,
+                file_size,
                 confinement: Confinement::Unavailable {
                     reason: "Landlock is a Linux feature; writes are not confined on this system"
                         .to_string(),
                 },
             }
         }
+    }
+
+    /// Whether Landlock denies TCP (its ABI 4 and later).
+    #[cfg(target_os = "linux")]
+    pub fn tcp_denied(&self) -> bool {
+        self.ruleset.is_some() && landlock::abi_version().is_ok_and(|v| v >= 4)
     }
 
     /// Whether a memory limit is applied.
@@ -78,13 +82,14 @@ impl Prepared {
     /// that was to be confined never runs unconfined.
     pub fn install(&self, cmd: &mut tokio::process::Command) {
         let memory = self.memory;
+        let file_size = self.file_size;
         #[cfg(target_os = "linux")]
         let ruleset = {
             use std::os::fd::AsRawFd;
             self.ruleset.as_ref().map(|fd| fd.as_raw_fd())
         };
         // SAFETY: the closure only copies integers it captured and makes async-signal-safe
-        // system calls (setrlimit, prctl, landlock_restrict_self); it neither allocates nor
+        // system calls (setrlimit, prctl, capget/capset, landlock_restrict_self); it neither allocates nor
         // takes locks. The ruleset descriptor stays open in the parent (owned by `self`, which
         // outlives the spawn) and so in the child until exec, where O_CLOEXEC closes it.
         unsafe {
@@ -93,6 +98,11 @@ impl Prepared {
                 if let Some(limit) = memory {
                     setrlimit(MEMORY_RESOURCE, limit, limit)?;
                 }
+                if let Some(limit) = file_size {
+                    setrlimit(Resource::RLIMIT_FSIZE, limit, limit)?;
+                }
+                // Root's CAP_SYS_PTRACE would read the engine's memory past its undumpable flag.
+                crate::contain::caps::drop_in_child(crate::contain::caps::Dropped::All)?;
                 #[cfg(target_os = "linux")]
                 if let Some(fd) = ruleset {
                     landlock::restrict_self(fd)?;
@@ -101,6 +111,18 @@ impl Prepared {
             });
         }
     }
+}
+
+/// `bytes` as a limit on `resource`, never above the hard limit already in force (raising it
+/// would fail); `None` for 0 (no limit).
+fn limit(resource: Resource, bytes: u64) -> Option<nix::libc::rlim_t> {
+    (bytes > 0).then(|| {
+        let wanted = nix::libc::rlim_t::try_from(bytes).unwrap_or(nix::libc::rlim_t::MAX);
+        match getrlimit(resource) {
+            Ok((_, hard)) => wanted.min(hard),
+            Err(_) => wanted,
+        }
+    })
 }
 
 #[cfg(target_os = "linux")]
@@ -117,8 +139,8 @@ pub mod landlock {
     use std::path::Path;
 
     use landlock::{
-        path_beneath_rules, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr,
-        RulesetCreatedAttr, Scope, ABI,
+        path_beneath_rules, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset,
+        RulesetAttr, RulesetCreatedAttr, Scope, ABI,
     };
     use nix::libc;
 
@@ -161,8 +183,9 @@ pub mod landlock {
         })
     }
 
-    /// Build the ruleset for a child that may write only beneath `writable`; its descriptor.
-    pub fn ruleset(writable: &[&Path]) -> Result<OwnedFd, String> {
+    /// Build the ruleset for a child that may write only beneath `writable` (and, with
+    /// `deny_tcp`, bind or connect no TCP socket, from ABI 4 on); its descriptor.
+    pub fn ruleset(writable: &[&Path], deny_tcp: bool) -> Result<OwnedFd, String> {
         abi_version()?;
         // The newest ABI whose write rights are vetted here. V9 adds ResolveUnix (connecting to
         // named UNIX sockets), left out on purpose: name resolution through systemd-resolved
@@ -173,9 +196,17 @@ pub mod landlock {
         let created = Ruleset::default()
             .set_compatibility(CompatLevel::BestEffort)
             .handle_access(write)
+            .and_then(|r| {
+                // Handled and never granted: no TCP at all (UDP is not covered by Landlock).
+                if deny_tcp {
+                    r.handle_access(AccessNet::from_all(abi))
+                } else {
+                    Ok(r)
+                }
+            })
             .and_then(|r| r.scope(Scope::from_all(abi)))
             .and_then(|r| r.create())
-            .and_then(|r| r.add_rules(path_beneath_rules(writable, write)))
+            .and_then(|r| r.add_rules(path_beneath_rules(writable.iter().copied(), write)))
             .and_then(|r| r.add_rules(path_beneath_rules(DEVICES, device)))
             .map_err(|e| format!("the Landlock ruleset could not be built ({e})"))?;
         let fd: Option<OwnedFd> = created.into();

@@ -9,16 +9,7 @@ use crate::workflow::EnvVar;
 /// The PATH given when the parent has none.
 const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
-/// Words that make a variable name look like a secret (compared case-insensitively).
-const SECRET_WORDS: [&str; 5] = ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD"];
-
-/// Whether a variable name looks like it holds a secret: it contains KEY, TOKEN, SECRET,
-/// PASSWORD or PASSWD in any case. Deliberately broad (`MONKEY_COUNT` is dropped too): a
-/// variable wrongly withheld makes a run fail visibly, a key wrongly passed leaks silently.
-pub fn looks_secret(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    SECRET_WORDS.iter().any(|word| upper.contains(word))
-}
+pub use crate::secrets::looks_secret;
 
 /// Whether one of the workflow's variables may reach the sandboxed child: not named in
 /// `deny` (case-insensitively), not secret-looking, and a name the OS can carry.
@@ -96,24 +87,6 @@ mod tests {
             .rev()
             .find(|(n, _)| n == name)
             .map(|(_, v)| v.as_str())
-    }
-
-    #[test]
-    fn secret_looking_names_are_recognised_in_any_case() {
-        for name in [
-            "OPENAI_API_KEY",
-            "api_key",
-            "GithubToken",
-            "CLIENT_SECRET",
-            "DB_PASSWORD",
-            "passwd",
-            "KEYRING",
-        ] {
-            assert!(looks_secret(name), "{name}");
-        }
-        for name in ["CITY", "REPORT_DIR", "DEBUG", "PATH", "LANG"] {
-            assert!(!looks_secret(name), "{name}");
-        }
     }
 
     #[test]

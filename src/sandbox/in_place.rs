@@ -55,7 +55,13 @@ pub async fn run_in_place(spec: &InPlace<'_>) -> Result<SandboxRun> {
             marker: &marker,
         },
     );
-    let confine = confine::Prepared::new(&[spec.cwd, spec.tmp], spec.limits.memory_bytes);
+    let limits = &spec.limits;
+    let confine = confine::Prepared::new(
+        &[spec.cwd, spec.tmp],
+        limits.memory_bytes,
+        limits.disk_bytes,
+        !limits.network,
+    );
     let args = ["-c".to_string(), spec.command.to_string()];
     let launch = process::Launch {
         program: "bash",
@@ -67,18 +73,24 @@ pub async fn run_in_place(spec: &InPlace<'_>) -> Result<SandboxRun> {
         output_bytes: spec.limits.output_bytes,
         marker: &marker,
     };
-    let outcome = process::execute(&launch, &confine).await?;
+    // No control group or namespaces here: the command works in the person's worktree, may use
+    // the network, and its processes are ended by its group and its marker.
+    let outcome = process::execute(&launch, &|_| {}, &confine, None).await?;
     use std::os::unix::process::ExitStatusExt;
     Ok(SandboxRun {
         exit_code: outcome.status.and_then(|s| s.code()),
         signal: outcome.status.and_then(|s| s.signal()),
         timed_out: outcome.timed_out,
-        stdout: outcome.stdout.text,
-        stderr: outcome.stderr.text,
+        stdout: crate::secrets::redact_owned(outcome.stdout.text),
+        stderr: crate::secrets::redact_owned(outcome.stderr.text),
         stdout_cut: outcome.stdout.cut,
         stderr_cut: outcome.stderr.cut,
         duration: outcome.duration,
         confinement: confine.confinement.clone(),
         memory_limited: confine.memory_limited(),
+        held: Vec::new(),
+        not_held: Vec::new(),
+        memory_exceeded: false,
+        disk_exceeded: outcome.disk_exceeded,
     })
 }

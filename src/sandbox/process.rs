@@ -3,6 +3,8 @@
 
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{kill, killpg, Signal};
@@ -15,6 +17,15 @@ use crate::error::{Error, Result};
 
 /// How long to wait for the output pipes to close once the process group is gone.
 const PIPE_DRAIN: Duration = Duration::from_secs(2);
+
+/// How often the scratch folder's size is measured against its limit.
+const DISK_CHECK: Duration = Duration::from_millis(100);
+
+/// A folder whose total size may not pass `bytes`.
+pub struct DiskWatch {
+    pub dir: std::path::PathBuf,
+    pub bytes: u64,
+}
 
 /// One stream as read: its head, up to the cap, and how many bytes were cut after it.
 #[derive(Debug, Default)]
@@ -40,13 +51,21 @@ pub struct Launch<'a> {
 pub struct Outcome {
     pub status: Option<ExitStatus>,
     pub timed_out: bool,
+    /// The scratch folder grew past its limit and the run was ended.
+    pub disk_exceeded: bool,
     pub stdout: Capped,
     pub stderr: Capped,
     pub duration: Duration,
 }
 
-/// Start the child, wait for it (at most `timeout`), and clean up after it.
-pub async fn execute(launch: &Launch<'_>, confine: &Prepared) -> Result<Outcome> {
+/// Start the child, wait for it (at most `timeout`), and clean up after it. `hold` sets the
+/// hooks that must run before the confinement's (joining a group, entering namespaces).
+pub async fn execute(
+    launch: &Launch<'_>,
+    hold: &(dyn Fn(&mut tokio::process::Command) + Sync),
+    confine: &Prepared,
+    disk: Option<DiskWatch>,
+) -> Result<Outcome> {
     let mut cmd = tokio::process::Command::new(launch.program);
     cmd.args(launch.args)
         .current_dir(launch.cwd)
@@ -61,6 +80,7 @@ pub async fn execute(launch: &Launch<'_>, confine: &Prepared) -> Result<Outcome>
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    hold(&mut cmd);
     confine.install(&mut cmd);
 
     let started = Instant::now();
@@ -103,6 +123,8 @@ pub async fn execute(launch: &Launch<'_>, confine: &Prepared) -> Result<Outcome>
             .map(|s| tokio::spawn(read_capped(s, launch.output_bytes, cancel.clone()))),
     ];
 
+    let over_disk = Arc::new(AtomicBool::new(false));
+    let watcher = disk.map(|watch| tokio::spawn(watch_disk(watch, pgid, over_disk.clone())));
     let mut timed_out = false;
     let status = match tokio::time::timeout(launch.timeout, child.wait()).await {
         Ok(status) => status.ok(),
@@ -113,6 +135,9 @@ pub async fn execute(launch: &Launch<'_>, confine: &Prepared) -> Result<Outcome>
         }
     };
     let duration = started.elapsed();
+    if let Some(watcher) = watcher {
+        watcher.abort();
+    }
     // Children the script left behind end with it.
     signal_group(pgid, Signal::SIGKILL);
     sweep(launch.marker);
@@ -142,10 +167,49 @@ pub async fn execute(launch: &Launch<'_>, confine: &Prepared) -> Result<Outcome>
     Ok(Outcome {
         status,
         timed_out,
+        disk_exceeded: over_disk.load(Ordering::SeqCst),
         stdout,
         stderr,
         duration,
     })
+}
+
+/// Measure the folder now and then; past its limit, end the run's process group. Landlock
+/// keeps every write inside the folder, so its size is all the run wrote (files are counted at
+/// their full length, sparse or not).
+async fn watch_disk(watch: DiskWatch, pgid: Option<i32>, over: Arc<AtomicBool>) {
+    loop {
+        tokio::time::sleep(DISK_CHECK).await;
+        let dir = watch.dir.clone();
+        let size = tokio::task::spawn_blocking(move || folder_size(&dir))
+            .await
+            .unwrap_or(0);
+        if size > watch.bytes {
+            over.store(true, Ordering::SeqCst);
+            signal_group(pgid, Signal::SIGKILL);
+            return;
+        }
+    }
+}
+
+/// The total length of the files beneath `dir` (links not followed).
+pub fn folder_size(dir: &Path) -> u64 {
+    let mut total = 0_u64;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(meta) = entry.metadata() else { continue };
+            if meta.is_dir() {
+                stack.push(entry.path());
+            } else {
+                total = total.saturating_add(meta.len());
+            }
+        }
+    }
+    total
 }
 
 /// Read a stream to its end (or until cancelled), keeping the first `cap` bytes and counting

@@ -9,10 +9,12 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use crate::error::{Error, Result};
 use crate::events::Event;
-use crate::failure::{classify, parse_evidence, Evidence, Failure, FailureClass, FailureSource};
-use crate::services::Services;
+use crate::failure::{
+    classify, parse_evidence, summary_line, Evidence, Failure, FailureClass, FailureSource,
+};
+use crate::services::{RunEnd, Services};
 use crate::store::AttemptEnd;
-use crate::workflow::runner::{self, Execution, RunSpec};
+use crate::workflow::runner::{self, Execution, GroupSpec, RunSpec};
 use crate::workflow::{EnvVar, RunStatus, ScriptVersion, Workflow};
 
 /// Run `run_id` (already claimed: status running) to the end. Never fails: whatever goes
@@ -25,21 +27,23 @@ pub(crate) async fn execute_run(
 ) {
     if let Err(e) = try_execute_run(services, run_id, workflow_id, permit).await {
         tracing::error!(run = run_id, "run failed inside Healer: {e}");
-        let summary = format!("Healer could not run it: {e}");
-        let _ = services
+        let title = services
             .store
-            .finish_run(run_id, RunStatus::Failed, None, &summary);
-        let _ = services.bus.emit(Event::RunFinished {
-            run_id,
-            workflow_id,
-            title: services
-                .store
-                .workflow(workflow_id)
-                .map(|w| w.title)
-                .unwrap_or_default(),
-            status: RunStatus::Failed,
-            summary,
-        });
+            .workflow(workflow_id)
+            .map(|w| w.title)
+            .unwrap_or_default();
+        services
+            .record_run_end(RunEnd {
+                run_id,
+                workflow_id,
+                title,
+                attempt: None,
+                status: RunStatus::Failed,
+                class: None,
+                signature: None,
+                summary: format!("Healer could not run it: {e}"),
+            })
+            .await;
     }
 }
 
@@ -53,12 +57,15 @@ async fn try_execute_run(
     let run = services.store.run(run_id)?;
     let version = services.store.version(workflow_id, run.version)?;
     let folder = services.paths.workflow_dir(workflow_id);
-    services.bus.emit(Event::RunStarted {
+    // An announcement the store cannot take now does not stop the run.
+    if let Err(e) = services.bus.emit(Event::RunStarted {
         run_id,
         workflow_id,
         title: workflow.title.clone(),
         trigger: run.trigger,
-    })?;
+    }) {
+        tracing::warn!(run = run_id, "could not announce the run: {e}");
+    }
 
     let logs = services.paths.run_logs_dir(workflow_id);
     runner::prune_full_logs(&logs);
@@ -66,7 +73,10 @@ async fn try_execute_run(
     let (class, evidence) = loop {
         // Written before every attempt: a script may delete or change its own file.
         write_entry(&folder, &workflow.entry, &version)?;
-        let attempt_id = services.store.start_attempt(run_id, number)?;
+        let attempt_id = services
+            .patiently(|store| store.start_attempt(run_id, number))
+            .await?;
+        crate::failpoint::hit("run.attempt_started");
         let spec = RunSpec {
             folder: folder.clone(),
             runtime: workflow.runtime.clone(),
@@ -76,6 +86,10 @@ async fn try_execute_run(
             run_id,
             attempt: number,
             full_log_dir: Some(logs.clone()),
+            group: Some(GroupSpec {
+                registry: services.paths.groups_dir(),
+                name: format!("{}-run{run_id}-{number}", services.instance()),
+            }),
         };
         let store = services.store.clone();
         let execution = runner::execute(
@@ -86,6 +100,7 @@ async fn try_execute_run(
                         "could not record the process group of attempt {attempt_id}: {e}"
                     );
                 }
+                crate::failpoint::hit("run.script_running");
             },
             Some(&services.output),
         )
@@ -108,16 +123,42 @@ async fn try_execute_run(
             timed_out: execution.exit.timed_out,
             class: judged.class,
             evidence: judged.evidence.clone(),
-            stdout_cut: u32::try_from(execution.stdout.cut).unwrap_or(u32::MAX),
-            stderr_cut: u32::try_from(execution.stderr.cut).unwrap_or(u32::MAX),
+            stdout_cut: execution.stdout.cut,
+            stderr_cut: execution.stderr.cut,
             stdout: execution.stdout.text,
             stderr: execution.stderr.text,
             result: execution.result,
             note,
         };
-        services.store.finish_attempt(attempt_id, &end)?;
-        services.attempt_ended(run_id, number);
-        services.bus.emit(Event::AttemptFinished {
+        services.attempt_ended(run_id, number, execution.escaped);
+        if let Err(e) = services
+            .patiently(|store| store.finish_attempt(attempt_id, &end))
+            .await
+        {
+            // The store refuses for now: the attempt's end becomes the run's, kept until it
+            // can be written; no retry and no heal while Healer cannot record them.
+            services.keep_run_end(
+                RunEnd {
+                    run_id,
+                    workflow_id,
+                    title: workflow.title.clone(),
+                    status: if end.succeeded {
+                        RunStatus::Succeeded
+                    } else {
+                        RunStatus::Failed
+                    },
+                    class: judged.class,
+                    // Not known before the failure is built: its fixes stay pending.
+                    signature: None,
+                    summary: judged.summary.clone(),
+                    attempt: Some((attempt_id, end)),
+                },
+                &e,
+            );
+            return Ok(());
+        }
+        crate::failpoint::hit("run.attempt_recorded");
+        if let Err(e) = services.bus.emit(Event::AttemptFinished {
             run_id,
             workflow_id,
             attempt: number,
@@ -125,7 +166,9 @@ async fn try_execute_run(
             class: judged.class,
             summary: judged.summary.clone(),
             retry_in_ms: retry_in.map(millis),
-        })?;
+        }) {
+            tracing::warn!(run = run_id, "could not announce the attempt's end: {e}");
+        }
 
         match (judged.class, retry_in) {
             (None, _) => {
@@ -135,7 +178,7 @@ async fn try_execute_run(
                     String::new()
                 };
                 let summary = format!("Succeeded in {}{after}", seconds(execution.duration));
-                return finish(services, &workflow, run_id, None, summary);
+                return finish(services, &workflow, run_id, None, summary).await;
             }
             (Some(_), Some(pause)) => {
                 tokio::time::sleep(pause).await;
@@ -179,7 +222,8 @@ async fn try_execute_run(
         run_id,
         Some((class, &failure.signature)),
         summary,
-    )?;
+    )
+    .await?;
     // The heal does not hold a run slot: other workflows go on.
     drop(permit);
     services.heal(failure).await?;
@@ -187,8 +231,8 @@ async fn try_execute_run(
 }
 
 /// Record how the run ended (`failed` is `None` for a success, else the class and signature),
-/// update the workflow's status, and announce it.
-fn finish(
+/// update the workflow's status, and announce it — now, or as soon as the store accepts writes.
+async fn finish(
     services: &Services,
     workflow: &Workflow,
     run_id: i64,
@@ -201,29 +245,30 @@ fn finish(
     } else {
         RunStatus::Failed
     };
-    services.store.finish_run(run_id, status, class, &summary)?;
     services
-        .store
-        .settle_workflow_status(workflow.id, class.is_none())?;
-    // A fixed version's run tells the healing memory whether the fix held.
-    // A passing problem says nothing about the code: such a run settles nothing.
-    if class != Some(FailureClass::Transient) {
-        services
-            .store
-            .settle_pattern_fixes(run_id, failed.map(|(_, signature)| signature))?;
+        .record_run_end(RunEnd {
+            run_id,
+            workflow_id: workflow.id,
+            title: workflow.title.clone(),
+            attempt: None,
+            status,
+            class,
+            signature: failed.map(|(_, signature)| signature.to_string()),
+            summary,
+        })
+        .await;
+    crate::failpoint::hit("run.finished");
+    if class.is_none() {
+        // The heal record's story ends with the version whose run got past the failure.
+        if let Err(e) = resolve_heals(services, workflow.id, run_id) {
+            tracing::warn!(run = run_id, "could not mark the heals it resolved: {e}");
+        }
     }
     if class.is_none() {
-        resolve_heals(services, workflow.id, run_id)?;
-    }
-    services.bus.emit(Event::RunFinished {
-        run_id,
-        workflow_id: workflow.id,
-        title: workflow.title.clone(),
-        status,
-        summary,
-    })?;
-    if class.is_none() {
-        super::repaired::tell_if_repaired(services, workflow, run_id)?;
+        // Good news waits for the store like the run's end did; it is not worth failing for.
+        if let Err(e) = super::repaired::tell_if_repaired(services, workflow, run_id) {
+            tracing::warn!(run = run_id, "could not tell that the repair held: {e}");
+        }
     }
     Ok(())
 }
@@ -291,8 +336,8 @@ fn judge(execution: &Execution, entry: &str, limit: Duration) -> Judged {
         None => "it failed".to_string(),
     };
     let summary = match class.in_words() {
-        Some(words) => format!("{said} ({words})"),
-        None => said,
+        Some(words) => format!("{} ({words})", summary_line(&said)),
+        None => summary_line(&said),
     };
     Judged {
         class: Some(class),

@@ -6,8 +6,15 @@ use crate::events::{Event, EventRecord};
 
 impl Store {
     pub fn insert_event(&self, event: &Event) -> Result<EventRecord> {
-        let payload = serde_json::to_string(event)
+        let raw = serde_json::to_string(event)
             .map_err(|e| Error::Internal(format!("event does not serialise: {e}")))?;
+        // A known secret in an event's text is neither stored nor broadcast.
+        let payload = crate::secrets::redact_owned(raw.clone());
+        let event = if payload == raw {
+            event.clone()
+        } else {
+            serde_json::from_str(&payload).unwrap_or_else(|_| event.clone())
+        };
         let at = now();
         let id = self.call(|c| {
             c.execute(
@@ -16,11 +23,7 @@ impl Store {
             )?;
             Ok(c.last_insert_rowid())
         })?;
-        Ok(EventRecord {
-            id,
-            at,
-            event: event.clone(),
-        })
+        Ok(EventRecord { id, at, event })
     }
 
     /// The newest events first, older than `before` when given.

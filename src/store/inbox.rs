@@ -153,10 +153,47 @@ impl Store {
     /// After a crash: items that were being worked on are ended, their maintainer tasks marked
     /// interrupted and their workflows' maintenance cleared. Pending items stay pending: they
     /// run when the engine runs again. Returns how many were ended.
-    pub fn settle_taken_inbox_items(&self) -> Result<usize> {
+    /// Items a crash interrupted while they were worked on. Each goes back in line once (its
+    /// task stays open and starts again); one interrupted a second time is given up: its
+    /// maintainer task is marked interrupted and its workflow leaves maintenance. Returns both
+    /// lists as (workflow id, task id, kind).
+    pub fn settle_taken_inbox_items(&self) -> Result<SettledItems> {
         let at = now();
         self.call(|c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            // A task that already has its outcome (its fix was applied) finished its work; only
+            // its closing words were lost. Its item is done, not started again.
+            tx.execute(
+                "UPDATE inbox SET status = 'done', done_at = ?1
+                 WHERE status = 'taken'
+                   AND task_id IN (SELECT id FROM tasks WHERE outcome IS NOT NULL)",
+                [&at],
+            )?;
+            let taken = |restarted: bool| -> rusqlite::Result<Vec<(i64, i64, InboxKind)>> {
+                let mut stmt = tx.prepare(if restarted {
+                    "SELECT workflow_id, task_id, kind FROM inbox WHERE status = 'taken' AND restarts > 0"
+                } else {
+                    "SELECT workflow_id, task_id, kind FROM inbox WHERE status = 'taken' AND restarts = 0"
+                })?;
+                let rows = stmt
+                    .query_map([], |r| {
+                        let kind: String = r.get(2)?;
+                        Ok((
+                            r.get(0)?,
+                            r.get(1)?,
+                            InboxKind::parse(&kind).ok_or_else(|| unknown_value(2, &kind))?,
+                        ))
+                    })?
+                    .collect::<rusqlite::Result<Vec<_>>>()?;
+                Ok(rows)
+            };
+            let requeued = taken(false)?;
+            let given_up = taken(true)?;
+            tx.execute(
+                "UPDATE inbox SET status = 'pending', taken_at = NULL, restarts = restarts + 1
+                 WHERE status = 'taken' AND restarts = 0",
+                [],
+            )?;
             tx.execute(
                 "UPDATE tasks SET outcome = 'interrupted'
                  WHERE kind = 'maintainer' AND outcome IS NULL
@@ -168,14 +205,21 @@ impl Store {
                  WHERE id IN (SELECT workflow_id FROM inbox WHERE status = 'taken' AND kind = 'maintainer')",
                 [],
             )?;
-            let n = tx.execute(
+            tx.execute(
                 "UPDATE inbox SET status = 'done', done_at = ?1 WHERE status = 'taken'",
                 [&at],
             )?;
             tx.commit()?;
-            Ok(n)
+            Ok(SettledItems { requeued, given_up })
         })
     }
+}
+
+/// What start-up did with the inbox items a crash interrupted: (workflow id, task id, kind).
+#[derive(Debug, Clone, Default)]
+pub struct SettledItems {
+    pub requeued: Vec<(i64, i64, InboxKind)>,
+    pub given_up: Vec<(i64, i64, InboxKind)>,
 }
 
 fn item_from_row(r: &Row<'_>) -> rusqlite::Result<InboxItem> {

@@ -230,6 +230,7 @@ impl Store {
                 }
             };
             let rerun = Some(rerun);
+            failpoint::hit("fix.applying");
             tx.commit()?;
             Ok(FixResult::Applied { version, rerun })
         })

@@ -19,6 +19,11 @@ const RESOLVED: &str = "(n.kind NOT IN ('info', 'repaired') AND n.workflow_id IS
 
 impl Store {
     pub fn insert_notification(&self, new: &NewNotification) -> Result<Notification> {
+        // A known secret in what the person is told is not kept.
+        let mut redacted = new.clone();
+        redacted.title = crate::secrets::redact_owned(redacted.title);
+        redacted.body = crate::secrets::redact_owned(redacted.body);
+        let new = &redacted;
         let created_at = now();
         let actions = serde_json::to_string(&new.actions)
             .map_err(|e| Error::Internal(format!("actions do not serialise: {e}")))?;
@@ -105,7 +110,7 @@ impl Store {
     pub fn mark_notifications_read(&self, ids: &[i64]) -> Result<()> {
         let at = now();
         self.call(|c| {
-            let tx = c.transaction()?;
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             if ids.is_empty() {
                 tx.execute(
                     "UPDATE notifications SET read_at = ?1 WHERE read_at IS NULL",

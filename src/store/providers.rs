@@ -63,7 +63,7 @@ impl Store {
             .to_string();
         let key_env = input.key_env.as_deref().filter(|v| !v.is_empty());
         self.call(|c| {
-            let tx = c.transaction()?;
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             tx.execute(
                 "INSERT INTO providers (name, kind, base_url, key_env, created_at, updated_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?5)

@@ -13,7 +13,7 @@ const RUN_COLUMNS: &str = "r.id, r.workflow_id, s.major, s.minor, r.trigger, r.s
 const ATTEMPT_COLUMNS: &str = "id, run_id, number, status, started_at, finished_at, duration_ms, exit_code, signal, timed_out, class, error_type, error_message, error_stack, stdout, stderr, stdout_cut, stderr_cut, result, note";
 
 /// How an attempt ended, as the runner reports it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct AttemptEnd {
     pub succeeded: bool,
     pub duration_ms: u32,
@@ -24,8 +24,8 @@ pub struct AttemptEnd {
     pub evidence: Option<Evidence>,
     pub stdout: String,
     pub stderr: String,
-    pub stdout_cut: u32,
-    pub stderr_cut: u32,
+    pub stdout_cut: u64,
+    pub stderr_cut: u64,
     pub result: Option<String>,
     pub note: Option<String>,
 }
@@ -112,7 +112,7 @@ impl Store {
     pub fn start_attempt(&self, run_id: i64, number: u32) -> Result<i64> {
         let at = now();
         self.call(|c| {
-            let tx = c.transaction()?;
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             tx.execute(
                 "INSERT INTO attempts (run_id, number, status, started_at) VALUES (?1, ?2, 'running', ?3)",
                 params![run_id, number, at],
@@ -144,6 +144,8 @@ impl Store {
         } else {
             AttemptStatus::Failed
         };
+        // The runner redacted the output; the evidence and notes built from it are checked too.
+        use crate::secrets::{redact, redact_option};
         let evidence = end.evidence.as_ref();
         self.call(|c| {
             c.execute(
@@ -161,15 +163,15 @@ impl Store {
                     end.signal,
                     end.timed_out,
                     end.class.map(FailureClass::as_str),
-                    evidence.and_then(|e| e.error_type.clone()),
-                    evidence.map(|e| e.message.clone()),
-                    evidence.and_then(|e| e.stack.clone()),
-                    end.stdout,
-                    end.stderr,
-                    end.stdout_cut,
-                    end.stderr_cut,
-                    end.result,
-                    end.note
+                    redact_option(evidence.and_then(|e| e.error_type.clone())),
+                    redact_option(evidence.map(|e| e.message.clone())),
+                    redact_option(evidence.and_then(|e| e.stack.clone())),
+                    redact(&end.stdout),
+                    redact(&end.stderr),
+                    count(end.stdout_cut),
+                    count(end.stderr_cut),
+                    redact_option(end.result.clone()),
+                    redact_option(end.note.clone())
                 ],
             )
         })?;
@@ -198,7 +200,13 @@ impl Store {
         self.call(|c| {
             c.execute(
                 "UPDATE runs SET status = ?2, class = ?3, summary = ?4, finished_at = ?5 WHERE id = ?1",
-                params![run_id, status.as_str(), class.map(FailureClass::as_str), summary, at],
+                params![
+                    run_id,
+                    status.as_str(),
+                    class.map(FailureClass::as_str),
+                    crate::secrets::redact(summary),
+                    at
+                ],
             )
         })?;
         Ok(())
@@ -254,7 +262,7 @@ impl Store {
     pub fn interrupt_open_runs(&self) -> Result<Vec<InterruptedAttempt>> {
         let at = now();
         self.call(|c| {
-            let tx = c.transaction()?;
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let leftovers = {
                 let mut stmt = tx.prepare(
                     "SELECT run_id, pgid FROM attempts WHERE status = 'running'",
@@ -285,6 +293,80 @@ impl Store {
             Ok(leftovers)
         })
     }
+}
+
+/// What start-up did with the runs that were checking a fix when a crash interrupted them.
+#[derive(Debug, Clone, Default)]
+pub struct FixChecks {
+    /// (workflow id, the new run's id): queued again.
+    pub queued: Vec<(i64, i64)>,
+    /// Workflows whose fix check was interrupted a second time: given up.
+    pub given_up: Vec<i64>,
+}
+
+impl Store {
+    /// The run of a fix that a crash interrupted has not judged the fix: queue it again, once.
+    /// A fix run interrupted a second time (the same version's) is given up.
+    pub fn requeue_interrupted_fix_runs(&self, run_ids: &[i64]) -> Result<FixChecks> {
+        let at = now();
+        self.call(|c| {
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let (mut queued, mut given_up) = (Vec::new(), Vec::new());
+            for run_id in run_ids {
+                let row = tx
+                    .query_row(
+                        "SELECT workflow_id, script_id FROM runs
+                         WHERE id = ?1 AND trigger = 'fix' AND status = 'interrupted'",
+                        [run_id],
+                        |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+                    )
+                    .optional()?;
+                let Some((workflow_id, script_id)) = row else {
+                    continue;
+                };
+                let interrupted_before: i64 = tx.query_row(
+                    "SELECT count(*) FROM runs WHERE workflow_id = ?1 AND script_id = ?2
+                       AND trigger = 'fix' AND status = 'interrupted' AND id <> ?3",
+                    params![workflow_id, script_id, run_id],
+                    |r| r.get(0),
+                )?;
+                let open: bool = tx.query_row(
+                    "SELECT EXISTS (SELECT 1 FROM runs WHERE workflow_id = ?1 AND status IN ('queued', 'running'))",
+                    [workflow_id],
+                    |r| r.get(0),
+                )?;
+                if interrupted_before > 0 {
+                    given_up.push(workflow_id);
+                } else if !open {
+                    tx.execute(
+                        "INSERT INTO runs (workflow_id, script_id, trigger, status, queued_at)
+                         VALUES (?1, ?2, 'fix', 'queued', ?3)",
+                        params![workflow_id, script_id, at],
+                    )?;
+                    queued.push((workflow_id, tx.last_insert_rowid()));
+                }
+            }
+            tx.commit()?;
+            Ok(FixChecks { queued, given_up })
+        })
+    }
+
+    /// A workflow's queued run (not yet started), if any.
+    pub fn queued_run_of(&self, workflow_id: i64) -> Result<Option<i64>> {
+        self.call(|c| {
+            c.query_row(
+                "SELECT id FROM runs WHERE workflow_id = ?1 AND status = 'queued' ORDER BY id LIMIT 1",
+                [workflow_id],
+                |r| r.get(0),
+            )
+            .optional()
+        })
+    }
+}
+
+/// A byte count as SQLite stores it (a signed 64-bit integer; no output is that large).
+fn count(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 /// A run from a row whose run columns (RUN_COLUMNS order) start at `base`.
@@ -341,8 +423,8 @@ fn attempt_from_row(r: &Row<'_>) -> rusqlite::Result<Attempt> {
         }),
         stdout: r.get(14)?,
         stderr: r.get(15)?,
-        stdout_cut: r.get(16)?,
-        stderr_cut: r.get(17)?,
+        stdout_cut: r.get::<_, i64>(16)?.max(0).unsigned_abs(),
+        stderr_cut: r.get::<_, i64>(17)?.max(0).unsigned_abs(),
         result: r.get(18)?,
         note: r.get(19)?,
     })

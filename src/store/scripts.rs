@@ -81,7 +81,7 @@ impl Store {
         author: &Author,
     ) -> Result<ScriptVersion> {
         let id = self.call(|c| {
-            let tx = c.transaction()?;
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let (major, last_summary): (u32, String) = tx.query_row(
                 "SELECT s.major, s.summary FROM scripts s WHERE s.workflow_id = ?1
                  ORDER BY s.major DESC, s.minor DESC LIMIT 1",

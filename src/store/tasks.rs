@@ -101,6 +101,13 @@ impl Store {
     }
 
     pub fn add_message(&self, task_id: i64, message: &NewMessage) -> Result<ThreadMessage> {
+        // A known secret in a thread is not kept, whoever said it.
+        let mut redacted = message.clone();
+        redacted.content = crate::secrets::redact_owned(redacted.content);
+        for call in &mut redacted.tool_calls {
+            call.arguments = crate::secrets::redact_owned(std::mem::take(&mut call.arguments));
+        }
+        let message = &redacted;
         let at = now();
         let tool_calls = if message.tool_calls.is_empty() {
             None

@@ -39,7 +39,7 @@ impl Store {
             retry,
         } = Columns::of(input)?;
         let id = self.call(|c| {
-            let tx = c.transaction()?;
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             tx.execute(
                 "INSERT INTO workflows (name, title, runtime, entry, schedule, env, timeout_secs, retry, status, last_due_at, created_at, updated_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'active', ?9, ?9, ?9)",
@@ -204,7 +204,7 @@ impl Store {
         };
         let at = now();
         self.call(|c| {
-            let tx = c.transaction()?;
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             tx.execute(
                 "UPDATE workflows SET status = ?3, updated_at = ?4 WHERE id = ?1 AND status = ?2",
                 params![id, from, to, at],

@@ -3,6 +3,7 @@
 //! (head and tail kept), and the JSON result read from the file named in HEALER_RESULT.
 
 mod capture;
+mod environment;
 mod full_log;
 
 use std::path::{Path, PathBuf};
@@ -16,6 +17,7 @@ use tokio::io::AsyncRead;
 use tokio::sync::broadcast;
 
 use super::{EnvVar, Runtime};
+use crate::contain::{Group, Limits};
 use crate::failure::ExitInfo;
 
 pub use capture::{Captured, CAPTURE_HEAD, CAPTURE_TAIL};
@@ -49,6 +51,13 @@ pub enum OutputStream {
     Stderr,
 }
 
+/// Where an attempt's control group is recorded, and its name (unique on this machine).
+#[derive(Debug, Clone)]
+pub struct GroupSpec {
+    pub registry: PathBuf,
+    pub name: String,
+}
+
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct RunSpec {
@@ -61,6 +70,9 @@ pub struct RunSpec {
     pub attempt: u32,
     /// Where the whole output is kept (see [`full_log_path`]); `None`: only the capped copy.
     pub full_log_dir: Option<PathBuf>,
+    /// Hold the attempt's processes in a control group (where the machine allows), so that
+    /// its end ends every one of them.
+    pub group: Option<GroupSpec>,
 }
 
 /// How an attempt went.
@@ -73,6 +85,9 @@ pub struct Execution {
     pub duration: Duration,
     /// Healer's own words about the attempt (could not start, result file unreadable, …).
     pub note: Option<String>,
+    /// Processes it started outside its process group (setsid, a double fork) that were still
+    /// running when it ended, and were ended with it.
+    pub escaped: usize,
 }
 
 impl Execution {
@@ -96,9 +111,15 @@ pub async fn execute(
     let _ = std::fs::remove_file(&result_file);
 
     let (program, args) = command_line(&spec.runtime, &spec.entry);
+    let mut group = spec
+        .group
+        .as_ref()
+        .map(|g| Group::create(&g.registry, &g.name, &Limits::default()));
     let mut cmd = tokio::process::Command::new(&program);
     cmd.args(&args)
         .current_dir(&spec.folder)
+        .env_clear()
+        .envs(environment::base(&environment::engine_environment()))
         .envs(spec.env.iter().map(|v| (&v.name, &v.value)))
         .env("HEALER_RESULT", &result_file)
         .env("HEALER_RUN_ID", spec.run_id.to_string())
@@ -109,6 +130,16 @@ pub async fn execute(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    // SAFETY: the hook makes async-signal-safe system calls only (prctl, capget, capset).
+    unsafe {
+        // Root's CAP_SYS_PTRACE would read the engine's memory past its undumpable flag; a
+        // script keeps every other power it runs with.
+        cmd.pre_exec(|| crate::contain::caps::drop_in_child(crate::contain::caps::Dropped::Ptrace));
+    }
+
+    if let Some(group) = &group {
+        group.install(&mut cmd);
+    }
 
     let mut child = match cmd.spawn() {
         Ok(child) => child,
@@ -128,6 +159,7 @@ pub async fn execute(
                 result: None,
                 duration: started.elapsed(),
                 note: Some(message),
+                escaped: 0,
             };
         }
     };
@@ -179,8 +211,10 @@ pub async fn execute(
             }
         }
     };
-    // Children the script left behind (even ones ignoring SIGTERM) end with it.
+    // Children the script left behind (even ones ignoring SIGTERM) end with it, and so do
+    // the ones it started in another session: they are still in its control group.
     signal_group(pgid, Signal::SIGKILL);
+    let escaped = group.as_mut().map_or(0, |g| end_group(g, pgid));
 
     let mut note = None;
     let stdout = join_capture(stdout, &mut note).await;
@@ -203,15 +237,48 @@ pub async fn execute(
             spec.timeout.as_secs()
         ));
     }
+    if escaped > 0 {
+        let ended = format!(
+            "{escaped} process(es) it started in another session were still running; Healer ended them with it"
+        );
+        note = Some(match note {
+            Some(n) => format!("{n}. {ended}"),
+            None => ended,
+        });
+    }
     let result = read_result(&result_file, &mut note);
+    // Whatever the script printed, a known secret is not kept (nor shown, nor sent on).
+    use crate::secrets::{redact_option, redact_owned};
     Execution {
         exit,
-        stdout,
-        stderr,
-        result,
+        stdout: Captured {
+            text: redact_owned(stdout.text),
+            cut: stdout.cut,
+        },
+        stderr: Captured {
+            text: redact_owned(stderr.text),
+            cut: stderr.cut,
+        },
+        result: redact_option(result),
         duration: started.elapsed(),
-        note,
+        note: redact_option(note),
+        escaped,
     }
+}
+
+/// End the attempt's control group; returns how many of its processes had left the script's
+/// process group (those a process-group kill does not reach).
+fn end_group(group: &mut Group, pgid: Option<i32>) -> usize {
+    let escaped = group
+        .pids()
+        .into_iter()
+        .filter(|pid| {
+            let own = nix::unistd::getpgid(Some(Pid::from_raw(*pid))).ok();
+            own.map(|p| p.as_raw()) != pgid && own.is_some()
+        })
+        .count();
+    group.end();
+    escaped
 }
 
 /// The program and arguments for a runtime.
@@ -256,7 +323,8 @@ async fn read_stream(
                 if let Some(live) = &live {
                     if streamed < LIVE_CAP {
                         streamed += n;
-                        let mut text = String::from_utf8_lossy(chunk).into_owned();
+                        let mut text =
+                            crate::secrets::redact(&String::from_utf8_lossy(chunk)).into_owned();
                         if streamed >= LIVE_CAP {
                             text.push_str("\n… live view paused here; the stored log keeps the head and the tail …\n");
                         }
@@ -332,16 +400,38 @@ impl Drop for GroupGuard {
     }
 }
 
-/// End a process group a crashed engine left behind — but only if it still is one of ours:
-/// its leader's environment must carry our run id.
-pub fn end_leftover_group(pgid: i32, run_id: i64) -> bool {
-    let environ = std::fs::read(format!("/proc/{pgid}/environ")).unwrap_or_default();
-    let marker = format!("HEALER_RUN_ID={run_id}");
-    let ours = environ
-        .split(|b| *b == 0)
-        .any(|var| var == marker.as_bytes());
-    if ours {
-        signal_group(Some(pgid), Signal::SIGKILL);
+/// End what a crashed engine's run left behind, where no control group held it: its process
+/// group — only if it still is one of ours (its leader's environment carries our run id) — and
+/// any process whose environment carries this Healer's instance marker and the run's id (one
+/// whose leader already exited, or that moved to another session). Returns how many it found.
+pub fn end_leftovers(instance: &str, run_id: i64, pgid: Option<i32>) -> usize {
+    let run = format!("HEALER_RUN_ID={run_id}");
+    let ours = format!("HEALER_INSTANCE={instance}");
+    let marked = |pid: i32, all: &[&str]| {
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        let vars: Vec<&[u8]> = environ.split(|b| *b == 0).collect();
+        all.iter().all(|m| vars.contains(&m.as_bytes()))
+    };
+    let mut found = 0;
+    if let Some(pgid) = pgid {
+        if marked(pgid, &[&run]) {
+            signal_group(Some(pgid), Signal::SIGKILL);
+            found += 1;
+        }
     }
-    ours
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for pid in entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
+        .filter(|pid| u32::try_from(*pid).ok() != Some(me))
+    {
+        if marked(pid, &[&run, &ours]) {
+            let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+            found += 1;
+        }
+    }
+    found
 }

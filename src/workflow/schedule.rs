@@ -2,7 +2,7 @@
 
 use std::str::FromStr;
 
-use chrono::{DateTime, Duration, Local, Utc};
+use chrono::{DateTime, Duration, Local, Timelike, Utc};
 use croner::Cron;
 use serde::{Deserialize, Serialize};
 
@@ -89,9 +89,24 @@ impl Schedule {
                 Some(after + Duration::seconds(i64::from((*seconds).max(MIN_INTERVAL_SECS))))
             }
             Schedule::Cron { expression } => {
-                let cron = parse_cron(expression).ok()?;
+                let cron = Cron::from_str(expression.trim()).ok()?;
+                // A seconds field could ask for every second: a cron saved before that was
+                // refused is still held to the minimum interval.
+                let (after, inclusive) = if has_seconds(expression) && runs_too_often(&cron) {
+                    // Whole seconds: the cron library drops the fraction when it searches.
+                    let held = after + Duration::seconds(i64::from(MIN_INTERVAL_SECS));
+                    let whole = held.with_nanosecond(0).unwrap_or(held);
+                    let held = if whole < held {
+                        whole + Duration::seconds(1)
+                    } else {
+                        whole
+                    };
+                    (held, true)
+                } else {
+                    (after, false)
+                };
                 let local = after.with_timezone(&Local);
-                cron.find_next_occurrence(&local, false)
+                cron.find_next_occurrence(&local, inclusive)
                     .ok()
                     .map(|t| t.with_timezone(&Utc))
             }
@@ -159,8 +174,38 @@ fn parse_cron(expression: &str) -> Result<Cron, String> {
     if expression.is_empty() {
         return Err("the cron expression is empty".to_string());
     }
-    Cron::from_str(expression)
-        .map_err(|e| format!("{expression:?} is not a valid cron expression ({e})"))
+    let cron = Cron::from_str(expression)
+        .map_err(|e| format!("{expression:?} is not a valid cron expression ({e})"))?;
+    if has_seconds(expression) && runs_too_often(&cron) {
+        return Err(format!(
+            "{expression:?} runs more often than every {MIN_INTERVAL_SECS} seconds; use \"every {MIN_INTERVAL_SECS}s\" or a longer interval"
+        ));
+    }
+    Ok(cron)
+}
+
+/// Six or seven fields: the first is seconds.
+fn has_seconds(expression: &str) -> bool {
+    expression.split_whitespace().count() >= 6
+}
+
+/// Whether two of the next occurrences (from a fixed start, over the first 120) are closer
+/// than the minimum interval.
+fn runs_too_often(cron: &Cron) -> bool {
+    let Some(start) = chrono::TimeZone::with_ymd_and_hms(&Local, 2030, 1, 1, 0, 0, 0).earliest()
+    else {
+        return false;
+    };
+    let mut previous: Option<DateTime<Local>> = None;
+    for next in cron.iter_after(start).take(120) {
+        if let Some(prev) = previous {
+            if (next - prev).num_seconds() < i64::from(MIN_INTERVAL_SECS) {
+                return true;
+            }
+        }
+        previous = Some(next);
+    }
+    false
 }
 
 fn describe_interval(seconds: u32) -> String {
@@ -199,6 +244,32 @@ mod tests {
         }
         .problem()
         .is_none());
+    }
+
+    #[test]
+    fn a_seconds_field_cannot_beat_the_ten_second_minimum() {
+        for fast in [
+            "* * * * * *",
+            "*/5 * * * * *",
+            "0,1 0 * * * *",
+            "* * * * * * *",
+        ] {
+            let problem = Schedule::from_words(fast).err().unwrap_or_default();
+            assert!(
+                problem.contains("more often than every 10 seconds"),
+                "{fast}: {problem}"
+            );
+        }
+        for fine in ["*/10 * * * * *", "0 */5 * * * *", "30 7 * * *"] {
+            assert!(Schedule::from_words(fine).is_ok(), "{fine}");
+        }
+        // One saved before it was refused is still held to the minimum.
+        let every_second = Schedule::Cron {
+            expression: "* * * * * *".to_string(),
+        };
+        let t = Utc::now();
+        let next = every_second.next_after(t).unwrap_or(t);
+        assert!(next >= t + Duration::seconds(10), "{next} after {t}");
     }
 
     #[test]

@@ -8,13 +8,16 @@ use crate::error::{Error, Result};
 /// The longest time limit a run may have (a day).
 pub const MAX_TIMEOUT_SECS: u32 = 86_400;
 
-/// The longest title, in characters: it must fit a list row, a dialog title and a
-/// notification. The one limit for every title check (the UI gets it in `AppInfo`).
+/// The longest title, in characters: it is a name in lists and notifications, not a text.
 pub const MAX_TITLE_CHARS: usize = 120;
+
+/// The longest one-line summary of what a workflow does, in characters.
+pub const MAX_SUMMARY_CHARS: usize = 500;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 pub struct FieldProblem {
-    /// The input field: "title", "code", "schedule", "runtime", "entry", "timeout_secs", "env", "retry".
+    /// The input field: "title", "summary", "code", "schedule", "runtime", "entry",
+    /// "timeout_secs", "env", "retry".
     pub field: String,
     pub message: String,
 }
@@ -36,6 +39,19 @@ pub fn validate(input: &WorkflowInput, check_code: bool) -> Vec<FieldProblem> {
         problems.push(problem(
             "title",
             format!("Keep the title to {MAX_TITLE_CHARS} characters or fewer"),
+        ));
+    }
+    // A line break or an escape code in a title would forge lines in lists and logs.
+    if input.title.chars().any(char::is_control) {
+        problems.push(problem(
+            "title",
+            "The title must be one line of plain text (no line breaks or control characters)",
+        ));
+    }
+    if input.summary.chars().count() > MAX_SUMMARY_CHARS {
+        problems.push(problem(
+            "summary",
+            format!("Keep the summary to {MAX_SUMMARY_CHARS} characters or fewer"),
         ));
     }
     if check_code && input.code.trim().is_empty() {
@@ -185,6 +201,35 @@ mod tests {
             fields(&validate(&bad, true)),
             ["title", "code", "schedule", "runtime", "timeout_secs"]
         );
+    }
+
+    #[test]
+    fn a_title_is_one_short_line_and_a_summary_is_bounded() {
+        let long = WorkflowInput {
+            title: "t".repeat(MAX_TITLE_CHARS + 1),
+            ..input()
+        };
+        assert_eq!(fields(&validate(&long, true)), ["title"]);
+        let at_cap = WorkflowInput {
+            title: "é".repeat(MAX_TITLE_CHARS),
+            ..input()
+        };
+        assert!(validate(&at_cap, true).is_empty());
+        for forged in [
+            "Report\n#999 2026-01-01 Engine started",
+            "Red \u{1b}[31mtitle",
+        ] {
+            let bad = WorkflowInput {
+                title: forged.to_string(),
+                ..input()
+            };
+            assert_eq!(fields(&validate(&bad, true)), ["title"], "{forged:?}");
+        }
+        let wordy = WorkflowInput {
+            summary: "s".repeat(MAX_SUMMARY_CHARS + 1),
+            ..input()
+        };
+        assert_eq!(fields(&validate(&wordy, true)), ["summary"]);
     }
 
     #[test]

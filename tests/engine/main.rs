@@ -14,6 +14,7 @@ mod classify;
 mod cli;
 mod engine;
 mod failed_approaches;
+mod faults;
 mod fix_judgement;
 mod heal_story;
 mod lease;

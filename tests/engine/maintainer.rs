@@ -444,7 +444,9 @@ async fn eval_cannot_read_a_provider_key_or_write_outside_its_copy() {
     assert!(result.contains("openai=None"), "{result}");
     assert!(!result.contains(KEY), "{result}");
     assert!(result.contains("wrote inside"), "{result}");
-    assert!(result.contains("refused: PermissionError"), "{result}");
+    // Refused by Landlock (PermissionError) or, first, by the read-only system of its own
+    // mount namespace (OSError, EROFS).
+    assert!(result.contains("refused: "), "{result}");
     assert!(!outside.exists());
     // The workflow's own folder is untouched by eval.
     assert!(!bed.paths.workflow_dir(w.id).join("inside.txt").exists());

@@ -1,11 +1,11 @@
-//! Processes that outlive their runs, at the default limit (3): counted as live processes, now.
-//! While three live, no scheduled run is queued — not even one that is due; when one ends the
-//! count falls and scheduled runs go again; Resume ends the rest.
+//! Processes that outlive their runs, at the default limit (3 attempts): Healer ends each such
+//! process as its run ends (every process of a run ends with it), counts the attempts that left
+//! one, and at the third pauses scheduled runs — not even a due run is queued — until Resume.
 
 use std::time::Duration;
 
 use healer::workflow::{RunStatus, Runtime, Schedule};
-use nix::sys::signal::{kill, Signal};
+use nix::sys::signal::kill;
 use nix::unistd::Pid;
 
 use crate::maintainer::bed;
@@ -23,7 +23,7 @@ fn alive(pid: i32) -> bool {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn live_strays_pause_scheduled_runs_until_they_end() {
+async fn escaping_processes_are_ended_and_at_the_third_scheduled_runs_wait_for_resume() {
     let bed = bed(true, false).await;
     let engine = &bed.engine;
     let leaky = engine
@@ -46,11 +46,11 @@ async fn live_strays_pause_scheduled_runs_until_they_end() {
         paused().is_some()
     });
     let reason = paused().expect("paused");
-    assert!(reason.contains("3 processes"), "{reason}");
-    assert!(reason.contains("sleep 300"), "{reason}");
-    assert!(
-        pids.iter().all(|p| alive(*p)),
-        "Healer did not kill them on sight"
+    assert!(reason.contains("3 runs left processes"), "{reason}");
+    eventually(
+        "the escaped processes are ended",
+        Duration::from_secs(5),
+        || pids.iter().all(|p| !alive(*p)),
     );
 
     // A scheduled workflow falls due while paused: it is not queued.
@@ -70,20 +70,12 @@ async fn live_strays_pause_scheduled_runs_until_they_end() {
         "no scheduled run while paused"
     );
 
-    // One of them ends: the count falls below the limit and scheduled runs go again.
-    kill(Pid::from_raw(pids[0]), Signal::SIGKILL).expect("end one");
-    eventually("scheduled runs go again", Duration::from_secs(10), || {
-        paused().is_none()
-    });
+    // Resume: scheduled runs go again, and the due run is queued and runs.
+    engine.resume_scheduler().expect("resume");
+    assert!(paused().is_none());
     eventually(
         "the due run is queued and runs",
         Duration::from_secs(10),
         || !engine.runs(due.id, None, 5).expect("runs").is_empty(),
     );
-
-    // Resume ends the ones left.
-    engine.resume_scheduler().expect("resume");
-    eventually("the rest are ended", Duration::from_secs(5), || {
-        pids.iter().all(|p| !alive(*p))
-    });
 }

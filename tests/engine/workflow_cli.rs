@@ -188,6 +188,13 @@ fn with_the_daemon_running_workflow_run_is_done_by_the_daemon() {
     assert_eq!(daemon.terminate().code(), Some(0));
 }
 
+/// A cron that fires once a minute, two seconds from now (its seconds field is that second).
+pub fn soon() -> String {
+    use chrono::Timelike;
+    let second = (chrono::Local::now() + chrono::Duration::seconds(2)).second();
+    format!("{second} * * * * *")
+}
+
 #[tokio::test]
 async fn after_a_kill_9_the_run_is_interrupted_and_its_processes_are_gone() {
     let (tmp, paths) = data_dir();
@@ -205,7 +212,7 @@ async fn after_a_kill_9_the_run_is_interrupted_and_its_processes_are_gone() {
             "--file",
             script.to_str().unwrap_or_default(),
             "--schedule",
-            "* * * * * *",
+            &soon(),
             "--json",
         ],
     );

@@ -510,7 +510,10 @@ export type FailureSource =
 { type: "project_task"; project_id: number; task_id: string; session_id: number };
 
 export type FieldProblem = {
-	/**  The input field: "title", "code", "schedule", "runtime", "entry", "timeout_secs", "env", "retry". */
+	/**
+	 *  The input field: "title", "summary", "code", "schedule", "runtime", "entry",
+	 *  "timeout_secs", "env", "retry".
+	 */
 	field: string,
 	message: string,
 };

@@ -56,6 +56,11 @@ impl Tool for RunCommand {
                 timeout,
                 memory_bytes: COMMAND_MEMORY_BYTES,
                 output_bytes: OUTPUT_BYTES,
+                // Builds write large files and may fetch their dependencies: only memory and time
+                // are bounded here (the worktree is the project's, not a scratch copy).
+                disk_bytes: 0,
+                processes: 0,
+                network: true,
             },
         })
         .await?;

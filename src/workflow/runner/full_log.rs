@@ -10,6 +10,9 @@ use super::OutputStream;
 
 /// The most bytes of one stream of one attempt kept on disk.
 pub const FULL_LOG_MAX_BYTES: u64 = 100 * 1024 * 1024;
+/// Bytes held back from the file until more output arrives, so that a secret split across two
+/// reads is still whole when it is redacted (longer than any key).
+const HELD_BACK_BYTES: usize = 1024;
 /// How many runs of each workflow keep their full logs.
 pub const FULL_LOG_RUNS_KEPT: usize = 20;
 
@@ -27,6 +30,8 @@ pub fn full_log_path(dir: &Path, run_id: i64, attempt: u32, stream: OutputStream
 pub(super) struct FullLog {
     file: Option<BufWriter<tokio::fs::File>>,
     written: u64,
+    /// The newest output, not yet redacted and written.
+    held: Vec<u8>,
 }
 
 impl FullLog {
@@ -41,10 +46,31 @@ impl FullLog {
                 Err(e) => tracing::warn!("cannot keep the full log at {}: {e}", path.display()),
             }
         }
-        FullLog { file, written: 0 }
+        FullLog {
+            file,
+            written: 0,
+            held: Vec::new(),
+        }
     }
 
+    /// Keep `bytes` (redacted of known secrets) after what was written before.
     pub(super) async fn write(&mut self, bytes: &[u8]) {
+        if self.file.is_none() {
+            return;
+        }
+        self.held.extend_from_slice(bytes);
+        if self.held.len() <= 2 * HELD_BACK_BYTES {
+            return;
+        }
+        // A secret still arriving sits in the last bytes: everything before them is final.
+        let redacted = crate::secrets::redact_bytes(&self.held).into_owned();
+        let cut = redacted.len().saturating_sub(HELD_BACK_BYTES);
+        self.held = redacted.get(cut..).unwrap_or_default().to_vec();
+        self.write_final(redacted.get(..cut).unwrap_or_default())
+            .await;
+    }
+
+    async fn write_final(&mut self, bytes: &[u8]) {
         let Some(file) = self.file.as_mut() else {
             return;
         };
@@ -63,11 +89,21 @@ impl FullLog {
                 );
                 let _ = file.write_all(note.as_bytes()).await;
             }
-            self.close().await;
+            self.held.clear();
+            self.shut().await;
         }
     }
 
     pub(super) async fn close(&mut self) {
+        let rest = std::mem::take(&mut self.held);
+        if !rest.is_empty() {
+            let redacted = crate::secrets::redact_bytes(&rest).into_owned();
+            self.write_final(&redacted).await;
+        }
+        self.shut().await;
+    }
+
+    async fn shut(&mut self) {
         if let Some(mut file) = self.file.take() {
             let _ = file.flush().await;
         }
@@ -120,5 +156,28 @@ mod tests {
         assert_eq!(left.len(), FULL_LOG_RUNS_KEPT * 2);
         assert!(left.contains(&"6-1-stdout.log".to_string()));
         assert!(!left.contains(&"5-1-stdout.log".to_string()));
+    }
+}
+
+#[cfg(test)]
+mod redaction {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_secret_split_across_two_reads_is_redacted_in_the_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("out.log");
+        let secret = "sk-fulllog-4b1d2c9e8f7a6b5c4d3e2f1a";
+        crate::secrets::remember(secret);
+        let mut log = FullLog::open(Some(path.clone())).await;
+        let filler = "x".repeat(3000);
+        let (head, tail) = secret.split_at(10);
+        log.write(format!("{filler}{head}").as_bytes()).await;
+        log.write(format!("{tail}\n{filler}").as_bytes()).await;
+        log.close().await;
+        let text = std::fs::read_to_string(&path).expect("log");
+        assert!(!text.contains(secret), "the secret reached the file");
+        assert!(text.contains(crate::secrets::REDACTED));
+        assert_eq!(text.matches('x').count(), 6000, "nothing else was lost");
     }
 }
