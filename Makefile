@@ -6,12 +6,12 @@ SHELL := /bin/bash
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/healer/target
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: run test setup-run setup-test ui build lint unit e2e bindings figures bench faults
+.PHONY: run test setup-run setup-test ui build lint unit e2e bindings figures bench faults package package-test
 
 run: setup-run ui
 	cargo run -p healer-desktop
 
-test: setup-test lint unit ui build e2e
+test: setup-test lint unit ui build e2e package-test
 	@echo "make test: all checks passed"
 
 setup-run:
@@ -39,12 +39,25 @@ build: ui
 e2e: build
 	bash tests/e2e/run.sh
 
+# A .deb made from the debug build is installed with apt-get, started until its window shows,
+# its `healer --version` run, and removed (needs root, as CI has).
+package-test: build
+	bash tests/package/install.sh
+
+# dist/healer_<version>_amd64.deb: the release build with Tauri's bundler (icons, desktop entry,
+# the tray, and the `healer` CLI in /usr/bin).
+package: setup-run ui
+	cargo build --release -p healer -p healer-desktop
+	bash scripts/package.sh release
+
 # Rewrite ui/src/bindings.ts from the Rust commands (a test fails while it is stale).
 bindings:
 	HEALER_UPDATE_BINDINGS=1 cargo test -p healer-desktop --test bindings
 
-# Figures for the notes: desktop memory after 10 s idle.
-figures: build
+# Figures for the notes: the release app's memory after 10 s idle, window open and closed
+# (`bash scripts/measure-memory.sh --each` also measures each WebKit knob alone).
+figures: ui
+	cargo build --release -p healer -p healer-desktop
 	bash scripts/measure-memory.sh
 
 # The reliability suite alone, with its figures: faults injected, runs lost, processes left,

@@ -5,10 +5,13 @@ set -euo pipefail
 goal="${1:-run}"
 here="$(cd "$(dirname "$0")/.." && pwd)"
 
-need_pkgs=(build-essential pkg-config libwebkit2gtk-4.1-dev librsvg2-dev libxdo-dev libssl-dev)
+# libayatana-appindicator3: the tray icon (loaded at run time; without it Healer has no tray);
+# its -dev package is what the Tauri bundler looks for when it makes the .deb.
+need_pkgs=(build-essential pkg-config libwebkit2gtk-4.1-dev librsvg2-dev libxdo-dev libssl-dev libayatana-appindicator3-dev)
 if [ "$goal" = test ]; then
   # WebKitWebDriver for the real-window test, a virtual display, and a session bus for it.
-  need_pkgs+=(webkit2gtk-driver xvfb xauth dbus dbus-x11 python3)
+  # x11-utils: xwininfo, to see the installed package's window appear.
+  need_pkgs+=(webkit2gtk-driver xvfb xauth dbus dbus-x11 python3 x11-utils)
   # The failure corpus (tests/corpus) has shell scripts that call APIs the way scripts do.
   need_pkgs+=(curl)
 fi

@@ -167,6 +167,8 @@ pub struct Checkpoint {
     /// The work it belongs to.
     pub workflow_id: Option<i64>,
     pub run_id: Option<i64>,
+    /// The run's number among its workflow's runs (#1, #2 …), for showing.
+    pub run_number: Option<u32>,
     pub task_id: Option<i64>,
     /// The workflow's title, for showing.
     pub workflow_title: Option<String>,

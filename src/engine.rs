@@ -4,6 +4,7 @@
 //! through [`Services`].
 
 mod checkpoints;
+mod glance;
 mod healing;
 mod llm;
 mod logs;
@@ -38,6 +39,7 @@ use crate::scheduler::schedule_loop;
 use crate::services::Services;
 use crate::store::{known_schema_version, Store};
 use crate::workflow::runner::OutputChunk;
+pub use glance::{Glance, Mood, Waiting, PAUSED_BY_YOU};
 use healing::EngineHealing;
 pub use healing::RulePlanner;
 pub use maintainer::HealedRun;

@@ -86,12 +86,20 @@ pub enum Event {
     },
     RunStarted {
         run_id: i64,
+        /// Its number among the workflow's runs (#1, #2 …); 0 in events stored before runs
+        /// were numbered.
+        #[serde(default)]
+        run_number: u32,
         workflow_id: i64,
         title: String,
         trigger: RunTrigger,
     },
     AttemptFinished {
         run_id: i64,
+        /// Its number among the workflow's runs (#1, #2 …); 0 in events stored before runs
+        /// were numbered.
+        #[serde(default)]
+        run_number: u32,
         workflow_id: i64,
         attempt: u32,
         succeeded: bool,
@@ -102,6 +110,10 @@ pub enum Event {
     },
     RunFinished {
         run_id: i64,
+        /// Its number among the workflow's runs (#1, #2 …); 0 in events stored before runs
+        /// were numbered.
+        #[serde(default)]
+        run_number: u32,
         workflow_id: i64,
         title: String,
         status: RunStatus,
@@ -130,6 +142,10 @@ pub enum Event {
         workflow_id: i64,
         task_id: i64,
         run_id: i64,
+        /// Its number among the workflow's runs (#1, #2 …); 0 in events stored before runs
+        /// were numbered.
+        #[serde(default)]
+        run_number: u32,
         title: String,
     },
     /// A maintainer task ended: fixed (a re-run follows), stale, gave up, or interrupted.
@@ -169,6 +185,10 @@ pub enum Event {
     RecoveryDecided {
         workflow_id: i64,
         run_id: i64,
+        /// Its number among the workflow's runs (#1, #2 …); 0 in events stored before runs
+        /// were numbered.
+        #[serde(default)]
+        run_number: u32,
         action: RecoveryAction,
         detail: String,
     },
@@ -182,6 +202,10 @@ pub enum Event {
     /// Model providers, tiers or budgets changed.
     LlmSettingsChanged {
         what: String,
+    },
+    /// The person paused every scheduled run (a breaker pausing them is `BreakerTripped`).
+    SchedulerPaused {
+        reason: String,
     },
     ProjectAdded {
         project_id: i64,
@@ -258,6 +282,7 @@ impl Event {
             Event::RecoveryDecided { .. } => "recovery_decided",
             Event::BreakerTripped { .. } => "breaker_tripped",
             Event::LlmSettingsChanged { .. } => "llm_settings_changed",
+            Event::SchedulerPaused { .. } => "scheduler_paused",
             Event::ProjectAdded { .. } => "project_added",
             Event::ProjectChanged { .. } => "project_changed",
             Event::ProjectRemoved { .. } => "project_removed",
@@ -359,22 +384,35 @@ impl Event {
             } => format!("\"{title}\" version {version} saved: {comment}"),
             Event::RunStarted {
                 run_id,
+                run_number,
                 title,
                 trigger,
                 ..
-            } => format!("Run {run_id} of \"{title}\" started ({})", trigger.as_str()),
+            } => format!(
+                "Run {} of \"{title}\" started ({})",
+                run_label(*run_id, *run_number),
+                trigger.as_str()
+            ),
             Event::AttemptFinished {
                 run_id,
+                run_number,
                 attempt,
                 summary,
                 ..
-            } => format!("Run {run_id}, attempt {attempt}: {summary}"),
+            } => format!(
+                "Run {}, attempt {attempt}: {summary}",
+                run_label(*run_id, *run_number)
+            ),
             Event::RunFinished {
                 run_id,
+                run_number,
                 title,
                 summary,
                 ..
-            } => format!("Run {run_id} of \"{title}\": {summary}"),
+            } => format!(
+                "Run {} of \"{title}\": {summary}",
+                run_label(*run_id, *run_number)
+            ),
             Event::TaskStarted {
                 task_id,
                 task_kind,
@@ -425,6 +463,7 @@ impl Event {
                 breaker, detail, ..
             } => format!("Breaker {}: {detail}", breaker.as_str()),
             Event::LlmSettingsChanged { what } => format!("Model settings: {what}"),
+            Event::SchedulerPaused { reason } => format!("Scheduled runs paused: {reason}"),
             Event::ProjectAdded { name, .. } => format!("Project \"{name}\" added"),
             Event::ProjectChanged { name, what, .. } => format!("Project \"{name}\": {what}"),
             Event::ProjectRemoved { name, .. } => format!("Project \"{name}\" removed"),
@@ -452,5 +491,15 @@ impl Event {
                 ..
             } => format!("Session {session_id}: {summary}"),
         }
+    }
+}
+
+/// "#3" (the workflow's own count); events stored before runs were numbered carry 0 and are
+/// named by their id.
+fn run_label(run_id: i64, run_number: u32) -> String {
+    if run_number > 0 {
+        format!("#{run_number}")
+    } else {
+        run_id.to_string()
     }
 }

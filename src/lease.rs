@@ -62,10 +62,54 @@ impl Lease {
             .unwrap_or_else(|| "another process".to_string())
     }
 
-    /// Whether an engine holds the lease right now. Looking takes the lock for an instant and
-    /// leaves the holder's note as it was.
+    /// Whether an engine holds the lease right now. Read without taking it: a probe that took
+    /// the lock, even for a moment, could make an engine starting at that instant refuse, and
+    /// would overwrite who holds it.
     pub fn is_held(paths: &Paths) -> Result<bool> {
-        Ok(try_lock(paths)?.is_none())
+        let path = paths.lock_file();
+        let meta = match std::fs::metadata(&path) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(Error::io(format!("cannot read {}", path.display()), e)),
+        };
+        match std::fs::read_to_string("/proc/locks") {
+            Ok(locks) => {
+                use std::os::unix::fs::MetadataExt;
+                Ok(locked_in(&locks, meta.dev(), meta.ino()))
+            }
+            // Without /proc (not Linux): a shared lock on a read-only handle, given back at
+            // once, never the engine's exclusive one and never a write.
+            Err(_) => probe_shared(&path),
+        }
+    }
+}
+
+/// Whether `/proc/locks` lists a granted lock on the file (`dev`, `ino`). A line reads
+/// `1: FLOCK  ADVISORY  WRITE 4242 fe:00:1234567 0 EOF` (device in hex); waiting requests
+/// carry `->` and hold nothing.
+fn locked_in(locks: &str, dev: u64, ino: u64) -> bool {
+    // The kernel's encoding of a device number (glibc's gnu_dev_major/minor).
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    let wanted = format!("{major:02x}:{minor:02x}:{ino}");
+    locks
+        .lines()
+        .filter(|line| !line.contains("->"))
+        .any(|line| line.split_whitespace().nth(5) == Some(wanted.as_str()))
+}
+
+fn probe_shared(path: &std::path::Path) -> Result<bool> {
+    let file =
+        File::open(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+    match file.try_lock_shared() {
+        Ok(()) => {
+            let _ = file.unlock();
+            Ok(false)
+        }
+        Err(TryLockError::WouldBlock) => Ok(true),
+        Err(TryLockError::Error(e)) => {
+            Err(Error::io(format!("cannot look at {}", path.display()), e))
+        }
     }
 }
 
@@ -90,4 +134,25 @@ fn try_lock(paths: &Paths) -> Result<Option<File>> {
         }
     }
     Ok(Some(file))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::locked_in;
+
+    const LOCKS: &str = "1: FLOCK  ADVISORY  WRITE 12975 fe:00:10305662 0 EOF\n\
+                         7: FLOCK  ADVISORY  WRITE 30781 fe:00:10215436 0 EOF\n\
+                         7: -> FLOCK  ADVISORY  WRITE 10577 fe:00:777 0 EOF\n";
+
+    #[test]
+    fn a_granted_lock_counts_and_a_waiting_one_does_not() {
+        let dev = 0xfe00;
+        assert!(locked_in(LOCKS, dev, 10305662));
+        assert!(!locked_in(LOCKS, dev, 777), "only waiting");
+        assert!(!locked_in(LOCKS, dev, 10305), "a prefix of another inode");
+        assert!(
+            !locked_in(LOCKS, 0x801, 10305662),
+            "same inode, other device"
+        );
+    }
 }

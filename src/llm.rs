@@ -41,7 +41,7 @@ use http::Connection;
 pub use http::RetrySettings;
 pub use keys::{ApiKey, KeySource, Keys, KEYRING_ENV};
 pub use ollama::OllamaStatus;
-pub use openai::OpenAiClient;
+pub use openai::{wants_completion_tokens, OpenAiClient};
 pub use provider::{check_input, ModelPrice, Provider, ProviderInput, ProviderKind, ProviderView};
 pub use thread::{
     MessageRole, NewMessage, Task, TaskKind, TaskStatus, TaskThread, ThreadMessage, ThreadText,
@@ -77,6 +77,7 @@ struct LlmInner {
     text: broadcast::Sender<ThreadText>,
     ollama_url: String,
     ollama: Mutex<Option<OllamaStatus>>,
+    completion_limit_models: openai::CompletionLimitModels,
 }
 
 /// Every provider key this process could read from its environment is redacted from now on,
@@ -115,6 +116,7 @@ impl Llm {
                 text,
                 ollama_url,
                 ollama: Mutex::new(None),
+                completion_limit_models: Default::default(),
             }),
         }
     }
@@ -188,6 +190,7 @@ impl Llm {
                     key,
                     retry,
                 },
+                learned: self.inner.completion_limit_models.clone(),
             }),
         })
     }

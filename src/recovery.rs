@@ -71,6 +71,7 @@ impl Remedy for Analyze {
             services.bus.emit(Event::RecoveryDecided {
                 workflow_id,
                 run_id,
+                run_number: store.run(run_id).map_or(0, |r| r.number),
                 action,
                 detail: detail.to_string(),
             })?;
@@ -101,7 +102,8 @@ impl Remedy for Analyze {
                 services.wake.scheduler.notify_one();
                 let detail = format!(
                     "run again with the hint \u{201c}{hint}\u{201d}{}",
-                    run.map(|r| format!(" (run {r})")).unwrap_or_default()
+                    run.map(|r| format!(" (run {})", store.run_name(r)))
+                        .unwrap_or_default()
                 );
                 decided(Level2::Alternative, &detail)?;
                 detail
@@ -123,7 +125,8 @@ impl Remedy for Analyze {
                     } else {
                         did.join(", ")
                     },
-                    run.map(|r| format!(" (run {r})")).unwrap_or_default()
+                    run.map(|r| format!(" (run {})", store.run_name(r)))
+                        .unwrap_or_default()
                 );
                 decided(Level2::Unblock, &detail)?;
                 detail
@@ -131,9 +134,10 @@ impl Remedy for Analyze {
             Ok(Level2::Diagnostics) => {
                 let report = diagnostics::diagnose(services, &workflow, &evidence).await;
                 let context = format!(
-                    "\u{201c}{}\u{201d} failed in run {run_id}: {}.\n\nHealer's analysis: {}\n\n\
+                    "\u{201c}{}\u{201d} failed in run {}: {}.\n\nHealer's analysis: {}\n\n\
                      What this machine has:\n{report}",
                     workflow.title,
+                    store.run_name(run_id),
                     failure.summary(),
                     analysis.reasoning.trim()
                 );
@@ -206,7 +210,9 @@ impl Remedy for AskPerson {
 
 fn hiccup(services: &Services, failure: &Failure, title: &str, why: &str) -> Result<Checkpoint> {
     let run = match &failure.source {
-        FailureSource::ScriptRun { run_id, .. } => format!(" in run {run_id}"),
+        FailureSource::ScriptRun { run_id, .. } => {
+            format!(" in run {}", services.store.run_name(*run_id))
+        }
         FailureSource::ProjectTask { task_id, .. } => format!(" on task {task_id}"),
         FailureSource::SelfCheck => String::new(),
     };

@@ -66,6 +66,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0008_projects.sql"),
     include_str!("store/migrations/0009_reliability.sql"),
     include_str!("store/migrations/0010_trust.sql"),
+    include_str!("store/migrations/0011_run_numbers.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {
@@ -233,6 +234,60 @@ mod tests {
     #[test]
     fn migrations_are_valid() {
         assert!(migrations().validate().is_ok());
+    }
+
+    /// Runs stored before runs were numbered get their number per workflow, in order; new
+    /// runs go on from there.
+    #[test]
+    fn run_numbers_are_given_to_old_runs_and_go_on_from_there() -> Result<()> {
+        let numbered_from = MIGRATIONS
+            .iter()
+            .position(|sql| sql.contains("ALTER TABLE runs ADD COLUMN number"))
+            .ok_or_else(|| Error::Internal("no run-number migration".into()))?;
+        let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
+        let path = dir.path().join("t.db");
+        let mut conn = Connection::open(&path)?;
+        let before: Vec<M<'_>> = MIGRATIONS[..numbered_from]
+            .iter()
+            .map(|sql| M::up(sql))
+            .collect();
+        Migrations::new(before)
+            .to_latest(&mut conn)
+            .map_err(|e| Error::Internal(e.to_string()))?;
+        conn.execute_batch(
+            "INSERT INTO workflows (id, name, title, runtime, entry, schedule, env, timeout_secs, retry,
+                 status, created_at, updated_at)
+             VALUES (1, 'a', 'A', '{}', 'main.py', '{}', '[]', 60, '{}', 'active', 'x', 'x'),
+                    (2, 'b', 'B', '{}', 'main.py', '{}', '[]', 60, '{}', 'active', 'x', 'x');
+             INSERT INTO scripts (id, workflow_id, major, minor, code, change_comment, summary, author, created_at)
+             VALUES (1, 1, 1, 0, '', '', '', 'person', 'x'), (2, 2, 1, 0, '', '', '', 'person', 'x');
+             INSERT INTO runs (id, workflow_id, script_id, trigger, status, queued_at)
+             VALUES (1, 1, 1, 'manual', 'succeeded', 'x'), (2, 2, 2, 'manual', 'succeeded', 'x'),
+                    (3, 1, 1, 'manual', 'failed', 'x'), (4, 1, 1, 'manual', 'succeeded', 'x');
+             UPDATE workflows SET active_script_id = id;",
+        )?;
+        drop(conn);
+
+        let store = Store::open(&path)?;
+        let numbers = |store: &Store| -> Result<Vec<(i64, i64, u32)>> {
+            store.call(|c| {
+                let mut stmt = c.prepare("SELECT id, workflow_id, number FROM runs ORDER BY id")?;
+                let rows = stmt
+                    .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                    .collect::<rusqlite::Result<Vec<_>>>()?;
+                Ok(rows)
+            })
+        };
+        assert_eq!(
+            numbers(&store)?,
+            [(1, 1, 1), (2, 2, 1), (3, 1, 2), (4, 1, 3)]
+        );
+        let next = store
+            .enqueue_run(2, crate::workflow::RunTrigger::Manual)?
+            .ok_or_else(|| Error::Internal("not queued".into()))?;
+        assert_eq!(store.run(next)?.number, 2, "workflow 2's second run");
+        assert_eq!(store.run_name(next), "#2");
+        Ok(())
     }
 
     #[test]

@@ -293,6 +293,8 @@ impl RunTrigger {
 pub struct Run {
     pub id: i64,
     pub workflow_id: i64,
+    /// Its place among the workflow's runs (#1, #2 …), as a person counts them; `id` is the key.
+    pub number: u32,
     pub version: Version,
     pub trigger: RunTrigger,
     pub status: RunStatus,

@@ -3,10 +3,16 @@
 
 mod bridge;
 mod commands;
+mod desktop;
+mod desktop_commands;
 mod heal_commands;
 mod model_commands;
 mod project_commands;
 mod state;
+mod tray;
+mod trim;
+mod webkit;
+mod window;
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -73,6 +79,12 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             heal_commands::get_scheduler_pause,
             heal_commands::resume_scheduler,
             heal_commands::retry_autofix,
+            desktop_commands::get_desktop_settings,
+            desktop_commands::set_keep_running,
+            desktop_commands::set_start_at_login,
+            desktop_commands::remember_view,
+            desktop_commands::restored_view,
+            desktop_commands::quit_app,
             project_commands::check_project_folder,
             project_commands::init_project_folder,
             project_commands::validate_project,
@@ -109,14 +121,22 @@ pub fn export_bindings(path: &std::path::Path) -> Result<(), String> {
         .map_err(|e| format!("cannot export bindings to {}: {e}", path.display()))
 }
 
+/// Settings an e2e test needs: `HEALER_TEST_HOOKS=1` lets a second launch with
+/// `--tray-menu ID` choose a tray menu item, since no tray can be clicked under Xvfb.
+const TEST_HOOKS: &str = "HEALER_TEST_HOOKS";
+
 pub fn run() -> ExitCode {
     // First, while this is the only thread: provider keys out of the environment, the initial
     // environment block wiped, the process undumpable (see `healer::secrets`).
     let _sealed = healer::secrets::seal_process();
+    let hidden = std::env::args().any(|a| a == desktop::HIDDEN_ARG);
+    let knobs = webkit::knobs();
+    webkit::before_toolkit(&knobs);
     if let Err(problem) = check_display() {
         eprintln!("Healer: {problem}");
         return ExitCode::from(1);
     }
+    webkit::before_webviews(&knobs);
     let paths = match Paths::from_env() {
         Ok(paths) => paths,
         Err(e) => {
@@ -128,47 +148,69 @@ pub fn run() -> ExitCode {
         "info",
         paths.ensure().is_ok().then(|| paths.log_dir()).as_deref(),
     );
+    let test_hooks = std::env::var_os(TEST_HOOKS).is_some_and(|v| v == "1");
 
     let builder = specta_builder();
     let app = tauri::Builder::default()
         // First, so a second launch hands over to this window before anything else starts.
-        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
-            if let Some(window) = app.get_webview_window("main") {
-                let _ = window.unminimize();
-                let _ = window.show();
-                let _ = window.set_focus();
-            }
-        }))
+        .plugin(tauri_plugin_single_instance::init(
+            move |app, args, _cwd| match tray_hook(&args).filter(|_| test_hooks) {
+                Some(id) => tray::choose(app, id),
+                None => window::open(app),
+            },
+        ))
         .plugin(tauri_plugin_window_state::Builder::default().build())
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_opener::init())
+        .plugin(tauri_plugin_autostart::init(
+            tauri_plugin_autostart::MacosLauncher::LaunchAgent,
+            Some(vec![desktop::HIDDEN_ARG]),
+        ))
+        .manage(window::ViewMemory::default())
         .plugin(tauri_plugin_dialog::init())
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);
+            let handle = app.handle().clone();
             let started =
                 tauri::async_runtime::block_on(Engine::start(paths.clone(), "desktop app"));
-            let (engine, bridge) = match started {
+            let (engine, tasks) = match started {
                 Ok(engine) => {
                     let engine = Arc::new(engine);
-                    let bridge = tauri::async_runtime::spawn(bridge::forward(
-                        app.handle().clone(),
-                        engine.subscribe(),
-                        engine.subscribe_output(),
-                        engine.subscribe_thread_text(),
-                        engine.subscribe_session_steps(),
-                    ));
-                    (Ok(engine), Some(bridge))
+                    match engine.glance() {
+                        Ok(glance) => tray::create(&handle, &glance),
+                        Err(e) => tracing::warn!("no tray icon: Healer's state is unreadable: {e}"),
+                    }
+                    let tasks = vec![
+                        tauri::async_runtime::spawn(bridge::forward(
+                            handle.clone(),
+                            engine.subscribe(),
+                            engine.subscribe_output(),
+                            engine.subscribe_thread_text(),
+                            engine.subscribe_session_steps(),
+                        )),
+                        tauri::async_runtime::spawn(tray::follow(
+                            handle.clone(),
+                            engine.subscribe(),
+                        )),
+                    ];
+                    (Ok(engine), tasks)
                 }
                 Err(e) => {
                     // The window opens and shows this message; the process exits 1 when closed.
                     eprintln!("Healer: {e}");
                     tracing::error!("engine did not start: {e}");
-                    (Err(ErrorPayload::from(e)), None)
+                    (Err(ErrorPayload::from(e)), Vec::new())
                 }
             };
-            app.manage(AppState::new(paths.clone(), engine, bridge));
-            close_on_stop_signal(app.handle().clone());
+            let failed = engine.is_err();
+            app.manage(AppState::new(paths.clone(), engine, tasks));
+            // Started at login: in the tray only, unless there is no tray to come back from
+            // or something to explain.
+            if !hidden || failed || app.tray_by_id(tray::ID).is_none() {
+                window::open(&handle);
+            }
+            close_on_stop_signal(handle);
             Ok(())
         })
         .build(tauri::generate_context!());
@@ -182,18 +224,45 @@ pub fn run() -> ExitCode {
 
     let failed_to_start = Arc::new(AtomicBool::new(false));
     let failed = failed_to_start.clone();
-    let code = app.run_return(move |app, event| {
-        if let RunEvent::Exit = event {
+    let code = app.run_return(move |app, event| match event {
+        // The last window closed (not Quit, not a signal): stay in the tray if wanted.
+        RunEvent::ExitRequested {
+            code: None, api, ..
+        } => {
+            if let Some(state) = app.try_state::<AppState>() {
+                if state.engine().is_ok_and(|e| desktop::staying(app, e)) {
+                    api.prevent_exit();
+                }
+            }
+        }
+        RunEvent::ExitRequested { code: Some(_), .. } => {
+            if let Some(state) = app.try_state::<AppState>() {
+                state.set_quitting();
+            }
+        }
+        RunEvent::WindowEvent {
+            label,
+            event: tauri::WindowEvent::Destroyed,
+            ..
+        } if label == window::MAIN => desktop::window_closed(app),
+        RunEvent::Exit => {
             if let Some(state) = app.try_state::<AppState>() {
                 failed.store(state.startup_error().is_some(), Ordering::SeqCst);
                 tauri::async_runtime::block_on(state.shutdown());
             }
         }
+        _ => {}
     });
     if code != 0 || failed_to_start.load(Ordering::SeqCst) {
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS
+}
+
+/// `--tray-menu ID` among a second launch's arguments.
+fn tray_hook(args: &[String]) -> Option<&str> {
+    let at = args.iter().position(|a| a == "--tray-menu")?;
+    args.get(at + 1).map(String::as_str)
 }
 
 /// SIGTERM or Ctrl-C closes the app through its normal exit path, so the engine shuts down

@@ -1,6 +1,7 @@
 //! What the shell manages: the engine (or why it could not start) and the data paths.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use healer::{Engine, Error, ErrorCode, ErrorPayload, Paths};
@@ -10,21 +11,32 @@ use tauri_plugin_opener::OpenerExt;
 pub struct AppState {
     paths: Paths,
     engine: Result<Arc<Engine>, ErrorPayload>,
-    /// Forwards bus events to the webview; aborted when the state is dropped.
-    bridge: Option<tauri::async_runtime::JoinHandle<()>>,
+    /// Follow the engine's bus (to the webview, to the tray); aborted when dropped.
+    tasks: Vec<tauri::async_runtime::JoinHandle<()>>,
+    /// Healer is quitting: windows that close now are not "closed to the tray".
+    quitting: AtomicBool,
 }
 
 impl AppState {
     pub fn new(
         paths: Paths,
         engine: Result<Arc<Engine>, ErrorPayload>,
-        bridge: Option<tauri::async_runtime::JoinHandle<()>>,
+        tasks: Vec<tauri::async_runtime::JoinHandle<()>>,
     ) -> Self {
         AppState {
             paths,
             engine,
-            bridge,
+            tasks,
+            quitting: AtomicBool::new(false),
         }
+    }
+
+    pub fn set_quitting(&self) {
+        self.quitting.store(true, Ordering::SeqCst);
+    }
+
+    pub fn quitting(&self) -> bool {
+        self.quitting.load(Ordering::SeqCst)
     }
 
     /// The engine, or the reason it could not start (shown by the UI in place of the app).
@@ -49,8 +61,8 @@ impl AppState {
 
 impl Drop for AppState {
     fn drop(&mut self) {
-        if let Some(bridge) = self.bridge.take() {
-            bridge.abort();
+        for task in self.tasks.drain(..) {
+            task.abort();
         }
     }
 }

@@ -68,8 +68,14 @@ fn count(services: &Services, run_id: i64, n: usize) -> Result<()> {
         return Ok(());
     }
     let reason = format!(
-        "{seen} runs left processes running after Healer ended them (the last: run {run_id}). \
-         Scheduled runs are paused until you resume them."
+        "{seen} runs left processes running after Healer ended them (the last: run {} of \
+         \u{201c}{}\u{201d}). Scheduled runs are paused until you resume them.",
+        store.run_name(run_id),
+        store
+            .run(run_id)
+            .and_then(|r| store.workflow(r.workflow_id))
+            .map(|w| w.title)
+            .unwrap_or_default()
     );
     store.set_setting(SCHEDULER_PAUSED, &reason)?;
     let n = store.insert_notification(&NewNotification::new(

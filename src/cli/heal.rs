@@ -35,8 +35,8 @@ pub async fn run_until_healed(paths: &Paths, name: String, json: bool) -> Result
     }
     if healed.last.id != healed.first.run.id {
         println!(
-            "Run {} (version {}): {}",
-            healed.last.id, healed.last.version, healed.last.summary
+            "Run #{} (version {}): {}",
+            healed.last.number, healed.last.version, healed.last.summary
         );
     }
     println!("{}", healed.outcome);
@@ -139,7 +139,7 @@ pub fn notifications(paths: &Paths, json: bool) -> Result<bool> {
             println!("    {line}");
         }
         if let Some(run) = n.run_id {
-            println!("    (run {run})");
+            println!("    (run {})", store.run_name(run));
         }
         if n.repeats > 0 {
             println!(

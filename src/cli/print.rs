@@ -52,8 +52,8 @@ pub fn print_json<T: Serialize>(value: &T) -> Result<bool> {
 pub fn print_run(title: &str, detail: &RunDetail) {
     let run = &detail.run;
     println!(
-        "Run {} of \"{title}\" (version {}): {}",
-        run.id, run.version, run.summary
+        "Run #{} of \"{title}\" (version {}): {}",
+        run.number, run.version, run.summary
     );
     if let Some(hint) = &run.hint {
         println!("  ran with Healer's hint (HEALER_RECOVERY_HINT): {hint}");

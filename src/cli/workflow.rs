@@ -221,7 +221,7 @@ fn show(paths: &Paths, name: &str, json: bool) -> Result<bool> {
     for run in &runs {
         println!(
             "    #{:<6} {:<11} v{}  {}",
-            run.id,
+            run.number,
             run.status.as_str(),
             run.version,
             run.summary

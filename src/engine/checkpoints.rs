@@ -134,7 +134,7 @@ impl Handle {
         let run_again = || -> Result<String> {
             Ok(
                 match store.enqueue_run_with_hint(workflow_id, RunTrigger::Checkpoint, None)? {
-                    Some(run) => format!("Run {run} started"),
+                    Some(run) => format!("Run {} started", store.run_name(run)),
                     None => "A run was open already".to_string(),
                 },
             )
@@ -150,7 +150,10 @@ impl Handle {
                     store.set_workflow_status(workflow_id, WorkflowStatus::Active)?;
                 }
                 match checkpoint.run_id {
-                    Some(run) => format!("Run {run} skipped; the next scheduled run goes ahead"),
+                    Some(run) => format!(
+                        "Run {} skipped; the next scheduled run goes ahead",
+                        store.run_name(run)
+                    ),
                     None => "Skipped; the next scheduled run goes ahead".to_string(),
                 }
             }

@@ -231,7 +231,7 @@ impl Handle {
 
 fn describe_outcome(first: &Run, last: &Run, fixes: &[AutoFix]) -> String {
     if first.status == RunStatus::Succeeded {
-        return format!("Run {} succeeded; nothing to heal", first.id);
+        return format!("Run #{} succeeded; nothing to heal", first.number);
     }
     let fixed: Vec<String> = fixes
         .iter()
@@ -242,16 +242,16 @@ fn describe_outcome(first: &Run, last: &Run, fixes: &[AutoFix]) -> String {
         .collect();
     if last.id != first.id && last.status == RunStatus::Succeeded {
         return format!(
-            "Healed: fixed {} and run {} of version {} succeeded",
+            "Healed: fixed {} and run #{} of version {} succeeded",
             fixed.join(", then "),
-            last.id,
+            last.number,
             last.version
         );
     }
     match fixes.last() {
         None => format!(
-            "Run {} failed and no automatic repair started: {}",
-            first.id, first.summary
+            "Run #{} failed and no automatic repair started: {}",
+            first.number, first.summary
         ),
         Some(f) if f.status == AutoFixStatus::GaveUp => format!(
             "Not healed: auto-fix thread {} gave up — {}; the person was asked to Re-plan",

@@ -71,9 +71,10 @@ impl Remedy for RecordAndNotify {
                     NotificationKind::Heal,
                     title,
                     format!(
-                        "{} — {} (run {run_id})",
+                        "{} — {} (run {})",
                         failure.summary(),
-                        class_in_words(failure.class)
+                        class_in_words(failure.class),
+                        cx.store.run_name(*run_id)
                     ),
                 )
             }

@@ -3,6 +3,9 @@
 //! (`stream_options.include_usage`). A server that answers with one JSON document instead of
 //! a stream is read too.
 
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
@@ -16,6 +19,38 @@ use crate::error::LlmError;
 
 pub struct OpenAiClient {
     pub(crate) conn: Connection,
+    /// Models found to refuse `max_tokens` in this process, so each is asked twice only once.
+    pub(crate) learned: CompletionLimitModels,
+}
+
+/// Which models take `max_completion_tokens` instead of `max_tokens`, as learned from their
+/// refusals (provider name and model). Shared by every client of one engine.
+pub type CompletionLimitModels = Arc<Mutex<HashSet<(String, String)>>>;
+
+/// OpenAI's reasoning models (o1, o3, o4-mini, gpt-5 …) refuse `max_tokens` with a 400 and
+/// take `max_completion_tokens`; older servers (vLLM, llama.cpp, Ollama) know only the
+/// former. So a known family gets the new name from the start, and any other model the old
+/// one, and a model that refuses it is asked once more with the new name (and remembered).
+/// `openai/o3` (OpenRouter's names) counts as o3.
+pub fn wants_completion_tokens(model: &str) -> bool {
+    let name = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
+    let family = |prefix: &str| {
+        name.strip_prefix(prefix)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['-', '.']))
+    };
+    ["o1", "o3", "o4"].iter().any(|p| family(p)) || name.starts_with("gpt-5")
+}
+
+/// Whether a refusal is the one that asks for `max_completion_tokens` ("Unsupported
+/// parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens'
+/// instead.").
+fn asks_for_completion_tokens(error: &LlmError) -> bool {
+    matches!(error, LlmError::Rejected { status: 400, detail, .. }
+        if detail.contains("max_completion_tokens") && detail.contains("max_tokens"))
 }
 
 impl OpenAiClient {
@@ -25,6 +60,10 @@ impl OpenAiClient {
             ProviderKind::Ollama => self.conn.provider.url(&format!("/v1{path}")),
             _ => self.conn.provider.url(path),
         }
+    }
+
+    fn lock_learned(&self) -> std::sync::MutexGuard<'_, HashSet<(String, String)>> {
+        self.learned.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn authorised(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
@@ -45,11 +84,32 @@ impl ModelClient for OpenAiClient {
     ) -> Result<ChatReply, LlmError> {
         let caller = self.conn.caller(request.model);
         let url = self.endpoint("/chat/completions");
-        let body = request_body(request);
-        let response = http::send(&caller, &url, || {
-            http::json_body(self.authorised(self.conn.http.post(&url)), &body)
-        })
-        .await?;
+        let key = (self.conn.provider.name.clone(), request.model.to_string());
+        let learned = self.lock_learned().contains(&key);
+        let new_name = learned || wants_completion_tokens(request.model);
+        let send = |new_name: bool| {
+            let body = request_body(request, new_name);
+            let url = &url;
+            let caller = &caller;
+            async move {
+                http::send(caller, url, || {
+                    http::json_body(self.authorised(self.conn.http.post(url)), &body)
+                })
+                .await
+            }
+        };
+        let response = match send(new_name).await {
+            Err(e) if !new_name && asks_for_completion_tokens(&e) => {
+                tracing::info!(
+                    provider = %key.0,
+                    model = %key.1,
+                    "the model takes max_completion_tokens; asking again with it"
+                );
+                self.lock_learned().insert(key);
+                send(true).await?
+            }
+            other => other?,
+        };
         if !http::is_event_stream(&response) {
             let value = http::read_json(&caller, response).await?;
             let reply = whole_reply(&caller, &value)?;
@@ -98,7 +158,9 @@ impl ModelClient for OpenAiClient {
     }
 }
 
-fn request_body(request: &ChatRequest<'_>) -> Value {
+/// The request; `completion_tokens` names the output cap `max_completion_tokens` (see
+/// [`wants_completion_tokens`]).
+fn request_body(request: &ChatRequest<'_>, completion_tokens: bool) -> Value {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if !request.system.is_empty() {
         messages.push(json!({"role": "system", "content": request.system}));
@@ -126,13 +188,18 @@ fn request_body(request: &ChatRequest<'_>) -> Value {
     let mut body = json!({
         "model": request.model,
         "messages": messages,
-        "max_tokens": request.max_tokens,
         "stream": true,
         "stream_options": {"include_usage": true},
     });
     if let Some(t) = request.temperature {
         body["temperature"] = json!(t);
     }
+    let cap = if completion_tokens {
+        "max_completion_tokens"
+    } else {
+        "max_tokens"
+    };
+    body[cap] = json!(request.max_tokens);
     if !request.tools.is_empty() {
         body["tools"] = request
             .tools
@@ -287,6 +354,40 @@ impl StreamState {
             tool_calls: self.calls.finish(),
             usage: self.usage,
             finish_reason: self.finish_reason,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wants_completion_tokens;
+
+    #[test]
+    fn reasoning_families_are_known_by_name_and_others_are_not() {
+        for model in [
+            "o1",
+            "o1-mini",
+            "o3",
+            "o3-mini-2025-01-31",
+            "o4-mini",
+            "gpt-5",
+            "gpt-5-mini",
+            "gpt-5.1",
+            "openai/o3",
+            "openai/gpt-5-nano",
+        ] {
+            assert!(wants_completion_tokens(model), "{model}");
+        }
+        for model in [
+            "gpt-4o",
+            "gpt-4.1-mini",
+            "llama3.1:8b",
+            "omni-model",
+            "o10",
+            "qwen/qwen3-coder",
+            "scripted-small",
+        ] {
+            assert!(!wants_completion_tokens(model), "{model}");
         }
     }
 }

@@ -136,6 +136,7 @@ impl Remedy for Maintain {
                     workflow_id,
                     task_id,
                     run_id,
+                    run_number: cx.store.run(run_id).map_or(0, |r| r.number),
                     title: task.title,
                 })?;
                 services.wake.inbox.notify_one();

@@ -60,6 +60,7 @@ async fn try_execute_run(
     // An announcement the store cannot take now does not stop the run.
     if let Err(e) = services.bus.emit(Event::RunStarted {
         run_id,
+        run_number: run.number,
         workflow_id,
         title: workflow.title.clone(),
         trigger: run.trigger,
@@ -160,6 +161,7 @@ async fn try_execute_run(
         crate::failpoint::hit("run.attempt_recorded");
         if let Err(e) = services.bus.emit(Event::AttemptFinished {
             run_id,
+            run_number: run.number,
             workflow_id,
             attempt: number,
             succeeded: end.succeeded,

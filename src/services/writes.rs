@@ -165,6 +165,9 @@ impl Services {
     fn announce(&self, end: &RunEnd) {
         if let Err(e) = self.bus.emit(Event::RunFinished {
             run_id: end.run_id,
+            // Read back: the end was just written, and a journal kept by an older build has
+            // no number (0 means unknown to the window).
+            run_number: self.store.run(end.run_id).map_or(0, |r| r.number),
             workflow_id: end.workflow_id,
             title: end.title.clone(),
             status: end.status,

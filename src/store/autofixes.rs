@@ -11,7 +11,8 @@ use crate::workflow::Version;
 
 const AUTOFIX_COLUMNS: &str = "t.id, t.workflow_id, t.title, t.outcome, t.run_id, t.from_major,
     t.from_minor, t.to_major, t.to_minor, t.fix_comment, t.summary, t.created_at, t.finished_at,
-    (SELECT coalesce(sum(u.prompt_tokens + u.completion_tokens), 0) FROM usage u WHERE u.task_id = t.id)";
+    (SELECT coalesce(sum(u.prompt_tokens + u.completion_tokens), 0) FROM usage u WHERE u.task_id = t.id),
+    (SELECT number FROM runs WHERE id = t.run_id)";
 
 /// How an auto-fix task stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
@@ -62,6 +63,8 @@ pub struct AutoFix {
     pub status: AutoFixStatus,
     /// The failed run it repairs.
     pub run_id: Option<i64>,
+    /// That run's number among the workflow's runs (#1, #2 …), for showing.
+    pub run_number: Option<u32>,
     /// The version that failed ("1.0").
     pub from_version: Option<Version>,
     /// The version its fix became ("1.1").
@@ -120,6 +123,7 @@ fn autofix_from_row(r: &Row<'_>) -> rusqlite::Result<AutoFix> {
         title: r.get(2)?,
         status,
         run_id: r.get(4)?,
+        run_number: r.get(14)?,
         from_version: version_at(r, 5)?,
         to_version: version_at(r, 7)?,
         fix_comment: r.get(9)?,

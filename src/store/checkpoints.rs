@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 
 const COLUMNS: &str = "c.id, c.trigger, c.workflow_id, c.run_id, c.task_id, w.title, c.signature,
     c.context, c.options, c.recommendation, c.created_at, c.chosen, c.notes, c.decided_at,
-    c.outcome, c.title";
+    c.outcome, c.title, (SELECT number FROM runs WHERE id = c.run_id)";
 
 /// How many past decisions per scope the recommendation looks at.
 const HISTORY: u32 = 5;
@@ -324,6 +324,7 @@ fn checkpoint_from_row(r: &Row<'_>) -> rusqlite::Result<Checkpoint> {
             .unwrap_or_else(|| trigger.title().to_string()),
         workflow_id: r.get(2)?,
         run_id: r.get(3)?,
+        run_number: r.get(16)?,
         task_id: r.get(4)?,
         workflow_title: r.get(5)?,
         signature: r.get(6)?,

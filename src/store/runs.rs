@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::failure::{Evidence, FailureClass};
 use crate::workflow::{Attempt, AttemptStatus, Run, RunDetail, RunStatus, RunTrigger, Version};
 
-const RUN_COLUMNS: &str = "r.id, r.workflow_id, s.major, s.minor, r.trigger, r.status, r.class, r.attempts, r.queued_at, r.started_at, r.finished_at, r.summary, r.skipped, r.hint";
+const RUN_COLUMNS: &str = "r.id, r.workflow_id, s.major, s.minor, r.trigger, r.status, r.class, r.attempts, r.queued_at, r.started_at, r.finished_at, r.summary, r.skipped, r.hint, r.number";
 
 const ATTEMPT_COLUMNS: &str = "id, run_id, number, status, started_at, finished_at, duration_ms, exit_code, signal, timed_out, class, error_type, error_message, error_stack, stdout, stderr, stdout_cut, stderr_cut, result, note";
 
@@ -225,6 +225,14 @@ impl Store {
         })
     }
 
+    /// How a person names run `run_id`: "#3", its number among its workflow's runs.
+    pub fn run_name(&self, run_id: i64) -> String {
+        match self.run(run_id) {
+            Ok(run) => format!("#{}", run.number),
+            Err(_) => run_id.to_string(),
+        }
+    }
+
     pub fn run_detail(&self, run_id: i64) -> Result<RunDetail> {
         let run = self.run(run_id)?;
         let sql =
@@ -393,6 +401,7 @@ pub(super) fn run_from_row_at(r: &Row<'_>, base: usize) -> rusqlite::Result<Run>
         summary: r.get(base + 11)?,
         skipped: r.get(base + 12)?,
         hint: r.get(base + 13)?,
+        number: r.get(base + 14)?,
     })
 }
 

@@ -136,7 +136,7 @@ impl Store {
             let mut stmt = c.prepare_cached(
                 "SELECT w.id, w.name, w.title, w.status, w.runtime, w.schedule, s.major, s.minor, w.next_run_at,
                         r.id, r.workflow_id, rs.major, rs.minor, r.trigger, r.status, r.class, r.attempts,
-                        r.queued_at, r.started_at, r.finished_at, r.summary, r.skipped, r.hint,
+                        r.queued_at, r.started_at, r.finished_at, r.summary, r.skipped, r.hint, r.number,
                         EXISTS (SELECT 1 FROM runs o WHERE o.workflow_id = w.id AND o.status IN ('queued', 'running')),
                         w.maintenance, w.review
                  FROM workflows w
@@ -169,9 +169,9 @@ impl Store {
                         },
                         next_run_at: r.get(8)?,
                         last_run,
-                        busy: r.get(23)?,
-                        healing: r.get(24)?,
-                        review: r.get(25)?,
+                        busy: r.get(24)?,
+                        healing: r.get(25)?,
+                        review: r.get(26)?,
                     })
                 })?
                 .collect::<rusqlite::Result<Vec<_>>>()?;

@@ -105,7 +105,7 @@ async fn proceed_skip_and_pause_each_do_what_they_say() {
     let queued = engine.runs(w.id, None, 1).expect("runs").remove(0);
     assert_eq!(queued.trigger, RunTrigger::Checkpoint);
     assert_eq!(queued.status, RunStatus::Queued);
-    assert_eq!(decision.outcome, format!("Run {} started", queued.id));
+    assert_eq!(decision.outcome, format!("Run #{} started", queued.number));
     assert!(
         engine.decide_checkpoint(c.id, Some(2), None).is_err(),
         "once only"

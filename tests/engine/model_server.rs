@@ -65,6 +65,8 @@ struct State {
     seen: Vec<Seen>,
     key: Option<String>,
     models: Vec<String>,
+    /// Models that refuse `max_tokens` as OpenAI's reasoning models do.
+    completion_tokens_only: Vec<String>,
 }
 
 pub struct ModelServer {
@@ -122,6 +124,12 @@ impl ModelServer {
     /// Queue the answers to the next chat requests, in order.
     pub fn script(&self, replies: impl IntoIterator<Item = Reply>) {
         self.lock().replies.extend(replies);
+    }
+
+    /// `model` answers as OpenAI's reasoning models do: a request with `max_tokens` gets
+    /// their 400 (and uses no scripted reply); `max_completion_tokens` is served.
+    pub fn refuse_max_tokens(&self, model: &str) {
+        self.lock().completion_tokens_only.push(model.to_string());
     }
 
     pub fn set_models(&self, models: &[&str]) {
@@ -302,6 +310,24 @@ fn answer(state: &Arc<Mutex<State>>, seen: &Seen) -> Reply {
             .map(|m| json!({"id": m, "object": "model", "type": "model"}))
             .collect();
         return Reply::Json(json!({ "object": "list", "data": data }));
+    }
+    let model = seen.body["model"].as_str().unwrap_or_default();
+    if !anthropic
+        && seen.body.get("max_tokens").is_some()
+        && state.completion_tokens_only.iter().any(|m| m == model)
+    {
+        // OpenAI's answer, word for word.
+        return Reply::Status {
+            status: 400,
+            headers: vec![],
+            body: json!({"error": {
+                "message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+                "type": "invalid_request_error",
+                "param": "max_tokens",
+                "code": "unsupported_parameter"
+            }})
+            .to_string(),
+        };
     }
     if let Some(side) = claude_code_side_request(seen, anthropic) {
         return side;

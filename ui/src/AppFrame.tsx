@@ -25,6 +25,7 @@ import { WorkflowsPage } from "./pages/WorkflowsPage";
 import { Sidebar } from "./Sidebar";
 import { useLiveEvents } from "./useLiveEvents";
 import { screenKey, useRoute, type Route } from "./usePage";
+import { useRememberView, useRestoreScroll } from "./viewMemory";
 
 function CurrentScreen({ route, info }: { route: Route; info: AppInfo }) {
   switch (route.page) {
@@ -87,6 +88,9 @@ export function AppFrame({ info }: { info: AppInfo }) {
   useEffect(() => {
     if (main.current) main.current.scrollTop = 0;
   }, [key]);
+  // A window made again after a close opens where the last one was.
+  useRestoreScroll(main);
+  useRememberView(main);
 
   return (
     <LiveOutputContext value={output}>

@@ -10,6 +10,7 @@ import {
   type ProjectTaskEdit,
   type ProjectTaskStatus,
   type ProviderInput,
+  type SavedView,
   type Tier,
   type TierSetting,
   type Version,
@@ -147,6 +148,16 @@ export const api = {
   getSchedulerPause: () => unwrap(commands.getSchedulerPause()),
   resumeScheduler: () => unwrap(commands.resumeScheduler()),
 
+  /** Whether closing the window keeps Healer in the tray, and whether it starts at login. */
+  getDesktopSettings: () => unwrap(commands.getDesktopSettings()),
+  setKeepRunning: (on: boolean) => unwrap(commands.setKeepRunning(on)),
+  setStartAtLogin: (on: boolean) => unwrap(commands.setStartAtLogin(on)),
+  /** Where the person is, so a window made after a close opens there. */
+  rememberView: (view: SavedView) => toApi(commands.rememberView(view)),
+  /** Where the previous window was; null for a first window. Asked once. */
+  restoredView: () => toApi(commands.restoredView()),
+  /** Quits Healer through its normal shutdown. */
+  quitApp: () => toApi(commands.quitApp()),
   /** What a folder is (a repository? bare? …) and the project Healer proposes for it. */
   checkProjectFolder: (path: string) => unwrap(commands.checkProjectFolder(path)),
   /** git init and a first commit, then the folder looked at again. */
@@ -171,3 +182,12 @@ export const api = {
   stopSession: (sessionId: number) => unwrap(commands.stopSession(sessionId)),
   getSession: (sessionId: number) => unwrap(commands.getSession(sessionId)),
 };
+
+/** A command that cannot fail on its own: only transport errors become ApiErrors. */
+async function toApi<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (error) {
+    throw toApiError(error);
+  }
+}

@@ -81,6 +81,15 @@ export const commands = {
 	resumeScheduler: () => typedError<null, ErrorPayload>(__TAURI_INVOKE("resume_scheduler")),
 	/**  "Try auto-fix again" after a repair gave up: a new repair of the last failure. */
 	retryAutofix: (workflowId: number) => typedError<HealRecord, ErrorPayload>(__TAURI_INVOKE("retry_autofix", { workflowId })),
+	getDesktopSettings: () => typedError<DesktopSettings, ErrorPayload>(__TAURI_INVOKE("get_desktop_settings")),
+	setKeepRunning: (on: boolean) => typedError<DesktopSettings, ErrorPayload>(__TAURI_INVOKE("set_keep_running", { on })),
+	setStartAtLogin: (on: boolean) => typedError<DesktopSettings, ErrorPayload>(__TAURI_INVOKE("set_start_at_login", { on })),
+	/**  The window says where the person is, so a window made later opens there. */
+	rememberView: (view: SavedView) => __TAURI_INVOKE<void>("remember_view", { view }),
+	/**  Where a new window should open, once; `null` for a first window. */
+	restoredView: () => __TAURI_INVOKE<SavedView | null>("restored_view"),
+	/**  Quit Healer: the engine stops through its normal shutdown. */
+	quitApp: () => __TAURI_INVOKE<void>("quit_app"),
 	/**  What a folder is and what Healer proposes for it. */
 	checkProjectFolder: (path: string) => typedError<FolderCheck, ErrorPayload>(__TAURI_INVOKE("check_project_folder", { path })),
 	/**  Make the folder a git repository with a first commit, then look again. */
@@ -187,6 +196,8 @@ export type AutoFix = {
 	status: AutoFixStatus,
 	/**  The failed run it repairs. */
 	run_id: number | null,
+	/**  That run's number among the workflow's runs (#1, #2 …), for showing. */
+	run_number: number | null,
 	/**  The version that failed ("1.0"). */
 	from_version: Version | null,
 	/**  The version its fix became ("1.1"). */
@@ -254,6 +265,8 @@ export type Checkpoint = {
 	/**  The work it belongs to. */
 	workflow_id: number | null,
 	run_id: number | null,
+	/**  The run's number among its workflow's runs (#1, #2 …), for showing. */
+	run_number: number | null,
 	task_id: number | null,
 	/**  The workflow's title, for showing. */
 	workflow_title: string | null,
@@ -364,6 +377,15 @@ export type DecisionKind =
 /**  The person acted on a held workflow: repairs may start again. */
 "repairs_resumed";
 
+export type DesktopSettings = {
+	/**  Closing the window leaves Healer running in the tray. */
+	keep_running: boolean,
+	/**  Healer starts, in the tray, when the person logs in. */
+	start_at_login: boolean,
+	/**  Whether this desktop can show a tray icon (the library for it is installed). */
+	tray: boolean,
+};
+
 export type Detection = {
 	/**  What was recognised, in words ("a Node project (package.json)"). */
 	found: string[],
@@ -420,15 +442,35 @@ export type Event = { kind: "engine_started"; pid: number; version: string } | {
 /**  A notification changed: what it is about happened again ("failed 3 more times since"). */
 { kind: "notification_updated"; notification: Notification } | { kind: "workflow_created"; workflow_id: number; title: string } | 
 /**  Its settings changed, or it was paused or resumed. */
-{ kind: "workflow_changed"; workflow_id: number; title: string; what: string } | { kind: "workflow_deleted"; workflow_id: number; title: string } | { kind: "version_saved"; workflow_id: number; title: string; version: Version; author: Author; comment: string } | { kind: "run_started"; run_id: number; workflow_id: number; title: string; trigger: RunTrigger } | { kind: "attempt_finished"; run_id: number; workflow_id: number; attempt: number; succeeded: boolean; class: FailureClass | null; summary: string; 
+{ kind: "workflow_changed"; workflow_id: number; title: string; what: string } | { kind: "workflow_deleted"; workflow_id: number; title: string } | { kind: "version_saved"; workflow_id: number; title: string; version: Version; author: Author; comment: string } | { kind: "run_started"; run_id: number; 
+/**
+ *  Its number among the workflow's runs (#1, #2 …); 0 in events stored before runs
+ *  were numbered.
+ */
+run_number?: number; workflow_id: number; title: string; trigger: RunTrigger } | { kind: "attempt_finished"; run_id: number; 
+/**
+ *  Its number among the workflow's runs (#1, #2 …); 0 in events stored before runs
+ *  were numbered.
+ */
+run_number?: number; workflow_id: number; attempt: number; succeeded: boolean; class: FailureClass | null; summary: string; 
 /**  When another attempt follows, after how long. */
-retry_in_ms: number | null } | { kind: "run_finished"; run_id: number; workflow_id: number; title: string; status: RunStatus; summary: string } | 
+retry_in_ms: number | null } | { kind: "run_finished"; run_id: number; 
+/**
+ *  Its number among the workflow's runs (#1, #2 …); 0 in events stored before runs
+ *  were numbered.
+ */
+run_number?: number; workflow_id: number; title: string; status: RunStatus; summary: string } | 
 /**  A task with a model thread began (maintainer, planner …). */
 { kind: "task_started"; task_id: number; task_kind: TaskKind; title: string } | 
 /**  A step was added to a task's thread: assistant text, a tool call, a tool result. */
 { kind: "task_message_added"; task_id: number; message_id: number; role: MessageRole; summary: string } | { kind: "task_finished"; task_id: number; status: TaskStatus; summary: string } | 
 /**  A logic failure put a workflow in maintenance: a maintainer task will repair it. */
-{ kind: "maintenance_started"; workflow_id: number; task_id: number; run_id: number; title: string } | 
+{ kind: "maintenance_started"; workflow_id: number; task_id: number; run_id: number; 
+/**
+ *  Its number among the workflow's runs (#1, #2 …); 0 in events stored before runs
+ *  were numbered.
+ */
+run_number?: number; title: string } | 
 /**  A maintainer task ended: fixed (a re-run follows), stale, gave up, or interrupted. */
 { kind: "maintenance_finished"; workflow_id: number; task_id: number | null; status: AutoFixStatus; summary: string } | 
 /**  The planner answered a message in a workflow's chat (`question`: it asks the person). */
@@ -444,14 +486,21 @@ run_id: number | null;
 /**  The chosen option's label. */
 choice: string; outcome: string } | 
 /**  The Level-2 analyzer (or its absence) chose what to do about a failure. */
-{ kind: "recovery_decided"; workflow_id: number; run_id: number; action: RecoveryAction; detail: string } | 
+{ kind: "recovery_decided"; workflow_id: number; run_id: number; 
+/**
+ *  Its number among the workflow's runs (#1, #2 …); 0 in events stored before runs
+ *  were numbered.
+ */
+run_number?: number; action: RecoveryAction; detail: string } | 
 /**
  *  A circuit breaker stopped runaway healing (systemic, cost, review, rollback, survivors,
  *  catastrophic rollback).
  */
 { kind: "breaker_tripped"; breaker: DecisionKind; workflow_id: number | null; detail: string } | 
 /**  Model providers, tiers or budgets changed. */
-{ kind: "llm_settings_changed"; what: string } | { kind: "project_added"; project_id: number; name: string } | 
+{ kind: "llm_settings_changed"; what: string } | 
+/**  The person paused every scheduled run (a breaker pausing them is `BreakerTripped`). */
+{ kind: "scheduler_paused"; reason: string } | { kind: "project_added"; project_id: number; name: string } | 
 /**  Its settings changed. */
 { kind: "project_changed"; project_id: number; name: string; what: string } | 
 /**  Healer forgot it (the repository is untouched). */
@@ -981,6 +1030,8 @@ export type RetryPolicy = {
 export type Run = {
 	id: number,
 	workflow_id: number,
+	/**  Its place among the workflow's runs (#1, #2 …), as a person counts them; `id` is the key. */
+	number: number,
 	version: Version,
 	trigger: RunTrigger,
 	status: RunStatus,
@@ -1039,6 +1090,12 @@ export type SaveOutcome =
 { kind: "conflict"; base: Version; newer: ScriptVersion } | 
 /**  The runtime's own checker refused the code: nothing was stored. */
 { kind: "invalid"; message: string };
+
+/**  Where the person was: the screen (the URL's hash) and how far down it was scrolled. */
+export type SavedView = {
+	hash: string,
+	scroll: number,
+};
 
 export type Schedule = 
 /**  Only when run by hand. */

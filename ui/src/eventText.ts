@@ -243,6 +243,8 @@ export function describeEvent(event: Event): EventText {
       return describeBreaker(event);
     case "llm_settings_changed":
       return { title: "Model settings changed", detail: capitalised(event.what), tone: "neutral" };
+    case "scheduler_paused":
+      return { title: "Scheduled runs paused", detail: capitalised(event.reason), tone: "contained" };
     case "project_added":
       return { title: `Project “${event.name}” added`, detail: "Its tasks can be run from its board.", tone: "info" };
     case "project_changed":

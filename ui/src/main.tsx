@@ -3,6 +3,7 @@ import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { App } from "./App";
 import { createQueryClient } from "./queryClient";
+import { openWhereLeft } from "./viewMemory";
 import "./styles/base.css";
 import "./styles/frame.css";
 import "./styles/components.css";
@@ -25,10 +26,13 @@ import "./styles/projects.css";
 const root = document.getElementById("root");
 if (!root) throw new Error("index.html has no #root element");
 
-createRoot(root).render(
-  <StrictMode>
-    <QueryClientProvider client={createQueryClient()}>
-      <App />
-    </QueryClientProvider>
-  </StrictMode>,
-);
+// A window made again after a close opens on the screen the last one showed.
+void openWhereLeft().finally(() => {
+  createRoot(root).render(
+    <StrictMode>
+      <QueryClientProvider client={createQueryClient()}>
+        <App />
+      </QueryClientProvider>
+    </StrictMode>,
+  );
+});

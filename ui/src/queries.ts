@@ -9,9 +9,11 @@ import {
   type QueryClient,
 } from "@tanstack/react-query";
 import { api } from "./api";
+import { appendOlderEvents } from "./eventList";
 import type {
   Budgets,
   ConnectionTest,
+  EventRecord,
   FieldProblem,
   NotificationList,
   OutputStream,
@@ -42,6 +44,19 @@ export function useEvents() {
   return useQuery({
     queryKey: queryKeys.events,
     queryFn: () => api.listEvents(null, EVENT_PAGE_SIZE),
+  });
+}
+
+/**
+ * The page of events older than `before`, added to the end of the Activity list. `done`
+ * says the store has no more.
+ */
+export function useOlderEvents() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (before: number) => api.listEvents(before, EVENT_PAGE_SIZE),
+    onSuccess: (page) =>
+      queryClient.setQueryData<EventRecord[]>(queryKeys.events, (known) => (known ? appendOlderEvents(known, page) : known)),
   });
 }
 

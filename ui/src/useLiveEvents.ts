@@ -2,22 +2,13 @@ import { useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { useEffect } from "react";
 import { events, type Event, type EventRecord } from "./bindings";
 import { checkpointKeys } from "./checkpointQueries";
+import { mergeEvents } from "./eventList";
 import type { LiveOutput } from "./liveOutput";
 import type { LiveThreads } from "./liveThreads";
 import { memoryKeys } from "./memoryQueries";
 import { appendLiveStep, projectKeys } from "./projectQueries";
 import { modelKeys, queryKeys, workflowKeys } from "./queries";
 import { showsTask, taskKeys } from "./taskQueries";
-
-// A window left open for weeks must not grow without bound; older events stay in the store.
-const MAX_KEPT = 1000;
-
-/** Newest first, one entry per id. */
-export function mergeEvents(incoming: EventRecord[], known: EventRecord[]): EventRecord[] {
-  const byId = new Map<number, EventRecord>();
-  for (const record of [...known, ...incoming]) byId.set(record.id, record);
-  return [...byId.values()].sort((a, b) => b.id - a.id).slice(0, MAX_KEPT);
-}
 
 /** The cached answers an engine event makes out of date. */
 function staleKeys(event: Event): (readonly unknown[])[] {
@@ -46,6 +37,8 @@ function staleKeys(event: Event): (readonly unknown[])[] {
       const keys = [memoryKeys.decisions, memoryKeys.schedulerPause, workflowKeys.list, queryKeys.notifications];
       return event.workflow_id === null ? keys : [...keys, workflowKeys.detail(event.workflow_id)];
     }
+    case "scheduler_paused":
+      return [memoryKeys.schedulerPause];
     case "llm_settings_changed":
       return [modelKeys.providers, modelKeys.tiers, modelKeys.budgets, modelKeys.usage];
     case "task_message_added":

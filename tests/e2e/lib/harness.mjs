@@ -3,7 +3,7 @@
 
 import { spawn } from "node:child_process";
 import { createServer } from "node:net";
-import { existsSync, mkdtempSync, mkdirSync, createWriteStream, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, mkdirSync, createWriteStream, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -107,9 +107,11 @@ function killGroup(pid, signal) {
 }
 
 /**
- * PIDs of live processes whose environment carries HEALER_DATA_DIR=<dataDir>. The folder
- * is a fresh temp dir made by this run, so this only ever finds processes we started
- * (the app the driver launched, and its children), never anyone else's.
+ * PIDs of live processes whose environment carries HEALER_DATA_DIR=<dataDir>, or (Healer's
+ * own, whose initial environment block is wiped at start, see `healer::secrets`) that hold a
+ * file of that folder open. The folder is a fresh temp dir made by this run, so this only
+ * ever finds processes we started (the app the driver launched, and its children), never
+ * anyone else's.
  */
 export function pidsUsingDataDir(dataDir) {
   const needle = Buffer.from(`HEALER_DATA_DIR=${dataDir}\0`);
@@ -118,12 +120,23 @@ export function pidsUsingDataDir(dataDir) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     try {
       const environ = readFileSync(`/proc/${entry}/environ`);
-      if (environ.includes(needle)) pids.push(Number(entry));
+      if (environ.includes(needle) || holdsFileIn(entry, dataDir)) pids.push(Number(entry));
     } catch {
       /* gone, or not ours to read */
     }
   }
   return pids;
+}
+
+function holdsFileIn(pid, dir) {
+  if (!readFileSync(`/proc/${pid}/comm`, "utf8").startsWith("healer")) return false;
+  return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+    try {
+      return readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith(`${dir}/`);
+    } catch {
+      return false;
+    }
+  });
 }
 
 function alive(pid) {
@@ -140,8 +153,10 @@ function alive(pid) {
  * process group, logging to artifacts/tauri-driver.log.
  */
 export class Driver {
-  constructor(dataDir) {
+  /** `env`: more environment for the app (e.g. HEALER_TEST_HOOKS). */
+  constructor(dataDir, env = {}) {
     this.dataDir = dataDir;
+    this.env = env;
     this.child = null;
     this.exited = false;
     this.logFile = path.join(ARTIFACTS, "tauri-driver.log");
@@ -163,7 +178,7 @@ export class Driver {
     this.child = spawn(bin, args, {
       // RUST_LIB_BACKTRACE=0: tauri-driver logs an anyhow backtrace for every /status poll
       // made before WebKitWebDriver listens; app panics still honour RUST_BACKTRACE.
-      env: { RUST_LIB_BACKTRACE: "0", ...process.env, HEALER_DATA_DIR: this.dataDir },
+      env: { RUST_LIB_BACKTRACE: "0", ...process.env, ...this.env, HEALER_DATA_DIR: this.dataDir },
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });

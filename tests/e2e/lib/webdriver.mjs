@@ -113,6 +113,16 @@ export class Session {
     return this.cmd("POST", "/execute/sync", { script, args });
   }
 
+  /** Handles of the windows (browsing contexts) the app has now. */
+  async windowHandles() {
+    return this.cmd("GET", "/window/handles");
+  }
+
+  /** Drive the window with `handle` from now on (a window the app made again). */
+  async switchToWindow(handle) {
+    await this.cmd("POST", "/window", { handle });
+  }
+
   async title() {
     return this.cmd("GET", "/title");
   }

@@ -26,7 +26,7 @@ export function SchedulerPauseBanner() {
           {asSentence(reason)}
         </p>
         <p className="safety-banner-hint">
-          Healer stopped them on its own, to be safe. Resume them once you have looked into it.
+          Nothing starts on its schedule until they are resumed; you can still run a workflow by hand.
         </p>
         {resume.isError && <InlineError lead="Scheduled runs couldn't be resumed." error={resume.error} />}
       </div>

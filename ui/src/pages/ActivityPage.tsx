@@ -1,13 +1,13 @@
-import { useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import type { EventRecord } from "../bindings";
 import { EmptyState } from "../components/EmptyState";
 import { ActivityIcon } from "../components/icons";
 import { InlineError } from "../components/InlineError";
-import { SkeletonList } from "../components/Loading";
+import { SkeletonList, Spinner } from "../components/Loading";
 import { PageHeader } from "../components/PageHeader";
 import { RelativeTime } from "../components/RelativeTime";
 import { describeEvent, technicalRecord } from "../eventText";
-import { useEvents } from "../queries";
+import { EVENT_PAGE_SIZE, useEvents, useOlderEvents } from "../queries";
 import { useNow } from "../time";
 import { activityHref, activityViews, type ActivityView } from "../usePage";
 import { DecisionList } from "./DecisionList";
@@ -65,7 +65,61 @@ function ActivityList() {
           <ActivityRow key={record.id} record={record} now={now} technical={technical} />
         ))}
       </ol>
+      <OlderEvents shown={events.data} />
     </>
+  );
+}
+
+/**
+ * The end of the list: older events load as it scrolls into view (or on the button), a page
+ * at a time, until the store has no more.
+ */
+function OlderEvents({ shown }: { shown: EventRecord[] }) {
+  const older = useOlderEvents();
+  // The first page was full, so there may be more; a short page says there are not.
+  const [exhausted, setExhausted] = useState(false);
+  const oldest = shown[shown.length - 1]?.id;
+  const more = !exhausted && shown.length >= EVENT_PAGE_SIZE && oldest !== undefined;
+  const end = useRef<HTMLDivElement>(null);
+
+  const { mutate, isPending } = older;
+  const load = () => {
+    if (oldest === undefined) return;
+    mutate(oldest, { onSuccess: (page) => setExhausted(page.length < EVENT_PAGE_SIZE) });
+  };
+
+  useEffect(() => {
+    const element = end.current;
+    if (!more || isPending || !element || typeof IntersectionObserver === "undefined") return;
+    const observer = new IntersectionObserver(
+      (entries) => {
+        if (!entries.some((e) => e.isIntersecting)) return;
+        observer.disconnect();
+        mutate(oldest, { onSuccess: (page) => setExhausted(page.length < EVENT_PAGE_SIZE) });
+      },
+      { rootMargin: "400px 0px" },
+    );
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, [more, isPending, oldest, mutate]);
+
+  if (older.isError) {
+    return <InlineError lead="Older activity couldn't be loaded." error={older.error} onRetry={load} />;
+  }
+  if (!more) {
+    return shown.length >= EVENT_PAGE_SIZE ? (
+      <p className="muted list-end" data-testid="activity-end">
+        That is everything Healer has recorded.
+      </p>
+    ) : null;
+  }
+  return (
+    <div className="list-more" ref={end}>
+      <button type="button" className="button" data-testid="older-events" onClick={load} disabled={isPending}>
+        {isPending && <Spinner />}
+        Show older events
+      </button>
+    </div>
   );
 }
 

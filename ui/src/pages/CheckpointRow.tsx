@@ -28,7 +28,7 @@ function About({ checkpoint }: { checkpoint: Checkpoint }) {
       {run_id !== null && (
         <>
           <span aria-hidden="true"> · </span>
-          <a href={runHref(workflow_id, run_id)}>Run #{run_id}</a>
+          <a href={runHref(workflow_id, run_id)}>Run #{checkpoint.run_number ?? run_id}</a>
         </>
       )}
     </span>

@@ -5,6 +5,7 @@ import { Spinner } from "../components/Loading";
 import { PageHeader } from "../components/PageHeader";
 import { useOpenLogFolder } from "../queries";
 import { settingsHref, settingsSections, type SettingsSection } from "../usePage";
+import { BackgroundSettings } from "./BackgroundSettings";
 import { CheckHealing } from "./CheckHealing";
 import { ModelsSettings } from "./models/ModelsSettings";
 
@@ -51,7 +52,7 @@ function Logs({ logDir }: { logDir: string }) {
 const sectionLabels: Record<SettingsSection, string> = { general: "General", models: "Models" };
 
 const sectionDescriptions: Record<SettingsSection, string> = {
-  general: "About this installation, its logs, and a check that healing works.",
+  general: "How Healer runs in the background, this installation, its logs, and a check that healing works.",
   models: "The language models Healer repairs scripts with, and how much it may use them.",
 };
 
@@ -80,6 +81,7 @@ export function SettingsPage({ info, section }: { info: AppInfo; section: Settin
       <SectionLinks current={section} />
       {section === "general" ? (
         <>
+          <BackgroundSettings />
           <About info={info} />
           <Logs logDir={info.log_dir} />
           <CheckHealing />

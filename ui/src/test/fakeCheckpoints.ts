@@ -55,8 +55,11 @@ export class FakeCheckpoints {
   make({ recommend = 1, ...fields }: CheckpointSpec): Checkpoint {
     const workflowId = fields.workflow_id ?? null;
     const options = (fields.options ?? standardOptions()).map((o, i) => ({ ...o, recommended: i === recommend - 1 }));
+    const runId = fields.run_id ?? null;
+    const run = workflowId === null || runId === null ? undefined : this.engine.kept(workflowId).runs.find((r) => r.run.id === runId);
     return {
-      id: this.nextId++, workflow_id: workflowId, run_id: null, task_id: null, title: fields.title ?? triggerTitles[fields.trigger ?? "hiccup"],
+      id: this.nextId++, workflow_id: workflowId, run_id: null, run_number: run?.run.number ?? null, task_id: null,
+      title: fields.title ?? triggerTitles[fields.trigger ?? "hiccup"],
       workflow_title: workflowId === null ? null : this.engine.kept(workflowId).workflow.title,
       signature: null, context: "", recommendation: `${options[recommend - 1].label} — it is what was planned`,
       created_at: new Date().toISOString(), decision: null, affected: [], ...fields, options,

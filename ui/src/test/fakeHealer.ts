@@ -38,6 +38,7 @@ import {
   type WorkflowSummary,
 } from "../bindings";
 import { FakeCheckpoints } from "./fakeCheckpoints";
+import { FakeDesktop } from "./fakeDesktop";
 import { FakeMemory } from "./fakeMemory";
 import { FakeProjects } from "./fakeProjects";
 import { FakeTasks } from "./fakeTasks";
@@ -228,6 +229,8 @@ export class FakeHealer {
   checkpoints = new FakeCheckpoints(this);
   /** Error signatures and their fixes, the decisions log, the scheduler's pause; all empty unless a test adds to them. */
   memory = new FakeMemory(this);
+  /** The shell's background settings and window memory. */
+  desktop = new FakeDesktop();
   /** Projects, their boards and sessions; none unless a test adds them. */
   projects = new FakeProjects();
   private failures = new Map<string, ErrorPayload>();
@@ -335,7 +338,8 @@ export class FakeHealer {
     const active = kept.versions.find((v) => v.active);
     const stored: RunDetail = {
       run: {
-        id, workflow_id: workflowId, version: active?.version ?? { major: 1, minor: 0 }, trigger: "schedule",
+        id, workflow_id: workflowId, number: kept.runs.length + 1,
+        version: active?.version ?? { major: 1, minor: 0 }, trigger: "schedule",
         class: null, attempts: attempts.length, queued_at: at, started_at: at, finished_at: at, summary: "",
         skipped: false, hint: null, ...run,
       },
@@ -712,6 +716,7 @@ export class FakeHealer {
           this.tasks.handle(cmd, args) ??
           this.checkpoints.handle(cmd, args) ??
           this.memory.handle(cmd, args) ??
+          this.desktop.handle(cmd, args) ??
           this.projects.handle(cmd, args);
         if (answer) return answer();
         throw new Error(`FakeHealer: no command ${cmd}`);

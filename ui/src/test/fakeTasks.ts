@@ -88,8 +88,10 @@ export class FakeTasks {
     const { thread = [], failed_code = null, fixed_code = null, ...rest } = fields;
     const task = this.startTask("maintainer", `Auto-fix: ${workflow.title}`, workflowId, fields.status === "working" ? "running" : "finished");
     for (const step of thread) this.store(task.id, step);
+    const run = this.engine.kept(workflowId).runs.find((r) => r.run.id === rest.run_id);
     const fix: AutoFix = {
-      task_id: task.id, workflow_id: workflowId, title: task.title, run_id: null, from_version: { major: 1, minor: 0 },
+      task_id: task.id, workflow_id: workflowId, title: task.title, run_id: null, run_number: run?.run.number ?? null,
+      from_version: { major: 1, minor: 0 },
       to_version: null, fix_comment: null, summary: "", tokens: 0, created_at: task.created_at, finished_at: null, ...rest,
     };
     this.autofixes.push({ ...fix, failed_code, fixed_code });

@@ -46,7 +46,7 @@ function AutoFixRow({ workflowId, fix, now }: { workflowId: number; fix: AutoFix
             {relativeTime(fix.created_at, now)}
           </time>
           <span className="autofix-meta-bottom">
-            {fix.run_id !== null && <span>Run #{fix.run_id}</span>}
+            {fix.run_id !== null && <span>Run #{fix.run_number ?? fix.run_id}</span>}
             {fix.run_id !== null && <span aria-hidden="true">·</span>}
             <span>{tokens(fix.tokens)} tokens</span>
           </span>

@@ -81,7 +81,7 @@ function RunRow({
         <ChevronRightIcon size={16} />
         <span className="run-main">
           <span className="run-title">
-            <span className="run-number">Run #{run.id}</span>
+            <span className="run-number">Run #{run.number}</span>
             <StatusBadge tone={runStatusTone[run.status]} label={runStatusLabel[run.status]} />
             {run.skipped && (
               <span className="chip run-chip" data-testid="run-skipped" title="You chose Skip when Healer asked about this run">
