@@ -68,7 +68,8 @@ faults:
 # Figures for the workflows issue (run overhead, daemon idle CPU, query p95 on a large store)
 # the model layer (agent-loop overhead per step beyond the HTTP round trip), the agents
 # (a 10 MB session transcript parsed into steps), and projects (Healer's overhead on an agent
-# session for a repository of 5,000 files).
+# session for a repository of 5,000 files), and whether a typical repair fits each tier's default
+# budget.
 bench:
 	cargo bench -p healer --bench workflows
 	cargo bench -p healer --bench llm_loop
@@ -77,3 +78,4 @@ bench:
 	cargo bench -p healer --bench transcripts
 	cargo bench -p healer --bench projects
 	cargo bench -p healer --bench steering
+	cargo bench -p healer --bench repair_budget

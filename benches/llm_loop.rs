@@ -115,6 +115,7 @@ async fn bench() {
             provider: "scripted".to_string(),
             model: "scripted-large".to_string(),
             budget_tokens: 1_000_000,
+            temperature: None,
         })
         .expect("tier");
     let tools = || ToolSet::new(vec![Arc::new(Note)]).expect("tools");
@@ -209,6 +210,7 @@ async fn run_once(engine: &Engine, tools: ToolSet) {
             }),
             max_tokens: None,
             inbox: None,
+            temperature: None,
         })
         .await
         .expect("loop");

@@ -67,6 +67,7 @@ async fn bench() {
             provider: "scripted".to_string(),
             model: "scripted-small".to_string(),
             budget_tokens: 1_000_000,
+            temperature: None,
         })
         .expect("tier");
     let workflow = engine

@@ -110,6 +110,7 @@ async fn bench() {
             provider: "scripted".to_string(),
             model: "scripted-small".to_string(),
             budget_tokens: 20_000,
+            temperature: None,
         })
         .expect("tier");
     let project = engine

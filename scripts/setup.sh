@@ -12,6 +12,8 @@ if [ "$goal" = test ]; then
   # WebKitWebDriver for the real-window test, a virtual display, and a session bus for it.
   # x11-utils: xwininfo, to see the installed package's window appear.
   need_pkgs+=(webkit2gtk-driver xvfb xauth dbus dbus-x11 python3 x11-utils)
+  # The failure corpus (tests/corpus) has shell scripts that call APIs the way scripts do.
+  need_pkgs+=(curl)
 fi
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   need_pkgs+=(nodejs npm)

@@ -1,10 +1,12 @@
 //! Circuit breakers: runaway healing stops itself, and each stop is an event and a visible
 //! state. Systemic (one signature in several workflows within an hour → SYSTEMIC checkpoint,
 //! repairs for it paused until decided), cost (a workflow's healing tokens in a day → COST
-//! checkpoint), review (fixed too often in a week → badge and notification), bad fix (a fix
-//! whose re-run fails differently is rolled back), survivors (process groups that outlive their
-//! kill → the scheduler pauses), and the catastrophic rollback after repeated failed repairs.
+//! checkpoint), review (fixed too often in a week → badge and notification), the fix's judge (a
+//! fix whose re-run fails earlier or no longer loads is rolled back), survivors (processes runs
+//! left behind, while enough live → scheduled runs wait), and the catastrophic rollback after
+//! repeated failed repairs.
 
+mod judge;
 mod rollback;
 mod survivors;
 
@@ -14,8 +16,9 @@ use serde::{Deserialize, Serialize};
 
 /// The scheduler keeps its pause; the survivors breaker sets it.
 pub use crate::scheduler::{paused as scheduler_paused, SCHEDULER_PAUSED};
+pub use judge::{RollbackBadFix, Superseded, DEFAULT_TRANSIENT_RERUNS, TRANSIENT_RERUNS};
 pub(crate) use rollback::catastrophic_rollback;
-pub use rollback::RollbackBadFix;
+pub use rollback::RollbackFailedToo;
 pub(crate) use survivors::{check_survivors, resume_scheduler};
 
 use crate::checkpoint::{
@@ -27,6 +30,7 @@ use crate::failure::Failure;
 use crate::heal::{
     not_a_script_run, HealContext, Remedy, RemedyReport, RemedyStatus, ScriptFailure,
 };
+use crate::memory::DecisionKind;
 use crate::notification::{NewNotification, NotificationKind};
 use crate::scheduler::stamp;
 use crate::services::Services;
@@ -53,7 +57,7 @@ pub struct BreakerSettings {
     pub review_fixes: u32,
     /// … in this many days flags a workflow for review.
     pub review_days: u32,
-    /// Process groups that survive their kill before the scheduler pauses.
+    /// Live processes left behind by ended runs at which scheduled runs wait.
     pub surviving_groups: u32,
 }
 
@@ -62,8 +66,10 @@ impl Default for BreakerSettings {
         BreakerSettings {
             systemic_workflows: 3,
             systemic_window_secs: 3600,
-            daily_healing_tokens: 50_000,
-            allow_more_tokens: 20_000,
+            // A typical repair of a 150-line script reads and writes about 33k tokens
+            // (`make bench`): a day's allowance covers the fix attempts in a row, once each.
+            daily_healing_tokens: 150_000,
+            allow_more_tokens: 50_000,
             review_fixes: 5,
             review_days: 7,
             surviving_groups: 3,
@@ -84,7 +90,7 @@ fn ago(secs: u32) -> String {
 /// Tell the bus and the decisions log that a breaker tripped.
 pub(crate) fn tripped(
     services: &Services,
-    breaker: &str,
+    breaker: DecisionKind,
     workflow_id: Option<i64>,
     summary: &str,
     detail: &str,
@@ -93,7 +99,7 @@ pub(crate) fn tripped(
         .store
         .log_decision(workflow_id, breaker, summary, detail)?;
     services.bus.emit(Event::BreakerTripped {
-        breaker: breaker.to_string(),
+        breaker,
         workflow_id,
         detail: summary.to_string(),
     })?;
@@ -114,7 +120,10 @@ fn pass(detail: &str) -> RemedyReport {
     }
 }
 
-/// The systemic breaker: repairs wait while one error spreads.
+/// The systemic breaker: repairs wait while one error spreads. It counts failures of every
+/// class (a missing module, a dead host or an expired key are the usual shared causes), raises
+/// one checkpoint per signature that names every workflow it hit, and while that checkpoint
+/// waits, a failure with the error in any workflow joins its list instead of costing a repair.
 pub struct SystemicBreaker;
 
 #[async_trait]
@@ -131,7 +140,7 @@ impl Remedy for SystemicBreaker {
     ) -> Result<RemedyReport> {
         let Some(ScriptFailure {
             services,
-            workflow_id: _,
+            workflow_id,
             run_id,
         }) = cx.script_run(failure)
         else {
@@ -141,38 +150,35 @@ impl Remedy for SystemicBreaker {
         let limits = settings(store)?;
         let since = ago(limits.systemic_window_secs);
         let trigger = CheckpointTrigger::Systemic.as_str();
-        match store.checkpoint_for_signature_since(trigger, &failure.signature, &since)? {
-            Some((id, true)) => {
-                return Ok(contained(format!(
-                    "repairs for this error are paused until you decide checkpoint {id}"
-                )))
+        if let Some(id) = store.pending_checkpoint_for_signature(trigger, &failure.signature)? {
+            if store.add_affected(id, workflow_id, run_id)? {
+                services.bus.emit(Event::CheckpointUpdated {
+                    checkpoint: store.checkpoint(id)?,
+                })?;
             }
-            // Decided within the window: the person has seen it; repairs go on.
-            Some((_, false)) => return Ok(pass("decided recently")),
-            None => {}
+            return Ok(contained(format!(
+                "repairs for this error wait until you decide checkpoint {id}"
+            )));
         }
-        let workflows = store.workflows_hit_since(&failure.signature, &since)?;
-        if u32::try_from(workflows.len()).unwrap_or(u32::MAX) < limits.systemic_workflows {
+        if let Some((_, false)) =
+            store.checkpoint_for_signature_since(trigger, &failure.signature, &since)?
+        {
+            // Decided within the window: the person has seen it; repairs go on.
+            return Ok(pass("decided recently"));
+        }
+        let hits = store.workflow_runs_hit_since(&failure.signature, &since)?;
+        if u32::try_from(hits.len()).unwrap_or(u32::MAX) < limits.systemic_workflows {
             return Ok(pass("not spreading"));
         }
-        let titles: Vec<String> = workflows
-            .iter()
-            .filter_map(|w| {
-                store
-                    .workflow(*w)
-                    .ok()
-                    .map(|w| format!("\u{201c}{}\u{201d}", w.title))
-            })
-            .collect();
         let context = format!(
-            "The same error failed {} workflows within {} minutes: {}.\nThe error: {}\n\
-             Automatic repairs for it are paused until you decide: one cause (a changed data \
-             source, a missing service) is more likely than {} separate bugs.",
-            workflows.len(),
+            "The same error failed {} workflows within {} minutes.\nThe error: {}\n\
+             Automatic repairs for it wait until you decide: one cause (a changed data source, \
+             a service that is down, an expired key, something missing on this machine) is more \
+             likely than {} separate problems.",
+            hits.len(),
             limits.systemic_window_secs / 60,
-            titles.join(", "),
             failure.summary(),
-            workflows.len()
+            hits.len()
         );
         let c = services.raise_checkpoint(NewCheckpoint {
             trigger: CheckpointTrigger::Systemic,
@@ -184,29 +190,37 @@ impl Remedy for SystemicBreaker {
             options: vec![
                 CheckpointOption::new(
                     "Proceed",
-                    "Resume automatic repairs for this error",
+                    "Let repairs go on: run each of them again now",
                     CheckpointAction::Proceed,
                 ),
                 CheckpointOption::new(
                     "Skip",
-                    "Leave these failures as they are; repairs resume for new ones",
+                    "Leave these failed runs as they are; their schedules go on",
                     CheckpointAction::Skip,
                 ),
                 CheckpointOption::new(
                     "Pause",
-                    "Pause every workflow that failed with it",
+                    "Pause every workflow that failed with it until you resume it",
                     CheckpointAction::Pause,
                 ),
             ],
+            affected: hits,
             situation: None,
         })?;
+        let titles: Vec<String> = c
+            .affected
+            .iter()
+            .map(|a| format!("\u{201c}{}\u{201d}", a.title))
+            .collect();
         tripped(
             services,
-            "systemic",
+            DecisionKind::Systemic,
             None,
             &format!(
-                "The same error in {} workflows within the hour; repairs for it paused (checkpoint {})",
-                workflows.len(),
+                "The same error in {} workflows within the hour ({}); repairs for it wait \
+                 (checkpoint {})",
+                c.affected.len(),
+                titles.join(", "),
                 c.id
             ),
             &failure.signature,
@@ -282,11 +296,12 @@ impl Remedy for CostBreaker {
                 failure.summary()
             ),
             options,
+            affected: Vec::new(),
             situation: None,
         })?;
         tripped(
             services,
-            "cost",
+            DecisionKind::Cost,
             Some(workflow_id),
             &format!(
                 "Healing used {used} of {allowance} tokens today; checkpoint {} asks",
@@ -327,7 +342,7 @@ pub(crate) fn check_review(services: &Services, workflow_id: i64) -> Result<()> 
         .emit(Event::NotificationCreated { notification: n })?;
     tripped(
         services,
-        "review",
+        DecisionKind::Review,
         Some(workflow_id),
         &format!(
             "Fixed {fixes} times in {} days: flagged for review",

@@ -126,6 +126,31 @@ pub fn standard_options() -> Vec<CheckpointOption> {
     ]
 }
 
+/// What the Level-2 analyzer chose to do about a failure (the `recoveries` table keeps it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoveryAction {
+    /// Run it again with a hint (`HEALER_RECOVERY_HINT`).
+    Alternative,
+    /// Collect facts about the machine and ask the person.
+    Diagnostics,
+    /// Release Healer's own stuck state and run again.
+    Unblock,
+    /// Ask the person.
+    Escalate,
+}
+
+impl RecoveryAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RecoveryAction::Alternative => "alternative",
+            RecoveryAction::Diagnostics => "diagnostics",
+            RecoveryAction::Unblock => "unblock",
+            RecoveryAction::Escalate => "escalate",
+        }
+    }
+}
+
 /// How a checkpoint was decided.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 pub struct Decision {
@@ -161,6 +186,18 @@ pub struct Checkpoint {
     pub created_at: String,
     /// `None` while pending.
     pub decision: Option<Decision>,
+    /// When it is about several workflows (SYSTEMIC): each of them and its failed run.
+    /// Deciding acts on every one.
+    pub affected: Vec<AffectedWorkflow>,
+}
+
+/// A workflow a checkpoint about several workflows names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct AffectedWorkflow {
+    pub workflow_id: i64,
+    pub title: String,
+    /// Its latest run that failed with the error.
+    pub run_id: Option<i64>,
 }
 
 impl Checkpoint {
@@ -181,6 +218,13 @@ impl Checkpoint {
         text.push_str("\n\n");
         text.push_str(self.context.trim());
         text.push_str("\n\n");
+        if !self.affected.is_empty() {
+            text.push_str("Workflows that failed with it:\n");
+            for a in &self.affected {
+                text.push_str(&format!("  - \u{201c}{}\u{201d}\n", a.title));
+            }
+            text.push('\n');
+        }
         for (i, o) in self.options.iter().enumerate() {
             let mark = if o.recommended { " (recommended)" } else { "" };
             text.push_str(&format!(
@@ -206,6 +250,8 @@ pub struct NewCheckpoint {
     pub context: String,
     /// Without recommendation flags: [`recommend`] sets them.
     pub options: Vec<CheckpointOption>,
+    /// The workflows (and their failed runs) it is about, when more than one.
+    pub affected: Vec<(i64, i64)>,
     /// What happened, when the trigger alone says too little (a time limit is not "a run
     /// keeps failing").
     pub situation: Option<Situation>,

@@ -173,6 +173,7 @@ fn payload_kind(request: &Request) -> &'static str {
         Request::Replan { .. } => "replan",
         Request::DecideCheckpoint { .. } => "decide_checkpoint",
         Request::LoadExamples => "load_examples",
+        Request::RetryAutofix { .. } => "retry_autofix",
         Request::AddProject { .. } => "add_project",
         Request::RemoveProject { .. } => "remove_project",
         Request::RunProject { .. } => "run_project",

@@ -4,10 +4,11 @@
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
-use crate::checkpoint::Checkpoint;
+use crate::checkpoint::{Checkpoint, CheckpointTrigger, RecoveryAction};
 use crate::error::Result;
 use crate::failure::FailureClass;
 use crate::llm::{MessageRole, TaskKind, TaskStatus};
+use crate::memory::DecisionKind;
 use crate::notification::Notification;
 use crate::session::{AgentKind, SessionStatus};
 use crate::store::{AutoFixStatus, Outcome, RemedyStatus, Store};
@@ -47,7 +48,19 @@ pub enum Event {
         outcome: Outcome,
         summary: String,
     },
+    /// A contained heal's failure is gone: the version of a repair ran past it.
+    HealResolved {
+        heal_id: i64,
+        workflow_id: i64,
+        version: Version,
+        run_id: i64,
+        task_id: Option<i64>,
+    },
     NotificationCreated {
+        notification: Notification,
+    },
+    /// A notification changed: what it is about happened again ("failed 3 more times since").
+    NotificationUpdated {
         notification: Notification,
     },
     WorkflowCreated {
@@ -153,10 +166,17 @@ pub enum Event {
     CheckpointCreated {
         checkpoint: Checkpoint,
     },
+    /// A pending checkpoint changed: another workflow failed with the error it is about.
+    CheckpointUpdated {
+        checkpoint: Checkpoint,
+    },
     /// The person decided a checkpoint, and Healer acted on it.
     CheckpointDecided {
         checkpoint_id: i64,
+        trigger: CheckpointTrigger,
         workflow_id: Option<i64>,
+        /// The run it was about.
+        run_id: Option<i64>,
         /// The chosen option's label.
         choice: String,
         outcome: String,
@@ -169,13 +189,13 @@ pub enum Event {
         /// were numbered.
         #[serde(default)]
         run_number: u32,
-        action: String,
+        action: RecoveryAction,
         detail: String,
     },
     /// A circuit breaker stopped runaway healing (systemic, cost, review, rollback, survivors,
     /// catastrophic rollback).
     BreakerTripped {
-        breaker: String,
+        breaker: DecisionKind,
         workflow_id: Option<i64>,
         detail: String,
     },
@@ -247,7 +267,9 @@ impl Event {
             Event::HealStarted { .. } => "heal_started",
             Event::RemedyApplied { .. } => "remedy_applied",
             Event::HealFinished { .. } => "heal_finished",
+            Event::HealResolved { .. } => "heal_resolved",
             Event::NotificationCreated { .. } => "notification_created",
+            Event::NotificationUpdated { .. } => "notification_updated",
             Event::WorkflowCreated { .. } => "workflow_created",
             Event::WorkflowChanged { .. } => "workflow_changed",
             Event::WorkflowDeleted { .. } => "workflow_deleted",
@@ -262,6 +284,7 @@ impl Event {
             Event::MaintenanceFinished { .. } => "maintenance_finished",
             Event::PlannerReplied { .. } => "planner_replied",
             Event::CheckpointCreated { .. } => "checkpoint_created",
+            Event::CheckpointUpdated { .. } => "checkpoint_updated",
             Event::CheckpointDecided { .. } => "checkpoint_decided",
             Event::RecoveryDecided { .. } => "recovery_decided",
             Event::BreakerTripped { .. } => "breaker_tripped",
@@ -345,9 +368,19 @@ impl Event {
                 outcome,
                 summary,
             } => format!("Heal {heal_id} {}: {summary}", outcome.as_str()),
+            Event::HealResolved {
+                heal_id,
+                version,
+                run_id,
+                ..
+            } => format!("Heal {heal_id} resolved by {version} (run {run_id})"),
             Event::NotificationCreated { notification } => {
                 format!("Notification: {}", notification.title)
             }
+            Event::NotificationUpdated { notification } => format!(
+                "Notification: {} (again, {} more time(s) since)",
+                notification.title, notification.repeats
+            ),
             Event::WorkflowCreated { title, .. } => format!("Workflow \"{title}\" created"),
             Event::WorkflowChanged { title, what, .. } => format!("Workflow \"{title}\": {what}"),
             Event::WorkflowDeleted { title, .. } => format!("Workflow \"{title}\" deleted"),
@@ -420,6 +453,11 @@ impl Event {
                 "Checkpoint {}: {} — waiting for you",
                 checkpoint.id, checkpoint.title
             ),
+            Event::CheckpointUpdated { checkpoint } => format!(
+                "Checkpoint {}: now about {} workflows",
+                checkpoint.id,
+                checkpoint.affected.len()
+            ),
             Event::CheckpointDecided {
                 checkpoint_id,
                 choice,
@@ -427,11 +465,11 @@ impl Event {
                 ..
             } => format!("Checkpoint {checkpoint_id}: you chose {choice}. {outcome}"),
             Event::RecoveryDecided { action, detail, .. } => {
-                format!("Recovery: {action} — {detail}")
+                format!("Recovery: {} — {detail}", action.as_str())
             }
             Event::BreakerTripped {
                 breaker, detail, ..
-            } => format!("Breaker {breaker}: {detail}"),
+            } => format!("Breaker {}: {detail}", breaker.as_str()),
             Event::LlmSettingsChanged { what } => format!("Model settings: {what}"),
             Event::SchedulerPaused { reason } => format!("Scheduled runs paused: {reason}"),
             Event::EnvironmentBuilt { title, summary, .. } => {

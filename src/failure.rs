@@ -3,6 +3,7 @@
 
 mod classify;
 mod evidence;
+mod position;
 mod scenario;
 mod signature;
 
@@ -10,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 pub use classify::{classify, ExitInfo};
 pub use evidence::parse_evidence;
+pub use position::{broke_loading, entry_frames};
 pub use scenario::ProjectScenario;
 pub use signature::{normalize, normalize_text, sign};
 

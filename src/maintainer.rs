@@ -8,6 +8,7 @@
 
 pub(crate) mod context;
 mod escalate;
+mod held;
 pub(crate) mod inbox;
 mod job;
 mod known_fix;
@@ -20,8 +21,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::llm::TaskThread;
 
-pub use escalate::escalate;
 pub(crate) use escalate::first_line;
+pub use escalate::{escalate, KEEP_SCHEDULE_AFTER_GIVE_UP};
+pub use held::HeldForPerson;
 pub use known_fix::KnownFix;
 pub use remedy::Maintain;
 pub(crate) use tools::{record_fix, scratch_root};

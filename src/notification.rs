@@ -30,6 +30,8 @@ pub enum NotificationAction {
     Replan,
     /// Open Settings → Models.
     OpenSettings,
+    /// Lift the hold a repair that gave up left, and start a repair of the last failure now.
+    RetryAutofix,
 }
 
 impl NotificationKind {
@@ -76,6 +78,10 @@ pub struct Notification {
     pub task_id: Option<i64>,
     /// The buttons it offers.
     pub actions: Vec<NotificationAction>,
+    /// How often what it is about happened again since ("failed 3 more times since"), and
+    /// when last.
+    pub repeats: u32,
+    pub repeated_at: Option<String>,
     /// Its cause is gone (the workflow ran green since): it keeps its words, not its buttons.
     pub resolved: bool,
 }

@@ -110,6 +110,7 @@ pub(crate) async fn run_turn(services: &Arc<Services>, item: &InboxItem) -> Resu
             limits: None,
             max_tokens: None,
             inbox: None,
+            temperature: None,
         })
         .await;
     let question = asked.lock().unwrap_or_else(|p| p.into_inner()).clone();
@@ -133,7 +134,7 @@ pub(crate) async fn run_turn(services: &Arc<Services>, item: &InboxItem) -> Resu
 fn to_chat(m: &ThreadMessage) -> Option<ChatMessage> {
     match m.role {
         MessageRole::System => None,
-        MessageRole::User => Some(ChatMessage::User {
+        MessageRole::User | MessageRole::Nudge => Some(ChatMessage::User {
             text: m.content.clone(),
         }),
         MessageRole::Assistant => Some(ChatMessage::Assistant {

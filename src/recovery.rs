@@ -62,12 +62,12 @@ impl Remedy for Analyze {
         let analysis = analyzer::analyze(services, &workflow, failure, &evidence).await;
         let store = &services.store;
         let signature = failure.signature.as_str();
-        let decided = |action: &str, detail: &str| -> Result<()> {
+        let decided = |action: Level2, detail: &str| -> Result<()> {
             store.insert_recovery(
                 workflow_id,
                 Some(run_id),
                 signature,
-                action,
+                action.as_str(),
                 analysis.hint.as_deref(),
                 Some(&analysis.reasoning),
             )?;
@@ -75,7 +75,7 @@ impl Remedy for Analyze {
                 workflow_id,
                 run_id,
                 run_number: store.run(run_id).map_or(0, |r| r.number),
-                action: action.to_string(),
+                action,
                 detail: detail.to_string(),
             })?;
             Ok(())
@@ -108,7 +108,7 @@ impl Remedy for Analyze {
                     run.map(|r| format!(" (run {})", store.run_name(r)))
                         .unwrap_or_default()
                 );
-                decided("alternative", &detail)?;
+                decided(Level2::Alternative, &detail)?;
                 detail
             }
             Ok(Level2::Unblock) => {
@@ -131,7 +131,7 @@ impl Remedy for Analyze {
                     run.map(|r| format!(" (run {})", store.run_name(r)))
                         .unwrap_or_default()
                 );
-                decided("unblock", &detail)?;
+                decided(Level2::Unblock, &detail)?;
                 detail
             }
             Ok(Level2::Diagnostics) => {
@@ -146,7 +146,7 @@ impl Remedy for Analyze {
                 );
                 let c = ask(services, CheckpointTrigger::Environment, failure, context)?;
                 let detail = format!("diagnostics collected; checkpoint {} asks you", c.id);
-                decided("diagnostics", &detail)?;
+                decided(Level2::Diagnostics, &detail)?;
                 detail
             }
             Ok(Level2::Escalate) | Err(_) => {
@@ -156,7 +156,7 @@ impl Remedy for Analyze {
                 };
                 let c = hiccup(services, failure, &workflow.title, &why)?;
                 let detail = format!("escalated: {why}; checkpoint {} asks you", c.id);
-                decided("escalate", &detail)?;
+                decided(Level2::Escalate, &detail)?;
                 detail
             }
         };
@@ -302,6 +302,7 @@ fn ask_in(
         signature: Some(failure.signature.clone()),
         context,
         options: standard_options(),
+        affected: Vec::new(),
         situation,
     })
 }

@@ -3,11 +3,13 @@
 //! a module below the store (workflow, checkpoint, memory…) or, when the module that acts on it
 //! sits above the store (heal, maintainer), in the table's file here, and re-exported there.
 
+mod affected;
 mod autofixes;
 mod checkpoints;
 mod environments;
 mod events;
 mod heals;
+mod holds;
 mod inbox;
 mod maintenance;
 mod memory;
@@ -36,6 +38,7 @@ use crate::error::{Error, Result};
 
 pub use autofixes::{AutoFix, AutoFixStatus};
 pub use heals::{HealRecord, Outcome, RemedyAttempt, RemedyStatus};
+pub use holds::RepairHold;
 pub use inbox::{InboxItem, InboxKind, SettledItems};
 pub use maintenance::{Entered, FixResult};
 pub use projects::{
@@ -73,9 +76,10 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0007_people.sql"),
     include_str!("store/migrations/0008_projects.sql"),
     include_str!("store/migrations/0009_reliability.sql"),
+    include_str!("store/migrations/0010_trust.sql"),
     include_str!("store/migrations/0011_run_numbers.sql"),
     include_str!("store/migrations/0012_deps.sql"),
-    include_str!("store/migrations/0014_steering.sql"),
+    include_str!("store/migrations/0013_steering.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

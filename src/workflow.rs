@@ -259,6 +259,8 @@ pub enum RunTrigger {
     Checkpoint,
     /// The recovery manager ran it again (an alternative with a hint, or after unblocking).
     Recovery,
+    /// Healer put back the last version of the major that ran green: this run proves it.
+    Rollback,
 }
 
 impl RunTrigger {
@@ -270,6 +272,7 @@ impl RunTrigger {
             RunTrigger::Fix => "fix",
             RunTrigger::Checkpoint => "checkpoint",
             RunTrigger::Recovery => "recovery",
+            RunTrigger::Rollback => "rollback",
         }
     }
 
@@ -281,6 +284,7 @@ impl RunTrigger {
             RunTrigger::Fix,
             RunTrigger::Checkpoint,
             RunTrigger::Recovery,
+            RunTrigger::Rollback,
         ]
         .into_iter()
         .find(|v| v.as_str() == s)

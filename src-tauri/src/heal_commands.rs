@@ -2,6 +2,7 @@
 //! one-line adapter over an engine method.
 
 use healer::checkpoint::{Checkpoint, CheckpointList};
+use healer::heal::HealRecord;
 use healer::maintainer::{AutoFix, AutoFixDetail};
 use healer::memory::{LoggedDecision, Pattern, PatternDetail};
 use healer::planner::PlannerChat;
@@ -42,6 +43,13 @@ pub fn send_planner_message(
     message: String,
 ) -> CmdResult<i64> {
     Ok(state.engine()?.replan(workflow_id, &message)?)
+}
+
+/// "Try auto-fix again" after a repair gave up: a new repair of the last failure.
+#[tauri::command]
+#[specta::specta]
+pub async fn retry_autofix(state: State<'_, AppState>, workflow_id: i64) -> CmdResult<HealRecord> {
+    Ok(state.engine()?.retry_autofix(workflow_id).await?)
 }
 
 /// Pending checkpoints (oldest first) and past decisions.

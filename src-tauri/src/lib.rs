@@ -79,6 +79,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             heal_commands::list_decisions,
             heal_commands::get_scheduler_pause,
             heal_commands::resume_scheduler,
+            heal_commands::retry_autofix,
             desktop_commands::get_desktop_settings,
             desktop_commands::set_keep_running,
             desktop_commands::set_start_at_login,

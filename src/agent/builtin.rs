@@ -108,6 +108,8 @@ impl Agent for Builtin {
             }),
             max_tokens: Some(settings.token_budget),
             inbox: Some(steering_inbox(services.clone(), spec.session_id)),
+            // The tier's temperature, else the provider's: a coding agent is not a repair.
+            temperature: None,
         };
 
         // Steps follow the thread: each stored message is announced on the bus.
@@ -247,7 +249,10 @@ pub fn steps_of(message: &ThreadMessage) -> Vec<SessionStep> {
         usage: None,
     };
     match message.role {
-        MessageRole::System => vec![step(StepSource::System, StepKind::Text, &message.content)],
+        // Healer's reminder after an unusable reply is Healer speaking, not the person.
+        MessageRole::System | MessageRole::Nudge => {
+            vec![step(StepSource::System, StepKind::Text, &message.content)]
+        }
         MessageRole::User => vec![step(StepSource::User, StepKind::Text, &message.content)],
         MessageRole::Tool => vec![SessionStep {
             tool: message.tool_name.clone(),

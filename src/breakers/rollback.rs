@@ -1,6 +1,7 @@
-//! Rollbacks Healer does on its own: a fix whose re-run fails with a different error is undone,
-//! and after repeated failed repairs the script goes back to the last version that ran green,
-//! with a forensic bundle of what happened.
+//! The rollback Healer does on its own after repeated failed repairs: the script goes back to
+//! the last version of the current major that ran green, with a forensic bundle of what
+//! happened, and a run proves it. It never crosses the person's major versions: a major that
+//! never ran green goes to the person instead, and so does a rolled-back version that fails too.
 
 use async_trait::async_trait;
 use serde_json::json;
@@ -10,17 +11,95 @@ use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::failure::Failure;
 use crate::heal::{not_a_script_run, HealContext, Remedy, RemedyReport, ScriptFailure};
+use crate::memory::DecisionKind;
 use crate::notification::{NewNotification, NotificationKind};
 use crate::services::Services;
 use crate::workflow::{Author, RunTrigger, Version};
 
-/// A fix's re-run failed with a different signature: roll the fix back.
-pub struct RollbackBadFix;
+/// After repeated failed repairs: keep a forensic bundle, go back to the last version of the
+/// active major that ran green as a new minor, reset the counters, queue a run to prove it, log
+/// the decision. `Ok(None)` when this major never ran green (the caller escalates instead:
+/// the code of an earlier major is the person's past choice, not a rollback target).
+pub(crate) fn catastrophic_rollback(
+    services: &Services,
+    workflow_id: i64,
+    failed_repairs: u32,
+) -> Result<Option<Version>> {
+    let store = &services.store;
+    let active = store.active_version(workflow_id)?;
+    let Some(green) = store.last_green_in_major(workflow_id, active.version.major)? else {
+        return Ok(None);
+    };
+    let workflow = store.workflow(workflow_id)?;
+    let green_code = store.version(workflow_id, green)?.code;
+    let bundle = forensic_bundle(services, workflow_id)?;
+    let comment = format!("Rolled back to {green} after {failed_repairs} failed repairs");
+    let restored = store
+        .save_minor(
+            workflow_id,
+            active.version.major,
+            &green_code,
+            &comment,
+            &Author::Healer,
+        )?
+        .ok_or_else(|| Error::Internal("the workflow changed during the rollback".to_string()))?;
+    store.reset_healing_counters(workflow_id)?;
+    let proving = store.enqueue_run(workflow_id, RunTrigger::Rollback)?;
+    services.wake.scheduler.notify_one();
+    services.bus.emit(Event::VersionSaved {
+        workflow_id,
+        title: workflow.title.clone(),
+        version: restored.version,
+        author: Author::Healer,
+        comment: comment.clone(),
+    })?;
+    let detail = format!(
+        "{} → {} (the code of {green}){}. What happened is kept in {}",
+        active.version,
+        restored.version,
+        proving
+            .map(|r| format!("; run {r} proves it"))
+            .unwrap_or_default(),
+        bundle.display()
+    );
+    tripped(
+        services,
+        DecisionKind::CatastrophicRollback,
+        Some(workflow_id),
+        &comment,
+        &detail,
+    )?;
+    let mut new = NewNotification::new(
+        NotificationKind::Safety,
+        format!(
+            "\u{201c}{}\u{201d} was rolled back to {green}",
+            workflow.title
+        ),
+        format!(
+            "{failed_repairs} automatic repairs in a row did not hold, so Healer put back the \
+             last version that ran green ({green}) as {} and runs it to prove it. The failing \
+             versions, runs and repair threads are saved in {}.",
+            restored.version,
+            bundle.display()
+        ),
+    );
+    new.workflow_id = Some(workflow_id);
+    new.actions = vec![crate::notification::NotificationAction::Replan];
+    let n = store.insert_notification(&new)?;
+    services
+        .bus
+        .emit(Event::NotificationCreated { notification: n })?;
+    Ok(Some(restored.version))
+}
+
+/// A rolled-back version's proving run failed too: nothing Healer can put back works, so the
+/// person decides (a notification with Re-plan), and repairs of the error wait for them.
+pub struct RollbackFailedToo;
 
 #[async_trait]
-impl Remedy for RollbackBadFix {
+impl Remedy for RollbackFailedToo {
     fn name(&self) -> &'static str {
-        "rollback_bad_fix"
+        "rollback_failed_too"
     }
 
     async fn apply(
@@ -37,132 +116,41 @@ impl Remedy for RollbackBadFix {
         else {
             return Ok(not_a_script_run());
         };
-        let store = &services.store;
-        let run = store.run(run_id)?;
-        if run.trigger != RunTrigger::Fix {
-            return Ok(pass("not the re-run of a fix"));
+        let run = services.store.run(run_id)?;
+        if run.trigger != RunTrigger::Rollback {
+            return Ok(pass("not the run of a rollback"));
         }
-        let fixed = store.version(workflow_id, run.version)?;
-        let Author::Task { task_id } = fixed.author else {
-            return Ok(pass("not a fix by a task"));
-        };
-        let fix = store.autofix(task_id)?;
-        let (Some(signature), Some(from)) = (store.task_signature(task_id)?, fix.from_version)
-        else {
-            return Ok(pass("the fix's failure is not known"));
-        };
-        if signature == failure.signature {
-            return Ok(pass("the same error as before the fix"));
-        }
-        let before = store.version(workflow_id, from)?;
-        let comment = format!(
-            "Rolled back the fix of auto-fix thread {task_id}: its re-run failed with a different error ({})",
+        let explanation = format!(
+            "Healer put back the last version of this script that ran green, as {}, and it \
+             fails too: {}. Something outside the script has changed (its data, a service, this \
+             machine). Re-plan to decide what it should do now.",
+            run.version,
             failure.summary()
         );
-        let Some(restored) = store.save_minor(
+        let n = crate::maintainer::escalate(
+            &services.store,
+            &services.bus,
             workflow_id,
-            run.version.major,
-            &before.code,
-            &comment,
-            &Author::Healer,
-        )?
-        else {
-            return Ok(pass("the workflow moved on to another major"));
-        };
-        store.fail_pattern_fix_of_task(task_id)?;
-        let workflow = store.workflow(workflow_id)?;
-        services.bus.emit(Event::VersionSaved {
-            workflow_id,
-            title: workflow.title,
-            version: restored.version,
-            author: Author::Healer,
-            comment: comment.clone(),
-        })?;
+            Some(run_id),
+            None,
+            Some(&failure.signature),
+            &explanation,
+        )?;
         tripped(
             services,
-            "fix_rolled_back",
+            DecisionKind::RollbackEscalated,
             Some(workflow_id),
             &format!(
-                "{} rolled back to the code of {from} as {}",
-                fixed.version, restored.version
+                "{} (the rolled-back version) fails too; you decide",
+                run.version
             ),
-            &comment,
+            &failure.signature,
         )?;
         Ok(contained(format!(
-            "the fix ({}) made it fail differently; rolled back to {from}'s code as {}",
-            fixed.version, restored.version
+            "the rolled-back version fails too; the person decides (notification {})",
+            n.id
         )))
     }
-}
-
-/// After repeated failed repairs: keep a forensic bundle, go back to the last version that ran
-/// green as a new minor, reset the counters, log the decision. `Ok(None)` when no version ever
-/// ran green (the caller escalates instead).
-pub(crate) fn catastrophic_rollback(
-    services: &Services,
-    workflow_id: i64,
-    failed_repairs: u32,
-) -> Result<Option<Version>> {
-    let store = &services.store;
-    let Some(green) = store.last_green_script(workflow_id)? else {
-        return Ok(None);
-    };
-    let workflow = store.workflow(workflow_id)?;
-    let active = store.active_version(workflow_id)?;
-    let green_code = store.version(workflow_id, green)?.code;
-    let bundle = forensic_bundle(services, workflow_id)?;
-    let comment = format!("Rolled back to {green} after {failed_repairs} failed repairs");
-    let restored = store
-        .save_minor(
-            workflow_id,
-            active.version.major,
-            &green_code,
-            &comment,
-            &Author::Healer,
-        )?
-        .ok_or_else(|| Error::Internal("the workflow changed during the rollback".to_string()))?;
-    store.reset_healing_counters(workflow_id)?;
-    services.bus.emit(Event::VersionSaved {
-        workflow_id,
-        title: workflow.title.clone(),
-        version: restored.version,
-        author: Author::Healer,
-        comment: comment.clone(),
-    })?;
-    let detail = format!(
-        "{} → {} (the code of {green}). What happened is kept in {}",
-        active.version,
-        restored.version,
-        bundle.display()
-    );
-    tripped(
-        services,
-        "catastrophic_rollback",
-        Some(workflow_id),
-        &comment,
-        &detail,
-    )?;
-    let mut new = NewNotification::new(
-        NotificationKind::Safety,
-        format!(
-            "\u{201c}{}\u{201d} was rolled back to {green}",
-            workflow.title
-        ),
-        format!(
-            "{failed_repairs} automatic repairs in a row did not hold, so Healer put back the \
-             last version that ran green ({green}) as {}. The failing versions, runs and repair \
-             threads are saved in {}.",
-            restored.version,
-            bundle.display()
-        ),
-    );
-    new.workflow_id = Some(workflow_id);
-    new.actions = vec![crate::notification::NotificationAction::Replan];
-    let n = store.insert_notification(&new)?;
-    services
-        .bus
-        .emit(Event::NotificationCreated { notification: n })?;
-    Ok(Some(restored.version))
 }
 
 /// The failing versions, the runs and the maintainer threads, as one JSON file in the data dir.

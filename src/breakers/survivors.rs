@@ -12,6 +12,7 @@ use nix::unistd::Pid;
 use super::{settings, tripped};
 use crate::error::Result;
 use crate::events::Event;
+use crate::memory::DecisionKind;
 use crate::notification::{NewNotification, NotificationKind};
 use crate::scheduler::{paused as scheduler_paused, SCHEDULER_PAUSED};
 use crate::services::Services;
@@ -89,18 +90,21 @@ fn count(services: &Services, run_id: i64, n: usize) -> Result<()> {
     services
         .bus
         .emit(Event::NotificationCreated { notification: n })?;
-    tripped(services, "survivors", None, &reason, "")
+    tripped(services, DecisionKind::Survivors, None, &reason, "")
 }
 
 /// Let scheduled runs go again (and start counting survivors from zero).
 pub(crate) fn resume_scheduler(services: &Services) -> Result<()> {
     services.store.delete_setting(SCHEDULER_PAUSED)?;
     services.store.set_setting(SURVIVORS_SEEN, &0u32)?;
-    services
-        .store
-        .log_decision(None, "scheduler_resumed", "Scheduled runs resumed", "")?;
+    services.store.log_decision(
+        None,
+        DecisionKind::SchedulerResumed,
+        "Scheduled runs resumed",
+        "",
+    )?;
     services.bus.emit(Event::BreakerTripped {
-        breaker: "scheduler_resumed".to_string(),
+        breaker: DecisionKind::SchedulerResumed,
         workflow_id: None,
         detail: "Scheduled runs resumed".to_string(),
     })?;

@@ -141,6 +141,17 @@ pub fn notifications(paths: &Paths, json: bool) -> Result<bool> {
         if let Some(run) = n.run_id {
             println!("    (run {})", store.run_name(run));
         }
+        if n.repeats > 0 {
+            println!(
+                "    It failed {} more time{} since{}.",
+                n.repeats,
+                if n.repeats == 1 { "" } else { "s" },
+                n.repeated_at
+                    .as_deref()
+                    .map(|at| format!(" (last at {at})"))
+                    .unwrap_or_default()
+            );
+        }
         for action in &n.actions {
             let hint = match action {
                 healer::notification::NotificationAction::Replan => {
@@ -148,6 +159,9 @@ pub fn notifications(paths: &Paths, json: bool) -> Result<bool> {
                 }
                 healer::notification::NotificationAction::OpenSettings => {
                     "Open settings: healer provider add … and healer tier set …"
+                }
+                healer::notification::NotificationAction::RetryAutofix => {
+                    "Try auto-fix again: healer workflow retry-fix <workflow>"
                 }
             };
             println!("    → {hint}");

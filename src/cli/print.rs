@@ -55,6 +55,9 @@ pub fn print_run(title: &str, detail: &RunDetail) {
         "Run #{} of \"{title}\" (version {}): {}",
         run.number, run.version, run.summary
     );
+    if let Some(hint) = &run.hint {
+        println!("  ran with Healer's hint (HEALER_RECOVERY_HINT): {hint}");
+    }
     for attempt in &detail.attempts {
         let how = match (attempt.exit_code, attempt.signal, attempt.timed_out) {
             (_, _, true) => "timed out".to_string(),
@@ -98,6 +101,7 @@ pub fn print_message(m: &ThreadMessage) {
     let who = match m.role {
         MessageRole::System => "system prompt".to_string(),
         MessageRole::User => "evidence / message".to_string(),
+        MessageRole::Nudge => "Healer's reminder to the model".to_string(),
         MessageRole::Assistant => match &m.model {
             Some(model) => format!("assistant ({model})"),
             None => "assistant".to_string(),

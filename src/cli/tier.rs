@@ -15,9 +15,12 @@ pub enum TierCommand {
         tier: String,
         provider: String,
         model: String,
-        /// Tokens one attempt may use (default: 5000 / 10000 / 20000)
+        /// Tokens the model may write in one attempt (default: 5000 / 10000 / 20000)
         #[arg(long)]
         budget: Option<u32>,
+        /// Sampling temperature, 0 to 2 (default: 0.1 for repairs, the provider's for chat)
+        #[arg(long)]
+        temperature: Option<f64>,
         #[arg(long)]
         json: bool,
     },
@@ -38,6 +41,7 @@ pub fn run(command: TierCommand, paths: &Paths) -> Result<bool> {
             provider,
             model,
             budget,
+            temperature,
             json,
         } => {
             let tier = parse_tier(&tier)?;
@@ -46,6 +50,7 @@ pub fn run(command: TierCommand, paths: &Paths) -> Result<bool> {
                 provider,
                 model,
                 budget_tokens: budget.unwrap_or(tier.default_budget()),
+                temperature,
             };
             if setting.budget_tokens == 0 {
                 return Err(Error::InvalidInput(
@@ -57,7 +62,7 @@ pub fn run(command: TierCommand, paths: &Paths) -> Result<bool> {
                 return print_json(&setting);
             }
             println!(
-                "{} tier → {} / {} ({} tokens per attempt)",
+                "{} tier → {} / {} ({} tokens written per attempt)",
                 tier.as_str(),
                 setting.provider,
                 setting.model,
@@ -72,9 +77,15 @@ pub fn run(command: TierCommand, paths: &Paths) -> Result<bool> {
             }
             for v in &views {
                 let line = match (&v.setting, &v.resolves_to) {
-                    (Some(s), _) => {
-                        format!("{} / {} ({} tokens)", s.provider, s.model, s.budget_tokens)
-                    }
+                    (Some(s), _) => format!(
+                        "{} / {} ({} tokens written per attempt{})",
+                        s.provider,
+                        s.model,
+                        s.budget_tokens,
+                        s.temperature
+                            .map(|t| format!(", temperature {t}"))
+                            .unwrap_or_default()
+                    ),
                     (None, Some(choice)) => format!(
                         "not set: falls back to {} ({} / {})",
                         choice.used.as_str(),

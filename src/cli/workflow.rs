@@ -82,6 +82,12 @@ pub enum WorkflowCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Try auto-fix again after a repair gave up: a new repair of the last failure
+    RetryFix {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// Delete a workflow with its versions, runs and folder
     Delete {
         name: String,
@@ -172,6 +178,7 @@ pub async fn run(command: WorkflowCommand, paths: &Paths) -> Result<bool> {
         WorkflowCommand::Run { name, json, .. } => run_once(paths, name, json).await,
         WorkflowCommand::Pause { name, json } => set_paused(paths, name, true, json).await,
         WorkflowCommand::Resume { name, json } => set_paused(paths, name, false, json).await,
+        WorkflowCommand::RetryFix { name, json } => retry_fix(paths, name, json).await,
         WorkflowCommand::Delete { name, yes, json } => delete(paths, &name, yes, json).await,
         WorkflowCommand::History { name, json } => versions::history(paths, &name, json),
         WorkflowCommand::Diff {
@@ -253,6 +260,9 @@ fn show(paths: &Paths, name: &str, json: bool) -> Result<bool> {
             run.version,
             run.summary
         );
+        if let Some(hint) = &run.hint {
+            println!("            ran with Healer's hint: {hint}");
+        }
     }
     Ok(true)
 }
@@ -392,6 +402,18 @@ async fn delete(paths: &Paths, name: &str, yes: bool, json: bool) -> Result<bool
     }
     println!("Deleted \"{}\".", workflow.title);
     Ok(true)
+}
+
+async fn retry_fix(paths: &Paths, name: String, json: bool) -> Result<bool> {
+    let request = Request::RetryAutofix { workflow: name };
+    match act(paths, request, QUICK_WAIT).await? {
+        Response::Heal { heal } if json => print_json(&heal),
+        Response::Heal { heal } => {
+            println!("Trying auto-fix again: {}", heal.summary);
+            Ok(true)
+        }
+        _ => unexpected(),
+    }
 }
 
 async fn set_paused(paths: &Paths, name: String, paused: bool, json: bool) -> Result<bool> {

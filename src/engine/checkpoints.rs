@@ -69,17 +69,70 @@ impl Handle {
         let outcome = match (checkpoint.workflow_id, package) {
             (Some(_), Some((question, package))) => self.install_named(&question, &package).await?,
             (Some(workflow_id), None) => self.act_on(&checkpoint, workflow_id, chosen.action)?,
+            (None, _) if !checkpoint.affected.is_empty() => {
+                self.act_on_each(&checkpoint, chosen.action)?
+            }
             (None, _) => "Nothing was waiting on it".to_string(),
         };
         store.set_checkpoint_outcome(id, &outcome)?;
         self.services.bus.emit(Event::CheckpointDecided {
             checkpoint_id: id,
+            trigger: checkpoint.trigger,
             workflow_id: checkpoint.workflow_id,
+            run_id: checkpoint.run_id,
             choice: chosen.label,
             outcome,
         })?;
         self.services.wake.scheduler.notify_one();
         store.checkpoint(id)
+    }
+
+    /// A checkpoint about several workflows: the option acts on each, and the outcome names
+    /// them.
+    fn act_on_each(&self, checkpoint: &Checkpoint, action: CheckpointAction) -> Result<String> {
+        let store = &self.services.store;
+        let mut done = Vec::new();
+        for a in &checkpoint.affected {
+            let title = format!("\u{201c}{}\u{201d}", a.title);
+            done.push(match action {
+                CheckpointAction::Proceed | CheckpointAction::AllowTokens { .. } => {
+                    match store.enqueue_run_with_hint(
+                        a.workflow_id,
+                        RunTrigger::Checkpoint,
+                        None,
+                    )? {
+                        Some(run) => format!("{title} runs again (run {run})"),
+                        None => format!("{title} had a run open already"),
+                    }
+                }
+                CheckpointAction::Skip => {
+                    if let Some(run) = a.run_id {
+                        store.mark_run_skipped(run)?;
+                    }
+                    if store.workflow(a.workflow_id)?.status == WorkflowStatus::NeedsAttention {
+                        store.set_workflow_status(a.workflow_id, WorkflowStatus::Active)?;
+                    }
+                    match a.run_id {
+                        Some(run) => format!("{title}: run {run} skipped"),
+                        None => format!("{title} skipped"),
+                    }
+                }
+                CheckpointAction::Pause => {
+                    self.set_paused(a.workflow_id, true)?;
+                    title
+                }
+                // Only a single workflow's missing-module question offers an install.
+                CheckpointAction::InstallPackage => format!("{title}: nothing was installed"),
+            });
+        }
+        Ok(match action {
+            CheckpointAction::Pause => format!("Paused {} until you resume them", done.join(", ")),
+            CheckpointAction::Skip => format!(
+                "{}; their next scheduled runs go ahead, and repairs resume for new failures",
+                done.join("; ")
+            ),
+            _ => format!("Repairs go on: {}", done.join("; ")),
+        })
     }
 
     fn act_on(

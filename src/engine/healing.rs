@@ -6,13 +6,15 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use crate::breakers::{check_survivors, CostBreaker, RollbackBadFix, SystemicBreaker};
+use crate::breakers::{
+    check_survivors, CostBreaker, RollbackBadFix, RollbackFailedToo, Superseded, SystemicBreaker,
+};
 use crate::error::Result;
 use crate::failure::{Failure, FailureClass, FailureSource};
 use crate::heal::{
     HealContext, HealRecord, Pipeline, Planner, Recollection, RecordAndNotify, Remedy,
 };
-use crate::maintainer::{KnownFix, Maintain};
+use crate::maintainer::{HeldForPerson, KnownFix, Maintain};
 use crate::recovery::{Analyze, AskPerson, InstallModule};
 use crate::services::{Healing, Services};
 
@@ -41,9 +43,10 @@ impl Healing for EngineHealing {
 }
 
 /// The recovery manager's rules, by class (transient failures were retried by the runner
-/// already): logic → a known fix from memory, else the maintainer, and Level 2 when its fixes
-/// did not hold; environment → the missing module installed (no model), else Level 2;
-/// unknown → Level 2; resource, time limit, and transient past
+/// already). Whatever the class, a bad fix is undone and an error spreading across workflows
+/// stops at the systemic breaker first. Then logic → a known fix from memory, else the
+/// maintainer, and Level 2 when its fixes did not hold; environment → the missing module
+/// installed (no model), else Level 2; unknown → Level 2; resource, time limit, and transient past
 /// its retries → a HICCUP checkpoint. Recording and telling the person closes every plan (it
 /// runs when nothing before it could act, e.g. a self-check). The remedies' names are stored
 /// with every heal, so a remedy keeps its name wherever it moves.
@@ -63,11 +66,19 @@ impl Planner for RulePlanner {
             plan.push(Box::new(RecordAndNotify));
             return plan;
         }
-        // A fix whose re-run failed differently is undone first, whatever the class.
+        // A run of a version a fix already replaced waits for the fix's run.
+        plan.push(Box::new(Superseded));
+        // The version a rollback put back fails too: the person decides.
+        plan.push(Box::new(RollbackFailedToo));
+        // A fix whose re-run failed differently is judged first, whatever the class: kept
+        // (progress), run again (a passing problem), or undone (it made things worse).
         plan.push(Box::new(RollbackBadFix));
+        // A repair that gave up on this error waits for the person: nothing more is spent.
+        plan.push(Box::new(HeldForPerson));
+        // One cause in several workflows is one question, before any model is asked.
+        plan.push(Box::new(SystemicBreaker));
         match failure.class {
             FailureClass::Logic => {
-                plan.push(Box::new(SystemicBreaker));
                 plan.push(Box::new(KnownFix));
                 plan.push(Box::new(CostBreaker));
                 plan.push(Box::new(Maintain));

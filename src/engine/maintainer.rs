@@ -8,8 +8,11 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::Handle;
 use crate::error::{Error, Result};
+use crate::failure::{Failure, FailureClass, FailureSource};
+use crate::heal::HealRecord;
 use crate::maintainer::inbox::drain;
 use crate::maintainer::{AutoFix, AutoFixDetail, AutoFixStatus};
+use crate::memory::DecisionKind;
 use crate::scheduler::attempts::execute_run;
 use crate::workflow::{Run, RunDetail, RunStatus};
 
@@ -61,6 +64,52 @@ impl Handle {
             fix,
             thread,
         })
+    }
+
+    /// "Try auto-fix again" on a workflow whose repair gave up: lift the hold and take its last
+    /// failed run through the failure pipeline again now (a known fix, or a new repair task).
+    pub async fn retry_autofix(&self, workflow_id: i64) -> Result<HealRecord> {
+        let store = &self.services.store;
+        let workflow = store.workflow(workflow_id)?;
+        if !store.release_repairs(workflow_id)? {
+            return Err(Error::InvalidInput(format!(
+                "\u{201c}{}\u{201d} has no repair waiting for you: nothing to try again",
+                workflow.title
+            )));
+        }
+        store.log_decision(
+            Some(workflow_id),
+            DecisionKind::RepairsResumed,
+            "Try auto-fix again: a new repair of the last failure",
+            "",
+        )?;
+        let run = store
+            .list_runs(workflow_id, None, 50)?
+            .into_iter()
+            .find(|r| r.status == RunStatus::Failed)
+            .ok_or_else(|| {
+                Error::InvalidInput(format!(
+                    "\u{201c}{}\u{201d} has no failed run to repair",
+                    workflow.title
+                ))
+            })?;
+        let detail = store.run_detail(run.id)?;
+        let attempt = detail
+            .attempts
+            .iter()
+            .rev()
+            .find(|a| a.class.is_some())
+            .ok_or_else(|| Error::Internal(format!("run {} has no failed attempt", run.id)))?;
+        let failure = Failure::new(
+            FailureSource::ScriptRun {
+                workflow_id,
+                run_id: run.id,
+            },
+            "script-run",
+            attempt.class.unwrap_or(FailureClass::Unknown),
+            attempt.evidence.clone().unwrap_or_default(),
+        );
+        self.services.heal(failure).await
     }
 
     /// Do a workflow's waiting task work (auto-fix, chat turns) here and now, in order: for an

@@ -75,6 +75,10 @@ pub enum Request {
         message: String,
     },
     LoadExamples,
+    /// "Try auto-fix again" on a workflow whose repair gave up.
+    RetryAutofix {
+        workflow: String,
+    },
     /// Add a project from a folder: what is detected, with what the person named instead.
     AddProject {
         add: Box<AddProject>,
@@ -108,6 +112,7 @@ pub enum Response {
     Checkpoint { checkpoint: Box<Checkpoint> },
     Workflows { workflows: Vec<Workflow> },
     Dependencies { dependencies: Box<Dependencies> },
+    Heal { heal: Box<HealRecord> },
     Project { project: Box<Project> },
     Session { session: Box<SessionRecord> },
     Done,
@@ -191,6 +196,9 @@ pub(super) async fn perform(engine: &Handle, request: Request) -> Result<Respons
         },
         Request::LoadExamples => Response::Workflows {
             workflows: engine.load_examples()?,
+        },
+        Request::RetryAutofix { workflow } => Response::Heal {
+            heal: Box::new(engine.retry_autofix(find(&workflow)?).await?),
         },
         Request::AddProject { add } => Response::Project {
             project: Box::new(engine.add_project_from(*add).await?),

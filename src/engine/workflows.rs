@@ -121,6 +121,15 @@ impl Handle {
             }
         };
         self.services.store.set_workflow_status(id, status)?;
+        if !paused && self.services.store.release_repairs(id)? {
+            // Resuming is the person's answer to a repair that gave up: repairs may start.
+            self.services.store.log_decision(
+                Some(id),
+                crate::memory::DecisionKind::RepairsResumed,
+                "Resumed: repairs may start again",
+                "",
+            )?;
+        }
         if !paused {
             // Times missed while paused are not caught up: the schedule restarts from now.
             let now = crate::store::now();

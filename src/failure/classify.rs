@@ -1,5 +1,7 @@
 //! Classification of a failed attempt into a [`FailureClass`], by rules over how the process
-//! ended and the evidence it left (DESIGN.md, "One failure pipeline").
+//! ended and the evidence it left. A class names what fixes the failure (docs/classes.md): a
+//! change to the code (logic), to the machine, its files, its configuration or a credential
+//! (environment), waiting (transient), or more time, memory or disk (resource).
 //!
 //! How the process ended is asked first (it cannot be wrong), then the parsed evidence (the
 //! error that ended the run), then the raw output (a wrapped cause, a traceback the output cap
@@ -27,10 +29,11 @@ pub struct ExitInfo {
 
 impl ExitInfo {
     /// A shell reports a child killed by a signal as 128 + the signal: 134 SIGABRT, 135 SIGBUS,
-    /// 137 SIGKILL (the OOM killer's), 139 SIGSEGV. SIGINT/SIGTERM (130/143) are someone's choice,
-    /// not a resource running out, so they stay out.
+    /// 137 SIGKILL (the OOM killer's), 139 SIGSEGV, 152 SIGXCPU and 153 SIGXFSZ (a CPU-time or
+    /// file-size limit). SIGINT/SIGTERM (130/143) are someone's choice, not a resource running
+    /// out, so they stay out.
     fn died_of_a_resource_signal(&self) -> bool {
-        self.signal.is_some() || matches!(self.code, Some(134 | 135 | 137 | 139))
+        self.signal.is_some() || matches!(self.code, Some(134 | 135 | 137 | 139 | 152 | 153))
     }
 
     /// 127: command not found; 126: found but not executable.
@@ -86,6 +89,9 @@ const ORDER: [FailureClass; 3] = [
 ];
 
 fn class_of_evidence(evidence: &Evidence) -> Option<FailureClass> {
+    if reads_a_missing_variable(evidence) {
+        return Some(FailureClass::Environment);
+    }
     let type_class = evidence.error_type.as_deref().and_then(class_of_type);
     let shown = TextShows::read(&evidence.message);
     ORDER
@@ -101,6 +107,16 @@ fn class_of_output(output: &str) -> Option<FailureClass> {
     ORDER
         .into_iter()
         .find(|&class| types.contains(&Some(class)) || shown.shows(class))
+}
+
+/// Python's `KeyError` raised by `os.environ[...]`: the configuration lacks a variable, which
+/// no change to the code would supply.
+fn reads_a_missing_variable(evidence: &Evidence) -> bool {
+    evidence.error_type.as_deref() == Some("KeyError")
+        && evidence
+            .stack
+            .as_deref()
+            .is_some_and(|s| s.contains("os.environ") || s.contains("<frozen os>"))
 }
 
 /// Exception names printed at the start of a line (Python's last traceback line, Node's header,
@@ -123,7 +139,7 @@ fn exception_types_in(output: &str) -> impl Iterator<Item = String> + '_ {
 /// parser gives).
 fn class_of_type(error_type: &str) -> Option<FailureClass> {
     let name = error_type.rsplit('.').next().unwrap_or(error_type);
-    if name.ends_with("MemoryError") {
+    if name.ends_with("MemoryError") || name == "NoSpace" {
         return Some(FailureClass::Resource);
     }
     if matches!(
@@ -132,7 +148,8 @@ fn class_of_type(error_type: &str) -> Option<FailureClass> {
             | "PermissionError"
             | "CommandNotFound"
             | "PermissionDenied"
-            | "NoSpace"
+            | "FileNotFoundError"
+            | "NotADirectoryError"
     ) {
         return Some(FailureClass::Environment);
     }
@@ -148,6 +165,8 @@ fn class_of_type(error_type: &str) -> Option<FailureClass> {
             | "IncompleteRead"
             | "ChunkedEncodingError"
             | "ServerDisconnectedError"
+            // A non-blocking lock another process holds (`fcntl.flock(…, LOCK_NB)`).
+            | "BlockingIOError"
     ) || error_type == "socket.timeout"
         // requests.exceptions.ConnectionError, aiohttp's ClientConnectionError, the builtin.
         || name.ends_with("ConnectionError")

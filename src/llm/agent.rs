@@ -73,7 +73,10 @@ impl Llm {
         let budgets = settings::budgets(store)?;
         let client = self.client_for(&choice.provider).await?;
         let price = choice.provider.price(&choice.model).cloned();
+        // The budget counts what the model writes; what it reads (the prompt, sent again with
+        // every step) is held by the per-task and daily caps in `budget::allowance`.
         let token_limit = run.max_tokens.unwrap_or(u64::from(choice.budget_tokens));
+        let temperature = choice.temperature.or(run.temperature);
         let deadline = Instant::now() + Duration::from_secs(u64::from(limits.max_duration_secs));
         let specs = run.tools.specs();
 
@@ -112,11 +115,11 @@ impl Llm {
                 return stop(outcome, StopReason::StepLimit);
             }
             let estimate = estimate_tokens(prompt_chars);
-            let left = token_limit.saturating_sub(outcome.usage.total());
-            if left < estimate + u64::from(MIN_COMPLETION_TOKENS) {
+            let left = token_limit.saturating_sub(outcome.usage.completion_tokens);
+            if left < u64::from(MIN_COMPLETION_TOKENS) {
                 return stop(outcome, StopReason::TokenLimit);
             }
-            let wanted = u32::try_from(left - estimate).unwrap_or(u32::MAX);
+            let wanted = u32::try_from(left).unwrap_or(u32::MAX);
             let spent = store.spent(Some(run.task_id), &today())?;
             let max_tokens = budget::allowance(&budgets, spent, estimate, wanted, price.as_ref())?;
 
@@ -135,6 +138,7 @@ impl Llm {
                 messages: &conversation,
                 tools: &specs,
                 max_tokens,
+                temperature,
             };
             let reply =
                 match tokio::time::timeout_at(deadline, client.chat(&request, &on_text)).await {
@@ -186,7 +190,7 @@ impl Llm {
                 let nudge = ChatMessage::User {
                     text: NUDGE.to_string(),
                 };
-                self.record(task_id, NewMessage::from_chat(&nudge))?;
+                self.record(task_id, NewMessage::nudge(NUDGE))?;
                 prompt_chars += chars(&nudge);
                 conversation.push(nudge);
                 continue;

@@ -6,7 +6,8 @@ use super::chat::{ChatMessage, Usage};
 use super::tiers::{Tier, TierChoice};
 use super::tools::ToolSet;
 
-/// The loop's bounds (settings key `llm.loop`). Its token bound is the tier's budget.
+/// The loop's bounds (settings key `llm.loop`). Its token bound is the tier's budget: the
+/// tokens the model writes in one attempt. What it reads is bounded by the per-task cap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 pub struct LoopSettings {
     /// Model calls that returned an answer.
@@ -41,11 +42,13 @@ pub struct AgentRun {
     pub tools: ToolSet,
     /// `None`: the `llm.loop` settings.
     pub limits: Option<LoopSettings>,
-    /// Tokens this attempt may use; `None`: the tier's budget.
+    /// Tokens the model may write in this attempt; `None`: the tier's budget.
     pub max_tokens: Option<u64>,
     /// Messages that arrived while the loop ran (steering's), each sent as the next user
     /// message before the next model call.
     pub inbox: Option<Inbox>,
+    /// The caller's temperature, used when the tier sets none (`None`: the provider's).
+    pub temperature: Option<f64>,
 }
 
 /// Where a loop looks for messages that arrived while it ran.

@@ -140,6 +140,9 @@ fn request_body(request: &ChatRequest<'_>) -> Value {
     if !request.system.is_empty() {
         body["system"] = json!(request.system);
     }
+    if let Some(t) = request.temperature {
+        body["temperature"] = json!(t);
+    }
     if !request.tools.is_empty() {
         body["tools"] = request
             .tools

@@ -123,7 +123,7 @@ pub fn trajectory(thread: &TaskThread, cost_usd: Option<f64>) -> Trajectory {
                     step_id: u32::try_from(steps.len() + 1).unwrap_or(u32::MAX),
                     timestamp: message.at.clone(),
                     source: match role {
-                        MessageRole::System => "system",
+                        MessageRole::System | MessageRole::Nudge => "system",
                         MessageRole::Assistant => "agent",
                         MessageRole::User | MessageRole::Tool => "user",
                     },

@@ -74,6 +74,8 @@ pub struct ChatRequest<'a> {
     pub tools: &'a [ToolSpec],
     /// The most completion tokens the answer may have.
     pub max_tokens: u32,
+    /// Sampling temperature; `None`: the provider's default (not sent).
+    pub temperature: Option<f64>,
 }
 
 /// What the model answered.

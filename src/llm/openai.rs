@@ -191,6 +191,9 @@ fn request_body(request: &ChatRequest<'_>, completion_tokens: bool) -> Value {
         "stream": true,
         "stream_options": {"include_usage": true},
     });
+    if let Some(t) = request.temperature {
+        body["temperature"] = json!(t);
+    }
     let cap = if completion_tokens {
         "max_completion_tokens"
     } else {

@@ -98,6 +98,9 @@ pub enum MessageRole {
     User,
     Assistant,
     Tool,
+    /// Healer's own reminder after a reply it could not use: sent to the model like a user
+    /// message, but never the person's words (a chat's open question stays open).
+    Nudge,
 }
 
 impl MessageRole {
@@ -107,6 +110,7 @@ impl MessageRole {
             MessageRole::User => "user",
             MessageRole::Assistant => "assistant",
             MessageRole::Tool => "tool",
+            MessageRole::Nudge => "nudge",
         }
     }
 
@@ -116,6 +120,7 @@ impl MessageRole {
             MessageRole::User,
             MessageRole::Assistant,
             MessageRole::Tool,
+            MessageRole::Nudge,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)
@@ -158,6 +163,15 @@ pub struct NewMessage {
 }
 
 impl NewMessage {
+    /// Healer's reminder after an unusable reply.
+    pub fn nudge(text: &str) -> Self {
+        NewMessage {
+            role: MessageRole::Nudge,
+            content: text.to_string(),
+            ..NewMessage::default()
+        }
+    }
+
     pub fn system(text: &str) -> Self {
         NewMessage {
             role: MessageRole::System,
@@ -204,6 +218,7 @@ impl ThreadMessage {
         match self.role {
             MessageRole::System => "system prompt".to_string(),
             MessageRole::User => format!("asked: {}", short(&self.content)),
+            MessageRole::Nudge => format!("Healer reminded the model: {}", short(&self.content)),
             MessageRole::Assistant if self.tool_calls.is_empty() => {
                 format!("answered: {}", short(&self.content))
             }

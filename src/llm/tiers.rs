@@ -34,7 +34,9 @@ impl Tier {
             .find(|t| t.as_str() == s.trim().to_ascii_lowercase())
     }
 
-    /// The token budget per attempt when the person set none.
+    /// The token budget per attempt when the person set none: completion tokens, what the
+    /// model writes in one attempt (a typical repair — eval, fix, a closing sentence — of a
+    /// 150-line script writes about 3,400; `make bench` shows it).
     pub fn default_budget(self) -> u32 {
         match self {
             Tier::Cheap => 5_000,
@@ -53,13 +55,18 @@ impl Tier {
 }
 
 /// A tier as mapped in Settings.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct TierSetting {
     pub tier: Tier,
     pub provider: String,
     pub model: String,
-    /// Tokens (prompt + completion) one attempt may use.
+    /// Tokens the model may write in one attempt (completion tokens, summed over its calls).
+    /// What it reads is held by the per-task cap (`llm.budgets`), not by this.
     pub budget_tokens: u32,
+    /// Sampling temperature for this tier's calls; `None`: the caller's default (0.1 for
+    /// repairs and analyses, the provider's own for the planner's chat).
+    #[serde(default)]
+    pub temperature: Option<f64>,
 }
 
 /// What a request for a tier resolved to.
@@ -71,6 +78,7 @@ pub struct TierChoice {
     pub provider: Provider,
     pub model: String,
     pub budget_tokens: u32,
+    pub temperature: Option<f64>,
     /// Set when the requested tier is not mapped: which tier stood in, in words.
     pub fallback: Option<String>,
 }
@@ -108,6 +116,7 @@ pub fn resolve(
         provider: provider.clone(),
         model: setting.model.clone(),
         budget_tokens: setting.budget_tokens,
+        temperature: setting.temperature,
         fallback,
     })
 }
@@ -132,6 +141,7 @@ mod tests {
             provider: "p".to_string(),
             model: format!("{}-model", tier.as_str()),
             budget_tokens: tier.default_budget(),
+            temperature: None,
         }
     }
 

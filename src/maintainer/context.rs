@@ -56,10 +56,17 @@ pub(super) fn build(store: &Store, run_id: i64, signature: Option<&str>) -> Resu
         None => text.push_str(&format!("\nWhat Healer saw: {}\n", run.summary)),
     }
 
-    if let Some(hint) = &run.hint {
+    // The analyzer's hint reaches every repair until the workflow runs green again: the run
+    // it was given to, and the runs after it.
+    let hint = match &run.hint {
+        Some(hint) => Some(hint.clone()),
+        None => store.latest_recovery_hint(run.workflow_id)?,
+    };
+    if let Some(hint) = hint {
         text.push_str(&format!(
-            "\nHealer's recovery analyzer suggested for this failure: {}\n",
-            one_line(hint)
+            "\nHealer's recovery analyzer suggested for this failure (the script gets it as \
+             HEALER_RECOVERY_HINT when Healer runs it with the hint): {}\n",
+            one_line(&hint)
         ));
     }
 
@@ -117,6 +124,14 @@ pub(super) fn build(store: &Store, run_id: i64, signature: Option<&str>) -> Resu
             ));
         }
         for f in &failed {
+            if f.diff.trim().is_empty() {
+                text.push_str(&format!(
+                    "\nAn earlier repair of this error found no fix ({}). Do not repeat its \
+                     reasoning without something new.\n",
+                    one_line(&f.description)
+                ));
+                continue;
+            }
             text.push_str(&format!(
                 "\nTried before for this error, and it failed — do not repeat it ({}):\n```diff\n{}\n```\n",
                 one_line(&f.description),

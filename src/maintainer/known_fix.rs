@@ -29,7 +29,7 @@ impl Remedy for KnownFix {
     async fn apply(
         &self,
         cx: &HealContext<'_>,
-        _heal_id: i64,
+        heal_id: i64,
         failure: &Failure,
     ) -> Result<RemedyReport> {
         let Some(ScriptFailure {
@@ -83,6 +83,7 @@ impl Remedy for KnownFix {
         else {
             return Ok(skip("the fixes in a row have run out"));
         };
+        store.link_heal_task(heal_id, task_id)?;
         let task = store.task(task_id)?;
         services.bus.emit(Event::TaskStarted {
             task_id,

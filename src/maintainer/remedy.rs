@@ -79,7 +79,8 @@ impl Remedy for Maintain {
             .unwrap_or(DEFAULT_MAX_FIX_ATTEMPTS);
         match cx.store.enter_maintenance(workflow_id, run_id, max)? {
             Entered::Exhausted { fix_count } => {
-                // The last version that ever ran green comes back, with the evidence kept.
+                // The last version of this major that ran green comes back, with the evidence
+                // kept and a run to prove it.
                 if let Some(version) =
                     crate::breakers::catastrophic_rollback(services, workflow_id, fix_count)?
                 {
@@ -90,8 +91,11 @@ impl Remedy for Maintain {
                         ),
                     });
                 }
+                let major = cx.store.active_version(workflow_id)?.version.major;
                 let explanation = format!(
                     "Healer repaired this script {fix_count} times in a row and it still fails: {}. \
+                     No version {major}.x has run green yet, so there is none to go back to \
+                     (an earlier major is your own past choice, and Healer does not put it back). \
                      It will not try again on its own. Re-plan to decide what it should do.",
                     failure.summary()
                 );
@@ -101,7 +105,14 @@ impl Remedy for Maintain {
                     workflow_id,
                     Some(run_id),
                     None,
+                    Some(&failure.signature),
                     &explanation,
+                )?;
+                cx.store.log_decision(
+                    Some(workflow_id),
+                    crate::memory::DecisionKind::RollbackEscalated,
+                    &format!("{major}.x never ran green: no rollback; you decide"),
+                    &failure.signature,
                 )?;
                 // The person knows; Level 2 looks at it next.
                 Ok(RemedyReport {
@@ -114,6 +125,7 @@ impl Remedy for Maintain {
             }
             Entered::Started { task_id, .. } => {
                 cx.store.set_task_signature(task_id, &failure.signature)?;
+                cx.store.link_heal_task(heal_id, task_id)?;
                 let task = cx.store.task(task_id)?;
                 cx.bus.emit(Event::TaskStarted {
                     task_id,

@@ -150,6 +150,17 @@ impl Tool for Fix {
                 "the fix was not applied: code and comment must not be empty".to_string(),
             ));
         }
+        let store = &bench.services.store;
+        if let Some(signature) = store.task_signature(bench.task_id)? {
+            if let Some((version, title)) = store.failed_fix_like(&signature, code)? {
+                return Err(Error::InvalidInput(format!(
+                    "the fix was not applied: it is the same code (whitespace aside) as version \
+                     {version} of \u{201c}{title}\u{201d}, which was tried for this error and \
+                     failed. Try a different approach, or answer without calling fix if you see \
+                     none."
+                )));
+            }
+        }
         let check = sandbox::check_syntax_in(
             &bench.scratch_root(),
             &bench.workflow.runtime,
@@ -168,7 +179,6 @@ impl Tool for Fix {
                 )))
             }
         };
-        let store = &bench.services.store;
         let result =
             store.apply_fix(bench.task_id, bench.workflow.id, bench.major, code, comment)?;
         crate::failpoint::hit("fix.applied");

@@ -11,24 +11,7 @@ use crate::services::Services;
 use crate::workflow::Workflow;
 
 /// What the analyzer chose.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Level2 {
-    Alternative,
-    Diagnostics,
-    Unblock,
-    Escalate,
-}
-
-impl Level2 {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Level2::Alternative => "alternative",
-            Level2::Diagnostics => "diagnostics",
-            Level2::Unblock => "unblock",
-            Level2::Escalate => "escalate",
-        }
-    }
-}
+pub use crate::checkpoint::RecoveryAction as Level2;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Analysis {
@@ -115,6 +98,7 @@ pub(crate) async fn analyze(
         }),
         max_tokens: None,
         inbox: None,
+        temperature: Some(0.1),
     };
     let answer = match services.llm.run_agent(run).await {
         Ok(outcome) => match outcome.answer {

@@ -337,6 +337,7 @@ async fn ask(
     ];
     let checkpoint = services.raise_checkpoint(NewCheckpoint {
         trigger: CheckpointTrigger::Environment,
+        affected: Vec::new(),
         workflow_id: Some(workflow.id),
         run_id,
         task_id: None,
@@ -390,6 +391,7 @@ fn ask_about_setup(
     );
     services.raise_checkpoint(NewCheckpoint {
         trigger: CheckpointTrigger::Environment,
+        affected: Vec::new(),
         workflow_id: Some(workflow.id),
         run_id: Some(run_id),
         task_id: None,

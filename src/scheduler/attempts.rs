@@ -40,6 +40,7 @@ pub(crate) async fn execute_run(
                 attempt: None,
                 status: RunStatus::Failed,
                 class: None,
+                signature: None,
                 summary: format!("Healer could not run it: {e}"),
             })
             .await;
@@ -155,6 +156,8 @@ async fn try_execute_run(
                             RunStatus::Failed
                         },
                         class: judged.class,
+                        // Not known before the failure is built: its fixes stay pending.
+                        signature: None,
                         summary: judged.summary.clone(),
                         attempt: Some((attempt_id, end)),
                     },
@@ -224,22 +227,30 @@ async fn try_execute_run(
             attempts.trim_start_matches(", ")
         ),
     };
-    finish(services, &workflow, run_id, Some(class), summary).await?;
+    finish(
+        services,
+        &workflow,
+        run_id,
+        Some((class, &failure.signature)),
+        summary,
+    )
+    .await?;
     // The heal does not hold a run slot: other workflows go on.
     drop(permit);
     services.heal(failure).await?;
     Ok(())
 }
 
-/// Record how the run ended (`class` is `None` for a success), update the workflow's status,
-/// and announce it — now, or as soon as the store accepts writes.
+/// Record how the run ended (`failed` is `None` for a success, else the class and signature),
+/// update the workflow's status, and announce it — now, or as soon as the store accepts writes.
 async fn finish(
     services: &Services,
     workflow: &Workflow,
     run_id: i64,
-    class: Option<FailureClass>,
+    failed: Option<(FailureClass, &str)>,
     summary: String,
 ) -> Result<()> {
+    let class = failed.map(|(class, _)| class);
     let status = if class.is_none() {
         RunStatus::Succeeded
     } else {
@@ -253,15 +264,44 @@ async fn finish(
             attempt: None,
             status,
             class,
+            signature: failed.map(|(_, signature)| signature.to_string()),
             summary,
         })
         .await;
     crate::failpoint::hit("run.finished");
     if class.is_none() {
+        // The heal record's story ends with the version whose run got past the failure.
+        if let Err(e) = resolve_heals(services, workflow.id, run_id) {
+            tracing::warn!(run = run_id, "could not mark the heals it resolved: {e}");
+        }
+    }
+    if class.is_none() {
         // Good news waits for the store like the run's end did; it is not worth failing for.
         if let Err(e) = super::repaired::tell_if_repaired(services, workflow, run_id) {
             tracing::warn!(run = run_id, "could not tell that the repair held: {e}");
         }
+    }
+    Ok(())
+}
+
+/// A repair's version ran green: the heals that started that repair (and the ones before it
+/// for the same error) are resolved by it.
+pub(crate) fn resolve_heals(services: &Services, workflow_id: i64, run_id: i64) -> Result<()> {
+    let Some((task_id, signature)) = services.store.repair_of_run(run_id)? else {
+        return Ok(());
+    };
+    let version = services.store.run(run_id)?.version;
+    for heal_id in services
+        .store
+        .resolve_heals(workflow_id, &signature, version, run_id)?
+    {
+        services.bus.emit(Event::HealResolved {
+            heal_id,
+            workflow_id,
+            version,
+            run_id,
+            task_id: Some(task_id),
+        })?;
     }
     Ok(())
 }

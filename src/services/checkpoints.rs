@@ -38,6 +38,15 @@ impl Services {
             &options,
             &recommendation.sentence,
         )?;
+        for (workflow_id, run_id) in &new.affected {
+            self.store
+                .add_affected(checkpoint.id, *workflow_id, *run_id)?;
+        }
+        let checkpoint = if new.affected.is_empty() {
+            checkpoint
+        } else {
+            self.store.checkpoint(checkpoint.id)?
+        };
         self.bus.emit(Event::CheckpointCreated {
             checkpoint: checkpoint.clone(),
         })?;

@@ -33,6 +33,9 @@ pub(crate) struct RunEnd {
     pub attempt: Option<(i64, AttemptEnd)>,
     pub status: RunStatus,
     pub class: Option<FailureClass>,
+    /// The failure's signature: the fixes made for that same error failed.
+    #[serde(default)]
+    pub signature: Option<String>,
     pub summary: String,
 }
 
@@ -224,7 +227,16 @@ fn write_end(store: &Store, end: &RunEnd) -> Result<()> {
     store.finish_run(end.run_id, end.status, end.class, &end.summary)?;
     let succeeded = end.status == RunStatus::Succeeded;
     store.settle_workflow_status(end.workflow_id, succeeded)?;
-    store.settle_pattern_fixes(end.run_id, succeeded)?;
+    // A fixed version's run tells the healing memory whether the fix held. A passing problem
+    // says nothing about the code, and a failure without a known error settles nothing.
+    if succeeded {
+        store.settle_pattern_fixes(end.run_id, None)?;
+    } else if let (Some(signature), false) = (
+        end.signature.as_deref(),
+        end.class == Some(FailureClass::Transient),
+    ) {
+        store.settle_pattern_fixes(end.run_id, Some(signature))?;
+    }
     store.settle_package_fixes(end.run_id, succeeded)?;
     Ok(())
 }

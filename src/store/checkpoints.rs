@@ -62,10 +62,13 @@ impl Store {
             "SELECT {COLUMNS} FROM checkpoints c LEFT JOIN workflows w ON w.id = c.workflow_id
              WHERE c.id = ?1"
         );
-        self.call(|c| c.query_row(&sql, [id], checkpoint_from_row).optional())?
+        let mut checkpoint = self
+            .call(|c| c.query_row(&sql, [id], checkpoint_from_row).optional())?
             .ok_or_else(|| Error::NotFound {
                 what: format!("checkpoint {id}"),
-            })
+            })?;
+        checkpoint.affected = self.affected(id)?;
+        Ok(checkpoint)
     }
 
     /// Pending checkpoints, oldest first.
@@ -87,13 +90,17 @@ impl Store {
     }
 
     fn query_checkpoints(&self, sql: &str, args: impl rusqlite::Params) -> Result<Vec<Checkpoint>> {
-        self.call(|c| {
+        let mut checkpoints = self.call(|c| {
             let mut stmt = c.prepare_cached(sql)?;
             let rows = stmt
                 .query_map(args, checkpoint_from_row)?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
             Ok(rows)
-        })
+        })?;
+        for c in &mut checkpoints {
+            c.affected = self.affected(c.id)?;
+        }
+        Ok(checkpoints)
     }
 
     /// Whether a workflow has a checkpoint waiting for the person.
@@ -223,6 +230,23 @@ impl Store {
         })
     }
 
+    /// The newest hint the Level-2 analyzer gave for a workflow since its last green run: every
+    /// repair of its failures until then is told it.
+    pub fn latest_recovery_hint(&self, workflow_id: i64) -> Result<Option<String>> {
+        self.call(|c| {
+            c.query_row(
+                "SELECT hint FROM recoveries
+                 WHERE workflow_id = ?1 AND hint IS NOT NULL AND hint != ''
+                   AND created_at > coalesce((SELECT max(finished_at) FROM runs
+                                              WHERE workflow_id = ?1 AND status = 'succeeded'), '')
+                 ORDER BY id DESC LIMIT 1",
+                [workflow_id],
+                |r| r.get(0),
+            )
+            .optional()
+        })
+    }
+
     /// The engine's own unblock actions for a workflow: clear a stuck maintenance flag (no
     /// maintainer work open), reset the fix count, and end a run marked running that no task
     /// runs (`stale_runs`). Returns what it did, in words.
@@ -309,5 +333,6 @@ fn checkpoint_from_row(r: &Row<'_>) -> rusqlite::Result<Checkpoint> {
         recommendation: r.get(9)?,
         created_at: r.get(10)?,
         decision,
+        affected: Vec::new(),
     })
 }

@@ -7,6 +7,7 @@ use super::notifications::unknown_value;
 use super::{now, Store};
 use crate::error::{Error, Result};
 use crate::failure::{Failure, FailureClass, FailureSource};
+use crate::workflow::Version;
 
 /// How a heal ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
@@ -109,6 +110,11 @@ pub struct HealRecord {
     pub remedies: Vec<RemedyAttempt>,
     pub started_at: String,
     pub finished_at: Option<String>,
+    /// The repair task the heal started (maintainer or known fix), if any.
+    pub task_id: Option<i64>,
+    /// The version whose run showed the failure gone, and that run.
+    pub resolved_by: Option<Version>,
+    pub resolved_run_id: Option<i64>,
 }
 
 impl Store {
@@ -212,7 +218,8 @@ impl Store {
 
     fn list_heals_where(&self, filter: &str, arg: i64, limit: u32) -> Result<Vec<HealRecord>> {
         let sql = format!(
-            "SELECT id, source, scenario, class, signature, summary, outcome, status, started_at, finished_at
+            "SELECT id, source, scenario, class, signature, summary, outcome, status, started_at, finished_at,
+                task_id, resolved_major, resolved_minor, resolved_run_id
              FROM heals {filter} ORDER BY id DESC LIMIT ?2"
         );
         self.call(|c| {
@@ -236,6 +243,52 @@ impl Store {
         })
     }
 
+    /// The repair task a heal started.
+    pub fn link_heal_task(&self, heal_id: i64, task_id: i64) -> Result<()> {
+        self.call(|c| {
+            c.execute(
+                "UPDATE heals SET task_id = ?2 WHERE id = ?1",
+                params![heal_id, task_id],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// The failure `signature` of a workflow is gone: its heals that started a repair and
+    /// ended contained become resolved by `version` (shown by `run_id`). Returns their ids.
+    pub fn resolve_heals(
+        &self,
+        workflow_id: i64,
+        signature: &str,
+        version: Version,
+        run_id: i64,
+    ) -> Result<Vec<i64>> {
+        let summary = format!("Resolved by {version} (run {run_id})");
+        self.call(|c| {
+            let mut stmt = c.prepare_cached(
+                "UPDATE heals SET outcome = 'resolved', resolved_major = ?3, resolved_minor = ?4,
+                     resolved_run_id = ?5, summary = ?6
+                 WHERE json_extract(source, '$.workflow_id') = ?1 AND signature = ?2
+                   AND outcome = 'contained' AND task_id IS NOT NULL
+                 RETURNING id",
+            )?;
+            let ids = stmt
+                .query_map(
+                    params![
+                        workflow_id,
+                        signature,
+                        version.major,
+                        version.minor,
+                        run_id,
+                        summary
+                    ],
+                    |r| r.get(0),
+                )?
+                .collect::<rusqlite::Result<Vec<i64>>>()?;
+            Ok(ids)
+        })
+    }
+
     pub fn heal_status(&self, heal_id: i64) -> Result<Option<String>> {
         self.call(|c| {
             c.query_row("SELECT status FROM heals WHERE id = ?1", [heal_id], |r| {
@@ -251,6 +304,10 @@ fn heal_from_row(r: &Row<'_>) -> rusqlite::Result<HealRecord> {
     let class: String = r.get(3)?;
     let outcome: Option<String> = r.get(6)?;
     let status: String = r.get(7)?;
+    let resolved_by = match (r.get::<_, Option<u32>>(11)?, r.get::<_, Option<u32>>(12)?) {
+        (Some(major), Some(minor)) => Some(Version { major, minor }),
+        _ => None,
+    };
     Ok(HealRecord {
         id: r.get(0)?,
         source: serde_json::from_str::<FailureSource>(&source)
@@ -266,6 +323,9 @@ fn heal_from_row(r: &Row<'_>) -> rusqlite::Result<HealRecord> {
         remedies: Vec::new(),
         started_at: r.get(8)?,
         finished_at: r.get(9)?,
+        task_id: r.get(10)?,
+        resolved_by,
+        resolved_run_id: r.get(13)?,
     })
 }
 

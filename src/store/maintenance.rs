@@ -1,7 +1,7 @@
 //! Maintenance: entering it (all or nothing), applying a fix, escalating. Each is one
 //! transaction across the workflow, its maintainer task and the inbox.
 
-use rusqlite::{params, Transaction, TransactionBehavior};
+use rusqlite::{params, OptionalExtension, Transaction, TransactionBehavior};
 
 use super::workflows::insert_version;
 use super::{now, Store};
@@ -21,7 +21,7 @@ pub enum Entered {
 /// What the `fix` tool's transaction did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FixResult {
-    /// Stored as `version`, made active; `rerun` is the queued re-run (none if a run was open).
+    /// Stored as `version`, made active; `rerun` is the run that will judge it.
     Applied {
         version: Version,
         rerun: Option<i64>,
@@ -199,21 +199,37 @@ impl Store {
                  WHERE id = ?1",
                 params![task_id, version.major, version.minor, comment],
             )?;
-            let open: bool = tx.query_row(
-                "SELECT EXISTS (SELECT 1 FROM runs WHERE workflow_id = ?1 AND status IN ('queued', 'running'))",
-                [workflow_id],
-                |r| r.get(0),
-            )?;
-            let rerun = if open {
-                None
-            } else {
-                tx.execute(
-                    "INSERT INTO runs (workflow_id, script_id, trigger, status, queued_at)
-                     SELECT id, active_script_id, ?2, 'queued', ?3 FROM workflows WHERE id = ?1",
-                    params![workflow_id, RunTrigger::Fix.as_str(), at],
-                )?;
-                Some(tx.last_insert_rowid())
+            // The fix must be run whatever else is open: a queued run (of the old code) runs
+            // the fix instead; behind a running one, the re-run waits its turn (the
+            // dispatcher runs one run of a workflow at a time).
+            let queued: Option<i64> = tx
+                .query_row(
+                    "SELECT id FROM runs WHERE workflow_id = ?1 AND status = 'queued'
+                     ORDER BY id LIMIT 1",
+                    [workflow_id],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            let rerun = match queued {
+                Some(run) => {
+                    tx.execute(
+                        "UPDATE runs SET trigger = ?2,
+                             script_id = (SELECT active_script_id FROM workflows WHERE id = ?3)
+                         WHERE id = ?1",
+                        params![run, RunTrigger::Fix.as_str(), workflow_id],
+                    )?;
+                    run
+                }
+                None => {
+                    tx.execute(
+                        "INSERT INTO runs (workflow_id, script_id, trigger, status, queued_at)
+                         SELECT id, active_script_id, ?2, 'queued', ?3 FROM workflows WHERE id = ?1",
+                        params![workflow_id, RunTrigger::Fix.as_str(), at],
+                    )?;
+                    tx.last_insert_rowid()
+                }
             };
+            let rerun = Some(rerun);
             failpoint::hit("fix.applying");
             tx.commit()?;
             Ok(FixResult::Applied { version, rerun })
@@ -245,6 +261,26 @@ impl Store {
                     params![task_id, explanation],
                 )?;
             }
+            tx.commit()
+        })
+    }
+
+    /// A repair that was waiting its turn will not start (its error now waits for the person):
+    /// maintenance off, the attempt not counted, the task closed as interrupted with why.
+    pub fn withdraw_maintenance(&self, workflow_id: i64, task_id: i64, why: &str) -> Result<()> {
+        let at = now();
+        self.call(|c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            tx.execute(
+                "UPDATE workflows SET maintenance = 0, fix_count = max(fix_count - 1, 0)
+                 WHERE id = ?1",
+                [workflow_id],
+            )?;
+            set_outcome(&tx, task_id, "interrupted")?;
+            tx.execute(
+                "UPDATE tasks SET summary = ?2, status = 'stopped', finished_at = ?3 WHERE id = ?1",
+                params![task_id, why, at],
+            )?;
             tx.commit()
         })
     }

@@ -6,7 +6,7 @@ use super::notifications::unknown_value;
 use super::{now, Store};
 use crate::error::{Error, Result};
 use crate::failure::Failure;
-use crate::memory::{FixVerdict, LoggedDecision, Pattern, PatternDetail, PatternFix};
+use crate::memory::{DecisionKind, FixVerdict, LoggedDecision, Pattern, PatternDetail, PatternFix};
 
 const PATTERN_COLUMNS: &str = "p.signature, p.error_type, p.normalized, p.first_seen, p.last_seen,
     p.count,
@@ -80,23 +80,62 @@ impl Store {
         Ok(())
     }
 
-    /// A run of a fixed version finished: the fixes that made that version held or not.
-    /// Returns how many were settled.
-    pub fn settle_pattern_fixes(&self, run_id: i64, succeeded: bool) -> Result<usize> {
+    /// A repair gave up on `signature`: remembered as a failed approach (no code, its reason),
+    /// so the next repair of it is told.
+    pub fn remember_give_up(
+        &self,
+        signature: &str,
+        workflow_id: i64,
+        task_id: Option<i64>,
+        reason: &str,
+    ) -> Result<()> {
         let at = now();
-        let verdict = if succeeded {
-            FixVerdict::Success
-        } else {
-            FixVerdict::Failed
-        };
         self.call(|c| {
             c.execute(
-                "UPDATE pattern_fixes SET result = ?2, settled_at = ?3
+                "INSERT INTO pattern_fixes (signature, workflow_id, task_id, script_id, description,
+                     diff, code_hash, result, created_at, settled_at)
+                 SELECT ?1, ?2, ?3, NULL, ?4, '', '', 'failed', ?5, ?5
+                 WHERE EXISTS (SELECT 1 FROM patterns WHERE signature = ?1)",
+                params![signature, workflow_id, task_id, format!("Gave up: {reason}"), at],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// A run of a fixed version finished: green settles the fixes that made the version as
+    /// held; a failure with `failed_with` (a signature) settles those made for that same error
+    /// as failed. A fix whose run failed with another error stays pending: whether it made
+    /// things worse is for the fix's judge (the `rollback_bad_fix` remedy). Returns how many
+    /// were settled.
+    pub fn settle_pattern_fixes(&self, run_id: i64, failed_with: Option<&str>) -> Result<usize> {
+        let at = now();
+        self.call(|c| match failed_with {
+            None => c.execute(
+                "UPDATE pattern_fixes SET result = 'success', settled_at = ?2
                  WHERE result = 'pending'
                    AND script_id = (SELECT script_id FROM runs WHERE id = ?1)",
-                params![run_id, verdict.as_str(), at],
-            )
+                params![run_id, at],
+            ),
+            Some(signature) => c.execute(
+                "UPDATE pattern_fixes SET result = 'failed', settled_at = ?2
+                 WHERE result = 'pending' AND signature = ?3
+                   AND script_id = (SELECT script_id FROM runs WHERE id = ?1)",
+                params![run_id, at, signature],
+            ),
         })
+    }
+
+    /// The fix made by `task_id` cured its error (the script got further): it held.
+    pub fn succeed_pattern_fix_of_task(&self, task_id: i64) -> Result<()> {
+        let at = now();
+        self.call(|c| {
+            c.execute(
+                "UPDATE pattern_fixes SET result = 'success', settled_at = ?2
+                 WHERE task_id = ?1 AND result = 'pending'",
+                params![task_id, at],
+            )
+        })?;
+        Ok(())
     }
 
     /// Mark the pending fix made by `task_id` failed (its fix was rolled back).
@@ -125,6 +164,34 @@ impl Store {
                 .collect::<rusqlite::Result<Vec<_>>>()?;
             Ok(rows)
         })
+    }
+
+    /// A fix tried for `signature` that failed and whose code is `code` up to whitespace: which
+    /// version it was, of which workflow.
+    pub fn failed_fix_like(
+        &self,
+        signature: &str,
+        code: &str,
+    ) -> Result<Option<(crate::workflow::Version, String)>> {
+        let wanted = crate::memory::same_code_key(code);
+        let tried: Vec<(u32, u32, String, String)> = self.call(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT s.major, s.minor, coalesce(w.title, ''), s.code
+                 FROM pattern_fixes f JOIN scripts s ON s.id = f.script_id
+                 LEFT JOIN workflows w ON w.id = s.workflow_id
+                 WHERE f.signature = ?1 AND f.result = 'failed' ORDER BY f.id DESC",
+            )?;
+            let rows = stmt
+                .query_map([signature], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })?;
+        Ok(tried
+            .into_iter()
+            .find(|(.., tried)| crate::memory::same_code_key(tried) == wanted)
+            .map(|(major, minor, title, _)| (crate::workflow::Version { major, minor }, title)))
     }
 
     /// Signatures, most recently seen first.
@@ -164,6 +231,21 @@ impl Store {
         Ok(())
     }
 
+    /// The repair whose version a run ran: its task, and the signature of the failure it was
+    /// made for. `None` for a version no repair task wrote.
+    pub fn repair_of_run(&self, run_id: i64) -> Result<Option<(i64, String)>> {
+        self.call(|c| {
+            c.query_row(
+                "SELECT t.id, t.signature FROM runs r JOIN scripts s ON s.id = r.script_id
+                 JOIN tasks t ON s.author = 'task:' || t.id
+                 WHERE r.id = ?1 AND t.signature IS NOT NULL",
+                [run_id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+        })
+    }
+
     pub fn task_signature(&self, task_id: i64) -> Result<Option<String>> {
         self.call(|c| {
             c.query_row(
@@ -179,7 +261,7 @@ impl Store {
     pub fn log_decision(
         &self,
         workflow_id: Option<i64>,
-        kind: &str,
+        kind: DecisionKind,
         summary: &str,
         detail: &str,
     ) -> Result<LoggedDecision> {
@@ -188,7 +270,7 @@ impl Store {
             c.execute(
                 "INSERT INTO decisions (workflow_id, kind, summary, detail, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![workflow_id, kind, summary, detail, at],
+                params![workflow_id, kind.as_str(), summary, detail, at],
             )?;
             Ok(c.last_insert_rowid())
         })?;
@@ -211,11 +293,12 @@ impl Store {
             let mut stmt = c.prepare_cached(&sql)?;
             let rows = stmt
                 .query_map([arg], |r| {
+                    let kind: String = r.get(3)?;
                     Ok(LoggedDecision {
                         id: r.get(0)?,
                         workflow_id: r.get(1)?,
                         workflow_title: r.get(2)?,
-                        kind: r.get(3)?,
+                        kind: DecisionKind::parse(&kind).ok_or_else(|| unknown_value(3, &kind))?,
                         summary: r.get(4)?,
                         detail: r.get(5)?,
                         created_at: r.get(6)?,
@@ -320,6 +403,23 @@ impl Store {
         })
     }
 
+    /// Workflows that failed with `signature` since `since`, each with its latest such run,
+    /// in the order they first failed.
+    pub fn workflow_runs_hit_since(&self, signature: &str, since: &str) -> Result<Vec<(i64, i64)>> {
+        self.call(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT workflow_id, max(run_id) FROM pattern_hits
+                 WHERE signature = ?1 AND at >= ?2 AND workflow_id IS NOT NULL
+                   AND run_id IS NOT NULL
+                 GROUP BY workflow_id ORDER BY min(id)",
+            )?;
+            let rows = stmt
+                .query_map(params![signature, since], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })
+    }
+
     /// Versions made by auto-fix tasks since `since`.
     pub fn fixes_since(&self, workflow_id: i64, since: &str) -> Result<u32> {
         self.call(|c| {
@@ -343,13 +443,19 @@ impl Store {
         Ok(n > 0)
     }
 
-    /// The version of the workflow's most recent green run, if it ever ran green.
-    pub fn last_green_script(&self, workflow_id: i64) -> Result<Option<crate::workflow::Version>> {
+    /// The version of the workflow's most recent green run within `major`, if one ran green:
+    /// a rollback never crosses the person's major versions.
+    pub fn last_green_in_major(
+        &self,
+        workflow_id: i64,
+        major: u32,
+    ) -> Result<Option<crate::workflow::Version>> {
         self.call(|c| {
             c.query_row(
                 "SELECT s.major, s.minor FROM runs r JOIN scripts s ON s.id = r.script_id
-                 WHERE r.workflow_id = ?1 AND r.status = 'succeeded' ORDER BY r.id DESC LIMIT 1",
-                [workflow_id],
+                 WHERE r.workflow_id = ?1 AND s.major = ?2 AND r.status = 'succeeded'
+                 ORDER BY r.id DESC LIMIT 1",
+                params![workflow_id, major],
                 |r| {
                     Ok(crate::workflow::Version {
                         major: r.get(0)?,

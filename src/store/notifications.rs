@@ -8,11 +8,14 @@ use crate::workflow::{Author, Version};
 /// How many notifications the centre shows.
 const LIST_LIMIT: u32 = 200;
 
-/// An alert about a workflow is resolved once the workflow ran green after it was raised: its
-/// cause is gone, so its buttons (Re-plan, Open settings) would only mislead.
+/// An alert about a workflow is resolved once the workflow ran green after it was raised, and
+/// after the last time it happened again: its cause is gone, so its buttons (Re-plan, Open
+/// settings, Try auto-fix again) would only mislead. A failure counted on it since a green run
+/// brings them back.
 const RESOLVED: &str = "(n.kind NOT IN ('info', 'repaired') AND n.workflow_id IS NOT NULL
      AND EXISTS (SELECT 1 FROM runs r WHERE r.workflow_id = n.workflow_id
-                 AND r.status = 'succeeded' AND r.finished_at > n.created_at))";
+                 AND r.status = 'succeeded'
+                 AND r.finished_at > coalesce(n.repeated_at, n.created_at)))";
 
 impl Store {
     pub fn insert_notification(&self, new: &NewNotification) -> Result<Notification> {
@@ -55,7 +58,29 @@ impl Store {
             run_id: new.run_id,
             task_id: new.task_id,
             actions: new.actions.clone(),
+            repeats: 0,
+            repeated_at: None,
             resolved: false,
+        })
+    }
+
+    pub fn notification(&self, id: i64) -> Result<Notification> {
+        use rusqlite::OptionalExtension;
+        self.call(|c| {
+            c.query_row(
+                &format!(
+                    "SELECT n.id, n.kind, n.title, n.body, n.created_at, n.read_at IS NOT NULL,
+                            n.heal_id, n.workflow_id, n.run_id, n.task_id, n.actions, {RESOLVED},
+                            n.repeats, n.repeated_at
+                     FROM notifications n WHERE n.id = ?1"
+                ),
+                [id],
+                notification_from_row,
+            )
+            .optional()
+        })?
+        .ok_or_else(|| Error::NotFound {
+            what: format!("notification {id}"),
         })
     }
 
@@ -63,7 +88,8 @@ impl Store {
         self.call(|c| {
             let sql = format!(
                 "SELECT n.id, n.kind, n.title, n.body, n.created_at, n.read_at IS NOT NULL,
-                        n.heal_id, n.workflow_id, n.run_id, n.task_id, n.actions, {RESOLVED}
+                        n.heal_id, n.workflow_id, n.run_id, n.task_id, n.actions, {RESOLVED},
+                        n.repeats, n.repeated_at
                  FROM notifications n WHERE n.dismissed_at IS NULL
                  ORDER BY n.id DESC LIMIT ?1"
             );
@@ -160,6 +186,8 @@ fn notification_from_row(r: &Row<'_>) -> rusqlite::Result<Notification> {
         task_id: r.get(9)?,
         actions: serde_json::from_str(&actions).map_err(|_| unknown_value(10, &actions))?,
         resolved: r.get(11)?,
+        repeats: r.get(12)?,
+        repeated_at: r.get(13)?,
     })
 }
 

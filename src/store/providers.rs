@@ -101,7 +101,7 @@ impl Store {
     pub fn tier_settings(&self) -> Result<Vec<TierSetting>> {
         self.call(|c| {
             let mut stmt = c.prepare_cached(
-                "SELECT tier, provider, model, budget_tokens FROM tiers ORDER BY tier",
+                "SELECT tier, provider, model, budget_tokens, temperature FROM tiers ORDER BY tier",
             )?;
             let rows = stmt
                 .query_map([], |r| {
@@ -111,6 +111,7 @@ impl Store {
                         provider: r.get(1)?,
                         model: r.get(2)?,
                         budget_tokens: r.get(3)?,
+                        temperature: r.get(4)?,
                     })
                 })?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -122,22 +123,31 @@ impl Store {
         if setting.model.trim().is_empty() {
             return Err(Error::InvalidInput("the model name is empty".to_string()));
         }
+        if setting
+            .temperature
+            .is_some_and(|t| !t.is_finite() || !(0.0..=2.0).contains(&t))
+        {
+            return Err(Error::InvalidInput(
+                "the temperature must be between 0 and 2".to_string(),
+            ));
+        }
         // The provider must exist: say so rather than fail on the foreign key.
         self.provider(&setting.provider)?;
         let at = now();
         self.call(|c| {
             c.execute(
-                "INSERT INTO tiers (tier, provider, model, budget_tokens, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5)
+                "INSERT INTO tiers (tier, provider, model, budget_tokens, updated_at, temperature)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                  ON CONFLICT (tier) DO UPDATE SET provider = excluded.provider,
                      model = excluded.model, budget_tokens = excluded.budget_tokens,
-                     updated_at = excluded.updated_at",
+                     updated_at = excluded.updated_at, temperature = excluded.temperature",
                 params![
                     setting.tier.as_str(),
                     setting.provider,
                     setting.model.trim(),
                     setting.budget_tokens,
-                    at
+                    at,
+                    setting.temperature
                 ],
             )
         })?;

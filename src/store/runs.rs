@@ -73,6 +73,17 @@ impl Store {
         })
     }
 
+    /// How many runs of one script version there were with `trigger`.
+    pub fn runs_of_script(&self, script_id: i64, trigger: RunTrigger) -> Result<u32> {
+        self.call(|c| {
+            c.query_row(
+                "SELECT count(*) FROM runs WHERE script_id = ?1 AND trigger = ?2",
+                params![script_id, trigger.as_str()],
+                |r| r.get(0),
+            )
+        })
+    }
+
     /// Queued runs, oldest first.
     pub fn queued_runs(&self) -> Result<Vec<(i64, i64)>> {
         self.call(|c| {

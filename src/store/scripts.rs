@@ -113,6 +113,12 @@ impl Store {
                 author,
                 requirements,
             )?;
+            // A new major is the person's answer to a repair that gave up: repairs may start
+            // again.
+            tx.execute(
+                "DELETE FROM repair_holds WHERE workflow_id = ?1",
+                [workflow_id],
+            )?;
             tx.commit()?;
             Ok(id)
         })?;

@@ -122,12 +122,16 @@ impl Store {
             c.execute(
                 "INSERT INTO messages (task_id, at, role, content, tool_calls, tool_call_id,
                      tool_name, is_error, provider, model, prompt_tokens, completion_tokens,
-                     cached_tokens)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                     cached_tokens, nudge)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                 params![
                     task_id,
                     at,
-                    message.role.as_str(),
+                    // The table's role CHECK predates nudges: one is a 'user' row, flagged.
+                    match message.role {
+                        MessageRole::Nudge => MessageRole::User.as_str(),
+                        role => role.as_str(),
+                    },
                     message.content,
                     tool_calls,
                     message.tool_call_id,
@@ -138,6 +142,7 @@ impl Store {
                     usage.map(|u| sql_int(u.prompt_tokens)),
                     usage.map(|u| sql_int(u.completion_tokens)),
                     usage.map(|u| sql_int(u.cached_tokens)),
+                    message.role == MessageRole::Nudge,
                 ],
             )?;
             Ok(c.last_insert_rowid())
@@ -163,7 +168,8 @@ impl Store {
         let messages = self.call(|c| {
             let mut stmt = c.prepare_cached(
                 "SELECT id, task_id, at, role, content, tool_calls, tool_call_id, tool_name,
-                        is_error, provider, model, prompt_tokens, completion_tokens, cached_tokens
+                        is_error, provider, model, prompt_tokens, completion_tokens, cached_tokens,
+                        nudge
                  FROM messages WHERE task_id = ?1 ORDER BY id",
             )?;
             let rows = stmt
@@ -210,7 +216,10 @@ fn message_from_row(r: &Row<'_>) -> rusqlite::Result<ThreadMessage> {
         id: r.get(0)?,
         task_id: r.get(1)?,
         at: r.get(2)?,
-        role: MessageRole::parse(&role).ok_or_else(|| unknown_value(3, &role))?,
+        role: match MessageRole::parse(&role).ok_or_else(|| unknown_value(3, &role))? {
+            MessageRole::User if r.get::<_, bool>(14)? => MessageRole::Nudge,
+            role => role,
+        },
         content: r.get(4)?,
         tool_calls,
         tool_call_id: r.get(6)?,

@@ -9,7 +9,9 @@ use healer::session::{SessionStatus, StepKind, StepSource, StepUsage};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent_fixtures::{claude, outline, run, run_with, script, workspace, Workspace};
+use crate::agent_fixtures::{
+    claude, outline, run, run_with, script, step_usage, workspace, Workspace,
+};
 use crate::model_server::{anthropic, ModelServer, TOKENS};
 
 const KEY: &str = "test-key-claude";
@@ -124,12 +126,13 @@ async fn claude_code_runs_bash_and_edits_a_file_its_steps_arrive_in_order_and_it
         .is_some_and(|a| a.contains("echo hi > a.txt")));
     // Each of the three model calls is counted once, on its last step, with its final usage.
     let usage: Vec<StepUsage> = steps.iter().filter_map(|s| s.usage).collect();
-    let one = StepUsage {
-        prompt_tokens: TOKENS.prompt,
-        completion_tokens: TOKENS.completion,
-        cached_tokens: TOKENS.cached,
-    };
-    assert_eq!(usage, vec![one; 3]);
+    let reported: Vec<StepUsage> = server
+        .turn_usage()
+        .iter()
+        .map(|t| step_usage(&[*t]))
+        .collect();
+    assert_eq!(reported.len(), 3);
+    assert_eq!(usage, reported);
     assert!(steps[2].usage.is_some() && steps[4].usage.is_some() && steps[6].usage.is_some());
 
     // The transcript is where the adapter said, and reads back into the same steps.
@@ -140,7 +143,7 @@ async fn claude_code_runs_bash_and_edits_a_file_its_steps_arrive_in_order_and_it
     assert_eq!(skipped, 0);
     assert_eq!(outline(&from_file), ran.outline());
     let file_usage: Vec<StepUsage> = from_file.iter().filter_map(|s| s.usage).collect();
-    assert_eq!(file_usage, vec![one; 3]);
+    assert_eq!(file_usage, reported);
     // Told apart from the other kinds of record; a line cut short by a crash is skipped.
     std::fs::write(&path, format!("{text}{{\"type\":\"assistant\",\"mess")).expect("cut");
     let read = healer::agent::transcript::read_file(&path).expect("readable");

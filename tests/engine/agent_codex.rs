@@ -10,7 +10,7 @@ use healer::agent::{AgentUpdate, SessionSpec};
 use healer::session::{SessionStatus, StepKind, StepSource, StepUsage};
 use tokio_util::sync::CancellationToken;
 
-use crate::agent_fixtures::{codex, run, run_with, script, workspace, Workspace};
+use crate::agent_fixtures::{codex, run, run_with, script, step_usage, workspace, Workspace};
 use crate::model_server::{responses, ModelServer, TOKENS};
 
 const KEY: &str = "test-key-codex";
@@ -64,14 +64,6 @@ fn spec(ws: &Workspace, prompt: &str) -> SessionSpec {
     );
     spec.model = Some("scripted-model".to_string());
     spec
-}
-
-fn tokens(n: u64) -> StepUsage {
-    StepUsage {
-        prompt_tokens: n * TOKENS.prompt,
-        completion_tokens: n * TOKENS.completion,
-        cached_tokens: n * TOKENS.cached,
-    }
 }
 
 #[tokio::test]
@@ -142,7 +134,9 @@ async fn codex_runs_a_command_and_a_patch_its_steps_arrive_in_order_and_its_roll
     assert!(!steps[2].is_error && !steps[4].is_error);
     // The turn's cost, on its last message: three model calls.
     let usage: Vec<StepUsage> = steps.iter().filter_map(|s| s.usage).collect();
-    assert_eq!(usage, vec![tokens(3)]);
+    let reported = server.turn_usage();
+    assert_eq!(reported.len(), 3);
+    assert_eq!(usage, vec![step_usage(&reported)]);
 
     // The rollout is where the adapter said, and reads back into the conversation.
     let path = rollout_path.expect("a rollout");
@@ -166,7 +160,8 @@ async fn codex_runs_a_command_and_a_patch_its_steps_arrive_in_order_and_its_roll
     assert_eq!(from_file[0].text, "-Write a.txt and patch");
     assert_eq!(from_file[1].call_id.as_deref(), Some("c1"));
     let file_usage: Vec<StepUsage> = from_file.iter().filter_map(|s| s.usage).collect();
-    assert_eq!(file_usage, vec![tokens(1); 3]);
+    let per_call: Vec<StepUsage> = reported.iter().map(|t| step_usage(&[*t])).collect();
+    assert_eq!(file_usage, per_call);
     let read = healer::agent::transcript::read_file(&path).expect("readable");
     assert_eq!(
         read.kind,
@@ -218,7 +213,9 @@ async fn a_resumed_codex_thread_continues_with_its_history_and_counts_only_its_o
     assert_eq!(ws.read("one.txt"), "one\ntwo\n");
     // Codex reports the thread's running total; the resumed turn is charged its own two calls.
     let usage: Vec<StepUsage> = second.steps().iter().filter_map(|s| s.usage).collect();
-    assert_eq!(usage, vec![tokens(2)]);
+    let reported = server.turn_usage();
+    assert_eq!(reported.len(), 4);
+    assert_eq!(usage, vec![step_usage(&reported[2..])]);
     // The first request after the resume carries the first turn, then the new message.
     let resumed = server.chats().get(2).expect("a request").body["input"].to_string();
     for earlier in [

@@ -8,9 +8,21 @@ use std::process::Command;
 use std::time::Duration;
 
 use healer::agent::{Agent, AgentUpdate, SessionEnd, SessionSpec};
-use healer::session::{SessionStep, StepKind};
+use healer::session::{SessionStep, StepKind, StepUsage};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+
+use crate::model_server::Tokens;
+
+/// What the adapters should report for model calls, from what the server measured and said:
+/// one call's usage, or several summed (a turn's running total).
+pub fn step_usage(calls: &[Tokens]) -> StepUsage {
+    StepUsage {
+        prompt_tokens: calls.iter().map(|t| t.prompt).sum(),
+        completion_tokens: calls.iter().map(|t| t.completion).sum(),
+        cached_tokens: calls.iter().map(|t| t.cached).sum(),
+    }
+}
 
 fn pinned(var: &str, relative: &str) -> PathBuf {
     if let Ok(path) = std::env::var(var) {

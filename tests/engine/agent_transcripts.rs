@@ -8,6 +8,7 @@ use healer::agent::transcript::{read_file, read_text, TranscriptKind};
 use healer::llm::{ProviderKind, Tier};
 use healer::session::{StepKind, StepSource, StepUsage};
 
+use crate::agent_fixtures::step_usage;
 use crate::llm_fixtures::{file_tools, fix_request, setup};
 use crate::model_server::{openai, TOKENS};
 
@@ -70,12 +71,15 @@ async fn an_exported_atif_trajectory_reads_back_into_steps() {
     assert_eq!(steps[4].text, "Nothing to fix.");
     assert_eq!(steps[4].model.as_deref(), Some("scripted-large"));
     let usage: Vec<StepUsage> = steps.iter().filter_map(|s| s.usage).collect();
-    let one = StepUsage {
-        prompt_tokens: TOKENS.prompt,
-        completion_tokens: TOKENS.completion,
-        cached_tokens: TOKENS.cached,
-    };
-    assert_eq!(usage, vec![one, one]);
+    // What the server measured and reported for each of the two calls, read back unchanged.
+    let reported: Vec<StepUsage> = s
+        .server
+        .turn_usage()
+        .iter()
+        .map(|t| step_usage(&[*t]))
+        .collect();
+    assert_eq!(reported.len(), 2);
+    assert_eq!(usage, reported);
     s.engine.shutdown().await;
 }
 

@@ -168,21 +168,21 @@ fn a_missing_python_module_is_environment() {
 }
 
 #[test]
-fn a_missing_data_file_is_logic_not_environment() {
+fn a_missing_data_file_is_environment() {
     let ran = run("main.py", "rows = open('data.csv').read()\n");
     assert_eq!(ran.error_type(), Some("FileNotFoundError"));
-    ran.assert_class(FailureClass::Logic);
+    ran.assert_class(FailureClass::Environment);
 }
 
 #[test]
-fn a_full_disk_is_environment() {
+fn a_full_disk_is_resource() {
     let ran = run(
         "main.py",
         "with open('/dev/full', 'w') as f:\n    f.write('x')\n",
     );
     assert_eq!(ran.error_type(), Some("OSError"));
     assert!(ran.message().contains("[Errno 28]"), "{}", ran.message());
-    ran.assert_class(FailureClass::Environment);
+    ran.assert_class(FailureClass::Resource);
 }
 
 #[test]
@@ -373,18 +373,18 @@ fn a_file_that_may_not_be_run_is_environment() {
 }
 
 #[test]
-fn a_shell_writing_to_a_full_disk_is_environment() {
+fn a_shell_writing_to_a_full_disk_is_resource() {
     let ran = run("main.sh", "set -e\necho report > /dev/full\n");
     assert_eq!(ran.error_type(), Some("NoSpace"));
-    ran.assert_class(FailureClass::Environment);
+    ran.assert_class(FailureClass::Resource);
 }
 
 #[test]
-fn a_shell_reading_a_missing_data_file_is_logic() {
+fn a_shell_reading_a_missing_data_file_is_environment() {
     let ran = run("main.sh", "set -e\ncat data.csv\necho never\n");
     assert_eq!(ran.error_type(), Some("NoSuchFile"));
     assert_eq!(ran.message(), "cat: data.csv: No such file or directory");
-    ran.assert_class(FailureClass::Logic);
+    ran.assert_class(FailureClass::Environment);
 }
 
 #[test]

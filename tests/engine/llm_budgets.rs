@@ -18,13 +18,6 @@ async fn the_daily_cap_refuses_a_call_before_it_reaches_the_server() {
         "sk-day-cap",
     )
     .await;
-    let per_call = TOKENS.prompt + TOKENS.completion;
-    s.engine
-        .set_llm_budgets(Budgets {
-            per_day_tokens: per_call + 50,
-            ..Budgets::default()
-        })
-        .expect("budgets");
     s.server.script([
         openai::text("First answer.", TOKENS),
         openai::text("Second answer.", TOKENS),
@@ -35,6 +28,14 @@ async fn the_daily_cap_refuses_a_call_before_it_reaches_the_server() {
         .await
         .expect("the first call fits");
     assert_eq!(first.stop, StopReason::Answered);
+    // Today's cap leaves 50 tokens beyond what the first call used: too few for another.
+    let used = s.server.reported().total();
+    s.engine
+        .set_llm_budgets(Budgets {
+            per_day_tokens: used + 50,
+            ..Budgets::default()
+        })
+        .expect("budgets");
 
     let error = s
         .engine
@@ -184,6 +185,7 @@ async fn ollama_is_found_with_its_models_and_needs_no_key() {
         provider: "local".to_string(),
         model: "llama3.2:3b".to_string(),
         budget_tokens: 5_000,
+        temperature: None,
     })
     .expect("tier");
     server.script([openai::text("Local answer.", TOKENS)]);
@@ -203,6 +205,7 @@ async fn ollama_is_found_with_its_models_and_needs_no_key() {
             limits: None,
             max_tokens: None,
             inbox: None,
+            temperature: None,
         })
         .await
         .expect("answered");

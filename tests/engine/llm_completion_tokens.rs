@@ -13,6 +13,7 @@ fn use_model(s: &crate::llm_fixtures::Setup, model: &str) {
             provider: "scripted".to_string(),
             model: model.to_string(),
             budget_tokens: 10_000,
+            temperature: None,
         })
         .expect("tier");
 }

@@ -60,6 +60,7 @@ pub async fn setup(kind: ProviderKind, key_var: &str, key: &str) -> Setup {
             provider: "scripted".to_string(),
             model: "scripted-large".to_string(),
             budget_tokens: 10_000,
+            temperature: None,
         })
         .expect("tier");
     let work = tmp.path().join("work");
@@ -95,6 +96,7 @@ pub fn fix_request(engine: &Engine, tools: ToolSet, tier: Tier) -> AgentRun {
         limits: None,
         max_tokens: None,
         inbox: None,
+        temperature: None,
     }
 }
 

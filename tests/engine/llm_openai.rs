@@ -42,11 +42,15 @@ async fn a_maintainer_reads_and_edits_the_script_through_tools_and_finishes() {
     );
     assert_eq!(outcome.steps, 3);
     assert_eq!(outcome.invalid_tool_calls, 0);
-    assert_eq!(
-        outcome.usage.total(),
-        3 * (TOKENS.prompt + TOKENS.completion)
-    );
+    // The usage is what the server reported, measured from each request and reply.
+    let reported = s.server.reported();
+    assert_eq!(outcome.usage.total(), reported.total());
     assert_eq!(outcome.usage.cached_tokens, 3 * TOKENS.cached);
+    let chats = s.server.chats();
+    assert!(
+        chats[2].reported.map(|t| t.prompt) > chats[0].reported.map(|t| t.prompt),
+        "a longer conversation costs more prompt tokens"
+    );
     assert_eq!(
         std::fs::read_to_string(s.work.join("report.py")).expect("script"),
         "total = rows['total']\nprint(total)\n",
@@ -67,7 +71,7 @@ async fn a_maintainer_reads_and_edits_the_script_through_tools_and_finishes() {
     assert!(thread.messages[3].content.contains("rows['totl']"));
     assert_eq!(
         thread.messages[6].usage.map(|u| u.prompt_tokens),
-        Some(TOKENS.prompt)
+        chats[2].reported.map(|t| t.prompt)
     );
     assert_eq!(thread.messages[6].model.as_deref(), Some("scripted-large"));
 
@@ -140,7 +144,7 @@ async fn a_maintainer_reads_and_edits_the_script_through_tools_and_finishes() {
     assert_eq!(steps[4]["metrics"]["cached_tokens"], TOKENS.cached);
     assert_eq!(
         atif["final_metrics"]["total_prompt_tokens"],
-        3 * TOKENS.prompt
+        s.server.reported().prompt
     );
     assert_eq!(atif["final_metrics"]["total_steps"], 5);
     s.engine.shutdown().await;
@@ -321,7 +325,11 @@ async fn a_server_that_answers_with_one_json_document_is_read_too() {
         .await
         .expect("answered");
     assert_eq!(outcome.answer.as_deref(), Some("Done in one piece."));
-    assert_eq!(outcome.usage.prompt_tokens, TOKENS.prompt);
+    assert_eq!(outcome.usage.prompt_tokens, s.server.reported().prompt);
+    assert_eq!(
+        outcome.usage.completion_tokens,
+        "Done in one piece.".len().div_ceil(4) as u64
+    );
     assert_eq!(outcome.usage.cached_tokens, TOKENS.cached);
     s.engine.shutdown().await;
 }

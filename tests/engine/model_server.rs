@@ -4,6 +4,10 @@
 //! services do (answering 401, and echoing the wrong key back as OpenAI does), answers each
 //! chat request with the next scripted reply, and records every request it saw.
 //!
+//! The usage a reply reports is measured, as a provider counts it: the prompt from the size of
+//! the request body, the completion from what the reply writes (about 4 characters a token;
+//! [`measured`]). A scripted [`Tokens`] value only says how much of the prompt was cached.
+//!
 //! It runs on a thread and runtime of its own, so sync tests, async tests and the benchmark
 //! can all use it; it stops when dropped.
 
@@ -40,6 +44,10 @@ pub struct Seen {
     pub path: String,
     pub headers: Vec<(String, String)>,
     pub body: Value,
+    /// The request body's size in bytes.
+    pub bytes: usize,
+    /// The usage the answer reported (chat answers only).
+    pub reported: Option<Tokens>,
 }
 
 impl Seen {
@@ -141,6 +149,28 @@ impl ModelServer {
             .collect()
     }
 
+    /// The usage the chat answers reported, summed.
+    pub fn reported(&self) -> Tokens {
+        self.seen()
+            .iter()
+            .filter_map(|s| s.reported)
+            .fold(Tokens::default(), |a, t| Tokens {
+                prompt: a.prompt + t.prompt,
+                completion: a.completion + t.completion,
+                cached: a.cached + t.cached,
+            })
+    }
+
+    /// The usage each scripted answer reported, in order: the turns of a model loop, without
+    /// Claude Code's side requests (titles, summaries) that the server answers on its own.
+    pub fn turn_usage(&self) -> Vec<Tokens> {
+        self.chats()
+            .iter()
+            .filter(|s| !is_claude_code_side_request(s, is_anthropic(s)))
+            .filter_map(|s| s.reported)
+            .collect()
+    }
+
     pub fn unused_replies(&self) -> usize {
         self.lock().replies.len()
     }
@@ -182,8 +212,9 @@ async fn serve_connection(mut socket: TcpStream, state: Arc<Mutex<State>>) {
         let head = String::from_utf8_lossy(&buffer[..head_len]).to_string();
         let body = buffer[head_len..head_len + content_length].to_vec();
         buffer.drain(..head_len + content_length);
-        let seen = parse_request(&head, &body);
-        let reply = answer(&state, &seen);
+        let mut seen = parse_request(&head, &body);
+        let (reply, reported) = measured(answer(&state, &seen), seen.bytes);
+        seen.reported = reported;
         state
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -231,6 +262,8 @@ fn parse_request(head: &str, body: &[u8]) -> Seen {
         path,
         headers,
         body: serde_json::from_slice(body).unwrap_or(Value::Null),
+        bytes: body.len(),
+        reported: None,
     }
 }
 
@@ -244,8 +277,7 @@ fn answer(state: &Arc<Mutex<State>>, seen: &Seen) -> Reply {
             .collect();
         return Reply::Json(json!({ "models": models }));
     }
-    let anthropic =
-        seen.path.starts_with("/v1/messages") || seen.header("anthropic-version").is_some();
+    let anthropic = is_anthropic(seen);
     if let Some(expected) = &state.key {
         let given = if anthropic {
             seen.header("x-api-key").unwrap_or_default().to_string()
@@ -307,20 +339,14 @@ fn answer(state: &Arc<Mutex<State>>, seen: &Seen) -> Reply {
     })
 }
 
+fn is_anthropic(seen: &Seen) -> bool {
+    seen.path.starts_with("/v1/messages") || seen.header("anthropic-version").is_some()
+}
+
 /// Claude Code's requests without tools (titles, summaries) are not turns of its main loop: a
 /// short answer, without taking a scripted reply, so that a script lists only the turns.
 fn claude_code_side_request(seen: &Seen, anthropic: bool) -> Option<Reply> {
-    let claude_code = seen.header("x-app") == Some("cli")
-        || seen
-            .header("user-agent")
-            .is_some_and(|a| a.starts_with("claude-cli/"));
-    let has_tools = seen.body["tools"]
-        .as_array()
-        .is_some_and(|tools| !tools.is_empty());
-    if !anthropic || !claude_code || seen.method != "POST" || has_tools {
-        return None;
-    }
-    if !seen.path.starts_with("/v1/messages") || seen.path.contains("count_tokens") {
+    if !is_claude_code_side_request(seen, anthropic) {
         return None;
     }
     let t = Tokens {
@@ -333,6 +359,22 @@ fn claude_code_side_request(seen: &Seen, anthropic: bool) -> Option<Reply> {
     } else {
         anthropic::whole_text("Scripted session", t)
     })
+}
+
+fn is_claude_code_side_request(seen: &Seen, anthropic: bool) -> bool {
+    let claude_code = seen.header("x-app") == Some("cli")
+        || seen
+            .header("user-agent")
+            .is_some_and(|a| a.starts_with("claude-cli/"));
+    let has_tools = seen.body["tools"]
+        .as_array()
+        .is_some_and(|tools| !tools.is_empty());
+    anthropic
+        && claude_code
+        && seen.method == "POST"
+        && !has_tools
+        && seen.path.starts_with("/v1/messages")
+        && !seen.path.contains("count_tokens")
 }
 
 async fn write_reply(socket: &mut TcpStream, reply: Reply) -> std::io::Result<()> {
@@ -378,19 +420,156 @@ async fn write_reply(socket: &mut TcpStream, reply: Reply) -> std::io::Result<()
     }
 }
 
-/// The tokens a scripted reply reports.
-#[derive(Debug, Clone, Copy)]
+/// The tokens a reply reports. Scripted replies are built with [`TOKENS`]; the server replaces
+/// the prompt and completion counts with measured ones before answering ([`measured`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Tokens {
     pub prompt: u64,
     pub completion: u64,
     pub cached: u64,
 }
 
+impl Tokens {
+    pub fn total(&self) -> u64 {
+        self.prompt + self.completion
+    }
+}
+
+/// What scripted replies are built with: their counts are placeholders that [`measured`]
+/// replaces; `cached` (at most the measured prompt) is what the cache served.
 pub const TOKENS: Tokens = Tokens {
     prompt: 120,
     completion: 30,
     cached: 20,
 };
+
+/// About four characters a token, rounded up, as the engine estimates too.
+fn tokens_of(chars: usize) -> u64 {
+    (chars as u64).div_ceil(4)
+}
+
+/// The reply with its usage replaced by what a provider would count: the prompt from the size of
+/// the request body, the completion from the text and tool arguments the reply writes. Every
+/// `usage` object in the reply is rewritten, whatever wire format it is in (OpenAI's
+/// `prompt_tokens`, Anthropic's and the Responses API's `input_tokens` / `output_tokens`).
+fn measured(reply: Reply, request_bytes: usize) -> (Reply, Option<Tokens>) {
+    fn documents(reply: &Reply) -> Vec<Value> {
+        match reply {
+            Reply::Json(value) => vec![value.clone()],
+            Reply::Stream(events) => events
+                .iter()
+                .flat_map(|e| e.lines())
+                .filter_map(|l| l.strip_prefix("data: "))
+                .filter_map(|d| serde_json::from_str(d).ok())
+                .collect(),
+            Reply::Status { .. } => Vec::new(),
+        }
+    }
+    /// Characters the model wrote. A lifecycle event that repeats the whole response under
+    /// `response` (the Responses API) is not counted twice.
+    fn written(value: &Value, key: Option<&str>) -> usize {
+        match value {
+            Value::String(s) => match key {
+                Some("content" | "text" | "arguments" | "partial_json" | "delta") => s.len(),
+                _ => 0,
+            },
+            Value::Array(items) => items.iter().map(|v| written(v, key)).sum(),
+            Value::Object(map) => map
+                .iter()
+                .filter(|(k, _)| !matches!(k.as_str(), "usage" | "response"))
+                .map(|(k, v)| written(v, Some(k)))
+                .sum(),
+            _ => 0,
+        }
+    }
+    fn scripted_cached(value: &Value) -> Option<u64> {
+        match value {
+            Value::Object(map) => map
+                .get("cached_tokens")
+                .or_else(|| map.get("cache_read_input_tokens"))
+                .and_then(Value::as_u64)
+                .or_else(|| map.values().find_map(scripted_cached)),
+            Value::Array(items) => items.iter().find_map(scripted_cached),
+            _ => None,
+        }
+    }
+    fn patch(value: &mut Value, t: Tokens, in_usage: bool) {
+        match value {
+            Value::Object(map) => {
+                if in_usage {
+                    let anthropic = map.contains_key("cache_read_input_tokens");
+                    for (k, v) in map.iter_mut() {
+                        let n = match k.as_str() {
+                            "prompt_tokens" => t.prompt,
+                            "input_tokens" if anthropic => t.prompt - t.cached,
+                            "input_tokens" => t.prompt,
+                            "completion_tokens" | "output_tokens" => t.completion,
+                            "total_tokens" => t.total(),
+                            "cached_tokens" | "cache_read_input_tokens" => t.cached,
+                            _ => {
+                                patch(v, t, true);
+                                continue;
+                            }
+                        };
+                        *v = json!(n);
+                    }
+                } else {
+                    for (k, v) in map.iter_mut() {
+                        patch(v, t, k == "usage");
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| patch(v, t, in_usage)),
+            _ => {}
+        }
+    }
+    let docs = documents(&reply);
+    if docs.is_empty() {
+        return (reply, None);
+    }
+    let prompt = tokens_of(request_bytes);
+    let t = Tokens {
+        prompt,
+        completion: tokens_of(docs.iter().map(|d| written(d, None)).sum()).max(1),
+        cached: docs
+            .iter()
+            .find_map(scripted_cached)
+            .unwrap_or(0)
+            .min(prompt),
+    };
+    let reply = match reply {
+        Reply::Json(mut value) => {
+            patch(&mut value, t, false);
+            Reply::Json(value)
+        }
+        Reply::Stream(events) => Reply::Stream(
+            events
+                .into_iter()
+                .map(|event| {
+                    event
+                        .split_inclusive('\n')
+                        .map(|line| {
+                            match line.strip_prefix("data: ").map(|d| {
+                                (
+                                    serde_json::from_str::<Value>(d.trim_end()),
+                                    d.ends_with('\n'),
+                                )
+                            }) {
+                                Some((Ok(mut value), newline)) => {
+                                    patch(&mut value, t, false);
+                                    format!("data: {value}{}", if newline { "\n" } else { "" })
+                                }
+                                _ => line.to_string(),
+                            }
+                        })
+                        .collect()
+                })
+                .collect(),
+        ),
+        other => other,
+    };
+    (reply, Some(t))
+}
 
 /// Text cut into pieces, as a model streams it.
 fn pieces(text: &str) -> Vec<String> {

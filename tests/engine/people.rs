@@ -214,7 +214,10 @@ async fn a_persons_green_save_clears_needs_attention_and_resolves_the_alert() {
     };
     let before = alert(engine);
     assert!(!before.resolved);
-    assert_eq!(before.actions, [NotificationAction::Replan]);
+    assert_eq!(
+        before.actions,
+        [NotificationAction::Replan, NotificationAction::RetryAutofix]
+    );
 
     // The maintainer's last words open the Re-plan chat, waiting for an answer.
     let chat = engine.planner_chat(w.id).expect("chat");

@@ -11,7 +11,7 @@ use healer::store::MergePolicy;
 use healer::tasklist::{read_file, TaskStatus, PROGRESS_FILE, TASKS_FILE};
 use serde_json::{json, Value};
 
-use crate::model_server::{openai, TOKENS};
+use crate::model_server::openai;
 use crate::project_fixtures::*;
 
 fn task(title: &str) -> TaskEdit {
@@ -191,7 +191,10 @@ async fn the_built_in_agent_edits_a_file_passes_verification_commits_and_closes_
         .contains("1 place changed"));
     assert_eq!(
         atif["final_metrics"]["total_prompt_tokens"],
-        json!(4 * TOKENS.prompt)
+        json!(pb.bed.server.turn_usage()[..4]
+            .iter()
+            .map(|t| t.prompt)
+            .sum::<u64>())
     );
 }
 

@@ -137,6 +137,9 @@ export const api = {
   /** Queues the planner's turn; its answer arrives later, through events. */
   sendPlannerMessage: (workflowId: number, message: string) => unwrap(commands.sendPlannerMessage(workflowId, message)),
 
+  /** "Try auto-fix again" after a repair gave up: a new repair of the last failure. */
+  retryAutofix: (workflowId: number) => unwrap(commands.retryAutofix(workflowId)),
+
   /** Pending checkpoints (oldest first) and past decisions (newest first). */
   listCheckpoints: () => unwrap(commands.listCheckpoints()),
   /** `option` is 1-based, as shown; fails with `invalid_input` when it was decided already. */

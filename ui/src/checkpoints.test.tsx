@@ -117,7 +117,10 @@ test("questions, decisions and recovery read as plain sentences in Activity", as
     recommendation: "Pause — it will keep failing until the machine is fixed; resume it when it is",
   });
   healer.record({ kind: "checkpoint_created", checkpoint: asked });
-  healer.record({ kind: "checkpoint_decided", checkpoint_id: asked.id, workflow_id: 1, choice: "Pause", outcome: "Paused until you resume it" });
+  healer.record({
+    kind: "checkpoint_decided", checkpoint_id: asked.id, trigger: "environment", workflow_id: 1, run_id: null,
+    choice: "Pause", outcome: "Paused until you resume it",
+  });
   healer.record({
     kind: "recovery_decided", workflow_id: 1, run_id: 5, action: "alternative",
     detail: "run again with the hint “use the mirror at mirror.example.com” (run 6)",

@@ -14,7 +14,7 @@ export type DecisionWords = {
 const schedulerPaused: DecisionWords = {
   title: "Paused scheduled runs",
   tone: "bad",
-  why: "Scripts left processes running after Healer ended them, so no scheduled run starts until you resume them.",
+  why: "Scripts left processes running after their runs ended, so no scheduled run starts until they end or you resume.",
 };
 
 const known: Record<string, DecisionWords> = {
@@ -26,7 +26,27 @@ const known: Record<string, DecisionWords> = {
   fix_rolled_back: {
     title: "Undid a fix that made things worse",
     tone: "contained",
-    why: "After an automatic fix the script failed with a different error, so Healer put back the code from before the fix.",
+    why: "After an automatic fix the script failed earlier than before, or no longer started, so Healer put back the code from before the fix.",
+  },
+  fix_kept: {
+    title: "Kept a fix that got the script further",
+    tone: "working",
+    why: "An automatic fix cured its error and the script got further before failing on the next one. Healer kept it and repairs the next error.",
+  },
+  rollback_escalated: {
+    title: "Asked you instead of rolling back",
+    tone: "bad",
+    why: "Repairs did not hold, and no version of the script you saved last has worked (or it fails too), so there is nothing safe to go back to.",
+  },
+  repairs_held: {
+    title: "Stopped repairing until you decide",
+    tone: "bad",
+    why: "An automatic repair gave up. Healer counts further failures with the same error on its message, without spending more on repairs.",
+  },
+  repairs_resumed: {
+    title: "Repairs may start again",
+    tone: "good",
+    why: "You answered a repair that gave up: a new version, Try auto-fix again, or resuming the workflow.",
   },
   systemic: {
     title: "Paused repairs: the same error in several workflows",

@@ -39,6 +39,7 @@ const triggerDetail: Record<RunTrigger, string> = {
   fix: "Re-run after an automatic fix",
   checkpoint: "You chose to run it again when Healer asked",
   recovery: "Healer's recovery ran it again",
+  rollback: "Healer put back the last version that worked, and runs it to prove it",
 };
 
 const maintenanceTitle: Record<AutoFixStatus, string> = {
@@ -104,6 +105,9 @@ const remedyWords: Record<string, { did: string; failed: string }> = {
   level2: { did: "Healer looked deeper into the failure", failed: "Healer could not look deeper into the failure" },
   checkpoint: { did: "Healer asked you what to do", failed: "Healer could not ask you" },
   record_and_notify: { did: "Healer told you about it", failed: "Healer could not tell you about it" },
+  superseded: { did: "Healer waited for the run of a newer repair", failed: "Healer could not check for a newer repair" },
+  rollback_failed_too: { did: "Healer asked you, as the version it put back fails too", failed: "Healer could not check the version it put back" },
+  held_for_person: { did: "Healer counted the failure on the open question, spending nothing", failed: "Healer could not check for an open question" },
 };
 
 function remedySentence(remedy: string, status: RemedyStatus): string {
@@ -145,8 +149,20 @@ export function describeEvent(event: Event): EventText {
       return { title: remedySentence(event.remedy, event.status), detail: capitalised(event.detail), tone: remedyTone[event.status] };
     case "heal_finished":
       return { title: outcomeSentence[event.outcome], detail: event.summary, tone: outcomeTone[event.outcome] };
+    case "heal_resolved":
+      return {
+        title: `The failure is repaired: version ${event.version.major}.${event.version.minor} ran past it`,
+        detail: "The run of the repaired version got further than the failure.",
+        tone: "good",
+      };
     case "notification_created":
       return { title: `Healer told you: ${event.notification.title}`, detail: event.notification.body, tone: "info" };
+    case "notification_updated":
+      return {
+        title: `It happened again: ${event.notification.title}`,
+        detail: failedSince(event.notification.repeats),
+        tone: "bad",
+      };
     case "workflow_created":
       return { title: `Workflow “${event.title}” created`, detail: "It runs on its schedule from now on.", tone: "info" };
     case "workflow_changed":
@@ -221,6 +237,12 @@ export function describeEvent(event: Event): EventText {
         tone: "info",
       };
     }
+    case "checkpoint_updated":
+      return {
+        title: `Healer asks: ${event.checkpoint.title}`,
+        detail: `It now concerns ${event.checkpoint.affected.length} workflows.`,
+        tone: "info",
+      };
     case "checkpoint_decided":
       return { title: `You chose ${event.choice}`, detail: capitalised(event.outcome), tone: "neutral" };
     case "recovery_decided":
@@ -260,6 +282,11 @@ export function describeEvent(event: Event): EventText {
   }
 }
 
+/** "It failed 3 more times since." for a notification whose failure came back. */
+export function failedSince(repeats: number): string {
+  return `It failed ${repeats === 1 ? "once more" : `${repeats} more times`} since.`;
+}
+
 /** The technical record behind an event, for the details toggle: ids, names, states. */
 export function technicalRecord(event: Event): string {
   const parts: string[] = [event.kind.replace(/_/g, " ")];
@@ -273,6 +300,10 @@ export function technicalRecord(event: Event): string {
 
 /** One sentence for a test alert's heal: what Healer did with it. */
 export function describeHeal(heal: HealRecord): string {
+  if (heal.resolved_by) {
+    const { major, minor } = heal.resolved_by;
+    return `The failure is repaired: version ${major}.${minor} ran past it.`;
+  }
   const state = heal.outcome ? outcomeSentence[heal.outcome] : heal.interrupted ? "The check was interrupted" : "The check is still running";
   const done = heal.remedies.map((r) => remedySentence(r.remedy, r.status).replace(/^Healer /, "")).join(", then ");
   return done ? `${state}: Healer ${done}.` : `${state}.`;

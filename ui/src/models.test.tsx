@@ -94,7 +94,7 @@ test("a tier without a model says what it falls back to", async () => {
   await screen.findAllByTestId("tier-row");
   expect(within(tierRow("cheap")).getByTestId("tier-state")).toHaveTextContent("Not set — uses Standard (ollama · llama3.2)");
   expect(within(tierRow("deep")).getByTestId("tier-state")).toHaveTextContent("Not set — uses Standard (ollama · llama3.2)");
-  expect(within(tierRow("standard")).getByTestId("tier-state")).toHaveTextContent("ollama·llama3.210,000 tokens per attempt");
+  expect(within(tierRow("standard")).getByTestId("tier-state")).toHaveTextContent("ollama·llama3.210,000 tokens written per attempt");
   expect(screen.queryByTestId("no-model")).not.toBeInTheDocument();
 
   await user.click(within(tierRow("standard")).getByTestId("clear-tier"));
@@ -252,10 +252,35 @@ test("Ollama found offers to use it", async () => {
   await user.click(within(tierRow("cheap")).getByTestId("save-tier"));
 
   await waitFor(() =>
-    expect(within(tierRow("cheap")).getByTestId("tier-state")).toHaveTextContent("ollama·qwen2.5-coder:7b5,000 tokens per attempt"),
+    expect(within(tierRow("cheap")).getByTestId("tier-state")).toHaveTextContent("ollama·qwen2.5-coder:7b5,000 tokens written per attempt"),
   );
   expect(healer.callsTo("set_tier").map((c) => c.args.setting)).toEqual([
-    { tier: "cheap", provider: "ollama", model: "qwen2.5-coder:7b", budget_tokens: 5000 },
+    { tier: "cheap", provider: "ollama", model: "qwen2.5-coder:7b", budget_tokens: 5000, temperature: null },
   ]);
   expect(within(tierRow("deep")).getByTestId("tier-state")).toHaveTextContent("Not set — uses Cheap (ollama · qwen2.5-coder:7b)");
+});
+
+test("a tier's budget says what it counts, and its temperature is saved with it", async () => {
+  const healer = new FakeHealer();
+  healer.addProvider({ name: "ollama", kind: "ollama" });
+  healer.install();
+  const { user } = renderApp("#/settings/models");
+
+  await screen.findAllByTestId("tier-row");
+  await user.click(within(tierRow("cheap")).getByTestId("edit-tier"));
+  await user.type(within(tierRow("cheap")).getByTestId("tier-model"), "llama3.2");
+  expect(within(tierRow("cheap")).getByTestId("tier-budget-hint")).toHaveTextContent(
+    "The budget counts the tokens the model writes in one attempt",
+  );
+  const temperature = within(tierRow("cheap")).getByTestId("tier-temperature");
+  await user.type(temperature, "7");
+  await user.click(within(tierRow("cheap")).getByTestId("save-tier"));
+  expect(await within(tierRow("cheap")).findByRole("alert")).toHaveTextContent("from 0 to 2");
+  await user.clear(temperature);
+  await user.type(temperature, "0.3");
+  await user.click(within(tierRow("cheap")).getByTestId("save-tier"));
+  await waitFor(() =>
+    expect(within(tierRow("cheap")).getByTestId("tier-state")).toHaveTextContent("tokens written per attempt · temperature 0.3"),
+  );
+  expect(healer.callsTo("set_tier").map((c) => (c.args.setting as { temperature: number | null }).temperature)).toEqual([0.3]);
 });

@@ -87,6 +87,15 @@ function markRead(list: NotificationList, ids: number[]): NotificationList {
   return { items, unread: items.filter((n) => !n.read).length };
 }
 
+/** "Try auto-fix again": the repair starts at once; its events refresh what shows it. */
+export function useRetryAutofix() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (workflowId: number) => api.retryAutofix(workflowId),
+    onSettled: () => queryClient.invalidateQueries({ queryKey: queryKeys.notifications }),
+  });
+}
+
 export function useSendTestAlert() {
   const queryClient = useQueryClient();
   return useMutation({

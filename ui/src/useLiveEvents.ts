@@ -14,6 +14,7 @@ import { showsTask, taskKeys } from "./taskQueries";
 function staleKeys(event: Event): (readonly unknown[])[] {
   switch (event.kind) {
     case "notification_created":
+    case "notification_updated":
       return [queryKeys.notifications];
     case "workflow_created":
       return [workflowKeys.list];
@@ -69,6 +70,7 @@ function staleKeys(event: Event): (readonly unknown[])[] {
     case "session_finished":
       return [projectKeys.session(event.session_id)];
     case "checkpoint_created":
+    case "checkpoint_updated":
       return [checkpointKeys.list];
     case "checkpoint_decided": {
       // Skip marks the run skipped and may make the workflow active again, with no event of its own.

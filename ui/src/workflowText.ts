@@ -82,6 +82,7 @@ export const triggerLabel: Record<RunTrigger, string> = {
   fix: "After a fix",
   checkpoint: "After your decision",
   recovery: "Recovery re-run",
+  rollback: "After a rollback",
 };
 
 export const triggerHint: Record<RunTrigger, string> = {
@@ -91,6 +92,7 @@ export const triggerHint: Record<RunTrigger, string> = {
   fix: "Re-run after an automatic fix",
   checkpoint: "Run again because you chose Proceed when Healer asked",
   recovery: "Healer's recovery ran it again, with a hint or after clearing what blocked it",
+  rollback: "Healer put back the last version of this major that worked, and ran it to prove it",
 };
 
 export const classLabel: Record<FailureClass, string> = {

@@ -112,7 +112,7 @@ fn an_import_of_a_name_that_is_not_there_is_logic() {
 }
 
 #[test]
-fn permissions_and_a_full_disk_are_environment() {
+fn permissions_are_environment_and_a_full_disk_is_resource() {
     assert_eq!(
         class_of("PermissionError", "[Errno 13] Permission denied: '/etc/x'"),
         Environment
@@ -121,28 +121,30 @@ fn permissions_and_a_full_disk_are_environment() {
         class_of("Error", "EACCES: permission denied, open '/x'"),
         Environment
     );
+    // More disk fixes a full one (docs/classes.md).
     assert_eq!(
         class_of("OSError", "[Errno 28] No space left on device"),
-        Environment
+        Resource
     );
     assert_eq!(
         class_of("Error", "ENOSPC: no space left on device, write"),
-        Environment
+        Resource
     );
 }
 
 #[test]
-fn a_missing_data_file_is_logic() {
+fn a_missing_input_file_is_environment() {
+    // The machine must get the file; no change to the code brings it (docs/classes.md).
     assert_eq!(
         class_of(
             "FileNotFoundError",
             "[Errno 2] No such file or directory: 'data.csv'"
         ),
-        Logic
+        Environment
     );
     assert_eq!(
         class_of("NoSuchFile", "cat: data.csv: No such file or directory"),
-        Logic
+        Environment
     );
 }
 
@@ -182,7 +184,7 @@ fn network_failures_are_transient() {
 }
 
 #[test]
-fn http_429_and_5xx_are_transient_but_other_4xx_are_logic() {
+fn http_429_and_5xx_are_transient_401_and_403_environment_other_4xx_logic() {
     for (t, m) in [
         (
             "urllib.error.HTTPError",
@@ -205,11 +207,17 @@ fn http_429_and_5xx_are_transient_but_other_4xx_are_logic() {
     let curl = "curl: (22) The requested URL returned error: 503";
     assert_eq!(classify(&failed(22), Some(&untyped(curl)), curl), Transient);
     for (t, m) in [
-        ("urllib.error.HTTPError", "HTTP Error 404: Not Found"),
         (
             "requests.exceptions.HTTPError",
             "401 Client Error: Unauthorized for url: https://x/",
         ),
+        ("urllib.error.HTTPError", "HTTP Error 403: Forbidden"),
+        ("AxiosError", "Request failed with status code 401"),
+    ] {
+        assert_eq!(class_of(t, m), Environment, "{t}: {m}");
+    }
+    for (t, m) in [
+        ("urllib.error.HTTPError", "HTTP Error 404: Not Found"),
         ("AxiosError", "Request failed with status code 400"),
         ("Error", "status 5000 rows imported"),
     ] {

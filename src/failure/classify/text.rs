@@ -1,5 +1,7 @@
 //! What a text shows: the patterns of resource, environment and transient failures, found in one
-//! pass over the output however many there are.
+//! pass over the output however many there are. Each pattern's class is what fixes the failure
+//! it names (docs/classes.md): more memory, disk or time → resource; the machine, a file, the
+//! configuration or a credential → environment; waiting → transient.
 
 use crate::failure::FailureClass;
 
@@ -10,7 +12,8 @@ enum Kind {
     Phrase,
     /// As a whole word: `ECONNREFUSED`, not `my_eperm`.
     Token,
-    /// Followed by an HTTP status, which counts when it is 429 or 5xx.
+    /// Followed by an HTTP status: 429 and 5xx are transient (waiting fixes them), 401 and 403
+    /// environment (a credential or permission must change); the pattern's class is ignored.
     HttpLead,
 }
 
@@ -21,7 +24,24 @@ const PATTERNS: &[(&str, FailureClass, Kind)] = {
     &[
         ("out of memory", Res, Phrase),
         ("cannot allocate memory", Res, Phrase),
+        ("allocation failed", Res, Phrase),
         ("enomem", Res, Token),
+        // A full disk or quota, a file size limit, a process's limits: more of it fixes them.
+        ("no space left on device", Res, Phrase),
+        ("disk quota exceeded", Res, Phrase),
+        ("[errno 28]", Res, Phrase),
+        ("enospc", Res, Token),
+        ("edquot", Res, Token),
+        ("file too large", Res, Phrase),
+        ("file size limit exceeded", Res, Phrase),
+        ("[errno 27]", Res, Phrase),
+        ("efbig", Res, Token),
+        ("too many open files", Res, Phrase),
+        ("[errno 24]", Res, Phrase),
+        ("emfile", Res, Token),
+        ("enfile", Res, Token),
+        ("can't start new thread", Res, Phrase),
+        ("cpu time limit exceeded", Res, Phrase),
         ("no module named", Env, Phrase),
         ("cannot find module", Env, Phrase),
         ("cannot find package", Env, Phrase),
@@ -29,14 +49,33 @@ const PATTERNS: &[(&str, FailureClass, Kind)] = {
         ("command not found", Env, Phrase),
         ("permission denied", Env, Phrase),
         ("operation not permitted", Env, Phrase),
-        ("no space left on device", Env, Phrase),
-        ("disk quota exceeded", Env, Phrase),
         ("[errno 13]", Env, Phrase),
-        ("[errno 28]", Env, Phrase),
+        ("read-only file system", Env, Phrase),
         ("eacces", Env, Token),
         ("eperm", Env, Token),
-        ("enospc", Env, Token),
-        ("edquot", Env, Token),
+        ("erofs", Env, Token),
+        // A file or folder the script expects is not on this machine.
+        ("no such file or directory", Env, Phrase),
+        ("[errno 2]", Env, Phrase),
+        ("enoent", Env, Token),
+        // Configuration the script needs is not set.
+        ("is not set", Env, Phrase),
+        ("parameter null or not set", Env, Phrase),
+        ("environment variable", Env, Phrase),
+        // A credential that is wrong, missing or expired.
+        ("401 unauthorized", Env, Phrase),
+        ("403 forbidden", Env, Phrase),
+        ("invalid api key", Env, Phrase),
+        ("incorrect api key", Env, Phrase),
+        ("invalid_api_key", Env, Phrase),
+        ("api key is invalid", Env, Phrase),
+        ("authentication failed", Env, Phrase),
+        ("invalid credentials", Env, Phrase),
+        ("invalid token", Env, Phrase),
+        ("invalid_token", Env, Phrase),
+        ("token expired", Env, Phrase),
+        ("token has expired", Env, Phrase),
+        ("access denied", Env, Phrase),
         ("connection refused", Tra, Phrase),
         ("connection reset", Tra, Phrase),
         ("connection aborted", Tra, Phrase),
@@ -56,6 +95,24 @@ const PATTERNS: &[(&str, FailureClass, Kind)] = {
         ("socket.timeout", Tra, Phrase),
         ("und_err_connect_timeout", Tra, Phrase),
         ("und_err_socket", Tra, Phrase),
+        ("aborted due to timeout", Tra, Phrase),
+        // A lock another process holds: waiting for it fixes the failure.
+        ("database is locked", Tra, Phrase),
+        ("database table is locked", Tra, Phrase),
+        ("resource temporarily unavailable", Tra, Phrase),
+        ("is held by another", Tra, Phrase),
+        ("locked by another", Tra, Phrase),
+        ("could not get lock", Tra, Phrase),
+        ("could not acquire lock", Tra, Phrase),
+        ("unable to acquire lock", Tra, Phrase),
+        ("another instance is running", Tra, Phrase),
+        ("another run is still", Tra, Phrase),
+        ("eagain", Tra, Token),
+        ("ewouldblock", Tra, Token),
+        // The program's own words for a passing problem.
+        ("temporarily unavailable", Tra, Phrase),
+        ("try again later", Tra, Phrase),
+        ("rate limit", Tra, Phrase),
         ("econnrefused", Tra, Token),
         ("econnreset", Tra, Token),
         ("econnaborted", Tra, Token),
@@ -135,7 +192,14 @@ impl TextShows {
                         let before = at.checked_sub(1).and_then(|i| bytes.get(i));
                         !before.is_some_and(is_word) && !bytes.get(end).is_some_and(is_word)
                     }
-                    Kind::HttpLead => bytes.get(end..).is_some_and(retryable_status_follows),
+                    Kind::HttpLead => {
+                        match bytes.get(end..).and_then(status_follows) {
+                            Some(429 | 500..=599) => shown.mark(FailureClass::Transient),
+                            Some(401 | 403) => shown.mark(FailureClass::Environment),
+                            _ => {}
+                        }
+                        false
+                    }
                 };
                 if hit {
                     shown.mark(class);
@@ -164,9 +228,9 @@ impl TextShows {
     }
 }
 
-/// After "status" and the like: separators, an optional "code", then exactly three digits that
-/// are 429 or 5xx.
-fn retryable_status_follows(rest: &[u8]) -> bool {
+/// After "status" and the like: separators, an optional "code", then exactly three digits: the
+/// HTTP status.
+fn status_follows(rest: &[u8]) -> Option<u16> {
     fn skip(mut r: &[u8]) -> &[u8] {
         while let Some((first, tail)) = r.split_first() {
             if !matches!(first, b' ' | b':' | b'=' | b'"' | b'\'') {
@@ -183,13 +247,13 @@ fn retryable_status_follows(rest: &[u8]) -> bool {
         .map_or(rest, skip);
     let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
     if digits != 3 {
-        return false;
+        return None;
     }
-    let status = rest
-        .iter()
-        .take(3)
-        .fold(0u16, |n, d| n * 10 + u16::from(d - b'0'));
-    status == 429 || (500..600).contains(&status)
+    Some(
+        rest.iter()
+            .take(3)
+            .fold(0u16, |n, d| n * 10 + u16::from(d - b'0')),
+    )
 }
 
 /// A shell's report of a job that died of a signal: `main.sh: line 2: 14417 Killed   python3 …`,

@@ -40,9 +40,15 @@ export async function startModelServer() {
       }
       const messages = json.messages ?? [];
       const system = messages[0]?.content ?? "";
-      const usage = { prompt_tokens: 900, completion_tokens: 60, total_tokens: 960 };
-      const answer = (message, finish) =>
+      // Usage as a provider counts it: about 4 characters a token of the request body, and of
+      // what the answer writes.
+      const tokens = (chars) => Math.ceil(chars / 4);
+      const answer = (message, finish) => {
+        const written = (message.content ?? "").length + (message.tool_calls ?? []).reduce((n, c) => n + c.function.arguments.length, 0);
+        const usage = { prompt_tokens: tokens(Buffer.byteLength(body)), completion_tokens: Math.max(1, tokens(written)) };
+        usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
         res.end(JSON.stringify({ id: "chatcmpl-e2e", object: "chat.completion", created: 1, model: "scripted-small", choices: [{ index: 0, message, finish_reason: finish }], usage }));
+      };
       if (String(system).includes("Healer's coding agent")) {
         const seenResults = messages.filter((m) => m.role === "tool").length;
         const turn = AGENT_TURNS[Math.min(seenResults, AGENT_TURNS.length - 1)];

@@ -130,6 +130,7 @@ async fn prepared(server: &ModelServer, planted: &str) -> (tempfile::TempDir, Pa
                 provider: "scripted".to_string(),
                 model: "scripted-small".to_string(),
                 budget_tokens: 20_000,
+                temperature: None,
             })
             .expect("tier");
     }

@@ -18,6 +18,18 @@ import { RelativeTime } from "./RelativeTime";
  */
 export const ARM_MS = 500;
 
+/** The workflows a question about several of them concerns: each option acts on all of them. */
+export function AffectedWorkflows({ checkpoint }: { checkpoint: Checkpoint }) {
+  if (checkpoint.affected.length === 0) return null;
+  const names = checkpoint.affected.map((a) => `“${a.title}”`);
+  const listed = names.length > 1 ? `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}` : names[0];
+  return (
+    <p className="checkpoint-affected" data-testid="checkpoint-affected">
+      <strong>Failed with it:</strong> {listed}. Your choice applies to each of them.
+    </p>
+  );
+}
+
 /** What the person had chosen and written when the engine refused their decision. */
 export type Draft = { option: number; notes: string };
 
@@ -180,7 +192,11 @@ export function CheckpointDialog({
               {checkpoint.title}
             </h2>
             <p className="checkpoint-about" id={aboutId}>
-              {checkpoint.workflow_title ? `“${checkpoint.workflow_title}”` : "About Healer itself"}
+              {checkpoint.workflow_title
+                ? `“${checkpoint.workflow_title}”`
+                : checkpoint.affected.length > 0
+                  ? `${checkpoint.affected.length} workflows`
+                  : "About Healer itself"}
               <span aria-hidden="true"> · </span>
               <span>
                 asked <RelativeTime iso={checkpoint.created_at} now={now} />
@@ -196,6 +212,7 @@ export function CheckpointDialog({
         {/* What happened scrolls by itself, so a long report never pushes the title or the options out of the window. */}
         <div className="checkpoint-scroll" data-testid="checkpoint-scroll">
           <CheckpointContext context={checkpoint.context} />
+          <AffectedWorkflows checkpoint={checkpoint} />
         </div>
         <div className="dialog-body checkpoint-body" data-testid="checkpoint-choices">
           <div className="checkpoint-options" role="group" aria-label="Options" aria-describedby={keysId}>

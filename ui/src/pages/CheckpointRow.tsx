@@ -8,7 +8,19 @@ import { runHref, workflowHref } from "../usePage";
 
 /** The workflow it is about, and the run, as links. */
 function About({ checkpoint }: { checkpoint: Checkpoint }) {
-  const { workflow_id, workflow_title, run_id } = checkpoint;
+  const { workflow_id, workflow_title, run_id, affected } = checkpoint;
+  if (workflow_id === null && affected.length > 0) {
+    return (
+      <span className="checkpoint-about" data-testid="checkpoint-affected">
+        {affected.map((a, i) => (
+          <span key={a.workflow_id}>
+            {i > 0 && ", "}
+            <a href={workflowHref(a.workflow_id)}>“{a.title}”</a>
+          </span>
+        ))}
+      </span>
+    );
+  }
   if (workflow_id === null) return <span className="checkpoint-about">About Healer itself</span>;
   return (
     <span className="checkpoint-about">

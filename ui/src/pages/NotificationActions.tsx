@@ -1,18 +1,26 @@
 import type { Notification, NotificationAction } from "../bindings";
+import { InlineError } from "../components/InlineError";
+import { useRetryAutofix } from "../queries";
 import { autofixHref, chatHref, navigate, runHref, settingsHref, setupHref, workflowHref } from "../usePage";
 
 const actionLabel: Record<NotificationAction, string> = {
   replan: "Re-plan",
   open_settings: "Open settings",
+  retry_autofix: "Try auto-fix again",
 };
 
-/** Where an action goes; null when the notification lacks what it needs (a workflow to re-plan). */
+/**
+ * Where an action goes; null when the notification lacks what it needs (a workflow to re-plan).
+ * "Try auto-fix again" first asks the engine to start the repair, then shows it.
+ */
 function actionHref(action: NotificationAction, item: Notification): string | null {
   switch (action) {
     case "replan":
       return item.workflow_id === null ? null : chatHref(item.workflow_id, { focus: true });
     case "open_settings":
       return settingsHref("models");
+    case "retry_autofix":
+      return item.workflow_id === null ? null : autofixHref(item.workflow_id);
   }
 }
 
@@ -36,6 +44,7 @@ function seeMore(item: Notification): { href: string; label: string } | null {
  * (`onAct`), as opening it would.
  */
 export function NotificationActions({ item, onAct }: { item: Notification; onAct: () => void }) {
+  const retry = useRetryAutofix();
   // An alert whose cause is gone keeps its words, not its buttons: they would only mislead.
   const offered = item.resolved ? [] : item.actions;
   const actions = offered.flatMap((action) => {
@@ -56,9 +65,14 @@ export function NotificationActions({ item, onAct }: { item: Notification; onAct
           type="button"
           className={i === 0 ? "button button-small button-primary" : "button button-small"}
           data-testid={`notification-action-${action}`}
+          disabled={action === "retry_autofix" && retry.isPending}
           onClick={() => {
             onAct();
-            navigate(href);
+            if (action === "retry_autofix" && item.workflow_id !== null) {
+              retry.mutate(item.workflow_id, { onSuccess: () => navigate(href) });
+            } else {
+              navigate(href);
+            }
           }}
         >
           {actionLabel[action]}
@@ -79,6 +93,7 @@ export function NotificationActions({ item, onAct }: { item: Notification; onAct
           {more.label}
         </a>
       )}
+      {retry.isError && <InlineError lead="The repair could not start." error={retry.error} />}
     </div>
   );
 }

@@ -5,6 +5,7 @@ import { InlineError } from "../components/InlineError";
 import { SkeletonList } from "../components/Loading";
 import { PageHeader } from "../components/PageHeader";
 import { RelativeTime } from "../components/RelativeTime";
+import { failedSince } from "../eventText";
 import { useDismissNotification, useMarkNotificationsRead, useNotifications, useWorkflows } from "../queries";
 import { useNow } from "../time";
 import { NotificationActions } from "./NotificationActions";
@@ -44,6 +45,17 @@ function NotificationRow({ item, now, onOpen, onDismiss }: { item: Notification;
             </span>
           )}
           <span className="row-detail notification-body">{item.body}</span>
+          {item.repeats > 0 && (
+            <span className="row-detail notification-repeats" data-testid="notification-repeats">
+              {failedSince(item.repeats)}
+              {item.repeated_at && (
+                <>
+                  {" "}
+                  Last: <RelativeTime iso={item.repeated_at} now={now} />.
+                </>
+              )}
+            </span>
+          )}
         </span>
         <RelativeTime iso={item.created_at} now={now} />
       </button>

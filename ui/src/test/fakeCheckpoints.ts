@@ -62,7 +62,7 @@ export class FakeCheckpoints {
       title: fields.title ?? triggerTitles[fields.trigger ?? "hiccup"],
       workflow_title: workflowId === null ? null : this.engine.kept(workflowId).workflow.title,
       signature: null, context: "", recommendation: `${options[recommend - 1].label} — it is what was planned`,
-      created_at: new Date().toISOString(), decision: null, ...fields, options,
+      created_at: new Date().toISOString(), decision: null, affected: [], ...fields, options,
     };
   }
 
@@ -99,7 +99,8 @@ export class FakeCheckpoints {
     const outcome = checkpoint.workflow_id === null ? "Nothing was waiting on it" : await this.actOn(checkpoint, chosen, notes);
     checkpoint.decision = { option, notes: notes?.trim() || null, decided_at: new Date().toISOString(), outcome };
     await this.engine.happen({
-      kind: "checkpoint_decided", checkpoint_id: id, workflow_id: checkpoint.workflow_id, choice: chosen.label, outcome,
+      kind: "checkpoint_decided", checkpoint_id: id, trigger: checkpoint.trigger, workflow_id: checkpoint.workflow_id,
+      run_id: checkpoint.run_id, choice: chosen.label, outcome,
     });
     return checkpoint;
   }

@@ -276,7 +276,7 @@ export class FakeHealer {
     const id = this.notifications.length + 1;
     return {
       id, kind: "info", title, body, created_at: minutesAgo(0), read: false, heal_id: null,
-      workflow_id: null, run_id: null, task_id: null, actions: [], resolved: false, ...fields,
+      workflow_id: null, run_id: null, task_id: null, actions: [], resolved: false, repeats: 0, repeated_at: null, ...fields,
     };
   }
 
@@ -412,6 +412,7 @@ export class FakeHealer {
       const provider = nearest && this.providers.find((p) => p.name === nearest.provider);
       const resolves_to = nearest && provider ? {
         requested: tier, used: nearest.tier, provider, model: nearest.model, budget_tokens: nearest.budget_tokens,
+        temperature: nearest.temperature ?? null,
         fallback: nearest.tier === tier ? null
           : `the ${tier} tier is not configured; using the ${nearest.tier} tier (${provider.name} / ${nearest.model})`,
       } : null;
@@ -754,7 +755,7 @@ export class FakeHealer {
       id, source: { type: "self_check" }, scenario: "test_alert", class: "unknown", signature: "self_check:test_alert",
       summary, outcome: "contained", interrupted: false,
       remedies: [{ remedy: "record_and_notify", status: "contained", detail, started_at, finished_at }],
-      started_at, finished_at,
+      started_at, finished_at, task_id: null, resolved_by: null, resolved_run_id: null,
     };
   }
 }

@@ -199,6 +199,17 @@ export class FakeTasks {
         return () => this.chat(args.workflowId as number);
       case "send_planner_message":
         return () => this.send(args.workflowId as number, args.message as string);
+      case "retry_autofix":
+        return () => {
+          const workflow = this.engine.kept(args.workflowId as number).workflow;
+          const at = new Date().toISOString();
+          return {
+            id: 1, source: { type: "script_run", workflow_id: workflow.id, run_id: 1 }, scenario: "script-run",
+            class: "logic", signature: "0123456789abcdef", summary: "maintain: auto-fix task 9 is repairing it",
+            outcome: "contained", interrupted: false, remedies: [], started_at: at, finished_at: at,
+            task_id: 9, resolved_by: null, resolved_run_id: null,
+          };
+        };
       default:
         return undefined;
     }

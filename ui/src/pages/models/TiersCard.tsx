@@ -39,12 +39,20 @@ function TierEditor({
   });
   const [model, setModel] = useState(view.setting?.model ?? "");
   const [budget, setBudget] = useState(tokens(view.setting?.budget_tokens ?? view.default_budget));
+  const [temperature, setTemperature] = useState(view.setting?.temperature?.toString() ?? "");
   const [problem, setProblem] = useState<string | null>(null);
   const choices = useModelChoices(provider, providers, ollama);
   const [typing, setTyping] = useState(() => model !== "" && !choices.includes(model));
   const save = useSetTier();
   const id = useId();
-  const ids = { provider: `${id}-provider`, model: `${id}-model`, budget: `${id}-budget`, problem: `${id}-problem` };
+  const ids = {
+    provider: `${id}-provider`,
+    model: `${id}-model`,
+    budget: `${id}-budget`,
+    budgetHint: `${id}-budget-hint`,
+    temperature: `${id}-temperature`,
+    problem: `${id}-problem`,
+  };
   const picking = choices.length > 0 && !typing;
   // With models to choose from, one is chosen unless the person asks to type another.
   const chosen = picking && !choices.includes(model) ? choices[0] : model;
@@ -57,8 +65,16 @@ function TierEditor({
       setProblem("The budget is a whole number of tokens above zero, like 10000.");
       return;
     }
+    const heat = temperature.trim() === "" ? null : Number(temperature.trim().replace(",", "."));
+    if (heat !== null && !(Number.isFinite(heat) && heat >= 0 && heat <= 2)) {
+      setProblem("The temperature is a number from 0 to 2, like 0.1, or empty.");
+      return;
+    }
     setProblem(null);
-    save.mutate({ tier: view.tier, provider, model: chosen.trim(), budget_tokens: tokensPerAttempt }, { onSuccess: onDone });
+    save.mutate(
+      { tier: view.tier, provider, model: chosen.trim(), budget_tokens: tokensPerAttempt, temperature: heat },
+      { onSuccess: onDone },
+    );
   }
 
   return (
@@ -137,14 +153,33 @@ function TierEditor({
               value={budget}
               onChange={(e) => setBudget(e.target.value)}
               aria-invalid={problem !== null}
-              aria-describedby={problem ? ids.problem : undefined}
+              aria-describedby={problem ? `${ids.budgetHint} ${ids.problem}` : ids.budgetHint}
               autoComplete="off"
               data-testid="tier-budget"
             />
             <span className="unit">tokens</span>
           </div>
         </div>
+        <div className="field tier-temperature-field">
+          <label className="field-label" htmlFor={ids.temperature}>
+            Temperature
+          </label>
+          <input
+            id={ids.temperature}
+            className="input temperature-input"
+            inputMode="decimal"
+            value={temperature}
+            onChange={(e) => setTemperature(e.target.value)}
+            placeholder="0.1"
+            autoComplete="off"
+            data-testid="tier-temperature"
+          />
+        </div>
       </div>
+      <p className="field-hint" id={ids.budgetHint} data-testid="tier-budget-hint">
+        The budget counts the tokens the model writes in one attempt; a typical repair writes about 3,000. What it
+        reads counts toward the per-task cap in Budgets. Leave the temperature empty for 0.1 on repairs.
+      </p>
       {!picking && (
         <p className="field-hint" id={`${ids.model}-hint`}>
           {choices.length > 0 ? (
@@ -184,7 +219,10 @@ function TierState({ view }: { view: TierView }) {
         <span className="tier-provider">{setting.provider}</span>
         <span className="tier-sep">·</span>
         <code className="tier-model">{setting.model}</code>
-        <span className="tier-budget">{tokens(setting.budget_tokens)} tokens per attempt</span>
+        <span className="tier-budget">
+          {tokens(setting.budget_tokens)} tokens written per attempt
+          {setting.temperature != null && ` · temperature ${setting.temperature}`}
+        </span>
       </p>
     );
   }
@@ -253,7 +291,7 @@ export function TiersCard({ tiers, providers }: { tiers: TierView[]; providers: 
         </h2>
         <p className="muted">
           Healer asks for a tier, never a model. A tier without a model uses the nearest one that has one. The budget
-          bounds the tokens one attempt may use.
+          bounds the tokens the model writes in one attempt; what it reads is bounded by the per-task cap.
         </p>
       </div>
       {providers.length === 0 && <p className="empty-note">Add a provider first; then choose a model for each tier.</p>}

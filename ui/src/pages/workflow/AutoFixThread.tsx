@@ -99,6 +99,12 @@ function Steps({ detail, runtime }: { detail: AutoFixDetail; runtime: Runtime })
             <p className="step-text">{m.content}</p>
           </Step>
         );
+      case "nudge":
+        return (
+          <Step key={m.id} kind="note" title="Healer">
+            <p className="step-text">{m.content}</p>
+          </Step>
+        );
       case "assistant":
         return [
           m.content.trim() ? (

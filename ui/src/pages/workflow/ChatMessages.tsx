@@ -95,6 +95,13 @@ export function ChatMessages({ messages, workflowId }: { messages: ThreadMessage
             <ToolCard key={`${m.id}-${call.id}`} call={call} result={results.get(call.id)} workflowId={workflowId} />
           )),
         ];
+      case "nudge":
+        // Healer's own reminder after a reply it could not use: never the person's words.
+        return (
+          <li key={m.id} className="chat-item chat-quiet" data-testid="chat-nudge">
+            Healer asked the planner again: its reply had no usable answer.
+          </li>
+        );
       case "tool":
         // Results belong to their call's card; one whose call is not shown says only a failure.
         return orphans.has(m.id) && m.is_error ? (

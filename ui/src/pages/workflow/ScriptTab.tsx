@@ -2,6 +2,7 @@ import { useEffect, useId, useRef, useState, type FormEvent } from "react";
 import type { ScriptVersion, Version, WorkflowDetail } from "../../bindings";
 import { InlineError } from "../../components/InlineError";
 import { CodeEditor } from "../../components/LazyCode";
+import { ScriptVariablesHelp } from "../../components/ScriptVariablesHelp";
 import { Spinner } from "../../components/Loading";
 import { SYNTAX_CHECK_DELAY_MS, useSaveScript, useSyntaxCheck, useVersions } from "../../queries";
 import { toast } from "../../toasts";
@@ -135,6 +136,7 @@ export function ScriptTab({
           {changed && check.isFetching && <span className="muted"> Checking the syntax…</span>}
         </p>
         <PackageOffers offers={packages.offers} declined={packages.declined} onToggle={packages.toggle} version={next} />
+        <ScriptVariablesHelp />
         <div className="field">
           <label className="field-label" htmlFor={commentId}>
             What changed?

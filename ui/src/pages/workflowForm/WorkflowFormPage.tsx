@@ -5,6 +5,7 @@ import { ArrowLeftIcon, PlusIcon, XIcon } from "../../components/icons";
 import { InlineError } from "../../components/InlineError";
 import { CodeEditor } from "../../components/LazyCode";
 import { PackageOffers, usePackageOffers } from "../workflow/PackageOffers";
+import { ScriptVariablesHelp } from "../../components/ScriptVariablesHelp";
 import { SkeletonList, Spinner } from "../../components/Loading";
 import { useAppInfo, useCreateWorkflow, useUpdateWorkflow, useValidation, useWorkflow, validationQuery } from "../../queries";
 import { navigate, pageHref, setLeaveGuard, workflowHref } from "../../usePage";
@@ -440,6 +441,7 @@ function WorkflowForm({ mode }: { mode: Mode }) {
             />
             <FieldError field="code" problems={shown} id={errorId("code")} />
             <PackageOffers offers={packages.offers} declined={packages.declined} onToggle={packages.toggle} version={null} />
+            <ScriptVariablesHelp />
           </Section>
         )}
       </div>

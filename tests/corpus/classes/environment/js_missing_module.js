@@ -1,0 +1,2 @@
+const { WebClient } = require("@slack-healer-corpus/web-api");
+console.log(new WebClient());

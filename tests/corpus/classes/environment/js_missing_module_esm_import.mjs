@@ -1,0 +1,2 @@
+import { parse } from "csv-parse-healer-corpus/sync";
+console.log(parse("a,b"));

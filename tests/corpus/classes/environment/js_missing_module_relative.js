@@ -1,0 +1,2 @@
+const helpers = require("./lib/helpers");
+console.log(helpers.format(1));

@@ -1,0 +1,2 @@
+const fs = require("fs");
+console.log(fs.readFileSync("/etc/shadow", "utf8").length);

@@ -1,0 +1,2 @@
+const fs = require("fs");
+fs.writeFileSync("/usr/local/share/daily-report.json", "{}");

@@ -1,0 +1,2 @@
+const { execFileSync } = require("child_process");
+execFileSync("wkhtmltopdf-healer-corpus", ["report.html", "report.pdf"]);

@@ -1,0 +1,2 @@
+import subprocess
+subprocess.run(["pdftotext-healer-corpus", "invoice.pdf", "-"], check=True)

@@ -1,0 +1,2 @@
+import requests_oauthlib_healer_corpus
+print("fetching")

@@ -1,0 +1,2 @@
+with open("/proc/version", "w") as f:
+    f.write("new")

@@ -1,0 +1,2 @@
+set -euo pipefail
+pdftotext-healer-corpus invoice.pdf invoice.txt

@@ -1,0 +1,3 @@
+set -euo pipefail
+source ./report.env
+echo "$ENDPOINT"

@@ -1,0 +1,3 @@
+set -euo pipefail
+cd /srv/exports-healer-corpus
+ls

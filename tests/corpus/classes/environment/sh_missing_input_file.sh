@@ -1,0 +1,2 @@
+set -euo pipefail
+wc -l < exports/orders-today.csv

@@ -1,0 +1,2 @@
+set -euo pipefail
+node -e 'require("xlsx-healer-corpus")'

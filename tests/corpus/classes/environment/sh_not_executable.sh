@@ -1,0 +1,3 @@
+set -euo pipefail
+printf '#!/bin/sh\necho hi\n' > helper.sh
+./helper.sh

@@ -1,0 +1,2 @@
+set -euo pipefail
+cat /etc/shadow | wc -l

@@ -1,0 +1,2 @@
+set -euo pipefail
+echo '{}' > /usr/local/share/daily-report.json

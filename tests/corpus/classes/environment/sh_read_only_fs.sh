@@ -1,0 +1,2 @@
+set -euo pipefail
+echo 1 > /proc/version

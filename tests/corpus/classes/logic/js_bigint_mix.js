@@ -1,0 +1,2 @@
+const total = 10n;
+console.log(total + 1);

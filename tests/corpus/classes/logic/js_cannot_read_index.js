@@ -1,0 +1,3 @@
+const rows = [];
+// The first row was always the header.
+console.log(rows[0].split(","));

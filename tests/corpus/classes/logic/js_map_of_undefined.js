@@ -1,0 +1,2 @@
+const response = { data: { results: undefined } };
+console.log(response.data.results.map((r) => r.id));

@@ -1,0 +1,3 @@
+prices = {"apple": 1.2}
+total = prices.get("pear") * 3
+print(total)

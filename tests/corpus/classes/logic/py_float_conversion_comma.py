@@ -1,0 +1,3 @@
+# European decimal commas in the new export.
+amount = float("12,50")
+print(amount * 2)

@@ -1,0 +1,15 @@
+import http.server, threading, urllib.request
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(400)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(b'{"error": "date must be YYYY-MM-DD"}')
+    def log_message(self, *args):
+        pass
+server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+BASE = f"http://127.0.0.1:{server.server_port}"
+
+with urllib.request.urlopen(BASE + "/v2/orders?date=01/03/2024", timeout=5) as response:
+    print(response.read())

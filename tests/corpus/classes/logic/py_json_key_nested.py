@@ -1,0 +1,3 @@
+import json
+order = json.loads('{"customer": {"full_name": "Ana"}}')
+print(order["customer"]["name"])

@@ -1,0 +1,3 @@
+pages = ["p1", "p2"]
+# The report expects a third page of results.
+print(pages[2].upper())

@@ -1,0 +1,4 @@
+def send(report, recipient):
+    print("sending", report, "to", recipient)
+
+send("daily.pdf")

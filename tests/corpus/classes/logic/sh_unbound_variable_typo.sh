@@ -1,0 +1,3 @@
+set -euo pipefail
+report_dir="$PWD"
+echo "writing to $reprot_dir"

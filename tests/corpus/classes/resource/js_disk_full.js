@@ -1,0 +1,2 @@
+const fs = require("fs");
+fs.writeFileSync("/dev/full", "report\n".repeat(1000));

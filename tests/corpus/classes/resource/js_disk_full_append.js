@@ -1,0 +1,2 @@
+const fs = require("fs");
+fs.appendFileSync("/dev/full", "one more line\n");

@@ -1,0 +1,2 @@
+console.log("processing 2 million rows");
+process.kill(process.pid, "SIGKILL");

@@ -1,0 +1,3 @@
+with open("/dev/full", "w") as out:
+    out.write("report\n" * 1000)
+    out.flush()

@@ -1,0 +1,2 @@
+set -euo pipefail
+seq 1 100000 > /dev/full

@@ -1,0 +1,2 @@
+set -euo pipefail
+echo "report" > /dev/full

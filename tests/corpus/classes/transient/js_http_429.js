@@ -1,0 +1,11 @@
+const http = require("http");
+const server = http.createServer((req, res) => {
+  res.writeHead(429, { "Content-Type": "application/json" });
+  res.end('{"error": "too many requests"}');
+});
+server.listen(0, "127.0.0.1", () => main(`http://127.0.0.1:${server.address().port}`));
+
+async function main(base) {
+  const res = await fetch(`${base}/v1/rates`);
+  if (!res.ok) throw new Error(`GET /v1/rates failed: ${res.status} ${res.statusText}`);
+}

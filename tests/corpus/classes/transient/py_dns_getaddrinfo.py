@@ -1,0 +1,2 @@
+import socket
+print(socket.getaddrinfo("db.healer-corpus.invalid", 5432))
