@@ -84,6 +84,8 @@ export const commands = {
 	getSchedulerPause: () => typedError<string | null, ErrorPayload>(__TAURI_INVOKE("get_scheduler_pause")),
 	/**  Let scheduled runs go again. */
 	resumeScheduler: () => typedError<null, ErrorPayload>(__TAURI_INVOKE("resume_scheduler")),
+	/**  "Try auto-fix again" after a repair gave up: a new repair of the last failure. */
+	retryAutofix: (workflowId: number) => typedError<HealRecord, ErrorPayload>(__TAURI_INVOKE("retry_autofix", { workflowId })),
 	getDesktopSettings: () => typedError<DesktopSettings, ErrorPayload>(__TAURI_INVOKE("get_desktop_settings")),
 	setKeepRunning: (on: boolean) => typedError<DesktopSettings, ErrorPayload>(__TAURI_INVOKE("set_keep_running", { on })),
 	setStartAtLogin: (on: boolean) => typedError<DesktopSettings, ErrorPayload>(__TAURI_INVOKE("set_start_at_login", { on })),
@@ -138,6 +140,14 @@ export const events = {
 };
 
 /* Types */
+/**  A workflow a checkpoint about several workflows names. */
+export type AffectedWorkflow = {
+	workflow_id: number,
+	title: string,
+	/**  Its latest run that failed with the error. */
+	run_id: number | null,
+};
+
 /**  Which agent works on a task. Stored by its name; the CLI takes the same names. */
 export type AgentKind = 
 /**  Healer's own tool loop over the configured model tiers. */
@@ -286,6 +296,11 @@ export type Checkpoint = {
 	created_at: string,
 	/**  `None` while pending. */
 	decision: Decision | null,
+	/**
+	 *  When it is about several workflows (SYSTEMIC): each of them and its failed run.
+	 *  Deciding acts on every one.
+	 */
+	affected: AffectedWorkflow[],
 };
 
 /**  What choosing an option does. */
@@ -356,6 +371,32 @@ export type Decision = {
 	/**  What Healer did about it, in words. */
 	outcome: string,
 };
+
+/**  What kind of decision Healer made on its own (a breaker, a rollback, a hold). */
+export type DecisionKind = 
+/**  The same error in several workflows: repairs for it wait for the person. */
+"systemic" | 
+/**  A workflow's healing used its tokens for the day. */
+"cost" | 
+/**  Fixed too often lately: flagged for review. */
+"review" | 
+/**  A fix made it fail earlier or broke loading: undone. */
+"fix_rolled_back" | 
+/**  A fix cured its error and the script got further: kept, and the next error repaired. */
+"fix_kept" | 
+/**  Processes outlived their runs: scheduled runs paused. */
+"survivors" | "scheduler_resumed" | 
+/**  Repairs did not hold: the last green version of the major is back. */
+"catastrophic_rollback" | 
+/**
+ *  Repairs did not hold and the major never ran green (or its green version fails too):
+ *  the person decides.
+ */
+"rollback_escalated" | 
+/**  A repair gave up: further failures wait for the person without a repair. */
+"repairs_held" | 
+/**  The person acted on a held workflow: repairs may start again. */
+"repairs_resumed";
 
 /**  The Dependencies section of a workflow. */
 export type Dependencies = {
@@ -457,7 +498,11 @@ export type ErrorPayload = {
 /**  Something that happened in the engine that a person or another process may care about. */
 export type Event = { kind: "engine_started"; pid: number; version: string } | { kind: "engine_stopped"; pid: number } | 
 /**  Crash leftovers were found and settled at start-up. */
-{ kind: "recovered_at_startup"; summary: string } | { kind: "heal_started"; heal_id: number; source: string; scenario: string; class: FailureClass; signature: string; summary: string } | { kind: "remedy_applied"; heal_id: number; remedy: string; status: RemedyStatus; detail: string } | { kind: "heal_finished"; heal_id: number; outcome: Outcome; summary: string } | { kind: "notification_created"; notification: Notification } | { kind: "workflow_created"; workflow_id: number; title: string } | 
+{ kind: "recovered_at_startup"; summary: string } | { kind: "heal_started"; heal_id: number; source: string; scenario: string; class: FailureClass; signature: string; summary: string } | { kind: "remedy_applied"; heal_id: number; remedy: string; status: RemedyStatus; detail: string } | { kind: "heal_finished"; heal_id: number; outcome: Outcome; summary: string } | 
+/**  A contained heal's failure is gone: the version of a repair ran past it. */
+{ kind: "heal_resolved"; heal_id: number; workflow_id: number; version: Version; run_id: number; task_id: number | null } | { kind: "notification_created"; notification: Notification } | 
+/**  A notification changed: what it is about happened again ("failed 3 more times since"). */
+{ kind: "notification_updated"; notification: Notification } | { kind: "workflow_created"; workflow_id: number; title: string } | 
 /**  Its settings changed, or it was paused or resumed. */
 { kind: "workflow_changed"; workflow_id: number; title: string; what: string } | { kind: "workflow_deleted"; workflow_id: number; title: string } | { kind: "version_saved"; workflow_id: number; title: string; version: Version; author: Author; comment: string } | { kind: "run_started"; run_id: number; 
 /**
@@ -494,8 +539,12 @@ run_number?: number; title: string } |
 { kind: "planner_replied"; workflow_id: number; task_id: number; question: string | null; summary: string } | 
 /**  Healer stopped a piece of work to ask the person. */
 { kind: "checkpoint_created"; checkpoint: Checkpoint } | 
+/**  A pending checkpoint changed: another workflow failed with the error it is about. */
+{ kind: "checkpoint_updated"; checkpoint: Checkpoint } | 
 /**  The person decided a checkpoint, and Healer acted on it. */
-{ kind: "checkpoint_decided"; checkpoint_id: number; workflow_id: number | null; 
+{ kind: "checkpoint_decided"; checkpoint_id: number; trigger: CheckpointTrigger; workflow_id: number | null; 
+/**  The run it was about. */
+run_id: number | null; 
 /**  The chosen option's label. */
 choice: string; outcome: string } | 
 /**  The Level-2 analyzer (or its absence) chose what to do about a failure. */
@@ -504,12 +553,12 @@ choice: string; outcome: string } |
  *  Its number among the workflow's runs (#1, #2 …); 0 in events stored before runs
  *  were numbered.
  */
-run_number?: number; action: string; detail: string } | 
+run_number?: number; action: RecoveryAction; detail: string } | 
 /**
  *  A circuit breaker stopped runaway healing (systemic, cost, review, rollback, survivors,
  *  catastrophic rollback).
  */
-{ kind: "breaker_tripped"; breaker: string; workflow_id: number | null; detail: string } | 
+{ kind: "breaker_tripped"; breaker: DecisionKind; workflow_id: number | null; detail: string } | 
 /**  Model providers, tiers or budgets changed. */
 { kind: "llm_settings_changed"; what: string } | 
 /**  The person paused every scheduled run (a breaker pausing them is `BreakerTripped`). */
@@ -627,6 +676,11 @@ export type HealRecord = {
 	remedies: RemedyAttempt[],
 	started_at: string,
 	finished_at: string | null,
+	/**  The repair task the heal started (maintainer or known fix), if any. */
+	task_id: number | null,
+	/**  The version whose run showed the failure gone, and that run. */
+	resolved_by: Version | null,
+	resolved_run_id: number | null,
 };
 
 /**  Every engine event, as the UI receives it live. */
@@ -657,8 +711,7 @@ export type LoggedDecision = {
 	id: number,
 	workflow_id: number | null,
 	workflow_title: string | null,
-	/**  "catastrophic_rollback", "fix_rolled_back", "scheduler_paused", "review" … */
-	kind: string,
+	kind: DecisionKind,
 	summary: string,
 	detail: string,
 	created_at: string,
@@ -687,7 +740,12 @@ export type MergePolicy =
 /**  Leave the branch `healer/<task>` for the person to review and merge. */
 "leave_branch";
 
-export type MessageRole = "system" | "user" | "assistant" | "tool";
+export type MessageRole = "system" | "user" | "assistant" | "tool" | 
+/**
+ *  Healer's own reminder after a reply it could not use: sent to the model like a user
+ *  message, but never the person's words (a chat's open question stays open).
+ */
+"nudge";
 
 /**  The price of a model, in US dollars per million tokens. */
 export type ModelPrice = {
@@ -713,6 +771,12 @@ export type Notification = {
 	task_id: number | null,
 	/**  The buttons it offers. */
 	actions: NotificationAction[],
+	/**
+	 *  How often what it is about happened again since ("failed 3 more times since"), and
+	 *  when last.
+	 */
+	repeats: number,
+	repeated_at: string | null,
 	/**  Its cause is gone (the workflow ran green since): it keeps its words, not its buttons. */
 	resolved: boolean,
 };
@@ -722,7 +786,9 @@ export type NotificationAction =
 /**  Open the workflow's chat with the planner. */
 "replan" | 
 /**  Open Settings → Models. */
-"open_settings";
+"open_settings" | 
+/**  Lift the hold a repair that gave up left, and start a repair of the last failure now. */
+"retry_autofix";
 
 export type NotificationKind = 
 /**  For information only; nothing to do. */
@@ -1041,6 +1107,17 @@ export type ProviderView = {
 	key_text: string,
 };
 
+/**  What the Level-2 analyzer chose to do about a failure (the `recoveries` table keeps it). */
+export type RecoveryAction = 
+/**  Run it again with a hint (`HEALER_RECOVERY_HINT`). */
+"alternative" | 
+/**  Collect facts about the machine and ask the person. */
+"diagnostics" | 
+/**  Release Healer's own stuck state and run again. */
+"unblock" | 
+/**  Ask the person. */
+"escalate";
+
 /**  One remedy tried in a heal, as stored. */
 export type RemedyAttempt = {
 	/**  The remedy's name, e.g. "record_and_notify". */
@@ -1129,7 +1206,9 @@ export type RunTrigger = "schedule" | "manual" |
 /**  The person chose Proceed at a checkpoint. */
 "checkpoint" | 
 /**  The recovery manager ran it again (an alternative with a hint, or after unblocking). */
-"recovery";
+"recovery" | 
+/**  Healer put back the last version of the major that ran green: this run proves it. */
+"rollback";
 
 /**  What runs the script. */
 export type Runtime = { kind: "python3" } | { kind: "node" } | { kind: "bash" } | 
@@ -1406,6 +1485,7 @@ export type TierChoice = {
 	provider: Provider,
 	model: string,
 	budget_tokens: number,
+	temperature: number | null,
 	/**  Set when the requested tier is not mapped: which tier stood in, in words. */
 	fallback: string | null,
 };
@@ -1415,8 +1495,16 @@ export type TierSetting = {
 	tier: Tier,
 	provider: string,
 	model: string,
-	/**  Tokens (prompt + completion) one attempt may use. */
+	/**
+	 *  Tokens the model may write in one attempt (completion tokens, summed over its calls).
+	 *  What it reads is held by the per-task cap (`llm.budgets`), not by this.
+	 */
 	budget_tokens: number,
+	/**
+	 *  Sampling temperature for this tier's calls; `None`: the caller's default (0.1 for
+	 *  repairs and analyses, the provider's own for the planner's chat).
+	 */
+	temperature?: number | null,
 };
 
 export type TierUsage = {
