@@ -108,13 +108,14 @@ async fn events_name_the_trigger_the_run_and_the_recovery_action_as_enums() {
     let engine = &bed.engine;
     let w = engine
         .create_workflow(input(
-            "Needs a module",
+            "Needs a program",
             Runtime::Python3,
-            "import healer_missing_module_xyz\n",
+            // A program the machine lacks (a missing module is installed, not asked about).
+            "import subprocess, sys\nsys.exit(subprocess.run('healer-missing-tool-xyz', shell=True).returncode)\n",
         ))
         .expect("w");
     bed.server.script([openai::text(
-        r#"{"action": "escalate", "reasoning": "the module is not installed"}"#,
+        r#"{"action": "escalate", "reasoning": "the program is not installed"}"#,
         TOKENS,
     )]);
     let mut events = engine.subscribe();

@@ -39,14 +39,21 @@ fn a_key_is_never_written_to_the_database_the_logs_or_an_event() {
         .expect("runtime");
     let log_path = std::env::temp_dir().join(format!("healer-key-test-{}.log", std::process::id()));
     let log = std::fs::File::create(&log_path).expect("log file");
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
+    // A global subscriber (no other test in this binary sets one) that writes only while this
+    // test records: a thread-local default misses lines logged on other threads and can lose
+    // callsites whose interest other tests' threads cached first.
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::Layer;
+    static RECORDING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let layer = tracing_subscriber::fmt::layer()
         .with_ansi(false)
         .with_writer(Mutex::new(log))
-        .finish();
-    let guard = tracing::subscriber::set_default(subscriber);
-    // Other tests' threads (no subscriber) may have cached "not interested" for the engine's
-    // log lines already; recompute, so this thread's trace subscriber sees them.
+        .with_filter(tracing_subscriber::filter::filter_fn(|_| {
+            RECORDING.load(std::sync::atomic::Ordering::Relaxed)
+        }));
+    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer))
+        .expect("no other test sets a global subscriber");
+    RECORDING.store(true, std::sync::atomic::Ordering::Relaxed);
     tracing::callsite::rebuild_interest_cache();
 
     let (setup, mut said) = runtime.block_on(async {
@@ -88,7 +95,7 @@ fn a_key_is_never_written_to_the_database_the_logs_or_an_event() {
         s.engine.shutdown().await;
         (s, said)
     });
-    drop(guard);
+    RECORDING.store(false, std::sync::atomic::Ordering::Relaxed);
 
     // The CLI, at its most verbose, says nothing of it either.
     std::env::set_var(VAR, KEY);

@@ -9,9 +9,9 @@ use crate::memory::still_broken;
 use crate::model_server::{openai, TOKENS};
 use crate::workflows::input;
 
-/// Without the hint it cannot even load its module; with it, it gets further and fails on the
+/// Without the hint it stops at a program the machine lacks; with it, it gets further and fails on the
 /// shape of its data.
-const NEEDS_A_HINT: &str = "import json, os\nif not os.environ.get('HEALER_RECOVERY_HINT'):\n    import healer_hint_missing_module\ndata = {\"totl\": 3}\nprint(json.dumps({\"total\": data[\"total\"]}))\n";
+const NEEDS_A_HINT: &str = "import json, os, subprocess, sys\nif not os.environ.get('HEALER_RECOVERY_HINT'):\n    sys.exit(subprocess.run('healer-hint-missing-tool', shell=True).returncode)\ndata = {\"totl\": 3}\nprint(json.dumps({\"total\": data[\"total\"]}))\n";
 
 #[tokio::test]
 async fn the_hint_reaches_the_script_the_run_and_every_repair_after_it() {
@@ -20,10 +20,10 @@ async fn the_hint_reaches_the_script_the_run_and_every_repair_after_it() {
     let w = engine
         .create_workflow(input("Rates", Runtime::Python3, NEEDS_A_HINT))
         .expect("w");
-    let hint = "The module is optional: run without it, using the mirror";
+    let hint = "The tool is optional: run without it, using the mirror";
     bed.server.script([
         openai::text(
-            &json!({"action": "alternative", "hint": hint, "reasoning": "the import is optional"})
+            &json!({"action": "alternative", "hint": hint, "reasoning": "the tool is optional"})
                 .to_string(),
             TOKENS,
         ),
@@ -45,7 +45,7 @@ async fn the_hint_reaches_the_script_the_run_and_every_repair_after_it() {
     assert_eq!(
         hinted.class,
         Some(healer::failure::FailureClass::Logic),
-        "the script read the hint and got past its import"
+        "the script read the hint and got past the missing tool"
     );
     let chats = bed.server.chats();
     assert_eq!(chats.len(), 4);

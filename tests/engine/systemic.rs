@@ -42,7 +42,7 @@ async fn three_fail(bed: &Bed) -> (Vec<i64>, Checkpoint) {
 }
 
 #[tokio::test]
-async fn a_missing_module_in_three_workflows_asks_once_and_spends_no_more_calls() {
+async fn a_missing_program_in_three_workflows_asks_once_and_spends_no_more_calls() {
     let bed = bed(false, true).await;
     let engine = &bed.engine;
     // Level 2 would look at each: the first two are asked about, the rest wait.
@@ -56,7 +56,8 @@ async fn a_missing_module_in_three_workflows_asks_once_and_spends_no_more_calls(
             TOKENS,
         ),
     ]);
-    let code = "import healer_systemic_missing_module\nprint('never')\n";
+    // A program the machine lacks, the same in each (a missing module is installed instead).
+    let code = "import subprocess, sys\nsys.exit(subprocess.run('healer-systemic-missing-tool', shell=True).returncode)\n";
     let mut ids = Vec::new();
     for title in ["Mailer", "Exporter", "Importer", "Reporter"] {
         let w = engine
@@ -93,7 +94,7 @@ async fn a_missing_module_in_three_workflows_asks_once_and_spends_no_more_calls(
         "the fourth joined the open checkpoint"
     );
     assert!(
-        systemic[0].context.contains("No module named"),
+        systemic[0].context.contains("healer-systemic-missing-tool"),
         "{}",
         systemic[0].context
     );
