@@ -115,6 +115,28 @@ pub struct Evidence {
     pub stack: Option<String>,
 }
 
+/// Labels Healer gives the shell's own errors: the shell's message already says what happened
+/// ("report-tool: command not found"), so a person is shown the message alone.
+const SHELL_LABELS: &[&str] = &[
+    "CommandNotFound",
+    "PermissionDenied",
+    "NoSpace",
+    "NoSuchFile",
+];
+
+impl Evidence {
+    /// What the program said, as a person reads it: "ValueError: bad shape", or the shell's
+    /// own words without Healer's label for them.
+    pub fn said(&self) -> String {
+        match self.error_type.as_deref() {
+            Some(t) if !t.is_empty() && !SHELL_LABELS.contains(&t) => {
+                format!("{t}: {}", self.message)
+            }
+            _ => self.message.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Failure {
     pub source: FailureSource,
@@ -159,10 +181,27 @@ impl Failure {
     /// One line for a run's summary, a checkpoint or a notification: the error type and
     /// message, on one line, at most [`SUMMARY_CHARS`] characters (the evidence keeps more).
     pub fn summary(&self) -> String {
-        let text = match &self.evidence.error_type {
-            Some(t) if !t.is_empty() => format!("{t}: {}", self.evidence.message),
-            _ => self.evidence.message.clone(),
+        summary_line(&self.evidence.said())
+    }
+}
+
+#[cfg(test)]
+mod said {
+    use super::Evidence;
+
+    #[test]
+    fn the_shells_own_words_are_shown_without_healers_label() {
+        let shell = Evidence {
+            error_type: Some("CommandNotFound".into()),
+            message: "report-tool: command not found".into(),
+            stack: None,
         };
-        summary_line(&text)
+        assert_eq!(shell.said(), "report-tool: command not found");
+        let python = Evidence {
+            error_type: Some("KeyError".into()),
+            message: "'amount'".into(),
+            stack: None,
+        };
+        assert_eq!(python.said(), "KeyError: 'amount'");
     }
 }

@@ -340,10 +340,7 @@ fn judge(execution: &Execution, entry: &str, limit: Duration) -> Judged {
     let output = format!("{stderr}\n{stdout}");
     let class = classify(&execution.exit, evidence.as_ref(), &output);
     let said = match &evidence {
-        Some(e) => match &e.error_type {
-            Some(t) => format!("{t}: {}", e.message),
-            None => e.message.clone(),
-        },
+        Some(e) => e.said(),
         None => "it failed".to_string(),
     };
     let summary = match class.in_words() {
