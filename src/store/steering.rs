@@ -286,7 +286,7 @@ impl Store {
                     tx.execute(
                         "INSERT INTO steering_events (project_id, task_id, session_id, at, kind, detail)
                          SELECT project_id, task_id, id, ?2, 'heartbeat', ?3 FROM agent_sessions WHERE id = ?1",
-                        params![session_id, at, format!("Alive: {source}")],
+                        params![session_id, at, format!("The agent is still at work ({source})")],
                     )?;
                 }
             }
