@@ -154,8 +154,13 @@ fn pip_command(folder: &Path) -> (String, Vec<String>) {
     if folder.join(VENV_DIR).join("bin").join("pip").exists() {
         (python, vec!["-m".to_string(), "pip".to_string()])
     } else {
+        // The interpreter the venv was made from, not `python3` on PATH: a version manager's
+        // shim (pyenv) runs its own hook after pip and fails the install when its lock is stale.
+        let base = std::fs::canonicalize(venv_python(folder))
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| "python3".to_string());
         (
-            "python3".to_string(),
+            base,
             vec![
                 "-m".to_string(),
                 "pip".to_string(),
