@@ -114,10 +114,11 @@ async fn past_the_patience_a_runs_end_is_kept_and_saved_when_the_lock_goes() {
     let handle: healer::engine::Handle = (*engine).clone();
     let run = tokio::spawn(async move { handle.run_and_wait(w.id).await });
     wait_for_file(&started).await;
-    let lock = hold_lock(paths.db(), Duration::from_secs(8));
+    // Held well past the patience (1 s), with room for a loaded machine to reach the journal.
+    let lock = hold_lock(paths.db(), Duration::from_secs(20));
     std::fs::write(&go, "").expect("go");
     // While locked, the end waits in memory and in the journal, not lost.
-    let deadline = Instant::now() + Duration::from_secs(7);
+    let deadline = Instant::now() + Duration::from_secs(18);
     while std::fs::read_dir(paths.pending_dir()).map_or(0, |d| d.count()) == 0 {
         assert!(
             Instant::now() < deadline,
