@@ -12,6 +12,8 @@ if [ "$goal" = test ]; then
   # WebKitWebDriver for the real-window test, a virtual display, and a session bus for it.
   # x11-utils: xwininfo, to see the installed package's window appear.
   need_pkgs+=(webkit2gtk-driver xvfb xauth dbus dbus-x11 python3 x11-utils)
+  # imagemagick: the end-to-end stories take their screenshots from the display (`import`).
+  need_pkgs+=(imagemagick)
   # The failure corpus (tests/corpus) has shell scripts that call APIs the way scripts do.
   need_pkgs+=(curl)
 fi

@@ -13,13 +13,15 @@ pub enum Knob {
     SpellCheck,
     /// No WebGL (and so no GPU process for it).
     WebGl,
-    /// Never composite with the GPU (measured only: WebDriver screenshots never finish).
+    /// Never composite with the GPU (measured only: no gain beside `NoDmabuf`).
     Acceleration,
     /// No back/forward page cache (the app navigates by hash; it never needs one).
     PageCache,
     /// Skia paints with the CPU instead of the GPU.
     CpuRendering,
-    /// No DMA-BUF renderer (measured only: WebDriver screenshots never finish without it).
+    /// No DMA-BUF renderer: frames reach the window without GPU buffers, and the web process
+    /// keeps far less for them (WebKit's WebDriver snapshot never finishes this way: the
+    /// end-to-end stories take their pictures from the display instead).
     NoDmabuf,
     /// The DMA-BUF renderer hands frames over in shared memory, not GPU buffers.
     Shm,
@@ -27,7 +29,7 @@ pub enum Knob {
     PaintThreads,
     /// JavaScript's heap sized as on a 1 GB machine: collected sooner, kept smaller.
     SmallHeap,
-    /// No accelerated compositing at all (stalls WebDriver screenshots: measured only).
+    /// No accelerated compositing at all (measured only: no gain beside `NoDmabuf`).
     NoCompositing,
     /// JavaScript without the JIT.
     NoJit,
@@ -59,7 +61,7 @@ const ALL: [(&str, Knob); 15] = [
 ];
 
 /// What is on unless `HEALER_WEBKIT_TUNING` says otherwise.
-const DEFAULT: &[Knob] = &[Knob::CpuRendering, Knob::Trim];
+const DEFAULT: &[Knob] = &[Knob::CpuRendering, Knob::NoDmabuf, Knob::Trim];
 
 /// The knobs in effect for this process.
 pub fn knobs() -> Vec<Knob> {

@@ -1,11 +1,30 @@
 // A tiny W3C WebDriver client over global fetch. No dependencies.
 // Every request is bounded by a timeout, so nothing here can hang.
 
-import { writeFile, mkdir } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { mkdir } from "node:fs/promises";
+import { promisify } from "node:util";
 import path from "node:path";
 
 const ELEMENT_KEY = "element-6066-11e4-a52e-4f735466cecf";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const execFileP = promisify(execFile);
+
+/** The X id of the Healer window that is on screen (the largest one, when a test opened two). */
+async function healerWindow() {
+  const { stdout } = await execFileP("xwininfo", ["-root", "-children"], { timeout: 10_000 });
+  let best = null;
+  for (const line of stdout.split("\n")) {
+    const m = line.match(/^\s*(0x[0-9a-f]+) "Healer": .*?\s(\d+)x(\d+)[+-]/);
+    if (!m) continue;
+    const { stdout: info } = await execFileP("xwininfo", ["-id", m[1]], { timeout: 10_000 });
+    if (!info.includes("IsViewable")) continue;
+    const area = Number(m[2]) * Number(m[3]);
+    if (!best || area > best.area) best = { id: m[1], area };
+  }
+  if (!best) throw new Error("no Healer window is on the display to take a picture of");
+  return best.id;
+}
 
 export class WebDriverError extends Error {
   constructor(method, url, status, value) {
@@ -92,7 +111,17 @@ export class Session {
     return value.map((v) => v[ELEMENT_KEY]);
   }
 
+  /**
+   * Click an element as a person would: brought to the middle of the view and painted there
+   * first. WebDriver alone scrolls it just inside the edge and clicks at once, and when the page
+   * is still settling from that scroll the click lands beside the element.
+   */
   async click(elementId) {
+    await this.cmd("POST", "/execute/sync", {
+      script: "arguments[0].scrollIntoView({ block: 'center', inline: 'nearest' });",
+      args: [{ [ELEMENT_KEY]: elementId }],
+    }).catch(() => {});
+    await this.settlePaint();
     await this.cmd("POST", `/element/${elementId}/click`, {});
   }
 
@@ -142,12 +171,17 @@ export class Session {
     ).catch(() => sleep(300));
   }
 
-  /** Save a PNG of the window to `file` once the page has painted; returns the path. */
+  /**
+   * Save a PNG of the window to `file` once the page has painted; returns the path. The picture
+   * is taken from the X display (ImageMagick's `import`), as a person would see it: WebKit's own
+   * WebDriver snapshot never finishes when frames reach the window without DMA-BUF, which is
+   * how Healer ships to stay light (docs/memory.md).
+   */
   async screenshot(file) {
     await this.settlePaint();
-    const b64 = await this.cmd("GET", "/screenshot", undefined, 20_000);
     await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(file, Buffer.from(b64, "base64"));
+    const window = await healerWindow();
+    await execFileP("import", ["-window", window, file], { timeout: 20_000 });
     return file;
   }
 
