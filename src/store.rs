@@ -8,6 +8,7 @@ mod autofixes;
 mod checkpoints;
 mod environments;
 mod events;
+mod healer_config;
 mod heals;
 mod holds;
 mod inbox;
@@ -21,6 +22,7 @@ mod runs;
 mod scripts;
 mod sessions;
 mod settings;
+mod snapshots;
 mod steering;
 mod steering_settings;
 mod tasks;
@@ -37,6 +39,10 @@ use rusqlite_migration::{Migrations, M};
 use crate::error::{Error, Result};
 
 pub use autofixes::{AutoFix, AutoFixStatus};
+pub use healer_config::{
+    HealerConfig, HealerCounters, HealerMode, HealerScenarios, DEFAULT_MAX_INVOCATIONS_PER_SESSION,
+    DEFAULT_MAX_INVOCATIONS_PER_TASK, DEFAULT_STUCK_AFTER_HOURS,
+};
 pub use heals::{HealRecord, Outcome, RemedyAttempt, RemedyStatus};
 pub use holds::RepairHold;
 pub use inbox::{InboxItem, InboxKind, SettledItems};
@@ -49,6 +55,7 @@ pub use projects::{
 pub use requests::{RequestRow, RequestStatus};
 pub use runs::{AttemptEnd, InterruptedAttempt};
 pub use sessions::{NewSession, SessionOutcome, SessionRecord, StoredStep};
+pub use snapshots::{NewSnapshot, SnapshotRecord};
 pub use steering::{
     NewSteeringEntry, SessionPulse, SteeringEntry, SteeringKind, SteeringMessage, SteeringOrigin,
     HEARTBEAT_NOTE_SECS,
@@ -80,6 +87,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0011_run_numbers.sql"),
     include_str!("store/migrations/0012_deps.sql"),
     include_str!("store/migrations/0013_steering.sql"),
+    include_str!("store/migrations/0014_healer_service.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {
