@@ -316,6 +316,32 @@ impl Handle {
         self.projects().wait(session.id).await
     }
 
+    /// Resume the agent's own session `previous_session_id` of `task_id` with `message` (a new
+    /// session of the task, linked to it); answers once it is recorded.
+    pub fn resume_session(
+        &self,
+        project_id: i64,
+        task_id: &str,
+        previous_session_id: i64,
+        message: &str,
+    ) -> Result<SessionRecord> {
+        let project = self.services.store.project(project_id)?;
+        self.projects()
+            .resume_session(&project, task_id, previous_session_id, message)
+    }
+
+    /// Resume and wait for the new session to end.
+    pub async fn resume_session_and_wait(
+        &self,
+        project_id: i64,
+        task_id: &str,
+        previous_session_id: i64,
+        message: &str,
+    ) -> Result<SessionRecord> {
+        let session = self.resume_session(project_id, task_id, previous_session_id, message)?;
+        self.projects().wait(session.id).await
+    }
+
     /// Stop a session: the agent's processes end, the worktree stays.
     pub fn stop_session(&self, session_id: i64) -> Result<()> {
         self.projects().stop(session_id)
