@@ -6,6 +6,7 @@
 mod checkpoints;
 mod deps;
 mod glance;
+mod healer;
 mod healing;
 mod llm;
 mod logs;
@@ -203,6 +204,12 @@ impl Engine {
         ));
         // Wherever sessions run (the app, the daemon, a command's own engine).
         tasks.spawn(projects::stuck_loop(handle.clone(), cancel.clone()));
+        tasks.spawn(crate::spells::run_loop(
+            handle.services.clone(),
+            handle.inner.projects.clone(),
+            cancel.clone(),
+        ));
+        tasks.spawn(healer::scan_loop(handle.clone(), cancel.clone()));
         if handle.inner.scheduling {
             // An engine a command started for itself answers only that command: it would
             // otherwise take other commands' requests and could end before answering them.

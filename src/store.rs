@@ -12,6 +12,7 @@ mod healer_config;
 mod heals;
 mod holds;
 mod inbox;
+mod invocations;
 mod maintenance;
 mod memory;
 mod notifications;
@@ -46,6 +47,7 @@ pub use healer_config::{
 pub use heals::{HealRecord, Outcome, RemedyAttempt, RemedyStatus};
 pub use holds::RepairHold;
 pub use inbox::{InboxItem, InboxKind, SettledItems};
+pub use invocations::{HealerInvocation, InvocationStatus, NewInvocation, SpellRun};
 pub use maintenance::{Entered, FixResult};
 pub use projects::{
     MergePolicy, Project, ProjectSettings, VerifyCommand, DEFAULT_AGENT_TIME_LIMIT_SECS,

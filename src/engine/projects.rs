@@ -10,7 +10,7 @@ use super::Handle;
 use crate::agent::builtin::Builtin;
 use crate::agent::claude_code::ClaudeCode;
 use crate::agent::codex::Codex;
-use crate::agent::{trajectory, AgentRegistry};
+use crate::agent::AgentRegistry;
 use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::project::{
@@ -33,7 +33,7 @@ pub(super) fn agents(services: &Arc<Services>) -> AgentRegistry {
 }
 
 impl Handle {
-    fn projects(&self) -> &Arc<project::Projects> {
+    pub(super) fn projects(&self) -> &Arc<project::Projects> {
         &self.inner.projects
     }
 
@@ -353,11 +353,7 @@ impl Handle {
 
     /// A session as an ATIF-v1.7 trajectory (pretty JSON).
     pub fn export_session_atif(&self, session_id: i64) -> Result<String> {
-        let store = &self.services.store;
-        trajectory::export(
-            &store.session(session_id)?,
-            &store.session_steps(session_id, 0)?,
-        )
+        crate::spells::session_trajectory_with_heals(&self.services.store, session_id)
     }
 
     /// Steps of running sessions as they are stored.

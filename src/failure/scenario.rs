@@ -108,6 +108,29 @@ impl ProjectScenario {
     }
 }
 
+/// The lines of `output` a type checker wrote as errors (tsc, rustc, mypy, pyright, go), in
+/// order, at most `max`.
+pub fn type_error_lines(output: &str, max: usize) -> Vec<String> {
+    static LINE: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let Some(re) = LINE
+        .get_or_init(|| {
+            regex::Regex::new(
+                r"error TS\d{4,5}:|^error\[E\d{4}\]|^\s*-->\s|^\S+\.pyi?:\d+(:\d+)?: error: |^\s*\S+\.pyi?:\d+:\d+ - error: |^\S+\.go:\d+:\d+: ",
+            )
+            .ok()
+        })
+        .as_ref()
+    else {
+        return vec![];
+    };
+    output
+        .lines()
+        .filter(|l| re.is_match(l))
+        .take(max)
+        .map(|l| l.trim_end().to_string())
+        .collect()
+}
+
 struct Patterns {
     typecheck: Vec<regex::Regex>,
     environment: Vec<regex::Regex>,

@@ -56,12 +56,17 @@ pub(super) struct Ctx<'a> {
     pub resume: Option<Resume>,
 }
 
-/// A session that continues an earlier one of the same task: the agent's own session
-/// (`claude --resume`, `codex exec resume`, the built-in agent's thread) gets `message`.
+/// A session the healer service (or steering) starts with its own message instead of the
+/// task's prompt, in the task's worktree as it was left (the init script is not run again).
 #[derive(Debug, Clone)]
 pub(super) struct Resume {
-    pub agent_session_id: String,
+    /// The agent's own session to continue (`claude --resume`, `codex exec resume`, the
+    /// built-in agent's thread); `None`: a new agent session given `message` as its prompt.
+    pub agent_session_id: Option<String>,
     pub message: String,
+    /// Verify and commit as any session does; `false` for an emergency subtask, whose work
+    /// the service checks itself before the task goes on.
+    pub verify: bool,
 }
 
 pub(super) async fn run_session(
@@ -242,6 +247,11 @@ async fn drive(ctx: &Ctx<'_>, agent: Arc<dyn Agent>) -> Result<Ending> {
         }
     }
 
+    if ctx.resume.as_ref().is_some_and(|r| !r.verify) {
+        return Ok(Ending::HandedBack {
+            summary: end.summary,
+        });
+    }
     for check in &settings.verify {
         ctx.note(&format!("Verifying: {} ({})", check.name, check.command))?;
         let Some(result) = ctx.command(&check.name, &check.command).await? else {
@@ -329,7 +339,10 @@ impl Ctx<'_> {
             session_id: self.session_id,
             cwd: self.worktree.clone(),
             prompt,
-            resume: self.resume.as_ref().map(|r| r.agent_session_id.clone()),
+            resume: self
+                .resume
+                .as_ref()
+                .and_then(|r| r.agent_session_id.clone()),
             allowed_tools: settings.allowed_tools.clone(),
             env: self.spec_env(),
             program: settings

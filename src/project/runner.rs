@@ -241,17 +241,71 @@ impl Projects {
             })
         })?;
         let resume = Resume {
-            agent_session_id,
+            agent_session_id: Some(agent_session_id),
             message: message.to_string(),
+            verify: true,
         };
         let session = self.launch(
             project,
             chosen,
             &worktree,
             agent,
-            Some((previous.id, resume)),
+            Some((Some(previous.id), resume)),
         )?;
         store.session(session.id)
+    }
+
+    /// Start a new session of `task_id` with `agent` given `message` as its prompt, in the
+    /// task's kept worktree, without the init script: the healer service's emergency subtask
+    /// (`verify: false`: the session ends when the agent does, the task goes back to open) or
+    /// its retry with a minimal context (`verify: true`: verified and committed as usual).
+    pub fn run_with_message(
+        self: &Arc<Self>,
+        project: &Project,
+        task_id: &str,
+        agent: crate::session::AgentKind,
+        message: &str,
+        verify: bool,
+    ) -> Result<SessionRecord> {
+        let agent = self.agents.get(agent)?;
+        self.check_room(project)?;
+        let kind = agent.kind();
+        let mut worktree = None;
+        let chosen = self.modify_tasks(project, "Healer started a session", |file| {
+            let task = file.task(task_id).ok_or_else(|| Error::NotFound {
+                what: format!("task {task_id:?} in \u{201c}{}\u{201d}", project.name),
+            })?;
+            if task.status == TaskStatus::Closed {
+                return Err(Error::InvalidInput(format!(
+                    "the task \u{201c}{}\u{201d} is closed",
+                    task.title
+                )));
+            }
+            let slot = self.slot_for(project.id, file, task);
+            worktree = Some(slot.clone());
+            file.update(task_id, &now(), |t| {
+                t.status = TaskStatus::InProgress;
+                t.assignee = Some(kind.as_str().to_string());
+                t.worktree = Some(slot.display().to_string());
+                t.branch = Some(branch_name(&t.id));
+                t.note = Some(format!(
+                    "{} is working on Healer's request",
+                    agent_name(kind)
+                ));
+            })
+        })?;
+        let worktree = worktree.unwrap_or_else(|| self.slots_dir(project.id));
+        let resume = Resume {
+            agent_session_id: None,
+            message: message.to_string(),
+            verify,
+        };
+        self.launch(project, chosen, &worktree, agent, Some((None, resume)))
+    }
+
+    /// Whether a session is still running here (settling included).
+    pub fn is_running(&self, session_id: i64) -> bool {
+        self.lock_running().contains_key(&session_id)
     }
 
     /// Refuse a start past the project's limit of sessions at once.
@@ -278,7 +332,7 @@ impl Projects {
         chosen: Task,
         worktree: &std::path::Path,
         agent: Arc<dyn crate::agent::Agent>,
-        resume: Option<(i64, Resume)>,
+        resume: Option<(Option<i64>, Resume)>,
     ) -> Result<SessionRecord> {
         let branch = branch_name(&chosen.id);
         let session = self.services.store.insert_session(&NewSession {
@@ -291,9 +345,11 @@ impl Projects {
         })?;
         let resume = match resume {
             Some((earlier, resume)) => {
-                self.services
-                    .store
-                    .set_session_resumed_from(session.id, earlier)?;
+                if let Some(earlier) = earlier {
+                    self.services
+                        .store
+                        .set_session_resumed_from(session.id, earlier)?;
+                }
                 Some(resume)
             }
             None => None,

@@ -277,6 +277,66 @@ pub fn restore(worktree: &Path, task_id: &str, commit: &str) -> Result<Restored>
             "what the worktree held before a restore",
         )?)
     };
+    let (written, removed) = write_back(&repo, &target)?;
+    Ok(Restored {
+        written,
+        removed,
+        previous,
+    })
+}
+
+/// What a rewind did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rewound {
+    pub written: usize,
+    pub removed: usize,
+    /// Said when the index could not follow (another git process holds `index.lock`): the
+    /// files are rewound, the staged state was left as it was.
+    pub index_left: Option<String>,
+}
+
+/// Put the worktree's files back to `commit` (pin a snapshot first: this discards changes).
+/// `move_branch`: the branch checked out moves to `commit` too (its later commits stay
+/// reachable from the snapshot pinned before, whose parent is the old HEAD).
+pub fn rewind(worktree: &Path, commit: &str, move_branch: bool) -> Result<Rewound> {
+    let repo = open(worktree)?;
+    let oid =
+        Oid::from_str(commit).map_err(|e| git_error("the commit to rewind to is not valid", e))?;
+    let target = repo
+        .find_commit(oid)
+        .map_err(|e| git_error("cannot read the commit to rewind to", e))?;
+    if move_branch {
+        let head = repo
+            .head()
+            .map_err(|e| git_error("cannot read the worktree's branch", e))?;
+        let name = head
+            .name()
+            .map_err(|e| git_error("the worktree's branch has no name", e))?
+            .to_string();
+        repo.reference(&name, oid, true, "healer: rewind to the last green commit")
+            .map_err(|e| git_error(&format!("cannot move {name}"), e))?;
+    }
+    let tree = target
+        .tree()
+        .map_err(|e| git_error("cannot read the commit's files", e))?;
+    let (written, removed) = write_back(&repo, &tree)?;
+    let index_left = match repo.reset(target.as_object(), git2::ResetType::Mixed, None) {
+        Ok(()) => None,
+        Err(e) if e.code() == git2::ErrorCode::Locked => Some(
+            "another git program holds the worktree's index, so what was staged was left as it was"
+                .to_string(),
+        ),
+        Err(e) => return Err(git_error("cannot update the worktree's index", e)),
+    };
+    Ok(Rewound {
+        written,
+        removed,
+        index_left,
+    })
+}
+
+/// Make the worktree's files (ignored ones and `.healer/` aside) exactly `target`'s.
+fn write_back(repo: &Repository, target: &git2::Tree<'_>) -> Result<(usize, usize)> {
     let mut wanted: BTreeMap<String, Entry> = BTreeMap::new();
     target
         .walk(TreeWalkMode::PreOrder, |dir, entry| {
@@ -299,7 +359,7 @@ pub fn restore(worktree: &Path, task_id: &str, commit: &str) -> Result<Restored>
         .ok_or_else(|| Error::Internal("the worktree has no working folder".to_string()))?
         .to_path_buf();
     let mut removed = 0;
-    for path in present_files(&repo)? {
+    for path in present_files(repo)? {
         if is_healer(&path) || wanted.contains_key(&path) {
             continue;
         }
@@ -324,11 +384,7 @@ pub fn restore(worktree: &Path, task_id: &str, commit: &str) -> Result<Restored>
             written += 1;
         }
     }
-    Ok(Restored {
-        written,
-        removed,
-        previous,
-    })
+    Ok((written, removed))
 }
 
 /// Files on disk git would see: tracked (index) and untracked, not ignored.
