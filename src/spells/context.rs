@@ -114,7 +114,7 @@ pub(crate) fn gather(
         .map(|w| files_named(&failing_output, w))
         .unwrap_or_default();
     let same_signature_sessions =
-        store.sessions_with_signature(project.id, task_id, &failure.signature)?;
+        store.sessions_with_signature(project.id, task_id, &failure.signature, *session_id)?;
     let flaky = git_status.is_empty()
         && head.as_deref().is_some_and(|h| {
             store

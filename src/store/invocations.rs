@@ -236,18 +236,20 @@ impl Store {
         })
     }
 
-    /// How many sessions of a task ended with a failure of this signature.
+    /// How many other sessions of a task (than `session_id`) failed with this signature.
     pub fn sessions_with_signature(
         &self,
         project_id: i64,
         task_id: &str,
         signature: &str,
+        session_id: i64,
     ) -> Result<u32> {
         self.call(|c| {
             c.query_row(
                 "SELECT COUNT(DISTINCT session_id) FROM healer_invocations
-                 WHERE project_id = ?1 AND task_id = ?2 AND signature = ?3 AND session_id IS NOT NULL",
-                params![project_id, task_id, signature],
+                 WHERE project_id = ?1 AND task_id = ?2 AND signature = ?3 AND session_id IS NOT NULL
+                   AND session_id != ?4",
+                params![project_id, task_id, signature, session_id],
                 |r| r.get(0),
             )
         })

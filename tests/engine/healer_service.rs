@@ -2,10 +2,13 @@
 //! runner, the built-in agent's real tool loop against the scripted model server, real
 //! verification processes.
 
+use std::time::Duration;
+
 use healer::project::TaskEdit;
 use healer::session::SessionStatus;
-use healer::store::MergePolicy;
-use serde_json::json;
+use healer::store::{HealerConfig, HealerInvocation, HealerMode, InvocationStatus, MergePolicy};
+use healer::tasklist::{read_file, Dep, TaskStatus, PROGRESS_FILE, TASKS_FILE};
+use serde_json::{json, Value};
 
 use crate::project_fixtures::*;
 
@@ -95,4 +98,401 @@ async fn a_resumed_built_in_session_continues_its_thread_with_the_message_and_is
         .resume_session(pb.project.id, "nope", first.id, "x")
         .expect_err("not its task");
     assert!(err.to_string().contains("not a session of task"), "{err}");
+}
+
+/// Wait for an invocation of `task` to end and read it back (newest first).
+async fn ended_invocations(engine: &healer::Engine, task: &str, n: usize) -> Vec<HealerInvocation> {
+    eventually("the healer service to end", Duration::from_secs(90), || {
+        let all = engine
+            .healer_invocations(None, Some(task), 50)
+            .expect("invocations");
+        (all.len() >= n && all.iter().all(|i| i.status != InvocationStatus::Running)).then_some(all)
+    })
+    .await
+}
+
+fn aggressive(engine: &healer::Engine, project_id: i64, change: impl FnOnce(&mut HealerConfig)) {
+    let mut config = HealerConfig {
+        mode: HealerMode::Aggressive,
+        ..HealerConfig::default()
+    };
+    change(&mut config);
+    engine
+        .set_healer_config(project_id, config)
+        .expect("healer settings");
+}
+
+fn spells_of(inv: &HealerInvocation) -> Vec<(&str, bool)> {
+    inv.spells
+        .iter()
+        .map(|s| (s.spell.as_str(), s.success))
+        .collect()
+}
+
+const WRONG: &str = "def greet(name):\n    return 'Hey ' + name\n";
+
+#[tokio::test]
+async fn a_red_verification_is_rewound_after_a_snapshot_and_the_task_blocked_with_a_follow_up() {
+    let pb = project_bed(false, |s| s.merge = MergePolicy::LeaveBranch).await;
+    let engine = pb.engine();
+    aggressive(engine, pb.project.id, |_| {});
+    let t = engine
+        .add_task(pb.project.id, task("Greet properly"))
+        .expect("task");
+    wrong_change(&pb.bed.server);
+    // An untracked file the agent left too: the snapshot must keep it.
+    let session = engine
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    assert_eq!(session.status, SessionStatus::Failed);
+    let worktree = std::path::PathBuf::from(&session.worktree);
+
+    let inv = ended_invocations(engine, &t.id, 1).await.remove(0);
+    assert_eq!(inv.scenario, "VerificationFailed");
+    assert_eq!(inv.status, InvocationStatus::Contained, "{}", inv.reason);
+    assert_eq!(
+        spells_of(&inv),
+        [
+            ("rewind_uncommitted_changes", true),
+            ("mark_task_blocked_with_followup", true)
+        ]
+    );
+    assert_eq!(inv.session_id, Some(session.id));
+
+    // Rewound: the worktree holds the last commit again.
+    let now = std::fs::read_to_string(worktree.join("greet.py")).expect("greet.py");
+    assert!(now.contains("'Hi '"), "{now}");
+    // The agent's change is in a snapshot; restoring it brings it back byte for byte.
+    let snap_id = inv.snapshot_id.expect("a snapshot");
+    let snaps = engine
+        .snapshots(Some(pb.project.id), Some(&t.id))
+        .expect("snapshots");
+    let snap = snaps.iter().find(|s| s.id == snap_id).expect("recorded");
+    assert_eq!(snap.ref_name, format!("refs/healer/snapshots/{}/1", t.id));
+    let said = engine.restore_snapshot(snap_id).await.expect("restore");
+    assert!(said.contains("Restored"), "{said}");
+    assert_eq!(
+        std::fs::read(worktree.join("greet.py")).expect("greet.py"),
+        WRONG.as_bytes()
+    );
+
+    // Blocked, with a follow-up task cross-linked in tasks.jsonl.
+    let file = read_file(&pb.repo_dir.join(TASKS_FILE)).expect("tasks");
+    let blocked = file.task(&t.id).expect("task");
+    assert_eq!(blocked.status, TaskStatus::Blocked);
+    let followup_id = inv.followup_task.clone().expect("follow-up");
+    let followup = file.task(&followup_id).expect("follow-up task");
+    assert!(followup.title.contains("Greet properly"));
+    assert!(
+        followup
+            .description
+            .contains(&format!("session {}", session.id)),
+        "{}",
+        followup.description
+    );
+    assert!(followup
+        .deps
+        .iter()
+        .any(|d| matches!(d, Dep::Link { id, kind } if *id == t.id && kind == "discovered-from")));
+    assert!(blocked.deps.iter().any(|d| d.id() == followup_id));
+    assert_eq!(followup.status, TaskStatus::Open);
+
+    // Live: start, each spell, complete — on the bus and in the store.
+    let kinds: Vec<String> = engine
+        .events(None, 300)
+        .expect("events")
+        .iter()
+        .map(|e| e.event.kind().to_string())
+        .filter(|k| k.starts_with("healer_"))
+        .collect();
+    assert_eq!(
+        kinds.iter().rev().cloned().collect::<Vec<_>>(),
+        [
+            "healer_invocation_start",
+            "healer_spell_applied",
+            "healer_spell_applied",
+            "healer_invocation_complete"
+        ]
+    );
+
+    // The session's ATIF export links the invocation's own trajectory.
+    let atif: Value =
+        serde_json::from_str(&engine.export_session_atif(session.id).expect("atif")).expect("json");
+    let steps = atif["steps"].as_array().expect("steps");
+    let heal = steps.last().expect("a step");
+    let reference = &heal["observation"]["results"][0]["subagent_trajectory_ref"][0];
+    assert_eq!(
+        reference["session_id"],
+        json!(format!("healer-invocation-{}", inv.id))
+    );
+    let sub = &reference["extra"]["trajectory"];
+    assert_eq!(sub["agent"]["name"], json!("healer"));
+    assert_eq!(sub["agent"]["extra"]["type"], json!("healing-agent"));
+    assert_eq!(
+        sub["steps"][1]["tool_calls"][0]["function_name"],
+        json!("rewind_uncommitted_changes")
+    );
+}
+
+#[tokio::test]
+async fn in_conservative_mode_a_rewind_asks_first_naming_the_snapshot() {
+    let pb = project_bed(false, |s| s.merge = MergePolicy::LeaveBranch).await;
+    let engine = pb.engine();
+    // The defaults: conservative.
+    assert_eq!(
+        engine.healer_config(pb.project.id).expect("config").mode,
+        HealerMode::Conservative
+    );
+    let t = engine
+        .add_task(pb.project.id, task("Greet properly"))
+        .expect("task");
+    wrong_change(&pb.bed.server);
+    let session = engine
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    let worktree = std::path::PathBuf::from(&session.worktree);
+    let checkpoint = eventually("the question", Duration::from_secs(30), || {
+        engine
+            .checkpoints()
+            .expect("checkpoints")
+            .pending
+            .into_iter()
+            .next()
+    })
+    .await;
+    let snap = engine
+        .snapshots(Some(pb.project.id), Some(&t.id))
+        .expect("snapshots")
+        .remove(0);
+    assert!(
+        checkpoint
+            .context
+            .contains(&format!("snapshot {}", snap.id)),
+        "{}",
+        checkpoint.context
+    );
+    let labels: Vec<&str> = checkpoint
+        .options
+        .iter()
+        .map(|o| o.label.as_str())
+        .collect();
+    assert_eq!(labels, ["Proceed", "Skip", "Pause"]);
+    // Nothing was discarded while it waits.
+    assert_eq!(
+        std::fs::read(worktree.join("greet.py")).expect("greet.py"),
+        WRONG.as_bytes()
+    );
+    let running = engine
+        .healer_invocations(None, Some(&t.id), 5)
+        .expect("invocations");
+    assert_eq!(running[0].status, InvocationStatus::Running);
+
+    engine
+        .decide_checkpoint(checkpoint.id, Some(1), None)
+        .await
+        .expect("proceed");
+    let inv = ended_invocations(engine, &t.id, 1).await.remove(0);
+    assert_eq!(spells_of(&inv)[0], ("rewind_uncommitted_changes", true));
+    assert!(std::fs::read_to_string(worktree.join("greet.py"))
+        .expect("greet.py")
+        .contains("'Hi '"));
+}
+
+/// A real type checker: TypeScript's `tsc`, as the UI installs it.
+fn tsc() -> String {
+    let tsc = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/node_modules/.bin/tsc");
+    assert!(
+        tsc.exists(),
+        "run `cd ui && npm ci` first: {} is missing",
+        tsc.display()
+    );
+    tsc.display().to_string()
+}
+
+#[tokio::test]
+async fn an_init_type_error_is_fixed_by_an_emergency_subtask_and_the_task_continues() {
+    let check = format!("{} --noEmit --strict count.ts", tsc());
+    let pb = project_bed(false, |s| s.init_script = Some(check)).await;
+    let engine = pb.engine();
+    write_files(
+        &pb.repo_dir,
+        &[("count.ts", "export const count: number = \"one\";\n")],
+    );
+    let repo = git2::Repository::open(&pb.repo_dir).expect("repo");
+    commit_all(&repo, "a type error on main");
+    let t = engine
+        .add_task(pb.project.id, task("Greet properly"))
+        .expect("task");
+    pb.bed.server.script([
+        // The emergency subtask: only the type error.
+        call("e1", "edit_file", json!({"path": "count.ts", "search": "\"one\"", "replace": "1"})),
+        call("e2", "finish", json!({"summary": "count is a number"})),
+        // The task, continued.
+        call("c1", "edit_file", json!({"path": "greet.py", "search": "'Hi ' + name", "replace": "'Hello, ' + name + '!'"})),
+        call("c2", "finish", json!({"summary": "greet() now says Hello, Ada!"})),
+    ]);
+    let first = engine
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    assert_eq!(first.status, SessionStatus::Failed);
+    assert!(first.summary.contains("init script"), "{}", first.summary);
+
+    let inv = ended_invocations(engine, &t.id, 1).await.remove(0);
+    assert_eq!(inv.scenario, "InitScriptTypecheckFailure");
+    assert_eq!(inv.status, InvocationStatus::Resolved, "{}", inv.reason);
+    assert_eq!(spells_of(&inv)[0], ("fix_typecheck_errors", true));
+    assert!(inv.reason.contains("init script passed"), "{}", inv.reason);
+    assert!(inv.reason.contains("the task continues"), "{}", inv.reason);
+
+    // The task went on: a session ran the init script (green now), the agent, verification,
+    // and committed.
+    let closed = eventually("the task to close", Duration::from_secs(60), || {
+        let f = read_file(&pb.repo_dir.join(TASKS_FILE)).ok()?;
+        let task = f.task(&t.id)?.clone();
+        (task.status == TaskStatus::Closed).then_some(task)
+    })
+    .await;
+    assert!(closed.commit.is_some());
+    let committed = file_at(&pb.repo_dir, "main", "count.ts");
+    assert!(committed.contains("number = 1"), "{committed}");
+    assert!(file_at(&pb.repo_dir, "main", "greet.py").contains("Hello, "));
+    let sessions = engine
+        .store()
+        .list_sessions(pb.project.id, Some(&t.id), 10)
+        .expect("sessions");
+    assert_eq!(
+        sessions.len(),
+        3,
+        "the failed one, the emergency subtask, the continued task"
+    );
+    assert!(
+        sessions[1].summary.contains("Emergency fix done"),
+        "{}",
+        sessions[1].summary
+    );
+}
+
+#[tokio::test]
+async fn a_task_failing_three_times_gets_a_follow_up_and_progress_guidance() {
+    // The built-in agent may make one model call: each session ends at its step limit
+    // without finishing (the agent could not do the task).
+    let pb = project_bed(false, |s| {
+        s.merge = MergePolicy::LeaveBranch;
+        s.max_steps = 1;
+    })
+    .await;
+    let engine = pb.engine();
+    aggressive(engine, pb.project.id, |c| {
+        c.max_invocations_per_subtask = 10
+    });
+    let t = engine
+        .add_task(pb.project.id, task("Greet properly"))
+        .expect("task");
+    pb.bed.server.script([
+        call("a1", "read_file", json!({"path": "greet.py"})),
+        call("a2", "read_file", json!({"path": "greet.py"})),
+        call("a3", "read_file", json!({"path": "greet.py"})),
+    ]);
+    let first = engine
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    assert_eq!(first.status, SessionStatus::Failed, "{}", first.summary);
+
+    // 1st and 2nd failure: the agent resumes its own session with the failure; the 3rd:
+    // blocked with a follow-up, and guidance in progress.md.
+    let all = ended_invocations(engine, &t.id, 3).await;
+    assert!(all.iter().all(|i| i.scenario == "SubtaskFailed"));
+    let third = &all[0];
+    assert_eq!(
+        spells_of(third),
+        [
+            ("mark_task_blocked_with_followup", true),
+            ("update_progress_with_guidance", true)
+        ]
+    );
+    assert_eq!(
+        spells_of(&all[2])[0],
+        ("retry_with_claude_code_resume", false)
+    );
+    let file = read_file(&pb.repo_dir.join(TASKS_FILE)).expect("tasks");
+    assert_eq!(file.task(&t.id).expect("task").status, TaskStatus::Blocked);
+    assert!(file
+        .task(third.followup_task.as_deref().expect("follow-up"))
+        .is_some());
+    let progress = std::fs::read_to_string(pb.repo_dir.join(PROGRESS_FILE)).expect("progress");
+    assert!(progress.contains("## Healer summary"), "{progress}");
+    assert!(progress.contains("Recommended next steps"), "{progress}");
+    assert!(progress.contains("failed 3 times"), "{progress}");
+    let sessions = engine
+        .store()
+        .list_sessions(pb.project.id, Some(&t.id), 10)
+        .expect("sessions");
+    assert_eq!(sessions.len(), 3);
+    assert_eq!(sessions[0].resumed_from, Some(sessions[1].id));
+}
+
+#[tokio::test]
+async fn a_third_failure_of_one_session_past_its_limit_of_two_is_recorded_as_skipped() {
+    let pb = project_bed(false, |s| s.merge = MergePolicy::LeaveBranch).await;
+    let engine = pb.engine();
+    // Only progress notes, so the task stays as it is between scans; stuck tasks are on.
+    aggressive(engine, pb.project.id, |c| {
+        c.max_invocations_per_subtask = 10;
+        c.scenarios.on_stuck_subtask = true;
+        c.allowed_spells = vec!["update_progress_with_guidance".into()];
+    });
+    assert_eq!(
+        engine
+            .healer_config(pb.project.id)
+            .expect("c")
+            .max_invocations_per_session,
+        2
+    );
+    let t = engine
+        .add_task(pb.project.id, task("Greet properly"))
+        .expect("task");
+    wrong_change(&pb.bed.server);
+    let session = engine
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    ended_invocations(engine, &t.id, 1).await;
+    // Someone marks it in progress again and nothing happens for three hours.
+    healer::tasklist::modify(&pb.repo_dir, |f| {
+        f.update(&t.id, "2026-01-01T00:00:00Z", |task| {
+            task.status = TaskStatus::InProgress
+        })
+    })
+    .expect("a hand edit");
+    let later = chrono::Utc::now() + chrono::Duration::hours(3);
+    for _ in 0..2 {
+        let report = engine
+            .act_on_stuck(later, &mut std::collections::HashSet::new())
+            .await
+            .expect("scan");
+        assert!(report
+            .tasks
+            .iter()
+            .any(|s| s.task_id == t.id && s.session_id == Some(session.id)));
+    }
+    let all = ended_invocations(engine, &t.id, 3).await;
+    assert_eq!(all.len(), 3);
+    assert!(all.iter().all(|i| i.session_id == Some(session.id)));
+    // The verification failure's own plan holds no progress note: nothing the lists allow.
+    assert_eq!(all[2].status, InvocationStatus::Unresolved);
+    assert!(all[2].reason.contains("No spell fits"), "{}", all[2].reason);
+    assert_eq!(all[1].scenario, "SubtaskStuck");
+    assert_eq!(all[1].status, InvocationStatus::Contained);
+    assert_eq!(all[0].scenario, "SubtaskStuck");
+    assert_eq!(all[0].status, InvocationStatus::Skipped);
+    assert!(
+        all[0].reason.contains("twice for this session"),
+        "{}",
+        all[0].reason
+    );
+    assert!(all[0].spells.is_empty());
 }
