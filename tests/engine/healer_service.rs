@@ -496,3 +496,61 @@ async fn a_third_failure_of_one_session_past_its_limit_of_two_is_recorded_as_ski
     );
     assert!(all[0].spells.is_empty());
 }
+
+#[tokio::test]
+async fn the_cli_lists_heals_and_snapshots_restores_one_and_scans() {
+    let pb = project_bed(false, |s| s.merge = MergePolicy::LeaveBranch).await;
+    aggressive(pb.engine(), pb.project.id, |_| {});
+    let t = pb
+        .engine()
+        .add_task(pb.project.id, task("Greet properly"))
+        .expect("task");
+    wrong_change(&pb.bed.server);
+    let session = pb
+        .engine()
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    ended_invocations(pb.engine(), &t.id, 1).await;
+    let ProjectBed { bed, .. } = pb;
+    let crate::maintainer::Bed {
+        _tmp,
+        paths,
+        engine,
+        ..
+    } = bed;
+    engine.shutdown().await;
+    drop(engine);
+    let json = |args: &[&str]| -> Value {
+        let out = crate::cli::run(&paths, args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            crate::cli::text(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("json")
+    };
+
+    let heals = json(&["heals", "--project", "greeter", "--json"]);
+    assert_eq!(heals[0]["status"], json!("contained"));
+    assert_eq!(
+        heals[0]["spells"][0]["spell"],
+        json!("rewind_uncommitted_changes")
+    );
+    let snaps = json(&["snapshot", "list", "--json"]);
+    let id = snaps[0]["id"].as_i64().expect("id");
+    let out = crate::cli::run(&paths, &["snapshot", "restore", &id.to_string()]);
+    assert!(out.status.success(), "{}", crate::cli::text(&out.stderr));
+    assert!(crate::cli::text(&out.stdout).contains("Restored snapshot"));
+    let worktree = std::path::PathBuf::from(&session.worktree);
+    assert_eq!(
+        std::fs::read(worktree.join("greet.py")).expect("greet.py"),
+        WRONG.as_bytes()
+    );
+    let scan = json(&["scan", "--json"]);
+    assert_eq!(scan["tasks"], json!([]));
+    let atif = crate::cli::run(&paths, &["session", "export-atif", &session.id.to_string()]);
+    assert!(crate::cli::text(&atif.stdout).contains("\"healing-agent\""));
+    let text = crate::cli::run(&paths, &["heals"]);
+    assert!(crate::cli::text(&text.stdout).contains("rewind_uncommitted_changes ✓"));
+}
