@@ -1,5 +1,6 @@
 // Adding a project: choose its folder, see what Healer makes of it, confirm or edit what it
 // detected. Editing one: the same settings, for a project Healer has already.
+import { HealerSettings } from "./HealerSettings";
 import { useId, useState } from "react";
 import type { FolderCheck } from "../../bindings";
 import { ArrowLeftIcon, CheckIcon, FolderIcon } from "../../components/icons";
@@ -149,6 +150,7 @@ export function EditProjectPage({ id }: { id: number }) {
         onSave={(input) => update.mutate(input, { onSuccess: () => navigate(projectHref(id)) })}
         cancelHref={projectHref(id)}
       />
+      <HealerSettings projectId={id} />
     </section>
   );
 }
