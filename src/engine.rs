@@ -198,6 +198,10 @@ impl Engine {
         let cancel = CancellationToken::new();
         let mut tasks = JoinSet::new();
         let handle = Handle { services, inner };
+        // Before any task can run: what a killed Healer left of the healer service.
+        if let Err(e) = handle.settle_healer_leftovers() {
+            tracing::warn!("could not settle the healer service's leftovers: {e}");
+        }
         tasks.spawn(crate::services::flush_loop(
             handle.services.clone(),
             cancel.clone(),

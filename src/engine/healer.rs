@@ -216,11 +216,8 @@ impl Handle {
     }
 }
 
-/// At start, settle the service's leftovers; then the stuck scan every [`STUCK_SCAN_SECS`].
+/// The stuck scan every [`STUCK_SCAN_SECS`].
 pub(super) async fn scan_loop(handle: Handle, cancel: CancellationToken) {
-    if let Err(e) = handle.settle_healer_leftovers() {
-        tracing::warn!("could not settle the healer service's leftovers: {e}");
-    }
     let mut seen = HashSet::new();
     loop {
         tokio::select! {

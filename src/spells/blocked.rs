@@ -26,10 +26,7 @@ impl Spell for MarkBlocked {
         let task_id = cx.context.task_id.clone();
         let what =
             ProjectScenario::parse(&cx.failure.scenario).map_or("it failed", |s| s.describe());
-        let reason = format!(
-            "Blocked by Healer: {what} ({}).",
-            cx.failure.summary().trim_end_matches('.')
-        );
+        let reason = format!("Blocked by Healer: {what}. A follow-up task holds the details.");
         let mut sessions: Vec<String> = cx
             .context
             .session
@@ -98,7 +95,14 @@ impl Spell for MarkBlocked {
                     id: followup_id.clone(),
                     kind: "followup".to_string(),
                 });
-                t.comment(&at, "healer", &format!("{reason} Follow-up task: {followup_id}."));
+                t.comment(
+                    &at,
+                    "healer",
+                    &format!(
+                        "Blocked: {what} ({}). Follow-up task: {followup_id}.",
+                        cx.failure.summary().trim_end_matches('.')
+                    ),
+                );
             })?;
             Ok(followup_id)
         });

@@ -29,6 +29,9 @@ use crate::services::{HandedOver, Services};
 use crate::store::{now, InvocationStatus, NewInvocation, SpellRun};
 use crate::tasklist::{read_file, TaskStatus, TASKS_FILE};
 
+/// When the engine stops, how long invocations under way get to finish.
+const STOP_GRACE: Duration = Duration::from_secs(3);
+
 /// How long the service waits for the failed session to finish settling before it acts.
 const SETTLE_WAIT: Duration = Duration::from_secs(60);
 
@@ -179,27 +182,40 @@ pub(crate) async fn run_loop(
         return;
     };
     let mut running = JoinSet::new();
+    let spawn = |running: &mut JoinSet<()>, item: HandedOver| {
+        let (services, projects) = (services.clone(), projects.clone());
+        running.spawn(async move {
+            let id = item.invocation_id;
+            if let Err(e) = maybe_run(&services, &projects, item).await {
+                tracing::error!(invocation = id, "the healer service failed: {e}");
+                let _ = services.store.finish_invocation(
+                    id,
+                    InvocationStatus::Unresolved,
+                    &format!("Healer could not finish: {e}"),
+                );
+            }
+        });
+    };
     loop {
         tokio::select! {
             () = cancel.cancelled() => break,
             item = desk.recv() => {
                 let Some(item) = item else { break };
-                let (services, projects) = (services.clone(), projects.clone());
-                running.spawn(async move {
-                    let id = item.invocation_id;
-                    if let Err(e) = maybe_run(&services, &projects, item).await {
-                        tracing::error!(invocation = id, "the healer service failed: {e}");
-                        let _ = services.store.finish_invocation(
-                            id,
-                            InvocationStatus::Unresolved,
-                            &format!("Healer could not finish: {e}"),
-                        );
-                    }
-                });
+                spawn(&mut running, item);
             }
             Some(_) = running.join_next(), if !running.is_empty() => {}
         }
     }
+    // The engine stops (a CLI command's engine right after its session): what was handed
+    // over gets a short while to finish; one that waits for the person is cut short and
+    // settled at the next start.
+    while let Ok(item) = desk.try_recv() {
+        spawn(&mut running, item);
+    }
+    let _ = tokio::time::timeout(STOP_GRACE, async {
+        while running.join_next().await.is_some() {}
+    })
+    .await;
     running.abort_all();
 }
 

@@ -554,3 +554,114 @@ async fn the_cli_lists_heals_and_snapshots_restores_one_and_scans() {
     let text = crate::cli::run(&paths, &["heals"]);
     assert!(crate::cli::text(&text.stdout).contains("rewind_uncommitted_changes ✓"));
 }
+
+/// An engine on `paths` as the desktop app would start it (no scheduler, keys from the
+/// environment only).
+async fn engine_on(paths: &healer::Paths) -> healer::Engine {
+    let lease = healer::lease::Lease::acquire(paths, "test").expect("lease");
+    let options = healer::engine::EngineOptions {
+        scheduler: false,
+        keys: Some(healer::llm::Keys::env_only()),
+        ..healer::engine::EngineOptions::default()
+    };
+    healer::Engine::start_with_lease(paths.clone(), "test", lease, options)
+        .await
+        .expect("engine")
+}
+
+#[tokio::test]
+async fn healer_killed_between_the_snapshot_and_its_record_finds_the_snapshot_at_the_next_start() {
+    use crate::maintainer::{configure_model, KEY, KEY_VAR};
+    let server = crate::model_server::ModelServer::start(Some(KEY));
+    let (tmp, paths) = crate::data_dir();
+    let repo = tmp.path().join("greeter");
+    git_repo(&repo, GREETER);
+    let engine = engine_on(&paths).await;
+    configure_model(&engine, &server);
+    let project = engine
+        .add_project(healer::project::ProjectInput {
+            path: repo.display().to_string(),
+            name: "greeter".to_string(),
+            settings: healer::store::ProjectSettings {
+                verify: vec![python_check()],
+                merge: MergePolicy::LeaveBranch,
+                ..healer::store::ProjectSettings::default()
+            },
+        })
+        .expect("project");
+    aggressive(&engine, project.id, |_| {});
+    let t = engine
+        .add_task(project.id, task("Greet properly"))
+        .expect("task");
+    engine.shutdown().await;
+    drop(engine);
+
+    // The CLI runs the task as its own engine; Healer dies right after pinning the snapshot.
+    wrong_change(&server);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_healer"))
+        .env("HEALER_DATA_DIR", paths.data_dir())
+        .env("HEALER_KEYRING", "off")
+        .env(KEY_VAR, KEY)
+        .env("HEALER_FAILPOINT", "snapshot_pinned")
+        .env_remove("HEALER_LOG")
+        .stdin(std::process::Stdio::null())
+        .args(["project", "run", "greeter", "--task", &t.id, "--wait"])
+        .output()
+        .expect("healer runs");
+    assert!(
+        crate::cli::text(&out.stderr).contains("aborting at failpoint snapshot_pinned"),
+        "{}",
+        crate::cli::text(&out.stderr)
+    );
+    let git = git2::Repository::open(&repo).expect("repo");
+    let refs: Vec<String> = git
+        .references_glob("refs/healer/snapshots/*")
+        .expect("refs")
+        .flatten()
+        .filter_map(|r| r.name().ok().map(str::to_string))
+        .collect();
+    assert_eq!(
+        refs,
+        [format!("refs/healer/snapshots/{}/1", t.id)],
+        "the ref was pinned"
+    );
+    let store = healer::store::Store::open(&paths.db()).expect("store");
+    assert!(
+        store.snapshots(None, None).expect("snapshots").is_empty(),
+        "not recorded"
+    );
+    drop(store);
+
+    // The next start records it, says so, and ends the cut-short invocation.
+    let engine = engine_on(&paths).await;
+    let snaps = engine.snapshots(None, None).expect("snapshots");
+    assert_eq!(snaps.len(), 1);
+    assert_eq!(snaps[0].ref_name, refs[0]);
+    assert!(
+        snaps[0].worktree.contains("worktrees"),
+        "{}",
+        snaps[0].worktree
+    );
+    let inv = engine
+        .healer_invocations(None, None, 5)
+        .expect("invocations")
+        .remove(0);
+    assert_eq!(inv.status, InvocationStatus::Unresolved);
+    assert!(inv.reason.contains("Healer stopped"), "{}", inv.reason);
+    let said = engine
+        .events(None, 50)
+        .expect("events")
+        .into_iter()
+        .find_map(|e| match e.event {
+            healer::Event::RecoveredAtStartup { summary } if summary.contains("Healer service") => {
+                Some(summary)
+            }
+            _ => None,
+        })
+        .expect("reported at start");
+    assert!(said.contains("pinned but not recorded"), "{said}");
+    // The agent's work, never rewound, is what the snapshot holds: restoring it changes nothing.
+    let text = engine.restore_snapshot(snaps[0].id).await.expect("restore");
+    assert!(text.contains("already matched"), "{text}");
+    engine.shutdown().await;
+}

@@ -243,7 +243,7 @@ test("a project's settings say in words when Healer steps in, and save the choic
   expect(form).toHaveTextContent("When a task fails");
   expect(form).toHaveTextContent("Ask me first");
   expect(form).not.toHaveTextContent("rewind_uncommitted_changes");
-  expect(within(form).getByTestId("healer-mode-conservative")).toBeChecked();
+  expect(within(form).getByTestId("healer-mode-conservative-radio")).toBeChecked();
   expect(within(form).getByTestId("healer-onStuckSubtask")).not.toBeChecked();
   within(form).getByTestId("healer-mode-aggressive").click();
   within(form).getByTestId("healer-may-rewind_to_last_green_commit").click();

@@ -55,7 +55,6 @@ function Card({ inv, projectId, snapshots }: { inv: HealerInvocation; projectId:
             <li key={i} data-success={s.success}>
               <span className="healer-spell">{spellInWords(s.spell)}</span>
               <span className={s.success ? "healer-worked" : "muted"}>{s.success ? "done" : "didn't help"}</span>
-              <span className="healer-summary">{s.summary}</span>
             </li>
           ))}
         </ol>

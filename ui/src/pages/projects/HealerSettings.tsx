@@ -103,13 +103,13 @@ function HealerForm({ projectId, initial }: { projectId: number; initial: Full }
               ))}
               <p className="field-label">Before undoing an agent's work</p>
               <div className="choice-list" role="radiogroup" aria-label="Before undoing an agent's work">
-                <label className={form.mode === "conservative" ? "choice checked" : "choice"}>
-                  <input type="radio" name="healer-mode" checked={form.mode === "conservative"} onChange={() => change({ mode: "conservative" })} data-testid="healer-mode-conservative" />
+                <label className={form.mode === "conservative" ? "choice checked" : "choice"} data-testid="healer-mode-conservative">
+                  <input type="radio" name="healer-mode" checked={form.mode === "conservative"} onChange={() => change({ mode: "conservative" })} data-testid="healer-mode-conservative-radio" />
                   <span className="choice-title">Ask me first</span>
                   <span className="choice-hint">Healer puts the work aside and asks before it undoes anything.</span>
                 </label>
-                <label className={form.mode === "aggressive" ? "choice checked" : "choice"}>
-                  <input type="radio" name="healer-mode" checked={form.mode === "aggressive"} onChange={() => change({ mode: "aggressive" })} data-testid="healer-mode-aggressive" />
+                <label className={form.mode === "aggressive" ? "choice checked" : "choice"} data-testid="healer-mode-aggressive">
+                  <input type="radio" name="healer-mode" checked={form.mode === "aggressive"} onChange={() => change({ mode: "aggressive" })} data-testid="healer-mode-aggressive-radio" />
                   <span className="choice-title">Go ahead without asking</span>
                   <span className="choice-hint">The work is still put aside first, and you can bring it back from the task's page.</span>
                 </label>
