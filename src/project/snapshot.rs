@@ -487,12 +487,12 @@ mod tests {
     use std::path::PathBuf;
 
     fn repo_with_files(dir: &Path) -> Repository {
-        let repo = Repository::init(dir).unwrap();
-        std::fs::write(dir.join("a.txt"), "one\n").unwrap();
-        std::fs::create_dir_all(dir.join("src")).unwrap();
-        std::fs::write(dir.join("src/lib.rs"), "fn main() {}\n").unwrap();
-        std::fs::write(dir.join(".gitignore"), "target/\n").unwrap();
-        crate::project::init_with_first_commit(dir).unwrap();
+        let repo = Repository::init(dir).expect("test setup");
+        std::fs::write(dir.join("a.txt"), "one\n").expect("test setup");
+        std::fs::create_dir_all(dir.join("src")).expect("test setup");
+        std::fs::write(dir.join("src/lib.rs"), "fn main() {}\n").expect("test setup");
+        std::fs::write(dir.join(".gitignore"), "target/\n").expect("test setup");
+        crate::project::init_with_first_commit(dir).expect("test setup");
         repo
     }
 
@@ -502,18 +502,23 @@ mod tests {
         let mut out = BTreeMap::new();
         let mut stack = vec![dir.to_path_buf()];
         while let Some(d) = stack.pop() {
-            for e in std::fs::read_dir(&d).unwrap() {
-                let p = e.unwrap().path();
-                let rel = p.strip_prefix(dir).unwrap().to_path_buf();
-                let first = rel.components().next().unwrap().as_os_str().to_owned();
+            for e in std::fs::read_dir(&d).expect("test setup") {
+                let p = e.expect("test setup").path();
+                let rel = p.strip_prefix(dir).expect("test setup").to_path_buf();
+                let first = rel
+                    .components()
+                    .next()
+                    .expect("test setup")
+                    .as_os_str()
+                    .to_owned();
                 if first == ".git" || first == "target" || first == ".healer" {
                     continue;
                 }
                 if p.is_dir() {
                     stack.push(p);
                 } else {
-                    let exec = p.metadata().unwrap().permissions().mode() & 0o111 != 0;
-                    out.insert(rel, (std::fs::read(&p).unwrap(), exec));
+                    let exec = p.metadata().expect("test setup").permissions().mode() & 0o111 != 0;
+                    out.insert(rel, (std::fs::read(&p).expect("test setup"), exec));
                 }
             }
         }
@@ -521,66 +526,79 @@ mod tests {
     }
 
     fn dirty(dir: &Path) {
-        std::fs::write(dir.join("a.txt"), "one\nchanged by the agent\n").unwrap();
-        std::fs::remove_file(dir.join("src/lib.rs")).unwrap();
-        std::fs::create_dir_all(dir.join("new/deep")).unwrap();
+        std::fs::write(dir.join("a.txt"), "one\nchanged by the agent\n").expect("test setup");
+        std::fs::remove_file(dir.join("src/lib.rs")).expect("test setup");
+        std::fs::create_dir_all(dir.join("new/deep")).expect("test setup");
         std::fs::write(
             dir.join("new/deep/untracked.bin"),
             [0u8, 159, 146, 150, 255],
         )
-        .unwrap();
-        std::fs::write(dir.join("run.sh"), "#!/bin/sh\necho hi\n").unwrap();
+        .expect("test setup");
+        std::fs::write(dir.join("run.sh"), "#!/bin/sh\necho hi\n").expect("test setup");
         std::fs::set_permissions(dir.join("run.sh"), std::fs::Permissions::from_mode(0o755))
-            .unwrap();
-        std::fs::create_dir_all(dir.join("target")).unwrap();
-        std::fs::write(dir.join("target/build.o"), "ignored").unwrap();
+            .expect("test setup");
+        std::fs::create_dir_all(dir.join("target")).expect("test setup");
+        std::fs::write(dir.join("target/build.o"), "ignored").expect("test setup");
     }
 
     #[test]
     fn a_restored_snapshot_matches_every_file_byte_for_byte_untracked_included() {
-        let tmp = tempfile::tempdir().unwrap();
+        let tmp = tempfile::tempdir().expect("test setup");
         let dir = tmp.path();
         let repo = repo_with_files(dir);
-        let index_before = std::fs::read(dir.join(".git/index")).unwrap();
-        let head_before = repo.head().unwrap().target().unwrap();
+        let index_before = std::fs::read(dir.join(".git/index")).expect("test setup");
+        let head_before = repo
+            .head()
+            .expect("test setup")
+            .target()
+            .expect("test setup");
         dirty(dir);
         let pinned_files = files(dir);
 
-        let pinned = pin(dir, "t-1", "before a rewind").unwrap();
+        let pinned = pin(dir, "t-1", "before a rewind").expect("test setup");
         assert_eq!(pinned.ref_name, "refs/healer/snapshots/t-1/1");
         assert_eq!(pinned.seq, 1);
         // Pinning left the real index and HEAD alone.
-        assert_eq!(std::fs::read(dir.join(".git/index")).unwrap(), index_before);
-        assert_eq!(repo.head().unwrap().target().unwrap(), head_before);
+        assert_eq!(
+            std::fs::read(dir.join(".git/index")).expect("test setup"),
+            index_before
+        );
+        assert_eq!(
+            repo.head()
+                .expect("test setup")
+                .target()
+                .expect("test setup"),
+            head_before
+        );
         assert_eq!(files(dir), pinned_files);
 
         // Something else happens to the worktree: back to its commit, then more changes.
-        std::fs::write(dir.join("a.txt"), "one\n").unwrap();
-        std::fs::write(dir.join("src/lib.rs"), "fn main() {}\n").unwrap();
-        std::fs::remove_dir_all(dir.join("new")).unwrap();
-        std::fs::remove_file(dir.join("run.sh")).unwrap();
-        std::fs::write(dir.join("later.txt"), "written after the snapshot").unwrap();
+        std::fs::write(dir.join("a.txt"), "one\n").expect("test setup");
+        std::fs::write(dir.join("src/lib.rs"), "fn main() {}\n").expect("test setup");
+        std::fs::remove_dir_all(dir.join("new")).expect("test setup");
+        std::fs::remove_file(dir.join("run.sh")).expect("test setup");
+        std::fs::write(dir.join("later.txt"), "written after the snapshot").expect("test setup");
 
-        let restored = restore(dir, "t-1", &pinned.commit).unwrap();
+        let restored = restore(dir, "t-1", &pinned.commit).expect("test setup");
         assert_eq!(files(dir), pinned_files, "every file back, byte for byte");
         assert!(restored.written >= 3, "{restored:?}");
         assert_eq!(restored.removed, 2, "later.txt and the tracked src/lib.rs");
         // The ignored build output was left alone.
         assert_eq!(
-            std::fs::read(dir.join("target/build.o")).unwrap(),
+            std::fs::read(dir.join("target/build.o")).expect("test setup"),
             b"ignored"
         );
         // What the restore replaced is itself pinned, so it can be had back.
-        let previous = restored.previous.unwrap();
+        let previous = restored.previous.expect("test setup");
         assert_eq!(previous.seq, 2);
-        restore(dir, "t-1", &previous.commit).unwrap();
+        restore(dir, "t-1", &previous.commit).expect("test setup");
         assert_eq!(
-            std::fs::read(dir.join("later.txt")).unwrap(),
+            std::fs::read(dir.join("later.txt")).expect("test setup"),
             b"written after the snapshot"
         );
         assert_eq!(
             list(dir, "t-1")
-                .unwrap()
+                .expect("test setup")
                 .iter()
                 .map(|p| p.seq)
                 .collect::<Vec<_>>(),
@@ -590,15 +608,15 @@ mod tests {
 
     #[test]
     fn a_snapshot_is_taken_while_another_git_process_holds_the_index_lock() {
-        let tmp = tempfile::tempdir().unwrap();
+        let tmp = tempfile::tempdir().expect("test setup");
         let dir = tmp.path();
         repo_with_files(dir);
         dirty(dir);
         let expected = files(dir);
-        std::fs::write(dir.join(".git/index.lock"), "").unwrap();
-        let pinned = pin(dir, "t-2", "locked").unwrap();
-        std::fs::remove_file(dir.join("a.txt")).unwrap();
-        restore(dir, "t-2", &pinned.commit).unwrap();
+        std::fs::write(dir.join(".git/index.lock"), "").expect("test setup");
+        let pinned = pin(dir, "t-2", "locked").expect("test setup");
+        std::fs::remove_file(dir.join("a.txt")).expect("test setup");
+        restore(dir, "t-2", &pinned.commit).expect("test setup");
         assert_eq!(files(dir), expected);
         assert!(
             dir.join(".git/index.lock").exists(),
@@ -608,83 +626,95 @@ mod tests {
 
     #[test]
     fn healers_own_folder_is_neither_pinned_nor_rewritten() {
-        let tmp = tempfile::tempdir().unwrap();
+        let tmp = tempfile::tempdir().expect("test setup");
         let dir = tmp.path();
         repo_with_files(dir);
-        std::fs::create_dir_all(dir.join(".healer")).unwrap();
-        std::fs::write(dir.join(".healer/tasks.jsonl"), "before\n").unwrap();
-        let pinned = pin(dir, "t-3", "x").unwrap();
-        std::fs::write(dir.join(".healer/tasks.jsonl"), "after\n").unwrap();
-        std::fs::write(dir.join("a.txt"), "changed").unwrap();
-        restore(dir, "t-3", &pinned.commit).unwrap();
+        std::fs::create_dir_all(dir.join(".healer")).expect("test setup");
+        std::fs::write(dir.join(".healer/tasks.jsonl"), "before\n").expect("test setup");
+        let pinned = pin(dir, "t-3", "x").expect("test setup");
+        std::fs::write(dir.join(".healer/tasks.jsonl"), "after\n").expect("test setup");
+        std::fs::write(dir.join("a.txt"), "changed").expect("test setup");
+        restore(dir, "t-3", &pinned.commit).expect("test setup");
         assert_eq!(
-            std::fs::read(dir.join(".healer/tasks.jsonl")).unwrap(),
+            std::fs::read(dir.join(".healer/tasks.jsonl")).expect("test setup"),
             b"after\n"
         );
-        assert_eq!(std::fs::read(dir.join("a.txt")).unwrap(), b"one\n");
+        assert_eq!(
+            std::fs::read(dir.join("a.txt")).expect("test setup"),
+            b"one\n"
+        );
     }
 
     #[test]
     fn a_deleted_worktree_is_said_plainly() {
-        let tmp = tempfile::tempdir().unwrap();
+        let tmp = tempfile::tempdir().expect("test setup");
         let gone = tmp.path().join("gone");
-        let err = pin(&gone, "t-4", "x").unwrap_err();
+        let err = pin(&gone, "t-4", "x").expect_err("an error");
         assert!(err.to_string().contains("gone"), "{err}");
         assert!(matches!(err, Error::NotFound { .. }));
     }
 
     #[test]
     fn a_snapshot_of_a_worktree_is_kept_in_the_main_repository() {
-        let tmp = tempfile::tempdir().unwrap();
+        let tmp = tempfile::tempdir().expect("test setup");
         let main = tmp.path().join("main");
-        std::fs::create_dir_all(&main).unwrap();
+        std::fs::create_dir_all(&main).expect("test setup");
         repo_with_files(&main);
         let slot = tmp.path().join("slot");
         super::super::worktree::prepare(&main, "master", "t-5", &slot)
             .or_else(|_| super::super::worktree::prepare(&main, "main", "t-5", &slot))
-            .unwrap();
-        std::fs::write(slot.join("wip.txt"), "work in progress").unwrap();
-        let pinned = pin(&slot, "t-5", "x").unwrap();
-        let seen = all_refs(&main).unwrap();
+            .expect("test setup");
+        std::fs::write(slot.join("wip.txt"), "work in progress").expect("test setup");
+        let pinned = pin(&slot, "t-5", "x").expect("test setup");
+        let seen = all_refs(&main).expect("test setup");
         assert_eq!(seen, vec![(pinned.ref_name.clone(), pinned.commit.clone())]);
     }
 
     #[test]
     fn a_recorded_snapshot_is_restored_by_its_id_and_a_ref_left_unrecorded_is_found() {
-        let tmp = tempfile::tempdir().unwrap();
+        let tmp = tempfile::tempdir().expect("test setup");
         let dir = tmp.path().join("repo");
-        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(&dir).expect("test setup");
         repo_with_files(&dir);
-        let store = Store::open(&tmp.path().join("h.db")).unwrap();
+        let store = Store::open(&tmp.path().join("h.db")).expect("test setup");
         let p = store
             .insert_project("p", &dir.display().to_string(), &Default::default())
-            .unwrap();
+            .expect("test setup");
         dirty(&dir);
         let expected = files(&dir);
-        let snap = take(&store, p.id, &dir, "t-6", "before a rewind").unwrap();
+        let snap = take(&store, p.id, &dir, "t-6", "before a rewind").expect("test setup");
         assert_eq!(snap.ref_name, "refs/healer/snapshots/t-6/1");
-        std::fs::write(dir.join("a.txt"), "rewound").unwrap();
-        let restored = restore_recorded(&store, snap.id).unwrap();
+        std::fs::write(dir.join("a.txt"), "rewound").expect("test setup");
+        let restored = restore_recorded(&store, snap.id).expect("test setup");
         assert_eq!(files(&dir), expected);
-        assert!(store.snapshot(snap.id).unwrap().restored_at.is_some());
+        assert!(store
+            .snapshot(snap.id)
+            .expect("test setup")
+            .restored_at
+            .is_some());
         // The state the restore replaced is recorded as a snapshot too.
-        let all = store.snapshots(Some(p.id), Some("t-6")).unwrap();
+        let all = store
+            .snapshots(Some(p.id), Some("t-6"))
+            .expect("test setup");
         assert_eq!(all.len(), 2);
-        assert_eq!(all[0].ref_name, restored.previous.unwrap().ref_name);
+        assert_eq!(
+            all[0].ref_name,
+            restored.previous.expect("test setup").ref_name
+        );
 
         // A pin whose recording never happened (Healer killed between the two).
-        let orphan = pin(&dir, "t-7", "x").unwrap();
+        let orphan = pin(&dir, "t-7", "x").expect("test setup");
         let wt = dir.display().to_string();
         let found = record_unrecorded(&store, p.id, &dir, &|task| {
             (task == "t-7").then(|| wt.clone())
         })
-        .unwrap();
+        .expect("test setup");
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].ref_name, orphan.ref_name);
         assert_eq!(found[0].task_id, "t-7");
         assert_eq!(found[0].seq, 1);
         assert!(record_unrecorded(&store, p.id, &dir, &|_| None)
-            .unwrap()
+            .expect("test setup")
             .is_empty());
     }
 }

@@ -215,10 +215,10 @@ mod tests {
 
     #[test]
     fn files_named_in_output_are_those_of_the_worktree() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("src")).unwrap();
-        std::fs::write(dir.path().join("src/a.ts"), "").unwrap();
-        std::fs::write(dir.path().join("greet.py"), "").unwrap();
+        let dir = tempfile::tempdir().expect("test setup");
+        std::fs::create_dir_all(dir.path().join("src")).expect("test setup");
+        std::fs::write(dir.path().join("src/a.ts"), "").expect("test setup");
+        std::fs::write(dir.path().join("greet.py"), "").expect("test setup");
         let out = format!(
             "src/a.ts(3,1): error TS2322: x\n  File \"{}/greet.py\", line 2\nnode_modules/x.js not here",
             dir.path().display()
@@ -228,14 +228,14 @@ mod tests {
 
     #[test]
     fn a_clean_worktree_has_no_status_lines_and_a_change_has_one() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a.txt"), "1").unwrap();
-        crate::project::init_with_first_commit(dir.path()).unwrap();
+        let dir = tempfile::tempdir().expect("test setup");
+        std::fs::write(dir.path().join("a.txt"), "1").expect("test setup");
+        crate::project::init_with_first_commit(dir.path()).expect("test setup");
         let (lines, head) = status(dir.path());
         assert!(lines.is_empty(), "{lines:?}");
         assert!(head.is_some());
-        std::fs::write(dir.path().join("a.txt"), "2").unwrap();
-        std::fs::write(dir.path().join("b.txt"), "new").unwrap();
+        std::fs::write(dir.path().join("a.txt"), "2").expect("test setup");
+        std::fs::write(dir.path().join("b.txt"), "new").expect("test setup");
         let (lines, _) = status(dir.path());
         assert_eq!(lines, vec![" M a.txt", "?? b.txt"]);
     }

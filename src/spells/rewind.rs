@@ -261,7 +261,7 @@ fn last_green_in(worktree: &Path, green: &[String]) -> Result<Option<String>> {
         .map_err(|e| Error::Internal(format!("cannot walk the history: {}", e.message())))?;
     for oid in walk.flatten().take(10_000) {
         let text = oid.to_string();
-        if green.iter().any(|g| *g == text) {
+        if green.contains(&text) {
             return Ok(Some(text));
         }
     }

@@ -182,12 +182,12 @@ mod tests {
 
     #[test]
     fn a_project_without_saved_settings_has_the_issues_defaults() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("h.db")).unwrap();
+        let dir = tempfile::tempdir().expect("test setup");
+        let store = Store::open(&dir.path().join("h.db")).expect("test setup");
         let p = store
             .insert_project("p", "/tmp/p", &ProjectSettings::default())
-            .unwrap();
-        let config = store.healer_config(p.id).unwrap();
+            .expect("test setup");
+        let config = store.healer_config(p.id).expect("test setup");
         assert!(config.enabled);
         assert_eq!(config.max_invocations_per_session, 2);
         assert_eq!(config.max_invocations_per_subtask, 1);
@@ -204,19 +204,19 @@ mod tests {
 
     #[test]
     fn saved_settings_are_read_back_and_lists_filter_spells() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("h.db")).unwrap();
+        let dir = tempfile::tempdir().expect("test setup");
+        let store = Store::open(&dir.path().join("h.db")).expect("test setup");
         let p = store
             .insert_project("p", "/tmp/p", &ProjectSettings::default())
-            .unwrap();
+            .expect("test setup");
         let config = HealerConfig {
             mode: HealerMode::Aggressive,
             allowed_spells: vec!["a".into(), "b".into()],
             forbidden_spells: vec!["b".into()],
             ..HealerConfig::default()
         };
-        store.set_healer_config(p.id, &config).unwrap();
-        let back = store.healer_config(p.id).unwrap();
+        store.set_healer_config(p.id, &config).expect("test setup");
+        let back = store.healer_config(p.id).expect("test setup");
         assert_eq!(back, config);
         assert!(back.allows("a"));
         assert!(!back.allows("b"), "forbidden wins over allowed");
