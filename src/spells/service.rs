@@ -486,3 +486,24 @@ impl<F: Future> Future for CatchPanic<F> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What keeps one spell's bug from ending the invocation: its panic comes back as a value.
+    #[tokio::test]
+    async fn a_panicking_future_comes_back_as_an_error_and_a_good_one_as_its_value() {
+        let bad = CatchPanic(Box::pin(async {
+            tokio::task::yield_now().await;
+            if std::hint::black_box(true) {
+                panic!("a spell's bug");
+            }
+            1
+        }))
+        .await;
+        assert!(bad.is_err());
+        let good = CatchPanic(Box::pin(async { 2 })).await;
+        assert_eq!(good.ok(), Some(2));
+    }
+}

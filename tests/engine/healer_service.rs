@@ -778,3 +778,68 @@ async fn a_flaky_check_resumes_the_real_claude_codes_own_session_with_guidance_a
     let file = read_file(&bed.repo_dir.join(TASKS_FILE)).expect("tasks");
     assert_eq!(file.task(&t2.id).expect("t2").status, TaskStatus::Closed);
 }
+
+#[tokio::test]
+async fn a_worktree_deleted_and_the_task_list_edited_by_hand_while_healer_waits_lose_nothing() {
+    let pb = project_bed(false, |s| s.merge = MergePolicy::LeaveBranch).await;
+    let engine = pb.engine();
+    let t = engine
+        .add_task(pb.project.id, task("Greet properly"))
+        .expect("task");
+    wrong_change(&pb.bed.server);
+    let session = engine
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    // Conservative: the rewind waits for the person, with the snapshot pinned.
+    let checkpoint = eventually("the question", Duration::from_secs(30), || {
+        engine
+            .checkpoints()
+            .expect("checkpoints")
+            .pending
+            .into_iter()
+            .next()
+    })
+    .await;
+    // Meanwhile a person edits the task list by hand (a new task, a new title) and the
+    // worktree is deleted.
+    let tasks_path = pb.repo_dir.join(TASKS_FILE);
+    let text = std::fs::read_to_string(&tasks_path).expect("tasks");
+    let edited = text.replace("\"Greet properly\"", "\"Greet properly (edited by hand)\"")
+        + "{\"id\":\"by-hand\",\"title\":\"Written by a person\",\"status\":\"open\"}\n";
+    std::fs::write(&tasks_path, edited).expect("hand edit");
+    std::fs::remove_dir_all(&session.worktree).expect("worktree deleted");
+
+    engine
+        .decide_checkpoint(checkpoint.id, Some(1), None)
+        .await
+        .expect("proceed");
+    let inv = ended_invocations(engine, &t.id, 1).await.remove(0);
+    // The rewind could not run and says why; the next spell ran.
+    assert_eq!(inv.spells[0].spell, "rewind_uncommitted_changes");
+    assert!(!inv.spells[0].success);
+    assert!(
+        inv.spells[0].summary.contains("not found"),
+        "{}",
+        inv.spells[0].summary
+    );
+    assert_eq!(inv.spells[1].spell, "mark_task_blocked_with_followup");
+    assert!(inv.spells[1].success, "{}", inv.spells[1].summary);
+    assert_eq!(inv.status, InvocationStatus::Contained);
+    // No write lost: the person's edits are kept beside Healer's.
+    let file = read_file(&tasks_path).expect("tasks");
+    let blocked = file.task(&t.id).expect("task");
+    assert_eq!(blocked.title, "Greet properly (edited by hand)");
+    assert_eq!(blocked.status, TaskStatus::Blocked);
+    assert!(file.task("by-hand").is_some());
+    assert!(file
+        .task(inv.followup_task.as_deref().expect("follow-up"))
+        .is_some());
+    // The snapshot pinned before the question is in the repository.
+    let snap = engine
+        .snapshots(Some(pb.project.id), Some(&t.id))
+        .expect("s")
+        .remove(0);
+    let git = git2::Repository::open(&pb.repo_dir).expect("repo");
+    assert!(git.find_reference(&snap.ref_name).is_ok());
+}
