@@ -717,4 +717,47 @@ mod tests {
             .expect("test setup")
             .is_empty());
     }
+
+    #[test]
+    fn a_rewind_to_an_older_commit_moves_the_branch_and_the_snapshot_keeps_what_came_after() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let dir = tmp.path();
+        let repo = repo_with_files(dir);
+        let green = repo.head().expect("head").target().expect("oid");
+        let at_green = files(dir);
+        // The agent committed red work itself, then changed more.
+        std::fs::write(dir.join("a.txt"), "red\n").expect("write");
+        let mut index = repo.index().expect("index");
+        index
+            .add_all(["*"], IndexAddOption::DEFAULT, None)
+            .expect("add");
+        index.write().expect("index");
+        let tree = repo
+            .find_tree(index.write_tree().expect("tree"))
+            .expect("tree");
+        let who = Signature::now("a", "a@a").expect("sig");
+        let parent = repo.find_commit(green).expect("commit");
+        let red = repo
+            .commit(Some("HEAD"), &who, &who, "red", &tree, &[&parent])
+            .expect("commit");
+        dirty(dir);
+        let before = files(dir);
+
+        let pinned = pin(dir, "t-8", "before going back").expect("pin");
+        let done = rewind(dir, &green.to_string(), true).expect("rewind");
+        assert!(done.index_left.is_none());
+        assert_eq!(files(dir), at_green, "the files of the green commit");
+        assert_eq!(
+            repo.head().expect("head").target(),
+            Some(green),
+            "the branch moved back"
+        );
+        // The red commit is still reachable: the snapshot's parent.
+        let snap = repo
+            .find_commit(Oid::from_str(&pinned.commit).expect("oid"))
+            .expect("snapshot");
+        assert_eq!(snap.parent_id(0).expect("parent"), red);
+        restore(dir, "t-8", &pinned.commit).expect("restore");
+        assert_eq!(files(dir), before);
+    }
 }

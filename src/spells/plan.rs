@@ -32,8 +32,9 @@ pub fn rules(scenario: ProjectScenario, facts: Facts) -> Vec<&'static str> {
         InitScriptTestFailure => vec![progress::NAME, blocked::NAME],
         InitScriptEnvironmentFailure => vec![doctor::NAME, progress::NAME, blocked::NAME],
         VerificationFailed if facts.flaky => vec![rerun::RESUME, progress::NAME],
+        // An agent that committed its own red work: back to the last green commit.
         VerificationFailed if give_up => {
-            vec![rewind::UNCOMMITTED, blocked::NAME, progress::NAME]
+            vec![rewind::LAST_GREEN, blocked::NAME, progress::NAME]
         }
         VerificationFailed => vec![rewind::UNCOMMITTED, blocked::NAME],
         SubtaskFailed if give_up => vec![blocked::NAME, progress::NAME],
@@ -99,7 +100,7 @@ mod tests {
         assert_eq!(
             plan(VerificationFailed, Facts { failures: 3, ..f }, &c),
             [
-                "rewind_uncommitted_changes",
+                "rewind_to_last_green_commit",
                 "mark_task_blocked_with_followup",
                 "update_progress_with_guidance"
             ]
