@@ -84,10 +84,10 @@ async fn ask_first(cx: &SpellContext<'_>, snap: &SnapshotRecord, what: &str) -> 
         task_id: None,
         signature: Some(cx.failure.signature.clone()),
         context: format!(
-            "The task \u{201c}{title}\u{201d} of \u{201c}{}\u{201d} failed: {}. Healer wants to {what}. Nothing is lost: the work as it is now is kept as snapshot {} and can be restored from the task's page.",
+            "The task \u{201c}{title}\u{201d} of \u{201c}{}\u{201d} failed: {}. Healer wants to {what}. Nothing is lost: the work as it is now is kept as this task's snapshot {}, which you can bring back from the task's page.",
             cx.project.name,
             cx.failure.summary().trim_end_matches('.'),
-            snap.id
+            snap.seq
         ),
         options: vec![
             CheckpointOption::new("Proceed", &format!("Go ahead: {what}"), CheckpointAction::Proceed),

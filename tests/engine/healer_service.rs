@@ -269,7 +269,7 @@ async fn in_conservative_mode_a_rewind_asks_first_naming_the_snapshot() {
     assert!(
         checkpoint
             .context
-            .contains(&format!("snapshot {}", snap.id)),
+            .contains(&format!("this task's snapshot {}", snap.seq)),
         "{}",
         checkpoint.context
     );
