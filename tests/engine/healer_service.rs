@@ -122,6 +122,13 @@ fn aggressive(engine: &healer::Engine, project_id: i64, change: impl FnOnce(&mut
         .expect("healer settings");
 }
 
+/// The healer service on, at its defaults (the runner's beds have it off).
+fn healer_on(engine: &healer::Engine, project_id: i64) {
+    engine
+        .set_healer_config(project_id, HealerConfig::default())
+        .expect("healer settings");
+}
+
 fn spells_of(inv: &HealerInvocation) -> Vec<(&str, bool)> {
     inv.spells
         .iter()
@@ -239,6 +246,7 @@ async fn a_red_verification_is_rewound_after_a_snapshot_and_the_task_blocked_wit
 async fn in_conservative_mode_a_rewind_asks_first_naming_the_snapshot() {
     let pb = project_bed(false, |s| s.merge = MergePolicy::LeaveBranch).await;
     let engine = pb.engine();
+    healer_on(engine, pb.project.id);
     // The defaults: conservative.
     assert_eq!(
         engine.healer_config(pb.project.id).expect("config").mode,
@@ -316,6 +324,7 @@ async fn an_init_type_error_is_fixed_by_an_emergency_subtask_and_the_task_contin
     let check = format!("{} --noEmit --strict count.ts", tsc());
     let pb = project_bed(false, |s| s.init_script = Some(check)).await;
     let engine = pb.engine();
+    healer_on(engine, pb.project.id);
     write_files(
         &pb.repo_dir,
         &[("count.ts", "export const count: number = \"one\";\n")],
@@ -783,6 +792,7 @@ async fn a_flaky_check_resumes_the_real_claude_codes_own_session_with_guidance_a
 async fn a_worktree_deleted_and_the_task_list_edited_by_hand_while_healer_waits_lose_nothing() {
     let pb = project_bed(false, |s| s.merge = MergePolicy::LeaveBranch).await;
     let engine = pb.engine();
+    healer_on(engine, pb.project.id);
     let t = engine
         .add_task(pb.project.id, task("Greet properly"))
         .expect("task");
@@ -842,4 +852,50 @@ async fn a_worktree_deleted_and_the_task_list_edited_by_hand_while_healer_waits_
         .remove(0);
     let git = git2::Repository::open(&pb.repo_dir).expect("repo");
     assert!(git.find_reference(&snap.ref_name).is_ok());
+}
+
+#[tokio::test]
+async fn a_configured_agent_that_cannot_run_is_replaced_by_the_built_in_agent_told_only_the_failure(
+) {
+    use crate::project_agent_fixtures::{agent_bed, fake_agent};
+    use healer::session::AgentKind;
+    let bed = agent_bed(AgentKind::ClaudeCode, |_| {}).await;
+    let broken = fake_agent(
+        bed.tmp.path(),
+        "claude",
+        "echo 'claude: cannot find its native binary' >&2; exit 3",
+    );
+    bed.set(|s| s.agent_program = Some(broken.display().to_string()));
+    let t = bed.task("Greet properly");
+    bed.server.script([
+        call("m1", "edit_file", json!({"path": "greet.py", "search": "'Hi ' + name", "replace": "'Hello, ' + name + '!'"})),
+        call("m2", "finish", json!({"summary": "greet() now says Hello, Ada!"})),
+    ]);
+    let failed = bed
+        .engine
+        .run_project_and_wait(bed.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    assert_eq!(failed.status, SessionStatus::Failed);
+    let inv = ended_invocations(&bed.engine, &t.id, 1).await.remove(0);
+    assert_eq!(inv.scenario, "RuntimeError");
+    assert_eq!(inv.status, InvocationStatus::Resolved, "{}", inv.reason);
+    assert_eq!(spells_of(&inv), [("retry_with_minimal_subagent", true)]);
+    let sessions = bed
+        .engine
+        .store()
+        .list_sessions(bed.project.id, Some(&t.id), 5)
+        .expect("sessions");
+    assert_eq!(sessions[0].agent, AgentKind::Builtin);
+    assert_eq!(sessions[0].status, SessionStatus::Finished);
+    // Told the task and the failure, not the whole task prompt with progress notes.
+    let first = &bed.server.chats()[0].body["messages"];
+    let told = first.to_string();
+    assert!(
+        told.contains("Healer here: the agent itself failed"),
+        "{told}"
+    );
+    assert!(told.contains("cannot find its native binary"), "{told}");
+    let file = read_file(&bed.repo_dir.join(TASKS_FILE)).expect("tasks");
+    assert_eq!(file.task(&t.id).expect("task").status, TaskStatus::Closed);
 }
