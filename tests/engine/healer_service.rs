@@ -899,3 +899,173 @@ async fn a_configured_agent_that_cannot_run_is_replaced_by_the_built_in_agent_to
     let file = read_file(&bed.repo_dir.join(TASKS_FILE)).expect("tasks");
     assert_eq!(file.task(&t.id).expect("task").status, TaskStatus::Closed);
 }
+
+const GREEN: &str = "def greet(name):\n    return 'Hello, ' + name + '!'\n";
+
+/// Commit everything in `worktree` (as an agent that commits its own work would) and return
+/// the new commit.
+fn commit_in(worktree: &std::path::Path, message: &str) -> String {
+    let repo = git2::Repository::open(worktree).expect("worktree");
+    let mut index = repo.index().expect("index");
+    index
+        .add_all(["greet.py"], git2::IndexAddOption::DEFAULT, None)
+        .expect("add");
+    index.write().expect("index written");
+    let tree = repo
+        .find_tree(index.write_tree().expect("tree"))
+        .expect("tree");
+    let parent = repo.head().expect("head").peel_to_commit().expect("commit");
+    let me = git2::Signature::now("An agent", "agent@example.com").expect("signature");
+    repo.commit(Some("HEAD"), &me, &me, message, &tree, &[&parent])
+        .expect("commit")
+        .to_string()
+}
+
+/// The issue's `rewind_to_last_green_commit`, end to end: a task Healer verified green (its
+/// commit recorded on the finished session), a later task on top of it whose agent commits
+/// red work and fails three times, then the rewind — the branch back at the green commit,
+/// what came after pinned first, and that snapshot restorable byte for byte.
+#[tokio::test]
+async fn a_task_failing_three_times_after_committing_red_work_goes_back_to_the_last_green_commit() {
+    let pb = project_bed(false, |_| {}).await;
+    let engine = pb.engine();
+    aggressive(engine, pb.project.id, |c| {
+        c.max_invocations_per_subtask = 10;
+        // Blocking would end the story before its third failure; the rewind is what is told.
+        c.forbidden_spells = vec!["mark_task_blocked_with_followup".to_string()];
+    });
+
+    // 1. A green task: verification passes, Healer commits and fast-forwards main.
+    let first = engine
+        .add_task(pb.project.id, task("Greet properly"))
+        .expect("task");
+    pb.bed.server.script([
+        call(
+            "g1",
+            "write_file",
+            json!({"path": "greet.py", "content": GREEN}),
+        ),
+        call("g2", "finish", json!({"summary": "done"})),
+    ]);
+    let green = engine
+        .run_project_and_wait(pb.project.id, Some(&first.id))
+        .await
+        .expect("green run");
+    assert_eq!(green.status, SessionStatus::Finished, "{}", green.summary);
+    let green_commit = green.commit_id.clone().expect("a green commit");
+
+    // 2. Later work on top of it: a second task fails twice (each time its uncommitted change
+    // rewound), then its agent commits red work and fails a third time.
+    let t = engine
+        .add_task(pb.project.id, task("Greet loudly"))
+        .expect("task");
+    let mut worktree = std::path::PathBuf::new();
+    for n in 1..=2 {
+        wrong_change(&pb.bed.server);
+        let s = engine
+            .run_project_and_wait(pb.project.id, Some(&t.id))
+            .await
+            .expect("run");
+        assert_eq!(s.status, SessionStatus::Failed, "{}", s.summary);
+        let inv = ended_invocations(engine, &t.id, n).await.remove(0);
+        assert_eq!(spells_of(&inv), [("rewind_uncommitted_changes", true)]);
+        worktree = std::path::PathBuf::from(&s.worktree);
+    }
+    std::fs::write(worktree.join("greet.py"), WRONG).expect("red work");
+    let red_commit = commit_in(&worktree, "louder (red)");
+    assert_ne!(red_commit, green_commit);
+    const LATER: &str = "def greet(name):\n    return 'HEY ' + name\n";
+    pb.bed.server.script([
+        call(
+            "r1",
+            "write_file",
+            json!({"path": "greet.py", "content": LATER}),
+        ),
+        call(
+            "r2",
+            "write_file",
+            json!({"path": "notes/loud.txt", "content": "untracked\n"}),
+        ),
+        call("r3", "finish", json!({"summary": "done"})),
+    ]);
+    let third = engine
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    assert_eq!(third.status, SessionStatus::Failed, "{}", third.summary);
+
+    // 3. The rewind: snapshot first, then the branch back at the green commit.
+    let inv = ended_invocations(engine, &t.id, 3).await.remove(0);
+    assert_eq!(inv.session_id, Some(third.id));
+    assert_eq!(
+        spells_of(&inv),
+        [
+            ("rewind_to_last_green_commit", true),
+            ("update_progress_with_guidance", true)
+        ],
+        "{:?}",
+        inv.spells
+    );
+    assert_eq!(inv.status, InvocationStatus::Contained, "{}", inv.reason);
+    assert!(
+        inv.spells[0].summary.contains(&green_commit[..7]),
+        "{}",
+        inv.spells[0].summary
+    );
+    let git = git2::Repository::open(&worktree).expect("worktree");
+    let head = git.head().expect("head");
+    assert!(head.is_branch(), "the branch moved, HEAD is not detached");
+    assert_eq!(
+        head.peel_to_commit().expect("commit").id().to_string(),
+        green_commit
+    );
+    assert_eq!(
+        std::fs::read(worktree.join("greet.py")).expect("greet.py"),
+        GREEN.as_bytes()
+    );
+    assert!(!worktree.join("notes/loud.txt").exists());
+    let statuses = git
+        .statuses(Some(
+            git2::StatusOptions::new()
+                .include_untracked(true)
+                .exclude_submodules(true),
+        ))
+        .expect("status");
+    let dirty: Vec<String> = statuses
+        .iter()
+        .filter_map(|s| s.path().ok().map(str::to_string))
+        .filter(|p| !p.starts_with(".healer"))
+        .collect();
+    assert!(dirty.is_empty(), "{dirty:?}");
+
+    // The snapshot keeps what came after: the red commit in its history and the last
+    // session's files, which come back byte for byte.
+    let snap_id = inv.snapshot_id.expect("a snapshot");
+    let snap = engine
+        .snapshots(Some(pb.project.id), Some(&t.id))
+        .expect("snapshots")
+        .into_iter()
+        .find(|s| s.id == snap_id)
+        .expect("recorded");
+    let pinned = git
+        .find_reference(&snap.ref_name)
+        .expect("the ref")
+        .peel_to_commit()
+        .expect("commit");
+    assert!(
+        git.graph_descendant_of(pinned.id(), git2::Oid::from_str(&red_commit).expect("oid"))
+            .expect("graph")
+            || pinned.id().to_string() == red_commit,
+        "the snapshot keeps the red commit"
+    );
+    let said = engine.restore_snapshot(snap_id).await.expect("restore");
+    assert!(said.contains("Restored"), "{said}");
+    assert_eq!(
+        std::fs::read(worktree.join("greet.py")).expect("greet.py"),
+        LATER.as_bytes()
+    );
+    assert_eq!(
+        std::fs::read(worktree.join("notes/loud.txt")).expect("untracked"),
+        b"untracked\n"
+    );
+}
