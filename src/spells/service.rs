@@ -294,12 +294,28 @@ pub(crate) async fn cast_all<'a>(
     for name in chosen {
         let Some(spell) = spell(name) else { continue };
         let started_at = now();
-        let report = match CatchPanic(Box::pin(spell.cast(cx))).await {
+        let casting = async {
+            crate::failpoint::panic_at(&format!("spell.{name}"));
+            spell.cast(cx).await
+        };
+        let report = match CatchPanic(Box::pin(casting)).await {
             Ok(Ok(report)) => report,
             Ok(Err(e)) => SpellReport::not_done(format!("It could not run: {e}")),
-            Err(_) => SpellReport::not_done(
-                "It stopped on an internal error (a bug in Healer); the next step ran",
-            ),
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                tracing::error!(
+                    invocation = cx.invocation_id,
+                    spell = name,
+                    "a spell panicked: {what}"
+                );
+                SpellReport::not_done(
+                    "It stopped on an internal error (a bug in Healer); the next step ran",
+                )
+            }
         };
         record(cx, name, &report, started_at)?;
         tried.push(name.to_string());

@@ -1069,3 +1069,86 @@ async fn a_task_failing_three_times_after_committing_red_work_goes_back_to_the_l
         b"untracked\n"
     );
 }
+
+/// A spell that panics inside a full invocation (a real `healer project run` process whose
+/// first spell hits a panicking failpoint): the next spell runs and the invocation's record
+/// says which spell stopped on an internal error.
+#[tokio::test]
+async fn a_spell_that_panics_inside_an_invocation_is_recorded_and_the_next_spell_runs() {
+    use crate::maintainer::{configure_model, KEY, KEY_VAR};
+    let server = crate::model_server::ModelServer::start(Some(KEY));
+    let (tmp, paths) = crate::data_dir();
+    let repo = tmp.path().join("greeter");
+    git_repo(&repo, GREETER);
+    let engine = engine_on(&paths).await;
+    configure_model(&engine, &server);
+    let project = engine
+        .add_project(healer::project::ProjectInput {
+            path: repo.display().to_string(),
+            name: "greeter".to_string(),
+            settings: healer::store::ProjectSettings {
+                verify: vec![python_check()],
+                merge: MergePolicy::LeaveBranch,
+                ..healer::store::ProjectSettings::default()
+            },
+        })
+        .expect("project");
+    aggressive(&engine, project.id, |_| {});
+    let t = engine
+        .add_task(project.id, task("Greet properly"))
+        .expect("task");
+    engine.shutdown().await;
+    drop(engine);
+
+    wrong_change(&server);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_healer"))
+        .env("HEALER_DATA_DIR", paths.data_dir())
+        .env("HEALER_KEYRING", "off")
+        .env(KEY_VAR, KEY)
+        .env("HEALER_FAILPOINT", "panic:spell.rewind_uncommitted_changes")
+        .env_remove("HEALER_LOG")
+        .stdin(std::process::Stdio::null())
+        .args(["project", "run", "greeter", "--task", &t.id, "--wait"])
+        .output()
+        .expect("healer runs");
+    let stderr = crate::cli::text(&out.stderr);
+    assert!(
+        stderr.contains("failpoint spell.rewind_uncommitted_changes"),
+        "the spell did panic: {stderr}"
+    );
+
+    let engine = engine_on(&paths).await;
+    let inv = engine
+        .healer_invocations(None, Some(&t.id), 5)
+        .expect("invocations")
+        .remove(0);
+    assert_eq!(
+        spells_of(&inv),
+        [
+            ("rewind_uncommitted_changes", false),
+            ("mark_task_blocked_with_followup", true)
+        ],
+        "{:?} {stderr}",
+        inv.spells
+    );
+    assert!(
+        inv.spells[0].summary.contains("internal error"),
+        "{}",
+        inv.spells[0].summary
+    );
+    assert_eq!(inv.status, InvocationStatus::Contained, "{}", inv.reason);
+    let file = read_file(&repo.join(TASKS_FILE)).expect("tasks");
+    assert_eq!(file.task(&t.id).expect("task").status, TaskStatus::Blocked);
+    // The panic came before the rewind: the agent's change is still in the worktree.
+    let session = engine
+        .store()
+        .list_sessions(project.id, Some(&t.id), 1)
+        .expect("sessions")
+        .remove(0);
+    assert_eq!(
+        std::fs::read_to_string(std::path::Path::new(&session.worktree).join("greet.py"))
+            .expect("greet.py"),
+        WRONG
+    );
+    engine.shutdown().await;
+}
