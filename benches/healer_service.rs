@@ -7,7 +7,6 @@
 //!
 //! `cargo bench -p healer --bench healer_service` (or `make bench`).
 
-use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use healer::engine::EngineOptions;
@@ -116,10 +115,7 @@ async fn bench() {
             })
             .expect("session");
         let later = chrono::Utc::now() + chrono::Duration::hours(3);
-        engine
-            .act_on_stuck(later, &mut HashSet::new())
-            .await
-            .expect("scan");
+        engine.act_on_stuck(later).await.expect("scan");
         let deadline = Instant::now() + Duration::from_secs(30);
         let inv = loop {
             let all = engine

@@ -26,6 +26,7 @@ mod settings;
 mod snapshots;
 mod steering;
 mod steering_settings;
+mod stuck;
 mod tasks;
 mod usage;
 mod workflows;

@@ -108,20 +108,25 @@ impl Handle {
     }
 
     /// The stuck scan, acted on: a `SubtaskStuck` failure into the pipeline when the project's
-    /// `onStuckSubtask` is on, else a notification; each finding once per engine run
-    /// (`seen`).
-    pub async fn act_on_stuck(
-        &self,
-        now: chrono::DateTime<chrono::Utc>,
-        seen: &mut HashSet<String>,
-    ) -> Result<StuckReport> {
+    /// `onStuckSubtask` is on, else a notification. Each finding is acted on once while it
+    /// lasts, remembered in the store so a restart does not report it again.
+    pub async fn act_on_stuck(&self, now: chrono::DateTime<chrono::Utc>) -> Result<StuckReport> {
         let report = self.stuck_scan(now)?;
-        for stuck in &report.tasks {
-            let key = format!(
+        let key = |stuck: &crate::spells::StuckTask| {
+            format!(
                 "{}/{}/{:?}/{:?}",
                 stuck.project_id, stuck.task_id, stuck.kind, stuck.session_id
-            );
-            if !seen.insert(key) {
+            )
+        };
+        let keys: Vec<String> = report.tasks.iter().map(key).collect();
+        let new: HashSet<String> = self
+            .services
+            .store
+            .settle_stuck_findings(&keys)?
+            .into_iter()
+            .collect();
+        for stuck in &report.tasks {
+            if !new.contains(&key(stuck)) {
                 continue;
             }
             let config = self.services.store.healer_config(stuck.project_id)?;
@@ -218,13 +223,12 @@ impl Handle {
 
 /// The stuck scan every [`STUCK_SCAN_SECS`].
 pub(super) async fn scan_loop(handle: Handle, cancel: CancellationToken) {
-    let mut seen = HashSet::new();
     loop {
         tokio::select! {
             () = cancel.cancelled() => return,
             () = tokio::time::sleep(Duration::from_secs(STUCK_SCAN_SECS)) => {}
         }
-        if let Err(e) = handle.act_on_stuck(chrono::Utc::now(), &mut seen).await {
+        if let Err(e) = handle.act_on_stuck(chrono::Utc::now()).await {
             tracing::warn!("the stuck scan failed: {e}");
         }
     }

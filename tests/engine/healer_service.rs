@@ -478,11 +478,21 @@ async fn a_third_failure_of_one_session_past_its_limit_of_two_is_recorded_as_ski
     })
     .expect("a hand edit");
     let later = chrono::Utc::now() + chrono::Duration::hours(3);
-    for _ in 0..2 {
-        let report = engine
-            .act_on_stuck(later, &mut std::collections::HashSet::new())
-            .await
-            .expect("scan");
+    let set_status = |status: TaskStatus| {
+        healer::tasklist::modify(&pb.repo_dir, |f| {
+            f.update(&t.id, "2026-01-01T00:00:00Z", |task| task.status = status)
+        })
+        .expect("a hand edit")
+    };
+    for round in 0..2 {
+        if round == 1 {
+            // Unstuck for one scan (it is forgotten), then stuck again: told again.
+            set_status(TaskStatus::Open);
+            let report = engine.act_on_stuck(later).await.expect("scan");
+            assert!(report.tasks.iter().all(|s| s.task_id != t.id));
+            set_status(TaskStatus::InProgress);
+        }
+        let report = engine.act_on_stuck(later).await.expect("scan");
         assert!(report
             .tasks
             .iter()
@@ -1150,5 +1160,62 @@ async fn a_spell_that_panics_inside_an_invocation_is_recorded_and_the_next_spell
             .expect("greet.py"),
         WRONG
     );
+    engine.shutdown().await;
+}
+
+/// The stuck scan tells a finding once while it lasts, and remembers that across a restart:
+/// a task still stuck after the engine restarted is listed by the scan but not told again.
+#[tokio::test]
+async fn a_restart_does_not_report_a_still_stuck_task_again() {
+    let (tmp, paths) = crate::data_dir();
+    let repo = tmp.path().join("greeter");
+    git_repo(&repo, GREETER);
+    let engine = engine_on(&paths).await;
+    let project = engine
+        .add_project(healer::project::ProjectInput {
+            path: repo.display().to_string(),
+            name: "greeter".to_string(),
+            settings: healer::store::ProjectSettings {
+                verify: vec![python_check()],
+                ..healer::store::ProjectSettings::default()
+            },
+        })
+        .expect("project");
+    let t = engine
+        .add_task(project.id, task("Greet properly"))
+        .expect("task");
+    // In progress by hand, untouched since: stuck after the default two hours.
+    healer::tasklist::modify(&repo, |f| {
+        f.update(&t.id, "2026-01-01T00:00:00Z", |task| {
+            task.status = TaskStatus::InProgress
+        })
+    })
+    .expect("a hand edit");
+    let stuck_notes = |engine: &healer::Engine| {
+        engine
+            .store()
+            .list_notifications()
+            .expect("notifications")
+            .items
+            .into_iter()
+            .filter(|n| n.title.contains("looks stuck"))
+            .count()
+    };
+    let now = chrono::Utc::now();
+    let report = engine.act_on_stuck(now).await.expect("scan");
+    assert!(report.tasks.iter().any(|s| s.task_id == t.id), "{report:?}");
+    assert_eq!(stuck_notes(&engine), 1);
+    engine.act_on_stuck(now).await.expect("scan");
+    assert_eq!(stuck_notes(&engine), 1, "told once");
+    engine.shutdown().await;
+    drop(engine);
+
+    let engine = engine_on(&paths).await;
+    let report = engine.act_on_stuck(now).await.expect("scan");
+    assert!(
+        report.tasks.iter().any(|s| s.task_id == t.id),
+        "still stuck"
+    );
+    assert_eq!(stuck_notes(&engine), 1, "not told again after the restart");
     engine.shutdown().await;
 }

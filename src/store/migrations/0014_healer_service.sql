@@ -47,3 +47,11 @@ CREATE TABLE healer_invocations (
 );
 CREATE INDEX healer_invocations_by_task ON healer_invocations (project_id, task_id, id);
 CREATE INDEX healer_invocations_by_session ON healer_invocations (session_id);
+
+-- What the stuck scan has reported (one key per finding: project, task, kind, session), so a
+-- restart does not report a still-stuck task again; a finding no longer found is forgotten,
+-- so a task stuck again later is reported again.
+CREATE TABLE healer_stuck_reported (
+    key         TEXT PRIMARY KEY,
+    reported_at TEXT NOT NULL
+);
