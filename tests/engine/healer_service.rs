@@ -1219,3 +1219,76 @@ async fn a_restart_does_not_report_a_still_stuck_task_again() {
     assert_eq!(stuck_notes(&engine), 1, "not told again after the restart");
     engine.shutdown().await;
 }
+
+/// The repository locked by another git program (its `index.lock` held in the task's worktree)
+/// while the rewind waits for the person: the rewind still puts the files back and says the
+/// staged state was left, the snapshot comes back byte for byte, and the other program's lock
+/// is left where it was.
+#[tokio::test]
+async fn a_worktree_locked_by_another_git_program_is_still_rewound_and_its_lock_left_alone() {
+    let pb = project_bed(false, |s| s.merge = MergePolicy::LeaveBranch).await;
+    let engine = pb.engine();
+    healer_on(engine, pb.project.id);
+    let t = engine
+        .add_task(pb.project.id, task("Greet properly"))
+        .expect("task");
+    wrong_change(&pb.bed.server);
+    let session = engine
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    let checkpoint = eventually("the question", Duration::from_secs(30), || {
+        engine
+            .checkpoints()
+            .expect("checkpoints")
+            .pending
+            .into_iter()
+            .next()
+    })
+    .await;
+    let worktree = std::path::PathBuf::from(&session.worktree);
+    // Another git program takes the worktree's index lock (as `git add` does while it runs).
+    let gitdir = git2::Repository::open(&worktree)
+        .expect("worktree")
+        .path()
+        .to_path_buf();
+    let lock = gitdir.join("index.lock");
+    std::fs::write(&lock, b"held by another git program").expect("lock");
+
+    engine
+        .decide_checkpoint(checkpoint.id, Some(1), None)
+        .await
+        .expect("proceed");
+    let inv = ended_invocations(engine, &t.id, 1).await.remove(0);
+    assert_eq!(
+        spells_of(&inv),
+        [
+            ("rewind_uncommitted_changes", true),
+            ("mark_task_blocked_with_followup", true)
+        ],
+        "{:?}",
+        inv.spells
+    );
+    assert!(
+        inv.spells[0].summary.contains("holds the worktree's index"),
+        "{}",
+        inv.spells[0].summary
+    );
+    let now = std::fs::read_to_string(worktree.join("greet.py")).expect("greet.py");
+    assert!(now.contains("'Hi '"), "{now}");
+    assert_eq!(
+        std::fs::read(&lock).expect("the lock is still there"),
+        b"held by another git program"
+    );
+    // The snapshot comes back byte for byte, the lock still held.
+    let said = engine
+        .restore_snapshot(inv.snapshot_id.expect("snapshot"))
+        .await
+        .expect("restore");
+    assert!(said.contains("Restored"), "{said}");
+    assert_eq!(
+        std::fs::read(worktree.join("greet.py")).expect("greet.py"),
+        WRONG.as_bytes()
+    );
+    assert!(lock.exists());
+}
