@@ -61,9 +61,19 @@ describe("The healer service in the real window", { timeout: 300_000 }, () => {
     const aggressive = await session.waitFor('[data-testid="healer-mode-aggressive"]', { timeoutMs: 5_000 });
     await session.click(aggressive.id);
     await shot("settings");
-    const save = await session.waitFor('[data-testid="healer-save"]', { timeoutMs: 5_000 });
+    // One Save for the whole page: Healer's settings are part of the project's form.
+    const saves = await session.executeScript(
+      "return [...document.querySelectorAll('button')].filter((b) => /save/i.test(b.textContent)).length;",
+    );
+    assert.equal(saves, 1, "one Save button on the settings page");
+    await session.executeScript("document.querySelector('[data-testid=save-project]').scrollIntoView({ block: 'center' });");
+    await shot("settings-save");
+    const save = await session.waitFor('[data-testid="save-project"]', { timeoutMs: 5_000 });
     await session.click(save.id);
-    await session.waitFor('[data-testid="healer-settings"]', { timeoutMs: 10_000, predicate: (text) => text.includes("Saved."), what: "saved" });
+    await session.waitFor('[data-testid="page-project"]', { timeoutMs: 15_000, what: "the project's page after saving" });
+    // Saved: the settings page shows the choice again.
+    await go(session, "#/projects/1/settings");
+    await session.waitFor('[data-testid="healer-mode-aggressive"].checked', { timeoutMs: 10_000, what: "the saved choice" });
   });
 
   test("a red check: Healer's card appears live, and the person brings the agent's work back", { timeout: 150_000 }, async () => {

@@ -247,8 +247,12 @@ test("a project's settings say in words when Healer steps in, and save the choic
   expect(within(form).getByTestId("healer-onStuckSubtask")).not.toBeChecked();
   within(form).getByTestId("healer-mode-aggressive").click();
   within(form).getByTestId("healer-may-rewind_to_last_green_commit").click();
-  within(form).getByTestId("healer-save").click();
+  // One Save for the whole page: Healer's part is saved with the project's.
+  expect(screen.getAllByRole("button", { name: /save/i })).toHaveLength(1);
+  expect(within(form).queryByRole("button")).toBeNull();
+  (await screen.findByTestId("save-project")).click();
   await waitFor(() => expect(healer.callsTo("set_healer_config")).toHaveLength(1));
+  await waitFor(() => expect(healer.callsTo("update_project")).toHaveLength(1));
   expect(healer.callsTo("set_healer_config")[0]?.args).toMatchObject({
     projectId: 1,
     config: { mode: "aggressive", forbiddenSpells: ["rewind_to_last_green_commit"], maxInvocationsPerSession: 2 },

@@ -1,11 +1,8 @@
 // A project's healer settings: whether Healer steps in when a task fails, for which failures,
-// how often, which repairs it may use, and whether it asks before undoing an agent's work.
-import { useState } from "react";
+// how often, which repairs it may use, and whether it asks before undoing an agent's work. A
+// section of the project's one settings form: its one Save button saves these too.
 import type { HealerConfig, HealerScenarios } from "../../bindings";
-import { InlineError } from "../../components/InlineError";
-import { Spinner } from "../../components/Loading";
 import { spellInWords } from "../../healerText";
-import { useHealerConfig, useSaveHealerConfig } from "../../projectQueries";
 
 const SPELLS = [
   "fix_typecheck_errors",
@@ -57,31 +54,16 @@ function NumberField({ id, label, value, min, onChange }: { id: string; label: s
 }
 
 /** The settings as the engine sends them: every field is there (its defaults filled in). */
-type Full = Required<Omit<HealerConfig, "scenarios">> & { scenarios: Required<HealerScenarios> };
+export type HealerForm = Required<Omit<HealerConfig, "scenarios">> & { scenarios: Required<HealerScenarios> };
 
-export function HealerSettings({ projectId }: { projectId: number }) {
-  const loaded = useHealerConfig(projectId);
-  if (loaded.isError) return <InlineError lead="Healer's settings for this project couldn't be loaded." error={loaded.error} />;
-  if (!loaded.data) return null;
-  return <HealerForm projectId={projectId} initial={loaded.data as Full} />;
-}
-
-function HealerForm({ projectId, initial }: { projectId: number; initial: Full }) {
-  const save = useSaveHealerConfig(projectId);
-  const [form, setForm] = useState<Full>(initial);
-  const change = (c: Partial<Full>) => setForm({ ...form, ...c });
+/** Healer's part of the project's settings form (no form or Save of its own). */
+export function HealerSettings({ value: form, onChange }: { value: HealerForm; onChange: (form: HealerForm) => void }) {
+  const change = (c: Partial<HealerForm>) => onChange({ ...form, ...c });
   const allowed = (spell: string) => !form.forbiddenSpells.includes(spell);
   const allow = (spell: string, on: boolean) =>
     change({ forbiddenSpells: on ? form.forbiddenSpells.filter((s) => s !== spell) : [...form.forbiddenSpells, spell] });
   return (
-    <form
-      className="card form-card healer-settings"
-      data-testid="healer-settings"
-      onSubmit={(e) => {
-        e.preventDefault();
-        save.mutate(form);
-      }}
-    >
+    <div className="card form-card healer-settings" data-testid="healer-settings">
       <section className="form-section">
         <div className="form-section-head">
           <h2 className="section-title">When a task fails</h2>
@@ -125,14 +107,6 @@ function HealerForm({ projectId, initial }: { projectId: number; initial: Full }
           )}
         </div>
       </section>
-      <div className="form-actions">
-        <button type="submit" className="button button-primary" disabled={save.isPending} data-testid="healer-save">
-          {save.isPending && <Spinner />}
-          Save
-        </button>
-        {save.isSuccess && !save.isPending && <span className="muted">Saved.</span>}
-      </div>
-      {save.isError && <InlineError lead="Healer's settings were not saved." error={save.error} />}
-    </form>
+    </div>
   );
 }
