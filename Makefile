@@ -78,4 +78,5 @@ bench:
 	cargo bench -p healer --bench transcripts
 	cargo bench -p healer --bench projects
 	cargo bench -p healer --bench steering
+	cargo bench -p healer --bench healer_service
 	cargo bench -p healer --bench repair_budget

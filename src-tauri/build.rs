@@ -77,6 +77,9 @@ fn main() {
         "run_project_task",
         "stop_session",
         "get_session",
+        "get_healer_config",
+        "set_healer_config",
+        "restore_snapshot",
     ]);
     if let Err(e) = tauri_build::try_build(tauri_build::Attributes::new().app_manifest(manifest)) {
         // A build script has no caller to return to: say what is wrong and stop the build.

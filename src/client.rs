@@ -178,6 +178,7 @@ fn payload_kind(request: &Request) -> &'static str {
         Request::RemoveProject { .. } => "remove_project",
         Request::RunProject { .. } => "run_project",
         Request::StopSession { .. } => "stop_session",
+        Request::RestoreSnapshot { .. } => "restore_snapshot",
     }
 }
 

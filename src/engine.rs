@@ -6,6 +6,7 @@
 mod checkpoints;
 mod deps;
 mod glance;
+mod healer;
 mod healing;
 mod llm;
 mod logs;
@@ -197,12 +198,22 @@ impl Engine {
         let cancel = CancellationToken::new();
         let mut tasks = JoinSet::new();
         let handle = Handle { services, inner };
+        // Before any task can run: what a killed Healer left of the healer service.
+        if let Err(e) = handle.settle_healer_leftovers() {
+            tracing::warn!("could not settle the healer service's leftovers: {e}");
+        }
         tasks.spawn(crate::services::flush_loop(
             handle.services.clone(),
             cancel.clone(),
         ));
         // Wherever sessions run (the app, the daemon, a command's own engine).
         tasks.spawn(projects::stuck_loop(handle.clone(), cancel.clone()));
+        tasks.spawn(crate::spells::run_loop(
+            handle.services.clone(),
+            handle.inner.projects.clone(),
+            cancel.clone(),
+        ));
+        tasks.spawn(healer::scan_loop(handle.clone(), cancel.clone()));
         if handle.inner.scheduling {
             // An engine a command started for itself answers only that command: it would
             // otherwise take other commands' requests and could end before answering them.

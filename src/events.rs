@@ -11,7 +11,7 @@ use crate::llm::{MessageRole, TaskKind, TaskStatus};
 use crate::memory::DecisionKind;
 use crate::notification::Notification;
 use crate::session::{AgentKind, SessionStatus};
-use crate::store::{AutoFixStatus, Outcome, RemedyStatus, Store};
+use crate::store::{AutoFixStatus, InvocationStatus, Outcome, RemedyStatus, Store};
 use crate::workflow::{Author, RunStatus, RunTrigger, Version};
 
 /// Something that happened in the engine that a person or another process may care about.
@@ -255,6 +255,34 @@ pub enum Event {
         /// The commit that closed the task, when verification passed.
         commit: Option<String>,
     },
+    /// The healer service woke on a project failure (it is recorded even when it skips).
+    HealerInvocationStart {
+        invocation_id: i64,
+        project_id: i64,
+        task_id: String,
+        session_id: Option<i64>,
+        scenario: String,
+        at: String,
+    },
+    /// One spell of an invocation ran.
+    HealerSpellApplied {
+        invocation_id: i64,
+        project_id: i64,
+        task_id: String,
+        spell: String,
+        success: bool,
+        summary: String,
+    },
+    HealerInvocationComplete {
+        invocation_id: i64,
+        project_id: i64,
+        task_id: String,
+        scenario: String,
+        status: InvocationStatus,
+        /// The spells tried, in order.
+        spells: Vec<String>,
+        reason: String,
+    },
 }
 
 impl Event {
@@ -297,6 +325,9 @@ impl Event {
             Event::ProjectTasksChanged { .. } => "project_tasks_changed",
             Event::SessionStarted { .. } => "session_started",
             Event::SessionFinished { .. } => "session_finished",
+            Event::HealerInvocationStart { .. } => "healer_invocation_start",
+            Event::HealerSpellApplied { .. } => "healer_spell_applied",
+            Event::HealerInvocationComplete { .. } => "healer_invocation_complete",
         }
     }
 }
@@ -501,6 +532,33 @@ impl Event {
                 summary,
                 ..
             } => format!("Session {session_id}: {summary}"),
+            Event::HealerInvocationStart {
+                invocation_id,
+                task_id,
+                scenario,
+                ..
+            } => {
+                format!("Healer invocation {invocation_id} started on task {task_id} ({scenario})")
+            }
+            Event::HealerSpellApplied {
+                invocation_id,
+                spell,
+                success,
+                summary,
+                ..
+            } => format!(
+                "Healer invocation {invocation_id}: {spell} {}: {summary}",
+                if *success { "worked" } else { "did not work" }
+            ),
+            Event::HealerInvocationComplete {
+                invocation_id,
+                status,
+                reason,
+                ..
+            } => format!(
+                "Healer invocation {invocation_id} {}: {reason}",
+                status.as_str()
+            ),
         }
     }
 }

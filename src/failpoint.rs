@@ -12,3 +12,14 @@ pub fn hit(name: &str) {
         std::process::abort();
     }
 }
+
+/// Panic here (an ordinary, unwinding panic, as a bug would) if `HEALER_FAILPOINT` is
+/// `panic:<name>`: proves that what is meant to survive a bug in one step does.
+pub fn panic_at(name: &str) {
+    let Some(value) = std::env::var_os(FAILPOINT_VAR) else {
+        return;
+    };
+    if value.to_str().and_then(|v| v.strip_prefix("panic:")) == Some(name) {
+        panic!("failpoint {name}");
+    }
+}

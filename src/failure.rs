@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 pub use classify::{classify, ExitInfo};
 pub use evidence::parse_evidence;
 pub use position::{broke_loading, entry_frames};
-pub use scenario::ProjectScenario;
+pub use scenario::{type_error_lines, ProjectScenario};
 pub use signature::{normalize, normalize_text, sign};
 
 /// Why something failed, which decides the first remedy (DESIGN.md, "One failure pipeline").

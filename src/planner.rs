@@ -56,7 +56,11 @@ pub(crate) async fn run_turn(services: &Arc<Services>, item: &InboxItem) -> Resu
     let workflow = services.store.workflow(item.workflow_id)?;
     let active = services.store.active_version(workflow.id)?;
     let thread = services.store.thread(item.task_id)?;
-    let history: Vec<ChatMessage> = thread.messages.iter().filter_map(to_chat).collect();
+    let history: Vec<ChatMessage> = thread
+        .messages
+        .iter()
+        .filter_map(ThreadMessage::to_chat)
+        .collect();
     let message = item.message.clone().unwrap_or_default();
     let asked_before =
         question::maintainer_question(&services.store, item.workflow_id, &thread.messages)?;
@@ -131,25 +135,6 @@ pub(crate) async fn run_turn(services: &Arc<Services>, item: &InboxItem) -> Resu
 }
 
 /// A stored step as the model is sent it again.
-fn to_chat(m: &ThreadMessage) -> Option<ChatMessage> {
-    match m.role {
-        MessageRole::System => None,
-        MessageRole::User | MessageRole::Nudge => Some(ChatMessage::User {
-            text: m.content.clone(),
-        }),
-        MessageRole::Assistant => Some(ChatMessage::Assistant {
-            text: m.content.clone(),
-            tool_calls: m.tool_calls.clone(),
-        }),
-        MessageRole::Tool => Some(ChatMessage::ToolResult {
-            call_id: m.tool_call_id.clone().unwrap_or_default(),
-            name: m.tool_name.clone().unwrap_or_default(),
-            content: m.content.clone(),
-            is_error: m.is_error,
-        }),
-    }
-}
-
 pub(crate) use question::maintainer_question;
 
 /// The open question in a chat: the last `ask` with no message from the person after it.

@@ -17,6 +17,7 @@ mod repo;
 mod run;
 mod runner;
 mod settle;
+pub mod snapshot;
 mod steered;
 mod validate;
 mod validate_agent;

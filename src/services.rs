@@ -50,6 +50,44 @@ pub(crate) trait Healing: Send + Sync {
     fn attempt_ended(&self, services: &Arc<Services>, run_id: i64, attempt: u32, escaped: usize);
 }
 
+/// Project failures the pipeline handed to the healer service (`spells`), waiting for it: the
+/// pipeline never waits for spells, and the service's loop (which the engine starts) takes
+/// them in order.
+pub(crate) struct HealerDesk {
+    tx: tokio::sync::mpsc::UnboundedSender<HandedOver>,
+    rx: std::sync::Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<HandedOver>>>,
+}
+
+/// One failure for the healer service, with its invocation already recorded.
+pub(crate) struct HandedOver {
+    pub invocation_id: i64,
+    pub failure: Failure,
+    /// When the failure reached the pipeline (the bench measures from here).
+    pub at: std::time::Instant,
+}
+
+impl Default for HealerDesk {
+    fn default() -> Self {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        HealerDesk {
+            tx,
+            rx: std::sync::Mutex::new(Some(rx)),
+        }
+    }
+}
+
+impl HealerDesk {
+    /// Hand a failure over; `false` when no service takes them (its loop ended).
+    pub(crate) fn hand_over(&self, item: HandedOver) -> bool {
+        self.tx.send(item).is_ok()
+    }
+
+    /// The service's end of the desk (once).
+    pub(crate) fn take(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<HandedOver>> {
+        self.rx.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+}
+
 /// Wake-ups for the loops that sleep until there is work.
 #[derive(Default)]
 pub(crate) struct WakeUps {
@@ -77,6 +115,8 @@ pub(crate) struct Services {
     pub environments: EnvironmentLocks,
     /// Run ends the store refused (locked too long, disk full), written when it accepts again.
     pub pending: writes::Pending,
+    /// Project failures waiting for the healer service.
+    pub healer: HealerDesk,
     instance: String,
     healing: Box<dyn Healing>,
 }
@@ -103,6 +143,7 @@ impl Services {
             active_runs: ActiveRuns::default(),
             environments: EnvironmentLocks::default(),
             pending: writes::Pending::default(),
+            healer: HealerDesk::default(),
             healing,
         }
     }

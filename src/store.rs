@@ -8,9 +8,11 @@ mod autofixes;
 mod checkpoints;
 mod environments;
 mod events;
+mod healer_config;
 mod heals;
 mod holds;
 mod inbox;
+mod invocations;
 mod maintenance;
 mod memory;
 mod notifications;
@@ -21,8 +23,10 @@ mod runs;
 mod scripts;
 mod sessions;
 mod settings;
+mod snapshots;
 mod steering;
 mod steering_settings;
+mod stuck;
 mod tasks;
 mod usage;
 mod workflows;
@@ -37,9 +41,14 @@ use rusqlite_migration::{Migrations, M};
 use crate::error::{Error, Result};
 
 pub use autofixes::{AutoFix, AutoFixStatus};
+pub use healer_config::{
+    HealerConfig, HealerCounters, HealerMode, HealerScenarios, DEFAULT_MAX_INVOCATIONS_PER_SESSION,
+    DEFAULT_MAX_INVOCATIONS_PER_TASK, DEFAULT_STUCK_AFTER_HOURS,
+};
 pub use heals::{HealRecord, Outcome, RemedyAttempt, RemedyStatus};
 pub use holds::RepairHold;
 pub use inbox::{InboxItem, InboxKind, SettledItems};
+pub use invocations::{HealerInvocation, InvocationStatus, NewInvocation, SpellRun};
 pub use maintenance::{Entered, FixResult};
 pub use projects::{
     MergePolicy, Project, ProjectSettings, VerifyCommand, DEFAULT_AGENT_TIME_LIMIT_SECS,
@@ -49,6 +58,7 @@ pub use projects::{
 pub use requests::{RequestRow, RequestStatus};
 pub use runs::{AttemptEnd, InterruptedAttempt};
 pub use sessions::{NewSession, SessionOutcome, SessionRecord, StoredStep};
+pub use snapshots::{NewSnapshot, SnapshotRecord};
 pub use steering::{
     NewSteeringEntry, SessionPulse, SteeringEntry, SteeringKind, SteeringMessage, SteeringOrigin,
     HEARTBEAT_NOTE_SECS,
@@ -80,6 +90,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0011_run_numbers.sql"),
     include_str!("store/migrations/0012_deps.sql"),
     include_str!("store/migrations/0013_steering.sql"),
+    include_str!("store/migrations/0014_healer_service.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -106,6 +106,9 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             project_commands::run_project_task,
             project_commands::stop_session,
             project_commands::get_session,
+            project_commands::get_healer_config,
+            project_commands::set_healer_config,
+            project_commands::restore_snapshot,
         ])
         .events(collect_events![
             HealerEvent,

@@ -5,6 +5,7 @@ use healer::project::{
     FolderCheck, Project, ProjectDetail, ProjectInput, ProjectSummary, SessionDetail,
     SessionRecord, Task, TaskDetail, TaskEdit, TaskStatus,
 };
+use healer::store::HealerConfig;
 use healer::workflow::FieldProblem;
 use healer::ErrorPayload;
 use tauri::State;
@@ -162,4 +163,28 @@ pub fn stop_session(state: State<'_, AppState>, session_id: i64) -> CmdResult<()
 #[specta::specta]
 pub fn get_session(state: State<'_, AppState>, session_id: i64) -> CmdResult<SessionDetail> {
     Ok(state.engine()?.session_detail(session_id)?)
+}
+
+/// A project's healer settings (the defaults when none were saved).
+#[tauri::command]
+#[specta::specta]
+pub fn get_healer_config(state: State<'_, AppState>, project_id: i64) -> CmdResult<HealerConfig> {
+    Ok(state.engine()?.healer_config(project_id)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn set_healer_config(
+    state: State<'_, AppState>,
+    project_id: i64,
+    config: HealerConfig,
+) -> CmdResult<HealerConfig> {
+    Ok(state.engine()?.set_healer_config(project_id, config)?)
+}
+
+/// Put a snapshot back into its task's worktree; what Healer did, in a sentence.
+#[tauri::command]
+#[specta::specta]
+pub async fn restore_snapshot(state: State<'_, AppState>, id: i64) -> CmdResult<String> {
+    Ok(state.engine()?.restore_snapshot(id).await?)
 }

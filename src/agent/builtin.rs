@@ -85,11 +85,34 @@ impl Agent for Builtin {
             Arc::new(command::RunCommand(ws.clone())),
             Arc::new(command::Finish),
         ];
-        let task = services.llm.start_task(
-            TaskKind::Agent,
-            &format!("Built-in agent on \u{201c}{}\u{201d}", session.task_title),
-            None,
-        )?;
+        // A resume continues the earlier session's thread: its messages are sent again as
+        // history, and only the new ones become this session's steps.
+        let earlier = match spec.resume.as_deref().map(str::parse::<i64>) {
+            Some(Ok(id)) => {
+                let thread = services.store.thread(id)?;
+                services.store.reopen_task(id)?;
+                Some(thread)
+            }
+            Some(Err(_)) => {
+                return Err(Error::InvalidInput(format!(
+                    "the built-in agent cannot resume {:?}: not one of its threads",
+                    spec.resume.unwrap_or_default()
+                )))
+            }
+            None => None,
+        };
+        let task = match &earlier {
+            Some(thread) => thread.task.clone(),
+            None => services.llm.start_task(
+                TaskKind::Agent,
+                &format!("Built-in agent on \u{201c}{}\u{201d}", session.task_title),
+                None,
+            )?,
+        };
+        let history: Vec<ChatMessage> = earlier
+            .as_ref()
+            .map(|t| t.messages.iter().filter_map(|m| m.to_chat()).collect())
+            .unwrap_or_default();
         let _ = updates.send(AgentUpdate::Started {
             agent_session_id: task.id.to_string(),
             transcript: None,
@@ -98,7 +121,7 @@ impl Agent for Builtin {
             task_id: task.id,
             tier: settings.tier,
             system: SYSTEM.to_string(),
-            history: vec![],
+            history,
             messages: vec![ChatMessage::User { text: spec.prompt }],
             tools: ToolSet::new(tools)?,
             limits: Some(LoopSettings {
@@ -114,7 +137,10 @@ impl Agent for Builtin {
 
         // Steps follow the thread: each stored message is announced on the bus.
         let mut events = services.bus.subscribe();
-        let mut forwarded = 0i64;
+        let mut forwarded = earlier
+            .as_ref()
+            .and_then(|t| t.messages.last().map(|m| m.id))
+            .unwrap_or(0);
         let looped = services.llm.run_agent(run);
         tokio::pin!(looped);
         let result = loop {

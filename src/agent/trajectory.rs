@@ -23,6 +23,7 @@ pub fn trajectory(session: &SessionRecord, steps: &[StoredStep]) -> Trajectory {
                 let result = ObservationResult {
                     source_call_id: s.call_id.clone(),
                     content: s.text.clone(),
+                    subagent_trajectory_ref: vec![],
                 };
                 match out.last_mut().filter(|st| st.source == "agent") {
                     Some(step) => step
@@ -78,6 +79,7 @@ pub fn trajectory(session: &SessionRecord, steps: &[StoredStep]) -> Trajectory {
             name: session.agent.as_str(),
             version: env!("CARGO_PKG_VERSION"),
             model_name,
+            extra: None,
         },
         final_metrics: FinalMetrics {
             total_prompt_tokens: totals.0,

@@ -35,6 +35,7 @@ mod project;
 mod provider;
 mod reach;
 mod session;
+mod spells;
 mod status;
 mod thread;
 mod tier;
@@ -156,6 +157,28 @@ enum Command {
         #[command(subcommand)]
         command: session::SessionCommand,
     },
+    /// Look for project tasks that are stuck: in progress too long, or failing the same way
+    /// across sessions
+    Scan {
+        #[arg(long)]
+        json: bool,
+    },
+    /// What the healer service did on project failures: each invocation, its outcome and
+    /// the repairs it tried
+    Heals {
+        /// Only this project's
+        #[arg(long)]
+        project: Option<String>,
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Snapshots of task worktrees Healer pinned before rewinding them: list, restore
+    Snapshot {
+        #[command(subcommand)]
+        command: spells::SnapshotCommand,
+    },
     /// The healing memory: error signatures and the fixes tried for each
     Patterns {
         #[command(subcommand)]
@@ -228,6 +251,13 @@ async fn run(command: Command, paths: Paths) -> Result<bool> {
         }
         Command::Project { command } => project::run(command, &paths).await,
         Command::Session { command } => session::run(command, &paths).await,
+        Command::Scan { json } => spells::scan(&paths, json),
+        Command::Heals {
+            project,
+            limit,
+            json,
+        } => spells::heals(&paths, project, limit, json),
+        Command::Snapshot { command } => spells::snapshot(command, &paths).await,
         Command::Patterns { command } => patterns::run(command, &paths),
         Command::Errors { command } => errors::run(command),
     }

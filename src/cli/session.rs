@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Subcommand;
-use healer::agent::{trajectory, transcript};
+use healer::agent::transcript;
 use healer::client::{Request, Response};
 use healer::looping;
 use healer::project;
@@ -27,7 +27,8 @@ pub enum SessionCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Write the session as an ATIF-v1.7 trajectory (to standard output, or --out)
+    /// Write the session as an ATIF-v1.7 trajectory (to standard output, or --out), with the
+    /// healer service's invocations on it linked as sub-agent trajectories
     ExportAtif {
         id: i64,
         #[arg(long, value_name = "FILE")]
@@ -99,7 +100,8 @@ pub async fn run(command: SessionCommand, paths: &Paths) -> Result<bool> {
         }
         SessionCommand::ExportAtif { id, out } => {
             let store = open(paths)?;
-            let text = trajectory::export(&store.session(id)?, &store.session_steps(id, 0)?)?;
+            // With a step for each healer invocation, linked to its own trajectory.
+            let text = healer::spells::session_trajectory_with_heals(&store, id)?;
             match out {
                 Some(path) => {
                     std::fs::write(&path, format!("{text}\n"))

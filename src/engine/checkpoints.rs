@@ -72,7 +72,8 @@ impl Handle {
             (None, _) if !checkpoint.affected.is_empty() => {
                 self.act_on_each(&checkpoint, chosen.action)?
             }
-            (None, _) => "Nothing was waiting on it".to_string(),
+            // What waits on it (a healer spell) reads the decision itself.
+            (None, _) => format!("Healer goes on as you chose: {}", chosen.label),
         };
         store.set_checkpoint_outcome(id, &outcome)?;
         self.services.bus.emit(Event::CheckpointDecided {

@@ -17,6 +17,7 @@ use crate::heal::{
 use crate::maintainer::{HeldForPerson, KnownFix, Maintain};
 use crate::recovery::{Analyze, AskPerson, InstallModule};
 use crate::services::{Healing, Services};
+use crate::spells::HealerService;
 
 /// The pipeline behind the services' [`Healing`].
 pub(super) struct EngineHealing {
@@ -61,8 +62,9 @@ impl Planner for RulePlanner {
             return plan;
         }
         if let FailureSource::ProjectTask { .. } = failure.source {
-            // The healer service's spells (rewind, mark blocked, resume with guidance …) come
-            // with the next issue; until then the person is told what failed and where.
+            // The healer service takes a project's failure over (its own policy, plan and
+            // spells, see `spells`); when its policy skips it, the person is told here.
+            plan.push(Box::new(HealerService));
             plan.push(Box::new(RecordAndNotify));
             return plan;
         }

@@ -10,7 +10,7 @@ use super::Handle;
 use crate::agent::builtin::Builtin;
 use crate::agent::claude_code::ClaudeCode;
 use crate::agent::codex::Codex;
-use crate::agent::{trajectory, AgentRegistry};
+use crate::agent::AgentRegistry;
 use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::project::{
@@ -33,7 +33,7 @@ pub(super) fn agents(services: &Arc<Services>) -> AgentRegistry {
 }
 
 impl Handle {
-    fn projects(&self) -> &Arc<project::Projects> {
+    pub(super) fn projects(&self) -> &Arc<project::Projects> {
         &self.inner.projects
     }
 
@@ -316,6 +316,32 @@ impl Handle {
         self.projects().wait(session.id).await
     }
 
+    /// Resume the agent's own session `previous_session_id` of `task_id` with `message` (a new
+    /// session of the task, linked to it); answers once it is recorded.
+    pub fn resume_session(
+        &self,
+        project_id: i64,
+        task_id: &str,
+        previous_session_id: i64,
+        message: &str,
+    ) -> Result<SessionRecord> {
+        let project = self.services.store.project(project_id)?;
+        self.projects()
+            .resume_session(&project, task_id, previous_session_id, message)
+    }
+
+    /// Resume and wait for the new session to end.
+    pub async fn resume_session_and_wait(
+        &self,
+        project_id: i64,
+        task_id: &str,
+        previous_session_id: i64,
+        message: &str,
+    ) -> Result<SessionRecord> {
+        let session = self.resume_session(project_id, task_id, previous_session_id, message)?;
+        self.projects().wait(session.id).await
+    }
+
     /// Stop a session: the agent's processes end, the worktree stays.
     pub fn stop_session(&self, session_id: i64) -> Result<()> {
         self.projects().stop(session_id)
@@ -327,11 +353,7 @@ impl Handle {
 
     /// A session as an ATIF-v1.7 trajectory (pretty JSON).
     pub fn export_session_atif(&self, session_id: i64) -> Result<String> {
-        let store = &self.services.store;
-        trajectory::export(
-            &store.session(session_id)?,
-            &store.session_steps(session_id, 0)?,
-        )
+        crate::spells::session_trajectory_with_heals(&self.services.store, session_id)
     }
 
     /// Steps of running sessions as they are stored.

@@ -97,24 +97,59 @@ pub enum Request {
     StopSession {
         id: i64,
     },
+    /// Put a healer snapshot back into its task's worktree.
+    RestoreSnapshot {
+        id: i64,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Response {
-    Pong { pid: u32, role: String },
-    TestAlert { heal: Box<HealRecord> },
-    Workflow { workflow: Box<Workflow> },
-    Version { version: Box<ScriptVersion> },
-    Run { detail: Box<RunDetail> },
-    Healed { healed: Box<HealedRun> },
-    Chat { chat: Box<PlannerChat> },
-    Checkpoint { checkpoint: Box<Checkpoint> },
-    Workflows { workflows: Vec<Workflow> },
-    Dependencies { dependencies: Box<Dependencies> },
-    Heal { heal: Box<HealRecord> },
-    Project { project: Box<Project> },
-    Session { session: Box<SessionRecord> },
+    Pong {
+        pid: u32,
+        role: String,
+    },
+    TestAlert {
+        heal: Box<HealRecord>,
+    },
+    Workflow {
+        workflow: Box<Workflow>,
+    },
+    Version {
+        version: Box<ScriptVersion>,
+    },
+    Run {
+        detail: Box<RunDetail>,
+    },
+    Healed {
+        healed: Box<HealedRun>,
+    },
+    Chat {
+        chat: Box<PlannerChat>,
+    },
+    Checkpoint {
+        checkpoint: Box<Checkpoint>,
+    },
+    Workflows {
+        workflows: Vec<Workflow>,
+    },
+    Dependencies {
+        dependencies: Box<Dependencies>,
+    },
+    Heal {
+        heal: Box<HealRecord>,
+    },
+    Project {
+        project: Box<Project>,
+    },
+    Session {
+        session: Box<SessionRecord>,
+    },
+    /// What the engine did, in a sentence.
+    Said {
+        text: String,
+    },
     Done,
 }
 
@@ -227,6 +262,9 @@ pub(super) async fn perform(engine: &Handle, request: Request) -> Result<Respons
             engine.stop_session(id)?;
             Response::Done
         }
+        Request::RestoreSnapshot { id } => Response::Said {
+            text: engine.restore_snapshot(id).await?,
+        },
     })
 }
 

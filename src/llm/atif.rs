@@ -27,6 +27,9 @@ pub struct Agent {
     pub version: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model_name: Option<String>,
+    /// What kind of agent, beyond its name (`{"type": "healing-agent"}` for Healer's own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extra: Option<Value>,
 }
 
 #[derive(Debug, Serialize)]
@@ -64,6 +67,20 @@ pub struct Observation {
 pub struct ObservationResult {
     pub source_call_id: Option<String>,
     pub content: String,
+    /// Trajectories of sub-agents this result came from (a healer invocation's own).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub subagent_trajectory_ref: Vec<SubagentTrajectoryRef>,
+}
+
+/// A pointer to another trajectory: its session id, and (in Healer's export) the trajectory
+/// itself under `extra.trajectory`, so one file holds everything.
+#[derive(Debug, Serialize)]
+pub struct SubagentTrajectoryRef {
+    pub session_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trajectory_path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extra: Option<Value>,
 }
 
 #[derive(Debug, Serialize)]
@@ -93,6 +110,7 @@ pub fn trajectory(thread: &TaskThread, cost_usd: Option<f64>) -> Trajectory {
                 let result = ObservationResult {
                     source_call_id: message.tool_call_id.clone(),
                     content: message.content.clone(),
+                    subagent_trajectory_ref: vec![],
                 };
                 // A result answers the agent step before it.
                 match steps.last_mut().filter(|s| s.source == "agent") {
@@ -155,6 +173,7 @@ pub fn trajectory(thread: &TaskThread, cost_usd: Option<f64>) -> Trajectory {
             name: "healer",
             version: env!("CARGO_PKG_VERSION"),
             model_name,
+            extra: None,
         },
         final_metrics: FinalMetrics {
             total_prompt_tokens: totals.0,

@@ -148,6 +148,28 @@ pub struct ThreadMessage {
     pub usage: Option<Usage>,
 }
 
+impl ThreadMessage {
+    /// The message as sent to a model again (a thread that continues); system lines are not.
+    pub fn to_chat(&self) -> Option<ChatMessage> {
+        match self.role {
+            MessageRole::System => None,
+            MessageRole::User | MessageRole::Nudge => Some(ChatMessage::User {
+                text: self.content.clone(),
+            }),
+            MessageRole::Assistant => Some(ChatMessage::Assistant {
+                text: self.content.clone(),
+                tool_calls: self.tool_calls.clone(),
+            }),
+            MessageRole::Tool => Some(ChatMessage::ToolResult {
+                call_id: self.tool_call_id.clone().unwrap_or_default(),
+                name: self.tool_name.clone().unwrap_or_default(),
+                content: self.content.clone(),
+                is_error: self.is_error,
+            }),
+        }
+    }
+}
+
 /// A message to append (the store gives it its id and time).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct NewMessage {

@@ -73,6 +73,10 @@ pub struct TaskDetail {
     pub sessions: Vec<SessionRecord>,
     /// What steering saw and did on this task, oldest first.
     pub steering: Vec<crate::store::SteeringEntry>,
+    /// What the healer service did on this task's failures, newest first.
+    pub heals: Vec<crate::store::HealerInvocation>,
+    /// Snapshots of the task's worktree Healer pinned, newest first.
+    pub snapshots: Vec<crate::store::SnapshotRecord>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
@@ -166,6 +170,8 @@ pub fn task_detail(store: &Store, project: Project, task_id: &str) -> Result<Tas
         task: board_task(&file, task, &next),
         sessions: store.list_sessions(project.id, Some(task_id), RECENT_SESSIONS)?,
         steering: store.steering_timeline(project.id, task_id)?,
+        heals: store.invocations(Some(project.id), Some(task_id), RECENT_SESSIONS)?,
+        snapshots: store.snapshots(Some(project.id), Some(task_id))?,
         project,
     })
 }

@@ -52,6 +52,21 @@ pub(super) struct Ctx<'a> {
     /// The key of the provider the agent was given, kept out of every stored step.
     pub secret: std::sync::OnceLock<ApiKey>,
     pub loops: super::looped::LiveLoops,
+    /// This session resumes the agent's earlier session with a message.
+    pub resume: Option<Resume>,
+}
+
+/// A session the healer service (or steering) starts with its own message instead of the
+/// task's prompt, in the task's worktree as it was left (the init script is not run again).
+#[derive(Debug, Clone)]
+pub(super) struct Resume {
+    /// The agent's own session to continue (`claude --resume`, `codex exec resume`, the
+    /// built-in agent's thread); `None`: a new agent session given `message` as its prompt.
+    pub agent_session_id: Option<String>,
+    pub message: String,
+    /// Verify and commit as any session does; `false` for an emergency subtask, whose work
+    /// the service checks itself before the task goes on.
+    pub verify: bool,
 }
 
 pub(super) async fn run_session(
@@ -61,8 +76,10 @@ pub(super) async fn run_session(
     session_id: i64,
     agent: Arc<dyn Agent>,
     cancel: CancellationToken,
+    resume: Option<Resume>,
 ) {
     let ctx = Ctx {
+        resume,
         repo: PathBuf::from(&project.path),
         worktree: task
             .worktree
@@ -134,10 +151,11 @@ async fn drive(ctx: &Ctx<'_>, agent: Arc<dyn Agent>) -> Result<Ending> {
     std::fs::create_dir_all(&ctx.tmp)
         .map_err(|e| crate::error::Error::io(format!("cannot create {}", ctx.tmp.display()), e))?;
 
+    // A resumed session continues in the worktree as it was left: its init script ran.
     if let Some(init) = settings
         .init_script
         .as_deref()
-        .filter(|s| !s.trim().is_empty())
+        .filter(|s| !s.trim().is_empty() && ctx.resume.is_none())
     {
         ctx.note(&format!("Running the init script: {init}"))?;
         let Some(result) = ctx.command("init script", init).await? else {
@@ -171,7 +189,16 @@ async fn drive(ctx: &Ctx<'_>, agent: Arc<dyn Agent>) -> Result<Ending> {
     if let Some(key) = endpoint.as_ref().and_then(|e| e.key.clone()) {
         let _ = ctx.secret.set(key);
     }
-    let prompt = task_prompt(&ctx.task, &settings.verify, &read_progress(&ctx.repo));
+    let prompt = match &ctx.resume {
+        Some(resume) => {
+            ctx.note(&format!(
+                "Resuming the agent's earlier session with: {}",
+                resume.message
+            ))?;
+            resume.message.clone()
+        }
+        None => task_prompt(&ctx.task, &settings.verify, &read_progress(&ctx.repo)),
+    };
     let end = ctx.run_agent(agent, prompt, endpoint).await;
     let end = match end {
         Ok(end) => end,
@@ -220,6 +247,11 @@ async fn drive(ctx: &Ctx<'_>, agent: Arc<dyn Agent>) -> Result<Ending> {
         }
     }
 
+    if ctx.resume.as_ref().is_some_and(|r| !r.verify) {
+        return Ok(Ending::HandedBack {
+            summary: end.summary,
+        });
+    }
     for check in &settings.verify {
         ctx.note(&format!("Verifying: {} ({})", check.name, check.command))?;
         let Some(result) = ctx.command(&check.name, &check.command).await? else {
@@ -307,7 +339,10 @@ impl Ctx<'_> {
             session_id: self.session_id,
             cwd: self.worktree.clone(),
             prompt,
-            resume: None,
+            resume: self
+                .resume
+                .as_ref()
+                .and_then(|r| r.agent_session_id.clone()),
             allowed_tools: settings.allowed_tools.clone(),
             env: self.spec_env(),
             program: settings

@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::run::run_session;
+use super::run::{run_session, Resume};
 use super::worktree::branch_name;
 use crate::agent::{agent_name, AgentRegistry};
 use crate::error::{Error, Result};
@@ -177,6 +177,139 @@ impl Projects {
         task_id: Option<&str>,
     ) -> Result<SessionRecord> {
         let agent = self.agents.get(project.settings.agent)?;
+        self.check_room(project)?;
+        let chosen = self.claim(project, task_id, agent.kind())?;
+        let worktree = chosen
+            .worktree
+            .as_ref()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| self.slots_dir(project.id));
+        self.launch(project, chosen, &worktree, agent, None)
+    }
+
+    /// Resume the agent's own session of `previous_session_id` (a session of `task_id`) with
+    /// `message`: `claude --resume`, `codex exec resume`, or the built-in agent's thread
+    /// continued, in the same worktree, then verification and commit as for any session. The
+    /// new session is recorded as one of the task's, linked to the one it resumes.
+    pub fn resume_session(
+        self: &Arc<Self>,
+        project: &Project,
+        task_id: &str,
+        previous_session_id: i64,
+        message: &str,
+    ) -> Result<SessionRecord> {
+        let store = &self.services.store;
+        let previous = store.session(previous_session_id)?;
+        if previous.project_id != project.id || previous.task_id != task_id {
+            return Err(Error::InvalidInput(format!(
+                "session {previous_session_id} is not a session of task {task_id:?} in \u{201c}{}\u{201d}",
+                project.name
+            )));
+        }
+        if self.lock_running().contains_key(&previous_session_id) {
+            return Err(Error::InvalidInput(format!(
+                "session {previous_session_id} is still running: a message reaches it through steering, not a resume"
+            )));
+        }
+        let Some(agent_session_id) = previous.agent_session_id.clone() else {
+            return Err(Error::InvalidInput(format!(
+                "session {previous_session_id} cannot be resumed: {} never reported a session of its own",
+                agent_name(previous.agent)
+            )));
+        };
+        let agent = self.agents.get(previous.agent)?;
+        self.check_room(project)?;
+        let kind = agent.kind();
+        let worktree = PathBuf::from(&previous.worktree);
+        let kept = previous.worktree.clone();
+        let chosen = self.modify_tasks(project, "a session resumed", |file| {
+            let task = file.task(task_id).ok_or_else(|| Error::NotFound {
+                what: format!("task {task_id:?} in \u{201c}{}\u{201d}", project.name),
+            })?;
+            if task.status == TaskStatus::Closed {
+                return Err(Error::InvalidInput(format!(
+                    "the task \u{201c}{}\u{201d} is closed: there is nothing to resume",
+                    task.title
+                )));
+            }
+            file.update(task_id, &now(), |t| {
+                t.status = TaskStatus::InProgress;
+                t.assignee = Some(kind.as_str().to_string());
+                t.worktree = Some(kept);
+                t.branch = Some(branch_name(&t.id));
+                t.note = Some(format!("{} is resuming its work", agent_name(kind)));
+            })
+        })?;
+        let resume = Resume {
+            agent_session_id: Some(agent_session_id),
+            message: message.to_string(),
+            verify: true,
+        };
+        let session = self.launch(
+            project,
+            chosen,
+            &worktree,
+            agent,
+            Some((Some(previous.id), resume)),
+        )?;
+        store.session(session.id)
+    }
+
+    /// Start a new session of `task_id` with `agent` given `message` as its prompt, in the
+    /// task's kept worktree, without the init script: the healer service's emergency subtask
+    /// (`verify: false`: the session ends when the agent does, the task goes back to open) or
+    /// its retry with a minimal context (`verify: true`: verified and committed as usual).
+    pub fn run_with_message(
+        self: &Arc<Self>,
+        project: &Project,
+        task_id: &str,
+        agent: crate::session::AgentKind,
+        message: &str,
+        verify: bool,
+    ) -> Result<SessionRecord> {
+        let agent = self.agents.get(agent)?;
+        self.check_room(project)?;
+        let kind = agent.kind();
+        let mut worktree = None;
+        let chosen = self.modify_tasks(project, "Healer started a session", |file| {
+            let task = file.task(task_id).ok_or_else(|| Error::NotFound {
+                what: format!("task {task_id:?} in \u{201c}{}\u{201d}", project.name),
+            })?;
+            if task.status == TaskStatus::Closed {
+                return Err(Error::InvalidInput(format!(
+                    "the task \u{201c}{}\u{201d} is closed",
+                    task.title
+                )));
+            }
+            let slot = self.slot_for(project.id, file, task);
+            worktree = Some(slot.clone());
+            file.update(task_id, &now(), |t| {
+                t.status = TaskStatus::InProgress;
+                t.assignee = Some(kind.as_str().to_string());
+                t.worktree = Some(slot.display().to_string());
+                t.branch = Some(branch_name(&t.id));
+                t.note = Some(format!(
+                    "{} is working on Healer's request",
+                    agent_name(kind)
+                ));
+            })
+        })?;
+        let worktree = worktree.unwrap_or_else(|| self.slots_dir(project.id));
+        let resume = Resume {
+            agent_session_id: None,
+            message: message.to_string(),
+            verify,
+        };
+        self.launch(project, chosen, &worktree, agent, Some((None, resume)))
+    }
+
+    /// Whether a session is still running here (settling included).
+    pub fn is_running(&self, session_id: i64) -> bool {
+        self.lock_running().contains_key(&session_id)
+    }
+
+    /// Refuse a start past the project's limit of sessions at once.
+    fn check_room(&self, project: &Project) -> Result<()> {
         let busy = self
             .lock_running()
             .values()
@@ -189,12 +322,18 @@ impl Projects {
                 project.name
             )));
         }
-        let chosen = self.claim(project, task_id, agent.kind())?;
-        let worktree = chosen
-            .worktree
-            .as_ref()
-            .map(PathBuf::from)
-            .unwrap_or_else(|| self.slots_dir(project.id));
+        Ok(())
+    }
+
+    /// Record the session of a claimed task and run it in the background.
+    fn launch(
+        self: &Arc<Self>,
+        project: &Project,
+        chosen: Task,
+        worktree: &std::path::Path,
+        agent: Arc<dyn crate::agent::Agent>,
+        resume: Option<(Option<i64>, Resume)>,
+    ) -> Result<SessionRecord> {
         let branch = branch_name(&chosen.id);
         let session = self.services.store.insert_session(&NewSession {
             project_id: project.id,
@@ -204,6 +343,17 @@ impl Projects {
             worktree: &worktree.display().to_string(),
             branch: &branch,
         })?;
+        let resume = match resume {
+            Some((earlier, resume)) => {
+                if let Some(earlier) = earlier {
+                    self.services
+                        .store
+                        .set_session_resumed_from(session.id, earlier)?;
+                }
+                Some(resume)
+            }
+            None => None,
+        };
         self.services.bus.emit(Event::SessionStarted {
             session_id: session.id,
             project_id: project.id,
@@ -217,7 +367,7 @@ impl Projects {
         // Registered before it can end, so its own removal always finds it.
         let mut running = self.lock_running();
         let handle = self.runtime.spawn(async move {
-            run_session(&me, project, chosen, session_id, agent, token).await;
+            run_session(&me, project, chosen, session_id, agent, token, resume).await;
             me.lock_running().remove(&session_id);
         });
         running.insert(

@@ -21,6 +21,9 @@ pub(super) enum Ending {
         /// Why the commit stayed on its branch, when it did.
         left: Option<String>,
     },
+    /// An emergency subtask of the healer service (no verification, no commit) finished: the
+    /// task goes back to open for the service to check and continue.
+    HandedBack { summary: String },
     /// The person stopped it.
     Stopped,
     /// The engine stopped while it ran.
@@ -126,6 +129,18 @@ pub(super) async fn settle(ctx: &Ctx<'_>, ending: Ending) -> Result<()> {
                 None,
             )
         }
+        Ending::HandedBack { summary } => (
+            SessionStatus::Finished,
+            SessionOutcome {
+                summary: format!("Emergency fix done: {}", summary.trim()),
+                ..SessionOutcome::default()
+            },
+            reopen(format!(
+                "Healer's emergency fix ended on {day}; the worktree is kept (branch {branch})"
+            )),
+            None,
+            None,
+        ),
         Ending::Stopped | Ending::Interrupted | Ending::Stuck { .. } => {
             let stopped = matches!(ending, Ending::Stopped);
             let why = if stopped {

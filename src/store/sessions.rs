@@ -32,6 +32,8 @@ pub struct SessionRecord {
     pub merged: bool,
     pub started_at: String,
     pub ended_at: Option<String>,
+    /// The earlier session of the task this one resumed (with a message), if it did.
+    pub resumed_from: Option<i64>,
 }
 
 /// What a session starts with.
@@ -64,7 +66,7 @@ pub struct StoredStep {
 
 const COLUMNS: &str = "id, project_id, task_id, task_title, agent, status, worktree, branch, \
      base_commit, pgid, agent_session_id, transcript, exit_code, summary, commit_id, merged, \
-     started_at, ended_at";
+     started_at, ended_at, resumed_from";
 
 pub(crate) fn status_str(status: SessionStatus) -> &'static str {
     match status {
@@ -109,6 +111,17 @@ impl Store {
             Ok(c.last_insert_rowid())
         })?;
         self.session(id)
+    }
+
+    /// Link a session to the earlier one it resumes.
+    pub fn set_session_resumed_from(&self, id: i64, earlier: i64) -> Result<()> {
+        self.call(|c| {
+            c.execute(
+                "UPDATE agent_sessions SET resumed_from = ?2 WHERE id = ?1",
+                params![id, earlier],
+            )
+        })?;
+        Ok(())
     }
 
     pub fn session(&self, id: i64) -> Result<SessionRecord> {
@@ -341,5 +354,6 @@ fn session_from_row(r: &Row<'_>) -> rusqlite::Result<SessionRecord> {
         merged: r.get(15)?,
         started_at: r.get(16)?,
         ended_at: r.get(17)?,
+        resumed_from: r.get(18)?,
     })
 }

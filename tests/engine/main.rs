@@ -19,6 +19,7 @@ mod faults;
 mod fix_judgement;
 mod glance;
 mod heal_story;
+mod healer_service;
 mod lease;
 mod llm_anthropic;
 mod llm_budgets;

@@ -237,6 +237,17 @@ async fn an_agent_program_that_exits_at_once_is_a_runtime_error_not_a_task_it_ga
         "echo 'claude: cannot find its native binary' >&2; exit 3",
     );
     bed.set(|s| s.agent_program = Some(broken.display().to_string()));
+    // The healer service would retry with the built-in agent (a model call): this is about
+    // the runner alone (tests/engine/healer_service.rs has the retry).
+    bed.engine
+        .set_healer_config(
+            bed.project.id,
+            healer::store::HealerConfig {
+                enabled: false,
+                ..healer::store::HealerConfig::default()
+            },
+        )
+        .expect("healer off");
     bed.task("Greet properly");
     let session = bed
         .engine

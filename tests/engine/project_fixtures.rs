@@ -113,6 +113,17 @@ pub async fn project_bed(scheduler: bool, change: impl FnOnce(&mut ProjectSettin
             settings,
         })
         .expect("project added");
+    // These beds are the runner's: the healer service (which would act on their failures
+    // while the test looks) is off; tests/engine/healer_service.rs turns it on.
+    bed.engine
+        .set_healer_config(
+            project.id,
+            healer::store::HealerConfig {
+                enabled: false,
+                ..healer::store::HealerConfig::default()
+            },
+        )
+        .expect("healer service off");
     ProjectBed {
         bed,
         repo_dir,

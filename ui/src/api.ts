@@ -5,6 +5,7 @@ import {
   type Budgets,
   type ErrorCode,
   type ErrorPayload,
+  type HealerConfig,
   type OutputStream,
   type ProjectInput,
   type ProjectTaskEdit,
@@ -198,6 +199,9 @@ export const api = {
   runProjectTask: (projectId: number, taskId: string | null) => unwrap(commands.runProjectTask(projectId, taskId)),
   stopSession: (sessionId: number) => unwrap(commands.stopSession(sessionId)),
   getSession: (sessionId: number) => unwrap(commands.getSession(sessionId)),
+  getHealerConfig: (projectId: number) => unwrap(commands.getHealerConfig(projectId)),
+  setHealerConfig: (projectId: number, config: HealerConfig) => unwrap(commands.setHealerConfig(projectId, config)),
+  restoreSnapshot: (id: number) => unwrap(commands.restoreSnapshot(id)),
 };
 
 /** A command that cannot fail on its own: only transport errors become ApiErrors. */

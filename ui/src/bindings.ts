@@ -129,6 +129,11 @@ export const commands = {
 	/**  Stop a running session; its worktree is kept. */
 	stopSession: (sessionId: number) => typedError<null, ErrorPayload>(__TAURI_INVOKE("stop_session", { sessionId })),
 	getSession: (sessionId: number) => typedError<SessionDetail, ErrorPayload>(__TAURI_INVOKE("get_session", { sessionId })),
+	/**  A project's healer settings (the defaults when none were saved). */
+	getHealerConfig: (projectId: number) => typedError<HealerConfig, ErrorPayload>(__TAURI_INVOKE("get_healer_config", { projectId })),
+	setHealerConfig: (projectId: number, config: HealerConfig) => typedError<HealerConfig, ErrorPayload>(__TAURI_INVOKE("set_healer_config", { projectId, config })),
+	/**  Put a snapshot back into its task's worktree; what Healer did, in a sentence. */
+	restoreSnapshot: (id: number) => typedError<string, ErrorPayload>(__TAURI_INVOKE("restore_snapshot", { id })),
 };
 
 /** Events */
@@ -576,7 +581,13 @@ problems: number; what: string } |
 /**  An agent began a session on a project's task (the steps stream live, and are stored). */
 { kind: "session_started"; session_id: number; project_id: number; task_id: string; task_title: string; agent: AgentKind } | { kind: "session_finished"; session_id: number; project_id: number; task_id: string; task_title: string; status: SessionStatus; summary: string; 
 /**  The commit that closed the task, when verification passed. */
-commit: string | null };
+commit: string | null } | 
+/**  The healer service woke on a project failure (it is recorded even when it skips). */
+{ kind: "healer_invocation_start"; invocation_id: number; project_id: number; task_id: string; session_id: number | null; scenario: string; at: string } | 
+/**  One spell of an invocation ran. */
+{ kind: "healer_spell_applied"; invocation_id: number; project_id: number; task_id: string; spell: string; success: boolean; summary: string } | { kind: "healer_invocation_complete"; invocation_id: number; project_id: number; task_id: string; scenario: string; status: InvocationStatus; 
+/**  The spells tried, in order. */
+spells: string[]; reason: string };
 
 /**  An event as stored: its id (increasing), when it happened (RFC 3339, UTC) and what. */
 export type EventRecord = {
@@ -683,8 +694,64 @@ export type HealRecord = {
 	resolved_run_id: number | null,
 };
 
+/**  A project's healer settings (the defaults are the issue's). */
+export type HealerConfig = {
+	enabled?: boolean,
+	/**  Invocations (not skipped) for one agent session. */
+	maxInvocationsPerSession?: number,
+	/**  Invocations (not skipped) for one task, all its sessions together. */
+	maxInvocationsPerSubtask?: number,
+	scenarios?: HealerScenarios,
+	/**  Spells that may run; empty: all. */
+	allowedSpells?: string[],
+	/**  Spells that never run. */
+	forbiddenSpells?: string[],
+	mode?: HealerMode,
+	/**  A task in progress longer than this is reported by the stuck scan. */
+	stuckAfterHours?: number,
+};
+
 /**  Every engine event, as the UI receives it live. */
 export type HealerEvent = EventRecord;
+
+export type HealerInvocation = {
+	id: number,
+	project_id: number,
+	task_id: string,
+	/**  The session whose failure woke the service. */
+	session_id: number | null,
+	/**  The heal of the pipeline that handed it over. */
+	heal_id: number | null,
+	/**  `VerificationFailed`, `InitScriptTypecheckFailure` … */
+	scenario: string,
+	status: InvocationStatus,
+	/**  Why it was skipped, or what it concluded. */
+	reason: string,
+	spells: SpellRun[],
+	/**  The snapshot a rewind left (restorable). */
+	snapshot_id: number | null,
+	/**  The follow-up task a spell created. */
+	followup_task: string | null,
+	signature: string,
+	started_at: string,
+	ended_at: string | null,
+};
+
+/**  Whether a spell that discards work asks first. */
+export type HealerMode = 
+/**  A spell that discards work (a rewind) asks through a checkpoint first. */
+"conservative" | 
+/**  Every spell of the plan runs without asking. */
+"aggressive";
+
+/**  Which failures wake the healer service. */
+export type HealerScenarios = {
+	onInitFailure?: boolean,
+	onVerificationFailure?: boolean,
+	onSubtaskFailure?: boolean,
+	onRuntimeError?: boolean,
+	onStuckSubtask?: boolean,
+};
 
 export type InstalledAgent = {
 	kind: AgentKind,
@@ -698,6 +765,20 @@ export type InstalledAgent = {
 	/**  One sentence on its state. */
 	message: string,
 };
+
+/**  How an invocation ended (or that it still runs). */
+export type InvocationStatus = "running" | 
+/**  A spell fixed it, and the check that failed passes now. */
+"resolved" | 
+/**
+ *  Not fixed, but made safe: work pinned and rewound, the task blocked with a follow-up,
+ *  guidance written, or the person asked.
+ */
+"contained" | 
+/**  Every spell was tried and none helped. */
+"unresolved" | 
+/**  The policy said not to run (the reason says why). */
+"skipped";
 
 /**  Where a provider's key comes from, as Settings shows it. */
 export type KeySource = { source: "keyring" } | { source: "env"; var: string } | 
@@ -1285,6 +1366,8 @@ export type SessionRecord = {
 	merged: boolean,
 	started_at: string,
 	ended_at: string | null,
+	/**  The earlier session of the task this one resumed (with a message), if it did. */
+	resumed_from: number | null,
 };
 
 /**  How a session ended. */
@@ -1322,6 +1405,32 @@ export type SessionStep = {
 
 /**  A step of an agent's session as it is stored (the task page streams them). */
 export type SessionStepEvent = StoredStep;
+
+export type SnapshotRecord = {
+	id: number,
+	project_id: number,
+	task_id: string,
+	seq: number,
+	/**  `refs/healer/snapshots/<task>/<n>` in the project's repository. */
+	ref_name: string,
+	commit_id: string,
+	worktree: string,
+	/**  Why it was taken, in a sentence. */
+	reason: string,
+	created_at: string,
+	restored_at: string | null,
+};
+
+/**  What one spell did in an invocation. */
+export type SpellRun = {
+	/**  The spell's stable name (`rewind_uncommitted_changes` …). */
+	spell: string,
+	success: boolean,
+	/**  One sentence for a person: what it did, or why it could not. */
+	summary: string,
+	started_at: string,
+	finished_at: string,
+};
 
 /**  One entry of a task's steering timeline. */
 export type SteeringEntry = {
@@ -1411,6 +1520,10 @@ export type TaskDetail = {
 	sessions: SessionRecord[],
 	/**  What steering saw and did on this task, oldest first. */
 	steering: SteeringEntry[],
+	/**  What the healer service did on this task's failures, newest first. */
+	heals: HealerInvocation[],
+	/**  Snapshots of the task's worktree Healer pinned, newest first. */
+	snapshots: SnapshotRecord[],
 };
 
 export type TaskKind = "maintainer" | "planner" | "analyzer" | "judge" | 

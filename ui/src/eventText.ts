@@ -1,6 +1,7 @@
 // Words a person reads for what the engine reports. Kept apart from the components so the
 // phrasing can be read (and tested) in one place.
 import { agentLabel, sessionStatusLabel, sessionStatusTone } from "./projectText";
+import { outcomeTone as invocationTone, outcomeWords, scenarioInWords, spellInWords } from "./healerText";
 import type { AutoFixStatus, Event, FailureClass, HealRecord, Outcome, RemedyStatus, RunTrigger } from "./bindings";
 import { decisionWords } from "./decisionText";
 
@@ -278,6 +279,16 @@ export function describeEvent(event: Event): EventText {
         title: `“${event.task_title}”: ${sessionStatusLabel[event.status].toLowerCase()}`,
         detail: event.summary,
         tone: sessionStatusTone[event.status],
+      };
+    case "healer_invocation_start":
+      return { title: `Healer stepped in on a task`, detail: scenarioInWords(event.scenario), tone: "working" };
+    case "healer_spell_applied":
+      return { title: spellInWords(event.spell), detail: event.summary, tone: event.success ? "good" : "neutral" };
+    case "healer_invocation_complete":
+      return {
+        title: `Healer on a task: ${outcomeWords[event.status].toLowerCase()}`,
+        detail: scenarioInWords(event.scenario),
+        tone: invocationTone[event.status],
       };
   }
 }

@@ -2,7 +2,7 @@
 // events; a running session's steps arrive live and are appended to its cached detail.
 import { keepPreviousData, useMutation, useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { api } from "./api";
-import type { ProjectInput, ProjectTaskEdit, ProjectTaskStatus, SessionDetail, StoredStep } from "./bindings";
+import type { HealerConfig, ProjectInput, ProjectTaskEdit, ProjectTaskStatus, SessionDetail, StoredStep } from "./bindings";
 
 export const projectKeys = {
   all: ["projects"] as const,
@@ -125,6 +125,26 @@ export function useRunTask(projectId: number) {
   return useMutation({
     mutationFn: (taskId: string | null) => api.runProjectTask(projectId, taskId),
     onSuccess: () => refreshAll(queryClient),
+  });
+}
+
+export function useRestoreSnapshot(projectId: number, taskId: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (id: number) => api.restoreSnapshot(id),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: projectKeys.task(projectId, taskId) }),
+  });
+}
+
+export function useHealerConfig(projectId: number) {
+  return useQuery({ queryKey: ["healer-config", projectId], queryFn: () => api.getHealerConfig(projectId) });
+}
+
+export function useSaveHealerConfig(projectId: number) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (config: HealerConfig) => api.setHealerConfig(projectId, config),
+    onSuccess: (saved) => queryClient.setQueryData(["healer-config", projectId], saved),
   });
 }
 

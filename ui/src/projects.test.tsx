@@ -199,3 +199,62 @@ test("a task shows how Healer kept its agent moving, in plain words", async () =
   expect(timeline).not.toHaveTextContent("repeated-error");
   expect(timeline).not.toHaveTextContent("zombie");
 });
+
+test("a task shows what Healer did when it failed, in words, and the put-aside work can be brought back", async () => {
+  const healer = healerWithProject();
+  healer.projects.tasks = [task("t1", "Greet properly", { status: "blocked" }), task("t2", "Follow up: Greet properly")];
+  healer.projects.session(7, "t1", "failed", [step("Your task: Greet properly", { source: "user" })]);
+  healer.projects.snapshots = [
+    {
+      id: 3, project_id: 1, task_id: "t1", seq: 1, ref_name: "refs/healer/snapshots/t1/1", commit_id: "9f8e7d6c5b4a",
+      worktree: "/data/worktrees/1/slot-1", reason: "before a rewind", created_at: new Date().toISOString(), restored_at: null,
+    },
+  ];
+  healer.projects.heals = [
+    {
+      id: 5, project_id: 1, task_id: "t1", session_id: 7, heal_id: 2, scenario: "VerificationFailed", status: "contained",
+      reason: "rewound; blocked", snapshot_id: 3, followup_task: "t2", signature: "abc", started_at: new Date().toISOString(), ended_at: new Date().toISOString(),
+      spells: [
+        { spell: "rewind_uncommitted_changes", success: true, summary: "The worktree is back at its last commit", started_at: "", finished_at: "" },
+        { spell: "mark_task_blocked_with_followup", success: true, summary: "The task is blocked with the reason", started_at: "", finished_at: "" },
+      ],
+    },
+  ];
+  renderApp("#/projects/1/tasks/t1");
+
+  const card = await screen.findByTestId("healer-card");
+  expect(card).toHaveTextContent("The agent's change did not pass the checks");
+  expect(card).toHaveTextContent("Put the files back as they were at the last save point");
+  expect(card).toHaveTextContent("Paused the task and wrote a follow-up task");
+  expect(card).toHaveTextContent("Made safe");
+  expect(card).not.toHaveTextContent("rewind_uncommitted_changes");
+  expect(card).not.toHaveTextContent("refs/healer");
+  expect(within(card).getByTestId("followup-link")).toHaveAttribute("href", "#/projects/1/tasks/t2");
+
+  within(card).getByTestId("restore-snapshot").click();
+  await within(card).findByTestId("restore-done");
+  expect(healer.callsTo("restore_snapshot")[0]?.args).toMatchObject({ id: 3 });
+});
+
+test("a project's settings say in words when Healer steps in, and save the choices", async () => {
+  const healer = healerWithProject();
+  renderApp("#/projects/1/settings");
+  const form = await screen.findByTestId("healer-settings");
+  expect(form).toHaveTextContent("When a task fails");
+  expect(form).toHaveTextContent("Ask me first");
+  expect(form).not.toHaveTextContent("rewind_uncommitted_changes");
+  expect(within(form).getByTestId("healer-mode-conservative-radio")).toBeChecked();
+  expect(within(form).getByTestId("healer-onStuckSubtask")).not.toBeChecked();
+  within(form).getByTestId("healer-mode-aggressive").click();
+  within(form).getByTestId("healer-may-rewind_to_last_green_commit").click();
+  // One Save for the whole page: Healer's part is saved with the project's.
+  expect(screen.getAllByRole("button", { name: /save/i })).toHaveLength(1);
+  expect(within(form).queryByRole("button")).toBeNull();
+  (await screen.findByTestId("save-project")).click();
+  await waitFor(() => expect(healer.callsTo("set_healer_config")).toHaveLength(1));
+  await waitFor(() => expect(healer.callsTo("update_project")).toHaveLength(1));
+  expect(healer.callsTo("set_healer_config")[0]?.args).toMatchObject({
+    projectId: 1,
+    config: { mode: "aggressive", forbiddenSpells: ["rewind_to_last_green_commit"], maxInvocationsPerSession: 2 },
+  });
+});

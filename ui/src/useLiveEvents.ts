@@ -109,6 +109,9 @@ function touchesProjects(event: Event): boolean {
     case "project_tasks_changed":
     case "session_started":
     case "session_finished":
+    case "healer_invocation_start":
+    case "healer_spell_applied":
+    case "healer_invocation_complete":
       return true;
     default:
       return false;

@@ -96,7 +96,7 @@ export class FakeCheckpoints {
     if (chosen.action.kind === "install_package" && !notes?.trim()) {
       throw { code: "invalid_input", message: "give the name of the pip package that provides it" } satisfies ErrorPayload;
     }
-    const outcome = checkpoint.workflow_id === null ? "Nothing was waiting on it" : await this.actOn(checkpoint, chosen, notes);
+    const outcome = checkpoint.workflow_id === null ? `Healer goes on as you chose: ${chosen.label}` : await this.actOn(checkpoint, chosen, notes);
     checkpoint.decision = { option, notes: notes?.trim() || null, decided_at: new Date().toISOString(), outcome };
     await this.engine.happen({
       kind: "checkpoint_decided", checkpoint_id: id, trigger: checkpoint.trigger, workflow_id: checkpoint.workflow_id,

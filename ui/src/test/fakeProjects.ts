@@ -2,6 +2,9 @@
 // a board read from the tasks a test sets, sessions with their steps, and Stop — answering the
 // same commands as the engine. The folder dialog (the dialog plugin's `open`) answers too.
 import type {
+  HealerConfig,
+  HealerInvocation,
+  SnapshotRecord,
   FieldProblem,
   FolderCheck,
   Project,
@@ -36,6 +39,19 @@ export class FakeProjects {
   progress = "";
   sessions: SessionDetail[] = [];
   steering: SteeringEntry[] = [];
+  heals: HealerInvocation[] = [];
+  /** The engine's defaults (src/store/healer_config.rs). */
+  healerConfig: HealerConfig = {
+    enabled: true,
+    maxInvocationsPerSession: 2,
+    maxInvocationsPerSubtask: 1,
+    scenarios: { onInitFailure: true, onVerificationFailure: true, onSubtaskFailure: true, onRuntimeError: true, onStuckSubtask: false },
+    allowedSpells: [],
+    forbiddenSpells: [],
+    mode: "conservative",
+    stuckAfterHours: 2,
+  };
+  snapshots: SnapshotRecord[] = [];
   /** The folder the system dialog "returns". */
   picked: string | null = FOLDER;
   /** What the engine says about a folder that is not the greeter repository. */
@@ -116,6 +132,7 @@ export class FakeProjects {
         transcript: null, exit_code: null, summary: status === "running" ? "" : "Done: commit 1a2b3c4, merged into main",
         commit_id: status === "finished" ? "1a2b3c4d5e6f" : null, merged: status === "finished",
         started_at: new Date(Date.now() - 90_000).toISOString(), ended_at: status === "running" ? null : new Date().toISOString(),
+        resumed_from: null,
       },
       project_name: "greeter",
       steps: steps.map((s, i) => ({ session_id: id, seq: i + 1, step: s })),
@@ -157,7 +174,23 @@ export class FakeProjects {
             task: { task: found, ready: found.status === "open", waiting: null, waits_for: [] },
             sessions: this.sessions.filter((s) => s.session.task_id === found.id).map((s) => s.session),
             steering: this.steering.filter((e) => e.task_id === found.id),
+            heals: this.heals.filter((h) => h.task_id === found.id),
+            snapshots: this.snapshots.filter((h) => h.task_id === found.id),
           };
+        };
+      case "get_healer_config":
+        return () => this.healerConfig;
+      case "set_healer_config":
+        return () => {
+          this.healerConfig = args.config as typeof this.healerConfig;
+          return this.healerConfig;
+        };
+      case "restore_snapshot":
+        return () => {
+          const snap = this.snapshots.find((s) => s.id === args.id);
+          if (!snap) throw { code: "not_found", message: "snapshot not found" };
+          snap.restored_at = new Date().toISOString();
+          return `Restored snapshot ${snap.id}`;
         };
       case "get_session":
         return () => this.sessions.find((s) => s.session.id === args.sessionId);

@@ -1,14 +1,15 @@
 // Adding a project: choose its folder, see what Healer makes of it, confirm or edit what it
 // detected. Editing one: the same settings, for a project Healer has already.
 import { useId, useState } from "react";
-import type { FolderCheck } from "../../bindings";
+import type { FolderCheck, ProjectInput } from "../../bindings";
 import { ArrowLeftIcon, CheckIcon, FolderIcon } from "../../components/icons";
 import { InlineError } from "../../components/InlineError";
 import { SkeletonList, Spinner } from "../../components/Loading";
 import { PageHeader } from "../../components/PageHeader";
 import { pickFolder } from "../../folderPicker";
-import { useAddProject, useFolderCheck, useInitFolder, useProject, useUpdateProject } from "../../projectQueries";
+import { useAddProject, useFolderCheck, useHealerConfig, useInitFolder, useProject, useSaveHealerConfig, useUpdateProject } from "../../projectQueries";
 import { navigate, pageHref, projectHref } from "../../usePage";
+import { HealerSettings, type HealerForm } from "./HealerSettings";
 import { formFrom } from "./projectFormModel";
 import { ProjectSettingsForm } from "./ProjectSettingsForm";
 
@@ -130,9 +131,15 @@ export function EditProjectPage({ id }: { id: number }) {
   const project = useProject(id);
   const check = useFolderCheck(project.data?.project.path ?? "");
   const update = useUpdateProject(id);
-  if (project.isPending || check.isPending) return <SkeletonList rows={3} label="Loading the project" />;
+  const healer = useHealerConfig(id);
+  const saveHealer = useSaveHealerConfig(id);
+  // Healer's settings as edited, until saved with the rest (null: as loaded).
+  const [healerEdit, setHealerEdit] = useState<HealerForm | null>(null);
+  if (project.isPending || check.isPending || healer.isPending) return <SkeletonList rows={3} label="Loading the project" />;
   if (project.isError) return <InlineError lead="The project couldn't be loaded." error={project.error} />;
   const p = project.data.project;
+  const healerForm = healerEdit ?? (healer.data as HealerForm | undefined) ?? null;
+  const saveProject = (input: ProjectInput) => update.mutate(input, { onSuccess: () => navigate(projectHref(id)) });
   return (
     <section className="page" data-testid="page-edit-project">
       <a className="back-link" href={projectHref(id)}>
@@ -144,10 +151,18 @@ export function EditProjectPage({ id }: { id: number }) {
         agents={check.data?.detection?.agents ?? []}
         projectId={id}
         saveLabel="Save"
-        saving={update.isPending}
-        saveError={update.error}
-        onSave={(input) => update.mutate(input, { onSuccess: () => navigate(projectHref(id)) })}
+        saving={update.isPending || saveHealer.isPending}
+        saveError={saveHealer.error ?? update.error}
+        // One Save for the whole page: Healer's settings first, then the project's.
+        onSave={(input) => (healerForm ? saveHealer.mutate(healerForm, { onSuccess: () => saveProject(input) }) : saveProject(input))}
         cancelHref={projectHref(id)}
+        more={
+          healerForm ? (
+            <HealerSettings value={healerForm} onChange={setHealerEdit} />
+          ) : (
+            <InlineError lead="Healer's settings for this project couldn't be loaded." error={healer.error} />
+          )
+        }
       />
     </section>
   );

@@ -44,6 +44,7 @@ export function ProjectSettingsForm({
   saveError,
   onSave,
   cancelHref,
+  more,
 }: {
   initial: ProjectForm;
   agents: InstalledAgent[];
@@ -53,6 +54,8 @@ export function ProjectSettingsForm({
   saveError: unknown;
   onSave: (input: ProjectInput) => void;
   cancelHref: string;
+  /** More sections of the same form (Healer's settings), saved by its one Save button. */
+  more?: ReactNode;
 }) {
   const [form, setForm] = useState(initial);
   const ids = { name: useId(), branch: useId(), init: useId(), errors: useId() };
@@ -218,11 +221,12 @@ export function ProjectSettingsForm({
           </div>
         </Section>
       </div>
+      {more}
       <div className="form-footer">
         <div className="form-footer-text">
           <FieldProblems problems={under("path")} id={`${ids.errors}-path`} testId="field-error-path" />
           {validation.isError && <InlineError lead="The settings couldn't be checked." error={validation.error} />}
-          {saveError !== null && saveError !== undefined && <InlineError lead="The project was not saved." error={saveError} />}
+          {saveError !== null && saveError !== undefined && <InlineError lead="The settings were not saved." error={saveError} />}
         </div>
         <a className="button" href={cancelHref}>
           Cancel

@@ -12,6 +12,7 @@ import { relativeTime, useNow } from "../../time";
 import { projectHref } from "../../usePage";
 import { AddTaskForm } from "./AddTaskForm";
 import { SessionView } from "./SessionView";
+import { HealerCards } from "./HealerCards";
 import { SteeringTimeline } from "./SteeringTimeline";
 
 const statusTone = { open: "neutral", in_progress: "working", blocked: "bad", closed: "good" } as const;
@@ -45,7 +46,7 @@ export function TaskPage({ projectId, taskId }: { projectId: number; taskId: str
   const [editing, setEditing] = useState(false);
   if (detail.isPending) return <SkeletonList rows={3} label="Loading the task" />;
   if (detail.isError) return <InlineError lead="The task couldn't be loaded." error={detail.error} onRetry={() => void detail.refetch()} />;
-  const { project, task: item, sessions, steering } = detail.data;
+  const { project, task: item, sessions, steering, heals, snapshots } = detail.data;
   const task = item.task;
   const shown = chosen ?? sessions[0]?.id ?? null;
   const running = sessions.some((s) => s.status === "running");
@@ -123,6 +124,7 @@ export function TaskPage({ projectId, taskId }: { projectId: number; taskId: str
       ) : (
         <p className="muted">No agent has worked on this task yet.</p>
       )}
+      <HealerCards projectId={projectId} heals={heals} snapshots={snapshots} />
       <SteeringTimeline entries={steering} />
       <EarlierSessions sessions={sessions} shown={shown} onShow={setChosen} />
     </section>

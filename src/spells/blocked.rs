@@ -1,0 +1,119 @@
+//! `mark_task_blocked_with_followup`: the task becomes blocked with the reason, and a
+//! follow-up task is written with the details and pointers to the sessions, the two linked
+//! (`discovered-from` on the follow-up, `followup` on the task). The change is made under the
+//! task list's lock on the file as it is then (re-read), so an edit a person made by hand
+//! meanwhile is kept; a task they removed stops the spell with a sentence.
+
+use async_trait::async_trait;
+
+use super::{Spell, SpellContext, SpellReport};
+use crate::error::{Error, Result};
+use crate::failure::ProjectScenario;
+use crate::store::now;
+use crate::tasklist::{Dep, TaskEdit, TaskStatus};
+
+pub const NAME: &str = "mark_task_blocked_with_followup";
+
+pub struct MarkBlocked;
+
+#[async_trait]
+impl Spell for MarkBlocked {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    async fn cast(&self, cx: &SpellContext<'_>) -> Result<SpellReport> {
+        let task_id = cx.context.task_id.clone();
+        let what =
+            ProjectScenario::parse(&cx.failure.scenario).map_or("it failed", |s| s.describe());
+        let reason = format!("Blocked by Healer: {what}. A follow-up task holds the details.");
+        let mut sessions: Vec<String> = cx
+            .context
+            .session
+            .iter()
+            .chain(cx.context.related.iter())
+            .map(|s| {
+                format!(
+                    "session {} ({}, {})",
+                    s.id,
+                    super::status_words(s.status),
+                    s.started_at
+                )
+            })
+            .collect();
+        sessions.truncate(10);
+        let at = now();
+        let result = cx.projects.modify_tasks(cx.project, "Healer blocked a task", |file| {
+            let Some(task) = file.task(&task_id).cloned() else {
+                return Err(Error::NotFound {
+                    what: format!(
+                        "task {task_id:?} in the task list (it was removed while Healer worked on it; nothing was changed)"
+                    ),
+                });
+            };
+            if task.status == TaskStatus::Closed {
+                return Err(Error::InvalidInput(format!(
+                    "the task \u{201c}{}\u{201d} was closed meanwhile; it is left as it is",
+                    task.title
+                )));
+            }
+            let mut description = format!(
+                "Healer blocked \u{201c}{}\u{201d} ({}): {what}.\n\nWhat failed:\n{}\n",
+                task.title,
+                task.id,
+                cx.context.failing_output.lines().rev().take(20).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n")
+            );
+            if !sessions.is_empty() {
+                description.push_str(&format!("\nSessions: {}.\n", sessions.join("; ")));
+            }
+            if let Some(w) = &cx.context.worktree {
+                description.push_str(&format!("Worktree: {} (branch healer/{}).\n", w.display(), task.id));
+            }
+            let followup = file.add(
+                &TaskEdit {
+                    title: format!("Follow up: {}", task.title),
+                    description,
+                    acceptance: task.acceptance.clone(),
+                    priority: Some(task.priority),
+                    labels: vec!["healer-followup".to_string()],
+                    deps: vec![],
+                },
+                &at,
+            )?;
+            let followup_id = followup.id.clone();
+            file.update(&followup_id, &at, |t| {
+                t.deps.push(Dep::Link {
+                    id: task_id.clone(),
+                    kind: "discovered-from".to_string(),
+                });
+            })?;
+            file.update(&task_id, &at, |t| {
+                t.status = TaskStatus::Blocked;
+                t.assignee = None;
+                t.note = Some(reason.clone());
+                t.deps.push(Dep::Link {
+                    id: followup_id.clone(),
+                    kind: "followup".to_string(),
+                });
+                t.comment(
+                    &at,
+                    "healer",
+                    &format!(
+                        "Blocked: {what} ({}). Follow-up task: {followup_id}.",
+                        cx.failure.summary().trim_end_matches('.')
+                    ),
+                );
+            })?;
+            Ok(followup_id)
+        });
+        let followup = result?;
+        cx.services
+            .store
+            .set_invocation_followup(cx.invocation_id, &followup)?;
+        let mut report = SpellReport::done(format!(
+            "The task is blocked with the reason, and follow-up task {followup} holds the details"
+        ));
+        report.followup_task = Some(followup);
+        Ok(report)
+    }
+}

@@ -1,0 +1,190 @@
+//! The spells that put an agent back to work: the agent's own session resumed with the
+//! failure and guidance, the built-in agent with a minimal context when the configured agent
+//! failed, and an emergency subtask for type-checker errors. Each waits for its session to
+//! end; one that ends well claims a fix, which the service checks before saying resolved.
+
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+
+use super::{Spell, SpellContext, SpellReport};
+use crate::error::{Error, Result};
+use crate::failure::ProjectScenario;
+use crate::project::SessionRecord;
+use crate::session::{AgentKind, SessionStatus};
+
+pub const MINIMAL: &str = "retry_with_minimal_subagent";
+pub const RESUME: &str = "retry_with_claude_code_resume";
+pub const TYPECHECK: &str = "fix_typecheck_errors";
+
+/// How often a session a spell started is looked at.
+const SESSION_POLL: Duration = Duration::from_millis(200);
+/// Beyond the project's own time limits, how long a spell waits for its session.
+const SESSION_MARGIN: Duration = Duration::from_secs(120);
+
+pub struct MinimalSubagent;
+pub struct ResumeWithGuidance;
+pub struct FixTypecheck;
+
+/// Wait (bounded by the project's limits) for a session a spell started to end.
+async fn wait_for(cx: &SpellContext<'_>, session_id: i64) -> Result<SessionRecord> {
+    let s = &cx.project.settings;
+    let commands = u64::try_from(s.verify.len() + 1).unwrap_or(1);
+    let limit = Duration::from_secs(u64::from(s.agent_time_limit_secs))
+        + Duration::from_secs(u64::from(s.command_time_limit_secs))
+            * u32::try_from(commands).unwrap_or(1)
+        + SESSION_MARGIN;
+    let deadline = Instant::now() + limit;
+    loop {
+        let session = cx.services.store.session(session_id)?;
+        if session.status != SessionStatus::Running && !cx.projects.is_running(session_id) {
+            return Ok(session);
+        }
+        if Instant::now() > deadline {
+            return Err(Error::Internal(format!(
+                "session {session_id} did not end within {} s",
+                limit.as_secs()
+            )));
+        }
+        tokio::time::sleep(SESSION_POLL).await;
+    }
+}
+
+/// The failure, as an agent is told it.
+fn failure_text(cx: &SpellContext<'_>) -> String {
+    let what = ProjectScenario::parse(&cx.failure.scenario).map_or("it failed", |s| s.describe());
+    let lines: Vec<&str> = cx.context.failing_output.lines().rev().take(40).collect();
+    let lines: Vec<&str> = lines.into_iter().rev().collect();
+    format!(
+        "Healer here: {what}.\n\nThe output:\n```\n{}\n```",
+        lines.join("\n")
+    )
+}
+
+fn ended_well(session: &SessionRecord) -> bool {
+    session.status == SessionStatus::Finished
+}
+
+fn report_of(session: &SessionRecord, what: &str) -> SpellReport {
+    if ended_well(session) {
+        SpellReport {
+            success: true,
+            claims_fix: true,
+            summary: format!(
+                "{what} (session {}): {}",
+                session.id,
+                session.summary.trim_end_matches('.')
+            ),
+            ..SpellReport::default()
+        }
+    } else {
+        SpellReport::not_done(format!(
+            "{what} (session {}), but it ended {}: {}",
+            session.id,
+            super::status_words(session.status),
+            session.summary.trim_end_matches('.')
+        ))
+    }
+}
+
+#[async_trait]
+impl Spell for ResumeWithGuidance {
+    fn name(&self) -> &'static str {
+        RESUME
+    }
+
+    async fn cast(&self, cx: &SpellContext<'_>) -> Result<SpellReport> {
+        let Some(previous) = &cx.context.session else {
+            return Ok(SpellReport::not_done("There is no session to resume"));
+        };
+        if previous.agent_session_id.is_none() {
+            return Ok(SpellReport::not_done(
+                "The agent never reported a session of its own, so it cannot be resumed",
+            ));
+        }
+        let guidance = if cx.context.flaky {
+            "The same check passed on this commit before, so this may be a flaky failure. Run the check again; if it fails again, fix what it names. Do not change unrelated code."
+        } else {
+            "Fix what the output names, run the check yourself, and finish only when it passes. Do not change unrelated code."
+        };
+        let message = format!("{}\n\n{guidance}", failure_text(cx));
+        let session =
+            cx.projects
+                .resume_session(cx.project, &cx.context.task_id, previous.id, &message)?;
+        let ended = wait_for(cx, session.id).await?;
+        Ok(report_of(
+            &ended,
+            "The agent continued its session with the failure and guidance",
+        ))
+    }
+}
+
+#[async_trait]
+impl Spell for MinimalSubagent {
+    fn name(&self) -> &'static str {
+        MINIMAL
+    }
+
+    async fn cast(&self, cx: &SpellContext<'_>) -> Result<SpellReport> {
+        let task = cx.context.task.as_ref();
+        let mut message = format!(
+            "Task: {}\n{}\n\n{}",
+            task.map_or(cx.context.task_id.as_str(), |t| t.title.as_str()),
+            task.map_or("", |t| t.description.as_str()),
+            failure_text(cx)
+        );
+        if !cx.context.files_named.is_empty() {
+            message.push_str(&format!(
+                "\n\nThe files it names: {}. Start from them.",
+                cx.context.files_named.join(", ")
+            ));
+        }
+        message.push_str("\n\nDo the task in this worktree, check your work, and finish.");
+        let session = cx.projects.run_with_message(
+            cx.project,
+            &cx.context.task_id,
+            AgentKind::Builtin,
+            &message,
+            true,
+        )?;
+        let ended = wait_for(cx, session.id).await?;
+        Ok(report_of(
+            &ended,
+            "The built-in agent retried with only the failure and its files",
+        ))
+    }
+}
+
+#[async_trait]
+impl Spell for FixTypecheck {
+    fn name(&self) -> &'static str {
+        TYPECHECK
+    }
+
+    async fn cast(&self, cx: &SpellContext<'_>) -> Result<SpellReport> {
+        if cx.context.type_errors.is_empty() {
+            return Ok(SpellReport::not_done(
+                "The failure's output has no type-checker errors to fix",
+            ));
+        }
+        let message = format!(
+            "Emergency fix before the task goes on: the type check fails with these errors.\n```\n{}\n```\nFix exactly these type errors (in the files they name), change nothing else, and finish.",
+            cx.context.type_errors.join("\n")
+        );
+        let session = cx.projects.run_with_message(
+            cx.project,
+            &cx.context.task_id,
+            cx.project.settings.agent,
+            &message,
+            false,
+        )?;
+        let ended = wait_for(cx, session.id).await?;
+        Ok(report_of(
+            &ended,
+            &format!(
+                "The agent worked on {} type error(s) as an emergency subtask",
+                cx.context.type_errors.len()
+            ),
+        ))
+    }
+}

@@ -1,0 +1,269 @@
+//! The two rewinds. Each first pins a snapshot of the worktree (tracked and untracked files,
+//! under `refs/healer/snapshots/<task>/<n>`) and records it, so nothing is lost and the person
+//! can restore it from the window; in conservative mode the person is asked first, with the
+//! snapshot named.
+
+use std::path::Path;
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use super::{Spell, SpellContext, SpellReport};
+use crate::checkpoint::{
+    CheckpointAction, CheckpointOption, CheckpointTrigger, NewCheckpoint, Situation,
+};
+use crate::error::{Error, Result};
+use crate::project::snapshot;
+use crate::session::SessionStatus;
+use crate::store::{HealerMode, SnapshotRecord};
+
+pub const UNCOMMITTED: &str = "rewind_uncommitted_changes";
+pub const LAST_GREEN: &str = "rewind_to_last_green_commit";
+
+/// How often a pending question is looked at.
+const DECISION_POLL: Duration = Duration::from_millis(200);
+
+pub struct RewindUncommitted;
+pub struct RewindToLastGreen;
+
+fn short(commit: &str) -> &str {
+    commit.get(..7).unwrap_or(commit)
+}
+
+fn worktree<'a>(cx: &'a SpellContext<'_>) -> Result<&'a Path> {
+    cx.context
+        .worktree
+        .as_deref()
+        .ok_or_else(|| Error::NotFound {
+            what: format!("the worktree of task {}", cx.context.task_id),
+        })
+}
+
+/// Pin and record a snapshot of the task's worktree, linked to the invocation.
+async fn pin(cx: &SpellContext<'_>, reason: &str) -> Result<SnapshotRecord> {
+    let (store, project_id, path, task, reason) = (
+        cx.services.store.clone(),
+        cx.project.id,
+        worktree(cx)?.to_path_buf(),
+        cx.context.task_id.clone(),
+        reason.to_string(),
+    );
+    let snap = tokio::task::spawn_blocking(move || {
+        snapshot::take(&store, project_id, &path, &task, &reason)
+    })
+    .await
+    .map_err(|e| Error::Internal(format!("the snapshot stopped: {e}")))??;
+    cx.services
+        .store
+        .set_invocation_snapshot(cx.invocation_id, snap.id)?;
+    Ok(snap)
+}
+
+/// What the person chose.
+enum Choice {
+    Go,
+    Skip,
+    Pause,
+}
+
+/// In conservative mode, ask through a checkpoint (Proceed / Skip / Pause) and wait for the
+/// answer; in aggressive mode, go.
+async fn ask_first(cx: &SpellContext<'_>, snap: &SnapshotRecord, what: &str) -> Result<Choice> {
+    if cx.config.mode == HealerMode::Aggressive {
+        return Ok(Choice::Go);
+    }
+    let title = cx
+        .context
+        .task
+        .as_ref()
+        .map_or(cx.context.task_id.clone(), |t| t.title.clone());
+    let checkpoint = cx.services.raise_checkpoint(NewCheckpoint {
+        trigger: CheckpointTrigger::Approval,
+        workflow_id: None,
+        run_id: None,
+        task_id: None,
+        signature: Some(cx.failure.signature.clone()),
+        context: format!(
+            "The task \u{201c}{title}\u{201d} of \u{201c}{}\u{201d} failed: {}. Healer wants to {what}. Nothing is lost: the work as it is now is kept as this task's snapshot {}, which you can bring back from the task's page.",
+            cx.project.name,
+            cx.failure.summary().trim_end_matches('.'),
+            snap.seq
+        ),
+        options: vec![
+            CheckpointOption::new("Proceed", &format!("Go ahead: {what}"), CheckpointAction::Proceed),
+            CheckpointOption::new("Skip", "Leave the worktree as it is; Healer goes on with its next step", CheckpointAction::Skip),
+            CheckpointOption::new("Pause", "Stop here; Healer does nothing more about this failure", CheckpointAction::Pause),
+        ],
+        affected: vec![],
+        situation: Some(Situation {
+            title: "Healer wants to undo an agent's changes".to_string(),
+            recommend: CheckpointAction::Proceed,
+            why: "the changes did not pass the checks, and they are kept in a snapshot".to_string(),
+        }),
+    })?;
+    loop {
+        let now = cx.services.store.checkpoint(checkpoint.id)?;
+        if let Some(decision) = now.decision {
+            let chosen = usize::try_from(decision.option)
+                .ok()
+                .and_then(|n| n.checked_sub(1))
+                .and_then(|i| now.options.get(i))
+                .map(|o| o.action);
+            return Ok(match chosen {
+                Some(CheckpointAction::Proceed) => Choice::Go,
+                Some(CheckpointAction::Pause) => Choice::Pause,
+                _ => Choice::Skip,
+            });
+        }
+        tokio::time::sleep(DECISION_POLL).await;
+    }
+}
+
+fn declined(choice: Choice, snap: &SnapshotRecord) -> SpellReport {
+    let mut report = SpellReport::not_done(match choice {
+        Choice::Pause => format!(
+            "You paused Healer here; the worktree was left as it is (also kept as snapshot {})",
+            snap.id
+        ),
+        _ => format!(
+            "You chose to keep the worktree as it is (also kept as snapshot {})",
+            snap.id
+        ),
+    });
+    report.snapshot_id = Some(snap.id);
+    report.stop = matches!(choice, Choice::Pause);
+    report
+}
+
+async fn rewind_to(
+    cx: &SpellContext<'_>,
+    commit: String,
+    move_branch: bool,
+) -> Result<snapshot::Rewound> {
+    let path = worktree(cx)?.to_path_buf();
+    tokio::task::spawn_blocking(move || snapshot::rewind(&path, &commit, move_branch))
+        .await
+        .map_err(|e| Error::Internal(format!("the rewind stopped: {e}")))?
+}
+
+#[async_trait]
+impl Spell for RewindUncommitted {
+    fn name(&self) -> &'static str {
+        UNCOMMITTED
+    }
+
+    fn discards_work(&self) -> bool {
+        true
+    }
+
+    async fn cast(&self, cx: &SpellContext<'_>) -> Result<SpellReport> {
+        if cx.context.git_status.is_empty() {
+            return Ok(SpellReport::not_done(
+                "The worktree has no uncommitted change to undo",
+            ));
+        }
+        let head = cx.context.head.clone().ok_or_else(|| {
+            Error::Internal("the worktree has no commit to go back to".to_string())
+        })?;
+        let snap = pin(
+            cx,
+            "the agent's uncommitted changes, before Healer rewound them",
+        )
+        .await?;
+        match ask_first(cx, &snap, "undo the agent's uncommitted changes").await? {
+            Choice::Go => {}
+            other => return Ok(declined(other, &snap)),
+        }
+        let done = rewind_to(cx, head.clone(), false).await?;
+        let mut report = SpellReport::done(format!(
+            "The worktree is back at its last commit ({}); the {} changed file(s) are kept as snapshot {}{}",
+            short(&head),
+            cx.context.git_status.len(),
+            snap.id,
+            done.index_left.map(|n| format!(" ({n})")).unwrap_or_default()
+        ));
+        report.snapshot_id = Some(snap.id);
+        Ok(report)
+    }
+}
+
+#[async_trait]
+impl Spell for RewindToLastGreen {
+    fn name(&self) -> &'static str {
+        LAST_GREEN
+    }
+
+    fn discards_work(&self) -> bool {
+        true
+    }
+
+    async fn cast(&self, cx: &SpellContext<'_>) -> Result<SpellReport> {
+        let path = worktree(cx)?.to_path_buf();
+        let green: Vec<String> = cx
+            .services
+            .store
+            .list_sessions(cx.project.id, None, 500)?
+            .into_iter()
+            .filter(|s| s.status == SessionStatus::Finished)
+            .filter_map(|s| s.commit_id)
+            .collect();
+        let last_green = tokio::task::spawn_blocking(move || last_green_in(&path, &green))
+            .await
+            .map_err(|e| Error::Internal(format!("the history walk stopped: {e}")))??;
+        let Some(commit) = last_green else {
+            return Ok(SpellReport::not_done(
+                "No commit of this branch has passed the checks under Healer yet",
+            ));
+        };
+        if cx.context.git_status.is_empty() && cx.context.head.as_deref() == Some(commit.as_str()) {
+            return Ok(SpellReport::not_done(
+                "The worktree is at its last green commit already",
+            ));
+        }
+        let snap = pin(
+            cx,
+            "the branch and worktree, before Healer rewound to the last green commit",
+        )
+        .await?;
+        match ask_first(
+            cx,
+            &snap,
+            &format!(
+                "put the branch back to {}, its last commit that passed the checks",
+                short(&commit)
+            ),
+        )
+        .await?
+        {
+            Choice::Go => {}
+            other => return Ok(declined(other, &snap)),
+        }
+        let done = rewind_to(cx, commit.clone(), true).await?;
+        let mut report = SpellReport::done(format!(
+            "The branch is back at {}, its last commit that passed the checks; what came after is kept as snapshot {}{}",
+            short(&commit),
+            snap.id,
+            done.index_left.map(|n| format!(" ({n})")).unwrap_or_default()
+        ));
+        report.snapshot_id = Some(snap.id);
+        Ok(report)
+    }
+}
+
+/// The newest commit of the worktree's history that is one of `green`.
+fn last_green_in(worktree: &Path, green: &[String]) -> Result<Option<String>> {
+    let repo = git2::Repository::open(worktree)
+        .map_err(|e| Error::Internal(format!("cannot open the worktree: {}", e.message())))?;
+    let mut walk = repo
+        .revwalk()
+        .map_err(|e| Error::Internal(format!("cannot walk the history: {}", e.message())))?;
+    walk.push_head()
+        .map_err(|e| Error::Internal(format!("cannot walk the history: {}", e.message())))?;
+    for oid in walk.flatten().take(10_000) {
+        let text = oid.to_string();
+        if green.contains(&text) {
+            return Ok(Some(text));
+        }
+    }
+    Ok(None)
+}

@@ -1,0 +1,273 @@
+//! The healer service's invocations: one row per wake-up on a project failure — the scenario,
+//! the spells tried with what each did, the snapshot and follow-up task they left, and how it
+//! ended (skipped ones too, with the reason). The policy's counters are counted from here.
+
+use rusqlite::{params, OptionalExtension, Row};
+use serde::{Deserialize, Serialize};
+
+use super::notifications::unknown_value;
+use super::{now, Store};
+use crate::error::{Error, Result};
+
+/// How an invocation ended (or that it still runs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum InvocationStatus {
+    Running,
+    /// A spell fixed it, and the check that failed passes now.
+    Resolved,
+    /// Not fixed, but made safe: work pinned and rewound, the task blocked with a follow-up,
+    /// guidance written, or the person asked.
+    Contained,
+    /// Every spell was tried and none helped.
+    Unresolved,
+    /// The policy said not to run (the reason says why).
+    Skipped,
+}
+
+impl InvocationStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InvocationStatus::Running => "running",
+            InvocationStatus::Resolved => "resolved",
+            InvocationStatus::Contained => "contained",
+            InvocationStatus::Unresolved => "unresolved",
+            InvocationStatus::Skipped => "skipped",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            InvocationStatus::Running,
+            InvocationStatus::Resolved,
+            InvocationStatus::Contained,
+            InvocationStatus::Unresolved,
+            InvocationStatus::Skipped,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s)
+    }
+}
+
+/// What one spell did in an invocation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct SpellRun {
+    /// The spell's stable name (`rewind_uncommitted_changes` …).
+    pub spell: String,
+    pub success: bool,
+    /// One sentence for a person: what it did, or why it could not.
+    pub summary: String,
+    pub started_at: String,
+    pub finished_at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct HealerInvocation {
+    pub id: i64,
+    pub project_id: i64,
+    pub task_id: String,
+    /// The session whose failure woke the service.
+    pub session_id: Option<i64>,
+    /// The heal of the pipeline that handed it over.
+    pub heal_id: Option<i64>,
+    /// `VerificationFailed`, `InitScriptTypecheckFailure` …
+    pub scenario: String,
+    pub status: InvocationStatus,
+    /// Why it was skipped, or what it concluded.
+    pub reason: String,
+    pub spells: Vec<SpellRun>,
+    /// The snapshot a rewind left (restorable).
+    pub snapshot_id: Option<i64>,
+    /// The follow-up task a spell created.
+    pub followup_task: Option<String>,
+    pub signature: String,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+}
+
+/// An invocation to record.
+#[derive(Debug, Clone)]
+pub struct NewInvocation<'a> {
+    pub project_id: i64,
+    pub task_id: &'a str,
+    pub session_id: Option<i64>,
+    pub heal_id: Option<i64>,
+    pub scenario: &'a str,
+    pub signature: &'a str,
+    /// `Running`, or `Skipped` with its reason.
+    pub status: InvocationStatus,
+    pub reason: &'a str,
+}
+
+const COLUMNS: &str = "id, project_id, task_id, session_id, heal_id, scenario, status, reason, \
+     spells, snapshot_id, followup_task, signature, started_at, ended_at";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<HealerInvocation> {
+    let status: String = r.get(6)?;
+    let spells: String = r.get(8)?;
+    Ok(HealerInvocation {
+        id: r.get(0)?,
+        project_id: r.get(1)?,
+        task_id: r.get(2)?,
+        session_id: r.get(3)?,
+        heal_id: r.get(4)?,
+        scenario: r.get(5)?,
+        status: InvocationStatus::parse(&status).ok_or_else(|| unknown_value(6, &status))?,
+        reason: r.get(7)?,
+        spells: serde_json::from_str(&spells).map_err(|_| unknown_value(8, &spells))?,
+        snapshot_id: r.get(9)?,
+        followup_task: r.get(10)?,
+        signature: r.get(11)?,
+        started_at: r.get(12)?,
+        ended_at: r.get(13)?,
+    })
+}
+
+impl Store {
+    pub fn insert_invocation(&self, new: &NewInvocation<'_>) -> Result<HealerInvocation> {
+        let ended = (new.status != InvocationStatus::Running).then(now);
+        let id = self.call(|c| {
+            c.execute(
+                "INSERT INTO healer_invocations (project_id, task_id, session_id, heal_id, scenario, status, reason, signature, started_at, ended_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                params![
+                    new.project_id,
+                    new.task_id,
+                    new.session_id,
+                    new.heal_id,
+                    new.scenario,
+                    new.status.as_str(),
+                    new.reason,
+                    new.signature,
+                    now(),
+                    ended
+                ],
+            )?;
+            Ok(c.last_insert_rowid())
+        })?;
+        self.invocation(id)
+    }
+
+    pub fn invocation(&self, id: i64) -> Result<HealerInvocation> {
+        let sql = format!("SELECT {COLUMNS} FROM healer_invocations WHERE id = ?1");
+        self.call(|c| c.query_row(&sql, [id], from_row).optional())?
+            .ok_or_else(|| Error::NotFound {
+                what: format!("healer invocation {id}"),
+            })
+    }
+
+    /// Invocations, newest first: of one project (and task) or of all.
+    pub fn invocations(
+        &self,
+        project_id: Option<i64>,
+        task_id: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<HealerInvocation>> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM healer_invocations
+             WHERE (?1 IS NULL OR project_id = ?1) AND (?2 IS NULL OR task_id = ?2)
+             ORDER BY id DESC LIMIT ?3"
+        );
+        self.call(|c| {
+            let mut stmt = c.prepare_cached(&sql)?;
+            let rows = stmt
+                .query_map(params![project_id, task_id, limit], from_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })
+    }
+
+    /// Add what a spell did (appended to the invocation's list).
+    pub fn add_invocation_spell(&self, id: i64, run: &SpellRun) -> Result<()> {
+        let mut inv = self.invocation(id)?;
+        inv.spells.push(run.clone());
+        let json = serde_json::to_string(&inv.spells)
+            .map_err(|e| Error::Internal(format!("cannot keep a spell's result: {e}")))?;
+        self.call(|c| {
+            c.execute(
+                "UPDATE healer_invocations SET spells = ?2 WHERE id = ?1",
+                params![id, json],
+            )
+        })?;
+        Ok(())
+    }
+
+    pub fn set_invocation_snapshot(&self, id: i64, snapshot_id: i64) -> Result<()> {
+        self.call(|c| {
+            c.execute(
+                "UPDATE healer_invocations SET snapshot_id = ?2 WHERE id = ?1",
+                params![id, snapshot_id],
+            )
+        })?;
+        Ok(())
+    }
+
+    pub fn set_invocation_followup(&self, id: i64, task_id: &str) -> Result<()> {
+        self.call(|c| {
+            c.execute(
+                "UPDATE healer_invocations SET followup_task = ?2 WHERE id = ?1",
+                params![id, task_id],
+            )
+        })?;
+        Ok(())
+    }
+
+    pub fn finish_invocation(&self, id: i64, status: InvocationStatus, reason: &str) -> Result<()> {
+        self.call(|c| {
+            c.execute(
+                "UPDATE healer_invocations SET status = ?2, reason = ?3, ended_at = ?4 WHERE id = ?1",
+                params![id, status.as_str(), reason, now()],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// Invocations still marked running (Healer stopped while they ran).
+    pub fn running_invocations(&self) -> Result<Vec<HealerInvocation>> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM healer_invocations WHERE status = 'running' ORDER BY id"
+        );
+        self.call(|c| {
+            let mut stmt = c.prepare_cached(&sql)?;
+            let rows = stmt
+                .query_map([], from_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })
+    }
+
+    /// How many other sessions of a task (than `session_id`) failed with this signature.
+    pub fn sessions_with_signature(
+        &self,
+        project_id: i64,
+        task_id: &str,
+        signature: &str,
+        session_id: i64,
+    ) -> Result<u32> {
+        self.call(|c| {
+            c.query_row(
+                "SELECT COUNT(DISTINCT session_id) FROM healer_invocations
+                 WHERE project_id = ?1 AND task_id = ?2 AND signature = ?3 AND session_id IS NOT NULL
+                   AND session_id != ?4",
+                params![project_id, task_id, signature, session_id],
+                |r| r.get(0),
+            )
+        })
+    }
+
+    /// Failure signatures of a task that came back in at least `min` sessions:
+    /// `(project_id, task_id, signature, sessions)`.
+    pub fn repeated_signatures(&self, min: u32) -> Result<Vec<(i64, String, String, u32)>> {
+        self.call(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT project_id, task_id, signature, COUNT(DISTINCT session_id) AS n
+                 FROM healer_invocations WHERE session_id IS NOT NULL AND signature != ''
+                 GROUP BY project_id, task_id, signature HAVING n >= ?1 ORDER BY project_id, task_id",
+            )?;
+            let rows = stmt
+                .query_map([min], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })
+    }
+}

@@ -1,0 +1,110 @@
+// The healer service in the real window: a person sets a project's Healer settings to go
+// ahead without asking, runs a task whose change does not pass the project's check, sees
+// Healer's card appear on the task's page as it works (the agent's work put aside, the task
+// paused with a follow-up), and brings the agent's work back with the card's button.
+
+import { describe, test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { ScriptedApp } from "./lib/scriptedApp.mjs";
+
+const STARTUP_ERROR = '[data-testid="startup-error"]';
+
+/** A greeter whose check wants more than the scripted agent writes: verification fails. */
+function strictGreeter() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "healer-e2e-strict-"));
+  writeFileSync(path.join(dir, "greet.py"), "def greet(name):\n    return 'Hi ' + name\n");
+  return dir;
+}
+
+const CHECK = "python3 -c \"from greet import greet; assert greet('Ada') == 'Hello there, Ada!', greet('Ada')\"";
+
+async function go(session, hash) {
+  await session.executeScript("window.location.hash = arguments[0];", [hash]);
+}
+
+describe("The healer service in the real window", { timeout: 300_000 }, () => {
+  const app = new ScriptedApp("healer-service");
+  let session;
+  let folder;
+  const shot = (name) => app.shot(name);
+
+  before(
+    async () => {
+      folder = strictGreeter();
+      session = await app.start(["cheap", "standard"]);
+      await app.cli("project", "add", folder, "--name", "strict", "--verify", `test=${CHECK}`, "--git-init");
+      await app.cli("project", "task", "add", "strict", "--title", "Greet properly", "--description", "greet('Ada') must say Hello there, Ada!");
+    },
+    { timeout: 150_000 },
+  );
+
+  after(
+    async () => {
+      await app.stop();
+      if (folder) rmSync(folder, { recursive: true, force: true });
+    },
+    { timeout: 60_000 },
+  );
+
+  test("the person lets Healer go ahead without asking, in the project's settings", { timeout: 60_000 }, async () => {
+    await session.waitFor('[data-testid="nav-projects"]', { timeoutMs: 30_000, failFast: STARTUP_ERROR });
+    await go(session, "#/projects/1/settings");
+    const form = await session.waitFor('[data-testid="healer-settings"]', {
+      timeoutMs: 15_000,
+      predicate: (text) => text.includes("When a task fails") && text.includes("Ask me first"),
+      what: "Healer's settings",
+    });
+    assert.ok(form);
+    const aggressive = await session.waitFor('[data-testid="healer-mode-aggressive"]', { timeoutMs: 5_000 });
+    await session.click(aggressive.id);
+    await shot("settings");
+    // One Save for the whole page: Healer's settings are part of the project's form.
+    const saves = await session.executeScript(
+      "return [...document.querySelectorAll('button')].filter((b) => /save/i.test(b.textContent)).length;",
+    );
+    assert.equal(saves, 1, "one Save button on the settings page");
+    await session.executeScript("document.querySelector('[data-testid=save-project]').scrollIntoView({ block: 'center' });");
+    await shot("settings-save");
+    const save = await session.waitFor('[data-testid="save-project"]', { timeoutMs: 5_000 });
+    await session.click(save.id);
+    await session.waitFor('[data-testid="page-project"]', { timeoutMs: 15_000, what: "the project's page after saving" });
+    // Saved: the settings page shows the choice again.
+    await go(session, "#/projects/1/settings");
+    await session.waitFor('[data-testid="healer-mode-aggressive"].checked', { timeoutMs: 10_000, what: "the saved choice" });
+  });
+
+  test("a red check: Healer's card appears live, and the person brings the agent's work back", { timeout: 150_000 }, async () => {
+    await go(session, "#/projects/1/tasks/t1");
+    const run = await session.waitFor('[data-testid="run-task"]:not([disabled])', { timeoutMs: 15_000, what: "Run this task" });
+    await session.click(run.id);
+    const card = await session.waitFor('[data-testid="healer-card"][data-status="contained"]', {
+      timeoutMs: 90_000,
+      predicate: (text) =>
+        text.includes("The agent's change did not pass the checks") &&
+        text.includes("Put the files back as they were at the last save point") &&
+        text.includes("Paused the task and wrote a follow-up task"),
+      what: "Healer's card, done",
+    });
+    const text = await session.getText(card.id);
+    assert.ok(!text.includes("rewind_uncommitted_changes"), text);
+    assert.ok(!text.includes("refs/healer"), text);
+    await session.waitFor('[data-testid="followup-link"]', { timeoutMs: 5_000, what: "the follow-up task's link" });
+    await session.executeScript("document.querySelector('[data-testid=healer-card]').scrollIntoView({ block: 'center' });");
+    await session.settlePaint();
+    await shot("card");
+
+    const worktree = path.join(app.dataDir, "worktrees", "1", "slot-1");
+    assert.ok(existsSync(path.join(worktree, "greet.py")), "the task's worktree");
+    assert.match(readFileSync(path.join(worktree, "greet.py"), "utf8"), /'Hi '/, "rewound to the last commit");
+    const restore = await session.waitFor('[data-testid="restore-snapshot"]', { timeoutMs: 5_000 });
+    await session.click(restore.id);
+    await session.waitFor('[data-testid="restore-done"]', { timeoutMs: 30_000, what: "the work brought back" });
+    assert.match(readFileSync(path.join(worktree, "greet.py"), "utf8"), /'Hello, '/, "the agent's change is back");
+    await session.executeScript("document.querySelector('[data-testid=healer-card]').scrollIntoView({ block: 'center' });");
+    await session.settlePaint();
+    await shot("restored");
+  });
+});

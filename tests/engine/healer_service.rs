@@ -1,0 +1,1294 @@
+//! The healer service for projects, end to end on the engine: real git repositories, the real
+//! runner, the built-in agent's real tool loop against the scripted model server, real
+//! verification processes.
+
+use std::time::Duration;
+
+use healer::project::TaskEdit;
+use healer::session::SessionStatus;
+use healer::store::{HealerConfig, HealerInvocation, HealerMode, InvocationStatus, MergePolicy};
+use healer::tasklist::{read_file, Dep, TaskStatus, PROGRESS_FILE, TASKS_FILE};
+use serde_json::{json, Value};
+
+use crate::project_fixtures::*;
+
+fn task(title: &str) -> TaskEdit {
+    TaskEdit {
+        title: title.to_string(),
+        description: "greet() must say Hello, with a comma and an exclamation mark.".to_string(),
+        acceptance: vec!["greet('Ada') returns 'Hello, Ada!'".to_string()],
+        ..TaskEdit::default()
+    }
+}
+
+/// The agent changes the wrong thing and says it is done: verification fails.
+fn wrong_change(server: &crate::model_server::ModelServer) {
+    server.script([
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "greet.py", "content": "def greet(name):\n    return 'Hey ' + name\n"}),
+        ),
+        call("c2", "finish", json!({"summary": "done"})),
+    ]);
+}
+
+#[tokio::test]
+async fn a_resumed_built_in_session_continues_its_thread_with_the_message_and_is_linked() {
+    let pb = project_bed(false, |s| s.merge = MergePolicy::LeaveBranch).await;
+    let engine = pb.engine();
+    let t = engine
+        .add_task(pb.project.id, task("Greet properly"))
+        .expect("task");
+    wrong_change(&pb.bed.server);
+    let first = engine
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    assert_eq!(first.status, SessionStatus::Failed, "{}", first.summary);
+    let chats_before = pb.bed.server.chats().len();
+
+    pb.bed.server.script([
+        call("d1", "edit_file", json!({"path": "greet.py", "search": "'Hey ' + name", "replace": "'Hello, ' + name + '!'"})),
+        call("d2", "finish", json!({"summary": "fixed the greeting"})),
+    ]);
+    let message = "Verification failed: the test wants 'Hello, Ada!'. Fix greet().";
+    let resumed = engine
+        .resume_session_and_wait(pb.project.id, &t.id, first.id, message)
+        .await
+        .expect("resume");
+    assert_eq!(
+        resumed.status,
+        SessionStatus::Finished,
+        "{}",
+        resumed.summary
+    );
+    assert_ne!(resumed.id, first.id, "a new session of the task");
+    assert_eq!(resumed.task_id, t.id);
+    assert_eq!(resumed.resumed_from, Some(first.id));
+    assert_eq!(
+        resumed.agent_session_id, first.agent_session_id,
+        "the built-in agent continued its own thread"
+    );
+    assert_eq!(resumed.worktree, first.worktree, "in the same worktree");
+    assert!(file_at(&pb.repo_dir, "healer/t1", "greet.py").contains("Hello, "));
+
+    // The first model call of the resume carried the earlier turns and then the message.
+    let chats = pb.bed.server.chats();
+    let body = &chats[chats_before].body;
+    let sent = body["messages"].to_string();
+    assert!(sent.contains("'Hey ' + name"), "the earlier turns: {sent}");
+    let last = body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .expect("messages");
+    assert_eq!(last["content"], json!(message));
+
+    // Only the new turn's steps are the resumed session's.
+    let steps = engine.store().session_steps(resumed.id, 0).expect("steps");
+    assert!(steps
+        .iter()
+        .any(|s| s.step.text.contains("Resuming the agent's earlier session")));
+    assert!(!steps
+        .iter()
+        .any(|s| s.step.tool.as_deref() == Some("write_file")));
+
+    // A session of another task, or a closed task, is refused with a sentence.
+    let err = engine
+        .resume_session(pb.project.id, "nope", first.id, "x")
+        .expect_err("not its task");
+    assert!(err.to_string().contains("not a session of task"), "{err}");
+}
+
+/// Wait for an invocation of `task` to end and read it back (newest first).
+async fn ended_invocations(engine: &healer::Engine, task: &str, n: usize) -> Vec<HealerInvocation> {
+    eventually("the healer service to end", Duration::from_secs(90), || {
+        let all = engine
+            .healer_invocations(None, Some(task), 50)
+            .expect("invocations");
+        (all.len() >= n && all.iter().all(|i| i.status != InvocationStatus::Running)).then_some(all)
+    })
+    .await
+}
+
+fn aggressive(engine: &healer::Engine, project_id: i64, change: impl FnOnce(&mut HealerConfig)) {
+    let mut config = HealerConfig {
+        mode: HealerMode::Aggressive,
+        ..HealerConfig::default()
+    };
+    change(&mut config);
+    engine
+        .set_healer_config(project_id, config)
+        .expect("healer settings");
+}
+
+/// The healer service on, at its defaults (the runner's beds have it off).
+fn healer_on(engine: &healer::Engine, project_id: i64) {
+    engine
+        .set_healer_config(project_id, HealerConfig::default())
+        .expect("healer settings");
+}
+
+fn spells_of(inv: &HealerInvocation) -> Vec<(&str, bool)> {
+    inv.spells
+        .iter()
+        .map(|s| (s.spell.as_str(), s.success))
+        .collect()
+}
+
+const WRONG: &str = "def greet(name):\n    return 'Hey ' + name\n";
+
+#[tokio::test]
+async fn a_red_verification_is_rewound_after_a_snapshot_and_the_task_blocked_with_a_follow_up() {
+    let pb = project_bed(false, |s| s.merge = MergePolicy::LeaveBranch).await;
+    let engine = pb.engine();
+    aggressive(engine, pb.project.id, |_| {});
+    let t = engine
+        .add_task(pb.project.id, task("Greet properly"))
+        .expect("task");
+    wrong_change(&pb.bed.server);
+    // An untracked file the agent left too: the snapshot must keep it.
+    let session = engine
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    assert_eq!(session.status, SessionStatus::Failed);
+    let worktree = std::path::PathBuf::from(&session.worktree);
+
+    let inv = ended_invocations(engine, &t.id, 1).await.remove(0);
+    assert_eq!(inv.scenario, "VerificationFailed");
+    assert_eq!(inv.status, InvocationStatus::Contained, "{}", inv.reason);
+    assert_eq!(
+        spells_of(&inv),
+        [
+            ("rewind_uncommitted_changes", true),
+            ("mark_task_blocked_with_followup", true)
+        ]
+    );
+    assert_eq!(inv.session_id, Some(session.id));
+
+    // Rewound: the worktree holds the last commit again.
+    let now = std::fs::read_to_string(worktree.join("greet.py")).expect("greet.py");
+    assert!(now.contains("'Hi '"), "{now}");
+    // The agent's change is in a snapshot; restoring it brings it back byte for byte.
+    let snap_id = inv.snapshot_id.expect("a snapshot");
+    let snaps = engine
+        .snapshots(Some(pb.project.id), Some(&t.id))
+        .expect("snapshots");
+    let snap = snaps.iter().find(|s| s.id == snap_id).expect("recorded");
+    assert_eq!(snap.ref_name, format!("refs/healer/snapshots/{}/1", t.id));
+    let said = engine.restore_snapshot(snap_id).await.expect("restore");
+    assert!(said.contains("Restored"), "{said}");
+    assert_eq!(
+        std::fs::read(worktree.join("greet.py")).expect("greet.py"),
+        WRONG.as_bytes()
+    );
+
+    // Blocked, with a follow-up task cross-linked in tasks.jsonl.
+    let file = read_file(&pb.repo_dir.join(TASKS_FILE)).expect("tasks");
+    let blocked = file.task(&t.id).expect("task");
+    assert_eq!(blocked.status, TaskStatus::Blocked);
+    let followup_id = inv.followup_task.clone().expect("follow-up");
+    let followup = file.task(&followup_id).expect("follow-up task");
+    assert!(followup.title.contains("Greet properly"));
+    assert!(
+        followup
+            .description
+            .contains(&format!("session {}", session.id)),
+        "{}",
+        followup.description
+    );
+    assert!(followup
+        .deps
+        .iter()
+        .any(|d| matches!(d, Dep::Link { id, kind } if *id == t.id && kind == "discovered-from")));
+    assert!(blocked.deps.iter().any(|d| d.id() == followup_id));
+    assert_eq!(followup.status, TaskStatus::Open);
+
+    // Live: start, each spell, complete — on the bus and in the store.
+    let kinds: Vec<String> = engine
+        .events(None, 300)
+        .expect("events")
+        .iter()
+        .map(|e| e.event.kind().to_string())
+        .filter(|k| k.starts_with("healer_"))
+        .collect();
+    assert_eq!(
+        kinds.iter().rev().cloned().collect::<Vec<_>>(),
+        [
+            "healer_invocation_start",
+            "healer_spell_applied",
+            "healer_spell_applied",
+            "healer_invocation_complete"
+        ]
+    );
+
+    // The session's ATIF export links the invocation's own trajectory.
+    let atif: Value =
+        serde_json::from_str(&engine.export_session_atif(session.id).expect("atif")).expect("json");
+    let steps = atif["steps"].as_array().expect("steps");
+    let heal = steps.last().expect("a step");
+    let reference = &heal["observation"]["results"][0]["subagent_trajectory_ref"][0];
+    assert_eq!(
+        reference["session_id"],
+        json!(format!("healer-invocation-{}", inv.id))
+    );
+    let sub = &reference["extra"]["trajectory"];
+    assert_eq!(sub["agent"]["name"], json!("healer"));
+    assert_eq!(sub["agent"]["extra"]["type"], json!("healing-agent"));
+    assert_eq!(
+        sub["steps"][1]["tool_calls"][0]["function_name"],
+        json!("rewind_uncommitted_changes")
+    );
+}
+
+#[tokio::test]
+async fn in_conservative_mode_a_rewind_asks_first_naming_the_snapshot() {
+    let pb = project_bed(false, |s| s.merge = MergePolicy::LeaveBranch).await;
+    let engine = pb.engine();
+    healer_on(engine, pb.project.id);
+    // The defaults: conservative.
+    assert_eq!(
+        engine.healer_config(pb.project.id).expect("config").mode,
+        HealerMode::Conservative
+    );
+    let t = engine
+        .add_task(pb.project.id, task("Greet properly"))
+        .expect("task");
+    wrong_change(&pb.bed.server);
+    let session = engine
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    let worktree = std::path::PathBuf::from(&session.worktree);
+    let checkpoint = eventually("the question", Duration::from_secs(30), || {
+        engine
+            .checkpoints()
+            .expect("checkpoints")
+            .pending
+            .into_iter()
+            .next()
+    })
+    .await;
+    let snap = engine
+        .snapshots(Some(pb.project.id), Some(&t.id))
+        .expect("snapshots")
+        .remove(0);
+    assert!(
+        checkpoint
+            .context
+            .contains(&format!("this task's snapshot {}", snap.seq)),
+        "{}",
+        checkpoint.context
+    );
+    let labels: Vec<&str> = checkpoint
+        .options
+        .iter()
+        .map(|o| o.label.as_str())
+        .collect();
+    assert_eq!(labels, ["Proceed", "Skip", "Pause"]);
+    // Nothing was discarded while it waits.
+    assert_eq!(
+        std::fs::read(worktree.join("greet.py")).expect("greet.py"),
+        WRONG.as_bytes()
+    );
+    let running = engine
+        .healer_invocations(None, Some(&t.id), 5)
+        .expect("invocations");
+    assert_eq!(running[0].status, InvocationStatus::Running);
+
+    engine
+        .decide_checkpoint(checkpoint.id, Some(1), None)
+        .await
+        .expect("proceed");
+    let inv = ended_invocations(engine, &t.id, 1).await.remove(0);
+    assert_eq!(spells_of(&inv)[0], ("rewind_uncommitted_changes", true));
+    assert!(std::fs::read_to_string(worktree.join("greet.py"))
+        .expect("greet.py")
+        .contains("'Hi '"));
+}
+
+/// A real type checker: TypeScript's `tsc`, as the UI installs it.
+fn tsc() -> String {
+    let tsc = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/node_modules/.bin/tsc");
+    assert!(
+        tsc.exists(),
+        "run `cd ui && npm ci` first: {} is missing",
+        tsc.display()
+    );
+    tsc.display().to_string()
+}
+
+#[tokio::test]
+async fn an_init_type_error_is_fixed_by_an_emergency_subtask_and_the_task_continues() {
+    let check = format!("{} --noEmit --strict count.ts", tsc());
+    let pb = project_bed(false, |s| s.init_script = Some(check)).await;
+    let engine = pb.engine();
+    healer_on(engine, pb.project.id);
+    write_files(
+        &pb.repo_dir,
+        &[("count.ts", "export const count: number = \"one\";\n")],
+    );
+    let repo = git2::Repository::open(&pb.repo_dir).expect("repo");
+    commit_all(&repo, "a type error on main");
+    let t = engine
+        .add_task(pb.project.id, task("Greet properly"))
+        .expect("task");
+    pb.bed.server.script([
+        // The emergency subtask: only the type error.
+        call("e1", "edit_file", json!({"path": "count.ts", "search": "\"one\"", "replace": "1"})),
+        call("e2", "finish", json!({"summary": "count is a number"})),
+        // The task, continued.
+        call("c1", "edit_file", json!({"path": "greet.py", "search": "'Hi ' + name", "replace": "'Hello, ' + name + '!'"})),
+        call("c2", "finish", json!({"summary": "greet() now says Hello, Ada!"})),
+    ]);
+    let first = engine
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    assert_eq!(first.status, SessionStatus::Failed);
+    assert!(first.summary.contains("init script"), "{}", first.summary);
+
+    let inv = ended_invocations(engine, &t.id, 1).await.remove(0);
+    assert_eq!(inv.scenario, "InitScriptTypecheckFailure");
+    assert_eq!(inv.status, InvocationStatus::Resolved, "{}", inv.reason);
+    assert_eq!(spells_of(&inv)[0], ("fix_typecheck_errors", true));
+    assert!(inv.reason.contains("init script passed"), "{}", inv.reason);
+    assert!(inv.reason.contains("the task continues"), "{}", inv.reason);
+
+    // The task went on: a session ran the init script (green now), the agent, verification,
+    // and committed.
+    let closed = eventually("the task to close", Duration::from_secs(60), || {
+        let f = read_file(&pb.repo_dir.join(TASKS_FILE)).ok()?;
+        let task = f.task(&t.id)?.clone();
+        (task.status == TaskStatus::Closed).then_some(task)
+    })
+    .await;
+    assert!(closed.commit.is_some());
+    let committed = file_at(&pb.repo_dir, "main", "count.ts");
+    assert!(committed.contains("number = 1"), "{committed}");
+    assert!(file_at(&pb.repo_dir, "main", "greet.py").contains("Hello, "));
+    let sessions = engine
+        .store()
+        .list_sessions(pb.project.id, Some(&t.id), 10)
+        .expect("sessions");
+    assert_eq!(
+        sessions.len(),
+        3,
+        "the failed one, the emergency subtask, the continued task"
+    );
+    assert!(
+        sessions[1].summary.contains("Emergency fix done"),
+        "{}",
+        sessions[1].summary
+    );
+}
+
+#[tokio::test]
+async fn a_task_failing_three_times_gets_a_follow_up_and_progress_guidance() {
+    // The built-in agent may make one model call: each session ends at its step limit
+    // without finishing (the agent could not do the task).
+    let pb = project_bed(false, |s| {
+        s.merge = MergePolicy::LeaveBranch;
+        s.max_steps = 1;
+    })
+    .await;
+    let engine = pb.engine();
+    aggressive(engine, pb.project.id, |c| {
+        c.max_invocations_per_subtask = 10
+    });
+    let t = engine
+        .add_task(pb.project.id, task("Greet properly"))
+        .expect("task");
+    pb.bed.server.script([
+        call("a1", "read_file", json!({"path": "greet.py"})),
+        call("a2", "read_file", json!({"path": "greet.py"})),
+        call("a3", "read_file", json!({"path": "greet.py"})),
+    ]);
+    let first = engine
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    assert_eq!(first.status, SessionStatus::Failed, "{}", first.summary);
+
+    // 1st and 2nd failure: the agent resumes its own session with the failure; the 3rd:
+    // blocked with a follow-up, and guidance in progress.md.
+    let all = ended_invocations(engine, &t.id, 3).await;
+    assert!(all.iter().all(|i| i.scenario == "SubtaskFailed"));
+    let third = &all[0];
+    assert_eq!(
+        spells_of(third),
+        [
+            ("mark_task_blocked_with_followup", true),
+            ("update_progress_with_guidance", true)
+        ]
+    );
+    assert_eq!(
+        spells_of(&all[2])[0],
+        ("retry_with_claude_code_resume", false)
+    );
+    let file = read_file(&pb.repo_dir.join(TASKS_FILE)).expect("tasks");
+    assert_eq!(file.task(&t.id).expect("task").status, TaskStatus::Blocked);
+    assert!(file
+        .task(third.followup_task.as_deref().expect("follow-up"))
+        .is_some());
+    let progress = std::fs::read_to_string(pb.repo_dir.join(PROGRESS_FILE)).expect("progress");
+    assert!(progress.contains("## Healer summary"), "{progress}");
+    assert!(progress.contains("Recommended next steps"), "{progress}");
+    assert!(progress.contains("failed 3 times"), "{progress}");
+    let sessions = engine
+        .store()
+        .list_sessions(pb.project.id, Some(&t.id), 10)
+        .expect("sessions");
+    assert_eq!(sessions.len(), 3);
+    assert_eq!(sessions[0].resumed_from, Some(sessions[1].id));
+}
+
+#[tokio::test]
+async fn a_third_failure_of_one_session_past_its_limit_of_two_is_recorded_as_skipped() {
+    let pb = project_bed(false, |s| s.merge = MergePolicy::LeaveBranch).await;
+    let engine = pb.engine();
+    // Only progress notes, so the task stays as it is between scans; stuck tasks are on.
+    aggressive(engine, pb.project.id, |c| {
+        c.max_invocations_per_subtask = 10;
+        c.scenarios.on_stuck_subtask = true;
+        c.allowed_spells = vec!["update_progress_with_guidance".into()];
+    });
+    assert_eq!(
+        engine
+            .healer_config(pb.project.id)
+            .expect("c")
+            .max_invocations_per_session,
+        2
+    );
+    let t = engine
+        .add_task(pb.project.id, task("Greet properly"))
+        .expect("task");
+    wrong_change(&pb.bed.server);
+    let session = engine
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    ended_invocations(engine, &t.id, 1).await;
+    // Someone marks it in progress again and nothing happens for three hours.
+    healer::tasklist::modify(&pb.repo_dir, |f| {
+        f.update(&t.id, "2026-01-01T00:00:00Z", |task| {
+            task.status = TaskStatus::InProgress
+        })
+    })
+    .expect("a hand edit");
+    let later = chrono::Utc::now() + chrono::Duration::hours(3);
+    let set_status = |status: TaskStatus| {
+        healer::tasklist::modify(&pb.repo_dir, |f| {
+            f.update(&t.id, "2026-01-01T00:00:00Z", |task| task.status = status)
+        })
+        .expect("a hand edit")
+    };
+    for round in 0..2 {
+        if round == 1 {
+            // Unstuck for one scan (it is forgotten), then stuck again: told again.
+            set_status(TaskStatus::Open);
+            let report = engine.act_on_stuck(later).await.expect("scan");
+            assert!(report.tasks.iter().all(|s| s.task_id != t.id));
+            set_status(TaskStatus::InProgress);
+        }
+        let report = engine.act_on_stuck(later).await.expect("scan");
+        assert!(report
+            .tasks
+            .iter()
+            .any(|s| s.task_id == t.id && s.session_id == Some(session.id)));
+    }
+    let all = ended_invocations(engine, &t.id, 3).await;
+    assert_eq!(all.len(), 3);
+    assert!(all.iter().all(|i| i.session_id == Some(session.id)));
+    // The verification failure's own plan holds no progress note: nothing the lists allow.
+    assert_eq!(all[2].status, InvocationStatus::Unresolved);
+    assert!(all[2].reason.contains("No spell fits"), "{}", all[2].reason);
+    assert_eq!(all[1].scenario, "SubtaskStuck");
+    assert_eq!(all[1].status, InvocationStatus::Contained);
+    assert_eq!(all[0].scenario, "SubtaskStuck");
+    assert_eq!(all[0].status, InvocationStatus::Skipped);
+    assert!(
+        all[0].reason.contains("twice for this session"),
+        "{}",
+        all[0].reason
+    );
+    assert!(all[0].spells.is_empty());
+}
+
+#[tokio::test]
+async fn the_cli_lists_heals_and_snapshots_restores_one_and_scans() {
+    let pb = project_bed(false, |s| s.merge = MergePolicy::LeaveBranch).await;
+    aggressive(pb.engine(), pb.project.id, |_| {});
+    let t = pb
+        .engine()
+        .add_task(pb.project.id, task("Greet properly"))
+        .expect("task");
+    wrong_change(&pb.bed.server);
+    let session = pb
+        .engine()
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    ended_invocations(pb.engine(), &t.id, 1).await;
+    let ProjectBed { bed, .. } = pb;
+    let crate::maintainer::Bed {
+        _tmp,
+        paths,
+        engine,
+        ..
+    } = bed;
+    engine.shutdown().await;
+    drop(engine);
+    let json = |args: &[&str]| -> Value {
+        let out = crate::cli::run(&paths, args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            crate::cli::text(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("json")
+    };
+
+    let heals = json(&["heals", "--project", "greeter", "--json"]);
+    assert_eq!(heals[0]["status"], json!("contained"));
+    assert_eq!(
+        heals[0]["spells"][0]["spell"],
+        json!("rewind_uncommitted_changes")
+    );
+    let snaps = json(&["snapshot", "list", "--json"]);
+    let id = snaps[0]["id"].as_i64().expect("id");
+    let out = crate::cli::run(&paths, &["snapshot", "restore", &id.to_string()]);
+    assert!(out.status.success(), "{}", crate::cli::text(&out.stderr));
+    assert!(crate::cli::text(&out.stdout).contains("Restored snapshot"));
+    let worktree = std::path::PathBuf::from(&session.worktree);
+    assert_eq!(
+        std::fs::read(worktree.join("greet.py")).expect("greet.py"),
+        WRONG.as_bytes()
+    );
+    let scan = json(&["scan", "--json"]);
+    assert_eq!(scan["tasks"], json!([]));
+    let atif = crate::cli::run(&paths, &["session", "export-atif", &session.id.to_string()]);
+    assert!(crate::cli::text(&atif.stdout).contains("\"healing-agent\""));
+    let text = crate::cli::run(&paths, &["heals"]);
+    assert!(crate::cli::text(&text.stdout).contains("rewind_uncommitted_changes ✓"));
+}
+
+/// An engine on `paths` as the desktop app would start it (no scheduler, keys from the
+/// environment only).
+async fn engine_on(paths: &healer::Paths) -> healer::Engine {
+    let lease = healer::lease::Lease::acquire(paths, "test").expect("lease");
+    let options = healer::engine::EngineOptions {
+        scheduler: false,
+        keys: Some(healer::llm::Keys::env_only()),
+        ..healer::engine::EngineOptions::default()
+    };
+    healer::Engine::start_with_lease(paths.clone(), "test", lease, options)
+        .await
+        .expect("engine")
+}
+
+#[tokio::test]
+async fn healer_killed_between_the_snapshot_and_its_record_finds_the_snapshot_at_the_next_start() {
+    use crate::maintainer::{configure_model, KEY, KEY_VAR};
+    let server = crate::model_server::ModelServer::start(Some(KEY));
+    let (tmp, paths) = crate::data_dir();
+    let repo = tmp.path().join("greeter");
+    git_repo(&repo, GREETER);
+    let engine = engine_on(&paths).await;
+    configure_model(&engine, &server);
+    let project = engine
+        .add_project(healer::project::ProjectInput {
+            path: repo.display().to_string(),
+            name: "greeter".to_string(),
+            settings: healer::store::ProjectSettings {
+                verify: vec![python_check()],
+                merge: MergePolicy::LeaveBranch,
+                ..healer::store::ProjectSettings::default()
+            },
+        })
+        .expect("project");
+    aggressive(&engine, project.id, |_| {});
+    let t = engine
+        .add_task(project.id, task("Greet properly"))
+        .expect("task");
+    engine.shutdown().await;
+    drop(engine);
+
+    // The CLI runs the task as its own engine; Healer dies right after pinning the snapshot.
+    wrong_change(&server);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_healer"))
+        .env("HEALER_DATA_DIR", paths.data_dir())
+        .env("HEALER_KEYRING", "off")
+        .env(KEY_VAR, KEY)
+        .env("HEALER_FAILPOINT", "snapshot_pinned")
+        .env_remove("HEALER_LOG")
+        .stdin(std::process::Stdio::null())
+        .args(["project", "run", "greeter", "--task", &t.id, "--wait"])
+        .output()
+        .expect("healer runs");
+    assert!(
+        crate::cli::text(&out.stderr).contains("aborting at failpoint snapshot_pinned"),
+        "{}",
+        crate::cli::text(&out.stderr)
+    );
+    let git = git2::Repository::open(&repo).expect("repo");
+    let refs: Vec<String> = git
+        .references_glob("refs/healer/snapshots/*")
+        .expect("refs")
+        .flatten()
+        .filter_map(|r| r.name().ok().map(str::to_string))
+        .collect();
+    assert_eq!(
+        refs,
+        [format!("refs/healer/snapshots/{}/1", t.id)],
+        "the ref was pinned"
+    );
+    let store = healer::store::Store::open(&paths.db()).expect("store");
+    assert!(
+        store.snapshots(None, None).expect("snapshots").is_empty(),
+        "not recorded"
+    );
+    drop(store);
+
+    // The next start records it, says so, and ends the cut-short invocation.
+    let engine = engine_on(&paths).await;
+    let snaps = engine.snapshots(None, None).expect("snapshots");
+    assert_eq!(snaps.len(), 1);
+    assert_eq!(snaps[0].ref_name, refs[0]);
+    assert!(
+        snaps[0].worktree.contains("worktrees"),
+        "{}",
+        snaps[0].worktree
+    );
+    let inv = engine
+        .healer_invocations(None, None, 5)
+        .expect("invocations")
+        .remove(0);
+    assert_eq!(inv.status, InvocationStatus::Unresolved);
+    assert!(inv.reason.contains("Healer stopped"), "{}", inv.reason);
+    let said = engine
+        .events(None, 50)
+        .expect("events")
+        .into_iter()
+        .find_map(|e| match e.event {
+            healer::Event::RecoveredAtStartup { summary } if summary.contains("Healer service") => {
+                Some(summary)
+            }
+            _ => None,
+        })
+        .expect("reported at start");
+    assert!(said.contains("pinned but not recorded"), "{said}");
+    // The agent's work, never rewound, is what the snapshot holds: restoring it changes nothing.
+    let text = engine.restore_snapshot(snaps[0].id).await.expect("restore");
+    assert!(text.contains("already matched"), "{text}");
+    engine.shutdown().await;
+}
+
+/// A check that fails once while the (git-ignored) `flaky.mark` is in the worktree — it
+/// removes it — else the greeter's check: a flaky test.
+fn flaky_check() -> healer::store::VerifyCommand {
+    healer::store::VerifyCommand {
+        name: "test".to_string(),
+        command: format!(
+            "if [ -e flaky.mark ]; then rm flaky.mark; echo 'flaky: connection reset' >&2; exit 1; fi; {}",
+            python_check().command
+        ),
+    }
+}
+
+#[tokio::test]
+async fn a_flaky_check_resumes_the_real_claude_codes_own_session_with_guidance_and_resolves() {
+    use crate::model_server::{anthropic, TOKENS};
+    use crate::project_agent_fixtures::{agent_bed, AgentBed};
+    use healer::session::AgentKind;
+    let bed: AgentBed = agent_bed(AgentKind::ClaudeCode, |s| {
+        s.verify = vec![flaky_check()];
+        s.merge = MergePolicy::FastForward;
+    })
+    .await;
+    write_files(&bed.repo_dir, &[(".gitignore", "flaky.mark\n")]);
+    commit_all(
+        &git2::Repository::open(&bed.repo_dir).expect("repo"),
+        "ignore the mark",
+    );
+    bed.engine
+        .set_healer_config(
+            bed.project.id,
+            HealerConfig {
+                mode: HealerMode::Aggressive,
+                ..HealerConfig::default()
+            },
+        )
+        .expect("config");
+    // Task 1 goes green: its commit is one Healer recorded as passing.
+    bed.task("Greet properly");
+    let greet = bed.first_worktree().join("greet.py");
+    bed.server.script([
+        anthropic::tool_calls(
+            "",
+            &[(
+                "toolu_1",
+                "Edit",
+                &json!({"file_path": greet, "old_string": "'Hi ' + name", "new_string": "'Hello, ' + name + '!'"})
+                    .to_string(),
+            )],
+            TOKENS,
+        ),
+        anthropic::text("greet() now says Hello, Ada!", TOKENS),
+    ]);
+    let green = bed
+        .engine
+        .run_project_and_wait(bed.project.id, None)
+        .await
+        .expect("run");
+    assert_eq!(green.status, SessionStatus::Finished, "{}", green.summary);
+
+    // Task 2: the agent changes nothing, and the check fails once on the green commit.
+    let t2 = bed.task("Check the greeting");
+    std::fs::write(bed.first_worktree().join("flaky.mark"), "").expect("mark");
+    bed.server.script([
+        anthropic::text("The greeting is already right; nothing to change.", TOKENS),
+        anthropic::text(
+            "I ran the check again: it passes. Nothing to change.",
+            TOKENS,
+        ),
+    ]);
+    let first = bed
+        .engine
+        .run_project_and_wait(bed.project.id, Some(&t2.id))
+        .await
+        .expect("run");
+    assert_eq!(first.status, SessionStatus::Failed, "{}", first.summary);
+    let all = ended_invocations(&bed.engine, &t2.id, 1).await;
+    assert_eq!(all.len(), 1, "one failure, one invocation");
+    let inv = all[0].clone();
+    assert_eq!(inv.scenario, "VerificationFailed");
+    assert_eq!(inv.status, InvocationStatus::Resolved, "{}", inv.reason);
+    assert_eq!(spells_of(&inv), [("retry_with_claude_code_resume", true)]);
+    assert!(inv.reason.contains("test passed"), "{}", inv.reason);
+
+    // The resume was Claude Code's own session (`--resume`), told the failure and guidance.
+    let sessions = bed
+        .engine
+        .store()
+        .list_sessions(bed.project.id, Some(&t2.id), 5)
+        .expect("sessions");
+    assert_eq!(sessions.len(), 2);
+    let resumed = &sessions[0];
+    assert_eq!(resumed.resumed_from, Some(first.id));
+    assert_eq!(
+        resumed.agent_session_id, first.agent_session_id,
+        "the same Claude Code session"
+    );
+    assert_eq!(
+        resumed.status,
+        SessionStatus::Finished,
+        "{}",
+        resumed.summary
+    );
+    let chats = bed.server.chats();
+    let last = chats.last().expect("a request").body.to_string();
+    assert!(
+        last.contains("The greeting is already right"),
+        "the earlier turn was resumed"
+    );
+    assert!(last.contains("flaky"), "the guidance: {last}");
+    let file = read_file(&bed.repo_dir.join(TASKS_FILE)).expect("tasks");
+    assert_eq!(file.task(&t2.id).expect("t2").status, TaskStatus::Closed);
+}
+
+#[tokio::test]
+async fn a_worktree_deleted_and_the_task_list_edited_by_hand_while_healer_waits_lose_nothing() {
+    let pb = project_bed(false, |s| s.merge = MergePolicy::LeaveBranch).await;
+    let engine = pb.engine();
+    healer_on(engine, pb.project.id);
+    let t = engine
+        .add_task(pb.project.id, task("Greet properly"))
+        .expect("task");
+    wrong_change(&pb.bed.server);
+    let session = engine
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    // Conservative: the rewind waits for the person, with the snapshot pinned.
+    let checkpoint = eventually("the question", Duration::from_secs(30), || {
+        engine
+            .checkpoints()
+            .expect("checkpoints")
+            .pending
+            .into_iter()
+            .next()
+    })
+    .await;
+    // Meanwhile a person edits the task list by hand (a new task, a new title) and the
+    // worktree is deleted.
+    let tasks_path = pb.repo_dir.join(TASKS_FILE);
+    let text = std::fs::read_to_string(&tasks_path).expect("tasks");
+    let edited = text.replace("\"Greet properly\"", "\"Greet properly (edited by hand)\"")
+        + "{\"id\":\"by-hand\",\"title\":\"Written by a person\",\"status\":\"open\"}\n";
+    std::fs::write(&tasks_path, edited).expect("hand edit");
+    std::fs::remove_dir_all(&session.worktree).expect("worktree deleted");
+
+    engine
+        .decide_checkpoint(checkpoint.id, Some(1), None)
+        .await
+        .expect("proceed");
+    let inv = ended_invocations(engine, &t.id, 1).await.remove(0);
+    // The rewind could not run and says why; the next spell ran.
+    assert_eq!(inv.spells[0].spell, "rewind_uncommitted_changes");
+    assert!(!inv.spells[0].success);
+    assert!(
+        inv.spells[0].summary.contains("not found"),
+        "{}",
+        inv.spells[0].summary
+    );
+    assert_eq!(inv.spells[1].spell, "mark_task_blocked_with_followup");
+    assert!(inv.spells[1].success, "{}", inv.spells[1].summary);
+    assert_eq!(inv.status, InvocationStatus::Contained);
+    // No write lost: the person's edits are kept beside Healer's.
+    let file = read_file(&tasks_path).expect("tasks");
+    let blocked = file.task(&t.id).expect("task");
+    assert_eq!(blocked.title, "Greet properly (edited by hand)");
+    assert_eq!(blocked.status, TaskStatus::Blocked);
+    assert!(file.task("by-hand").is_some());
+    assert!(file
+        .task(inv.followup_task.as_deref().expect("follow-up"))
+        .is_some());
+    // The snapshot pinned before the question is in the repository.
+    let snap = engine
+        .snapshots(Some(pb.project.id), Some(&t.id))
+        .expect("s")
+        .remove(0);
+    let git = git2::Repository::open(&pb.repo_dir).expect("repo");
+    assert!(git.find_reference(&snap.ref_name).is_ok());
+}
+
+#[tokio::test]
+async fn a_configured_agent_that_cannot_run_is_replaced_by_the_built_in_agent_told_only_the_failure(
+) {
+    use crate::project_agent_fixtures::{agent_bed, fake_agent};
+    use healer::session::AgentKind;
+    let bed = agent_bed(AgentKind::ClaudeCode, |_| {}).await;
+    let broken = fake_agent(
+        bed.tmp.path(),
+        "claude",
+        "echo 'claude: cannot find its native binary' >&2; exit 3",
+    );
+    bed.set(|s| s.agent_program = Some(broken.display().to_string()));
+    let t = bed.task("Greet properly");
+    bed.server.script([
+        call("m1", "edit_file", json!({"path": "greet.py", "search": "'Hi ' + name", "replace": "'Hello, ' + name + '!'"})),
+        call("m2", "finish", json!({"summary": "greet() now says Hello, Ada!"})),
+    ]);
+    let failed = bed
+        .engine
+        .run_project_and_wait(bed.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    assert_eq!(failed.status, SessionStatus::Failed);
+    let inv = ended_invocations(&bed.engine, &t.id, 1).await.remove(0);
+    assert_eq!(inv.scenario, "RuntimeError");
+    assert_eq!(inv.status, InvocationStatus::Resolved, "{}", inv.reason);
+    assert_eq!(spells_of(&inv), [("retry_with_minimal_subagent", true)]);
+    let sessions = bed
+        .engine
+        .store()
+        .list_sessions(bed.project.id, Some(&t.id), 5)
+        .expect("sessions");
+    assert_eq!(sessions[0].agent, AgentKind::Builtin);
+    assert_eq!(sessions[0].status, SessionStatus::Finished);
+    // Told the task and the failure, not the whole task prompt with progress notes.
+    let first = &bed.server.chats()[0].body["messages"];
+    let told = first.to_string();
+    assert!(
+        told.contains("Healer here: the agent itself failed"),
+        "{told}"
+    );
+    assert!(told.contains("cannot find its native binary"), "{told}");
+    let file = read_file(&bed.repo_dir.join(TASKS_FILE)).expect("tasks");
+    assert_eq!(file.task(&t.id).expect("task").status, TaskStatus::Closed);
+}
+
+const GREEN: &str = "def greet(name):\n    return 'Hello, ' + name + '!'\n";
+
+/// Commit everything in `worktree` (as an agent that commits its own work would) and return
+/// the new commit.
+fn commit_in(worktree: &std::path::Path, message: &str) -> String {
+    let repo = git2::Repository::open(worktree).expect("worktree");
+    let mut index = repo.index().expect("index");
+    index
+        .add_all(["greet.py"], git2::IndexAddOption::DEFAULT, None)
+        .expect("add");
+    index.write().expect("index written");
+    let tree = repo
+        .find_tree(index.write_tree().expect("tree"))
+        .expect("tree");
+    let parent = repo.head().expect("head").peel_to_commit().expect("commit");
+    let me = git2::Signature::now("An agent", "agent@example.com").expect("signature");
+    repo.commit(Some("HEAD"), &me, &me, message, &tree, &[&parent])
+        .expect("commit")
+        .to_string()
+}
+
+/// The issue's `rewind_to_last_green_commit`, end to end: a task Healer verified green (its
+/// commit recorded on the finished session), a later task on top of it whose agent commits
+/// red work and fails three times, then the rewind — the branch back at the green commit,
+/// what came after pinned first, and that snapshot restorable byte for byte.
+#[tokio::test]
+async fn a_task_failing_three_times_after_committing_red_work_goes_back_to_the_last_green_commit() {
+    let pb = project_bed(false, |_| {}).await;
+    let engine = pb.engine();
+    aggressive(engine, pb.project.id, |c| {
+        c.max_invocations_per_subtask = 10;
+        // Blocking would end the story before its third failure; the rewind is what is told.
+        c.forbidden_spells = vec!["mark_task_blocked_with_followup".to_string()];
+    });
+
+    // 1. A green task: verification passes, Healer commits and fast-forwards main.
+    let first = engine
+        .add_task(pb.project.id, task("Greet properly"))
+        .expect("task");
+    pb.bed.server.script([
+        call(
+            "g1",
+            "write_file",
+            json!({"path": "greet.py", "content": GREEN}),
+        ),
+        call("g2", "finish", json!({"summary": "done"})),
+    ]);
+    let green = engine
+        .run_project_and_wait(pb.project.id, Some(&first.id))
+        .await
+        .expect("green run");
+    assert_eq!(green.status, SessionStatus::Finished, "{}", green.summary);
+    let green_commit = green.commit_id.clone().expect("a green commit");
+
+    // 2. Later work on top of it: a second task fails twice (each time its uncommitted change
+    // rewound), then its agent commits red work and fails a third time.
+    let t = engine
+        .add_task(pb.project.id, task("Greet loudly"))
+        .expect("task");
+    let mut worktree = std::path::PathBuf::new();
+    for n in 1..=2 {
+        wrong_change(&pb.bed.server);
+        let s = engine
+            .run_project_and_wait(pb.project.id, Some(&t.id))
+            .await
+            .expect("run");
+        assert_eq!(s.status, SessionStatus::Failed, "{}", s.summary);
+        let inv = ended_invocations(engine, &t.id, n).await.remove(0);
+        assert_eq!(spells_of(&inv), [("rewind_uncommitted_changes", true)]);
+        worktree = std::path::PathBuf::from(&s.worktree);
+    }
+    std::fs::write(worktree.join("greet.py"), WRONG).expect("red work");
+    let red_commit = commit_in(&worktree, "louder (red)");
+    assert_ne!(red_commit, green_commit);
+    const LATER: &str = "def greet(name):\n    return 'HEY ' + name\n";
+    pb.bed.server.script([
+        call(
+            "r1",
+            "write_file",
+            json!({"path": "greet.py", "content": LATER}),
+        ),
+        call(
+            "r2",
+            "write_file",
+            json!({"path": "notes/loud.txt", "content": "untracked\n"}),
+        ),
+        call("r3", "finish", json!({"summary": "done"})),
+    ]);
+    let third = engine
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    assert_eq!(third.status, SessionStatus::Failed, "{}", third.summary);
+
+    // 3. The rewind: snapshot first, then the branch back at the green commit.
+    let inv = ended_invocations(engine, &t.id, 3).await.remove(0);
+    assert_eq!(inv.session_id, Some(third.id));
+    assert_eq!(
+        spells_of(&inv),
+        [
+            ("rewind_to_last_green_commit", true),
+            ("update_progress_with_guidance", true)
+        ],
+        "{:?}",
+        inv.spells
+    );
+    assert_eq!(inv.status, InvocationStatus::Contained, "{}", inv.reason);
+    assert!(
+        inv.spells[0].summary.contains(&green_commit[..7]),
+        "{}",
+        inv.spells[0].summary
+    );
+    let git = git2::Repository::open(&worktree).expect("worktree");
+    let head = git.head().expect("head");
+    assert!(head.is_branch(), "the branch moved, HEAD is not detached");
+    assert_eq!(
+        head.peel_to_commit().expect("commit").id().to_string(),
+        green_commit
+    );
+    assert_eq!(
+        std::fs::read(worktree.join("greet.py")).expect("greet.py"),
+        GREEN.as_bytes()
+    );
+    assert!(!worktree.join("notes/loud.txt").exists());
+    let statuses = git
+        .statuses(Some(
+            git2::StatusOptions::new()
+                .include_untracked(true)
+                .exclude_submodules(true),
+        ))
+        .expect("status");
+    let dirty: Vec<String> = statuses
+        .iter()
+        .filter_map(|s| s.path().ok().map(str::to_string))
+        .filter(|p| !p.starts_with(".healer"))
+        .collect();
+    assert!(dirty.is_empty(), "{dirty:?}");
+
+    // The snapshot keeps what came after: the red commit in its history and the last
+    // session's files, which come back byte for byte.
+    let snap_id = inv.snapshot_id.expect("a snapshot");
+    let snap = engine
+        .snapshots(Some(pb.project.id), Some(&t.id))
+        .expect("snapshots")
+        .into_iter()
+        .find(|s| s.id == snap_id)
+        .expect("recorded");
+    let pinned = git
+        .find_reference(&snap.ref_name)
+        .expect("the ref")
+        .peel_to_commit()
+        .expect("commit");
+    assert!(
+        git.graph_descendant_of(pinned.id(), git2::Oid::from_str(&red_commit).expect("oid"))
+            .expect("graph")
+            || pinned.id().to_string() == red_commit,
+        "the snapshot keeps the red commit"
+    );
+    let said = engine.restore_snapshot(snap_id).await.expect("restore");
+    assert!(said.contains("Restored"), "{said}");
+    assert_eq!(
+        std::fs::read(worktree.join("greet.py")).expect("greet.py"),
+        LATER.as_bytes()
+    );
+    assert_eq!(
+        std::fs::read(worktree.join("notes/loud.txt")).expect("untracked"),
+        b"untracked\n"
+    );
+}
+
+/// A spell that panics inside a full invocation (a real `healer project run` process whose
+/// first spell hits a panicking failpoint): the next spell runs and the invocation's record
+/// says which spell stopped on an internal error.
+#[tokio::test]
+async fn a_spell_that_panics_inside_an_invocation_is_recorded_and_the_next_spell_runs() {
+    use crate::maintainer::{configure_model, KEY, KEY_VAR};
+    let server = crate::model_server::ModelServer::start(Some(KEY));
+    let (tmp, paths) = crate::data_dir();
+    let repo = tmp.path().join("greeter");
+    git_repo(&repo, GREETER);
+    let engine = engine_on(&paths).await;
+    configure_model(&engine, &server);
+    let project = engine
+        .add_project(healer::project::ProjectInput {
+            path: repo.display().to_string(),
+            name: "greeter".to_string(),
+            settings: healer::store::ProjectSettings {
+                verify: vec![python_check()],
+                merge: MergePolicy::LeaveBranch,
+                ..healer::store::ProjectSettings::default()
+            },
+        })
+        .expect("project");
+    aggressive(&engine, project.id, |_| {});
+    let t = engine
+        .add_task(project.id, task("Greet properly"))
+        .expect("task");
+    engine.shutdown().await;
+    drop(engine);
+
+    wrong_change(&server);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_healer"))
+        .env("HEALER_DATA_DIR", paths.data_dir())
+        .env("HEALER_KEYRING", "off")
+        .env(KEY_VAR, KEY)
+        .env("HEALER_FAILPOINT", "panic:spell.rewind_uncommitted_changes")
+        .env_remove("HEALER_LOG")
+        .stdin(std::process::Stdio::null())
+        .args(["project", "run", "greeter", "--task", &t.id, "--wait"])
+        .output()
+        .expect("healer runs");
+    let stderr = crate::cli::text(&out.stderr);
+    assert!(
+        stderr.contains("failpoint spell.rewind_uncommitted_changes"),
+        "the spell did panic: {stderr}"
+    );
+
+    let engine = engine_on(&paths).await;
+    let inv = engine
+        .healer_invocations(None, Some(&t.id), 5)
+        .expect("invocations")
+        .remove(0);
+    assert_eq!(
+        spells_of(&inv),
+        [
+            ("rewind_uncommitted_changes", false),
+            ("mark_task_blocked_with_followup", true)
+        ],
+        "{:?} {stderr}",
+        inv.spells
+    );
+    assert!(
+        inv.spells[0].summary.contains("internal error"),
+        "{}",
+        inv.spells[0].summary
+    );
+    assert_eq!(inv.status, InvocationStatus::Contained, "{}", inv.reason);
+    let file = read_file(&repo.join(TASKS_FILE)).expect("tasks");
+    assert_eq!(file.task(&t.id).expect("task").status, TaskStatus::Blocked);
+    // The panic came before the rewind: the agent's change is still in the worktree.
+    let session = engine
+        .store()
+        .list_sessions(project.id, Some(&t.id), 1)
+        .expect("sessions")
+        .remove(0);
+    assert_eq!(
+        std::fs::read_to_string(std::path::Path::new(&session.worktree).join("greet.py"))
+            .expect("greet.py"),
+        WRONG
+    );
+    engine.shutdown().await;
+}
+
+/// The stuck scan tells a finding once while it lasts, and remembers that across a restart:
+/// a task still stuck after the engine restarted is listed by the scan but not told again.
+#[tokio::test]
+async fn a_restart_does_not_report_a_still_stuck_task_again() {
+    let (tmp, paths) = crate::data_dir();
+    let repo = tmp.path().join("greeter");
+    git_repo(&repo, GREETER);
+    let engine = engine_on(&paths).await;
+    let project = engine
+        .add_project(healer::project::ProjectInput {
+            path: repo.display().to_string(),
+            name: "greeter".to_string(),
+            settings: healer::store::ProjectSettings {
+                verify: vec![python_check()],
+                ..healer::store::ProjectSettings::default()
+            },
+        })
+        .expect("project");
+    let t = engine
+        .add_task(project.id, task("Greet properly"))
+        .expect("task");
+    // In progress by hand, untouched since: stuck after the default two hours.
+    healer::tasklist::modify(&repo, |f| {
+        f.update(&t.id, "2026-01-01T00:00:00Z", |task| {
+            task.status = TaskStatus::InProgress
+        })
+    })
+    .expect("a hand edit");
+    let stuck_notes = |engine: &healer::Engine| {
+        engine
+            .store()
+            .list_notifications()
+            .expect("notifications")
+            .items
+            .into_iter()
+            .filter(|n| n.title.contains("looks stuck"))
+            .count()
+    };
+    let now = chrono::Utc::now();
+    let report = engine.act_on_stuck(now).await.expect("scan");
+    assert!(report.tasks.iter().any(|s| s.task_id == t.id), "{report:?}");
+    assert_eq!(stuck_notes(&engine), 1);
+    engine.act_on_stuck(now).await.expect("scan");
+    assert_eq!(stuck_notes(&engine), 1, "told once");
+    engine.shutdown().await;
+    drop(engine);
+
+    let engine = engine_on(&paths).await;
+    let report = engine.act_on_stuck(now).await.expect("scan");
+    assert!(
+        report.tasks.iter().any(|s| s.task_id == t.id),
+        "still stuck"
+    );
+    assert_eq!(stuck_notes(&engine), 1, "not told again after the restart");
+    engine.shutdown().await;
+}
+
+/// The repository locked by another git program (its `index.lock` held in the task's worktree)
+/// while the rewind waits for the person: the rewind still puts the files back and says the
+/// staged state was left, the snapshot comes back byte for byte, and the other program's lock
+/// is left where it was.
+#[tokio::test]
+async fn a_worktree_locked_by_another_git_program_is_still_rewound_and_its_lock_left_alone() {
+    let pb = project_bed(false, |s| s.merge = MergePolicy::LeaveBranch).await;
+    let engine = pb.engine();
+    healer_on(engine, pb.project.id);
+    let t = engine
+        .add_task(pb.project.id, task("Greet properly"))
+        .expect("task");
+    wrong_change(&pb.bed.server);
+    let session = engine
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    let checkpoint = eventually("the question", Duration::from_secs(30), || {
+        engine
+            .checkpoints()
+            .expect("checkpoints")
+            .pending
+            .into_iter()
+            .next()
+    })
+    .await;
+    let worktree = std::path::PathBuf::from(&session.worktree);
+    // Another git program takes the worktree's index lock (as `git add` does while it runs).
+    let gitdir = git2::Repository::open(&worktree)
+        .expect("worktree")
+        .path()
+        .to_path_buf();
+    let lock = gitdir.join("index.lock");
+    std::fs::write(&lock, b"held by another git program").expect("lock");
+
+    engine
+        .decide_checkpoint(checkpoint.id, Some(1), None)
+        .await
+        .expect("proceed");
+    let inv = ended_invocations(engine, &t.id, 1).await.remove(0);
+    assert_eq!(
+        spells_of(&inv),
+        [
+            ("rewind_uncommitted_changes", true),
+            ("mark_task_blocked_with_followup", true)
+        ],
+        "{:?}",
+        inv.spells
+    );
+    assert!(
+        inv.spells[0].summary.contains("holds the worktree's index"),
+        "{}",
+        inv.spells[0].summary
+    );
+    let now = std::fs::read_to_string(worktree.join("greet.py")).expect("greet.py");
+    assert!(now.contains("'Hi '"), "{now}");
+    assert_eq!(
+        std::fs::read(&lock).expect("the lock is still there"),
+        b"held by another git program"
+    );
+    // The snapshot comes back byte for byte, the lock still held.
+    let said = engine
+        .restore_snapshot(inv.snapshot_id.expect("snapshot"))
+        .await
+        .expect("restore");
+    assert!(said.contains("Restored"), "{said}");
+    assert_eq!(
+        std::fs::read(worktree.join("greet.py")).expect("greet.py"),
+        WRONG.as_bytes()
+    );
+    assert!(lock.exists());
+}
