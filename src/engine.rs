@@ -203,6 +203,7 @@ impl Engine {
         ));
         // Wherever sessions run (the app, the daemon, a command's own engine).
         tasks.spawn(projects::stuck_loop(handle.clone(), cancel.clone()));
+        tasks.spawn(projects::judge_loop(handle.clone(), cancel.clone()));
         if handle.inner.scheduling {
             // An engine a command started for itself answers only that command: it would
             // otherwise take other commands' requests and could end before answering them.

@@ -29,6 +29,7 @@ pub mod scheduler;
 pub mod secrets;
 pub(crate) mod services;
 pub mod session;
+pub mod steering;
 pub mod store;
 pub mod tasklist;
 pub mod workflow;

@@ -13,6 +13,7 @@ mod detect;
 mod looped;
 mod prompt;
 mod recover;
+mod replaced;
 mod repo;
 mod run;
 mod runner;

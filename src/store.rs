@@ -12,6 +12,7 @@ mod healer_config;
 mod heals;
 mod holds;
 mod inbox;
+mod judgements;
 mod maintenance;
 mod memory;
 mod notifications;
@@ -46,6 +47,7 @@ pub use healer_config::{
 pub use heals::{HealRecord, Outcome, RemedyAttempt, RemedyStatus};
 pub use holds::RepairHold;
 pub use inbox::{InboxItem, InboxKind, SettledItems};
+pub use judgements::{PendingReplace, TaskJudgement};
 pub use maintenance::{Entered, FixResult};
 pub use projects::{
     MergePolicy, Project, ProjectSettings, VerifyCommand, DEFAULT_AGENT_TIME_LIMIT_SECS,
@@ -57,11 +59,12 @@ pub use runs::{AttemptEnd, InterruptedAttempt};
 pub use sessions::{NewSession, SessionOutcome, SessionRecord, StoredStep};
 pub use snapshots::{NewSnapshot, SnapshotRecord};
 pub use steering::{
-    NewSteeringEntry, SessionPulse, SteeringEntry, SteeringKind, SteeringMessage, SteeringOrigin,
-    HEARTBEAT_NOTE_SECS,
+    JudgeAction, NewSteeringEntry, SessionPulse, SteeringEntry, SteeringKind, SteeringMessage,
+    SteeringOrigin, HEARTBEAT_NOTE_SECS,
 };
 pub use steering_settings::{
-    SteeringSettings, DEFAULT_MAX_LOOP_MESSAGES, DEFAULT_ZOMBIE_AFTER_SECS, STEERING_KEY,
+    SteeringSettings, DEFAULT_JUDGE_EVERY_SECS, DEFAULT_MAX_LOOP_MESSAGES,
+    DEFAULT_ZOMBIE_AFTER_SECS, STEERING_KEY,
 };
 pub use workflows::ScheduledWorkflow;
 
@@ -88,6 +91,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0012_deps.sql"),
     include_str!("store/migrations/0013_steering.sql"),
     include_str!("store/migrations/0014_healer_service.sql"),
+    include_str!("store/migrations/0015_steering_judge.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -370,6 +370,45 @@ impl Handle {
     pub fn end_stuck_sessions(&self, now: chrono::DateTime<chrono::Utc>) -> Result<Vec<i64>> {
         self.projects().end_stuck_sessions(now)
     }
+
+    /// End a running session for a fresh agent: its work pinned as a snapshot, its worktree
+    /// removed, its task open again (what the judge's replace does, once allowed).
+    pub fn replace_session(&self, session_id: i64, reason: &str) -> Result<()> {
+        self.projects().end_session(
+            session_id,
+            project::SessionStop::Replaced {
+                reason: reason.to_string(),
+            },
+        )
+    }
+
+    /// Ask the steering model about every task in progress due a look as of `now` (the
+    /// engine does every [`crate::steering::JUDGE_CHECK_SECS`]; tests pass a later clock).
+    pub async fn judge_tasks(
+        &self,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Vec<crate::steering::Judged>> {
+        crate::steering::judge_due(self.projects(), now).await
+    }
+}
+
+/// Asks the steering model about each task in progress whose interval is up, while the engine
+/// runs (each look is per task: see `steering::judge_due`).
+pub(super) async fn judge_loop(handle: Handle, cancel: tokio_util::sync::CancellationToken) {
+    let every = std::time::Duration::from_secs(crate::steering::JUDGE_CHECK_SECS);
+    loop {
+        tokio::select! {
+            () = cancel.cancelled() => return,
+            () = tokio::time::sleep(every) => {}
+        }
+        let judged = tokio::select! {
+            () = cancel.cancelled() => return,
+            judged = handle.judge_tasks(chrono::Utc::now()) => judged,
+        };
+        if let Err(e) = judged {
+            tracing::warn!("the steering judge could not look at the tasks: {e}");
+        }
+    }
 }
 
 /// Looks for stuck sessions while the engine runs: wherever sessions run, in the app, the

@@ -269,6 +269,7 @@ impl Ctx<'_> {
         }
         match self.projects.stop_of(self.session_id) {
             Some(SessionStop::Stuck { reason }) => Ending::Stuck { reason },
+            Some(SessionStop::Replaced { reason }) => Ending::Replaced { reason },
             None => Ending::Stopped,
         }
     }
