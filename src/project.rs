@@ -10,6 +10,7 @@ mod agent_setup;
 mod board;
 mod command;
 mod detect;
+mod hooks;
 mod looped;
 mod prompt;
 mod recover;
@@ -43,6 +44,7 @@ pub use board::{
 };
 pub use command::{run_project_command, CommandResult};
 pub use detect::{Detection, InstalledAgent};
+pub use hooks::{cli_program, CLI_VAR as HOOK_CLI_VAR, SETTINGS_FILE as CLAUDE_LOCAL_SETTINGS};
 pub use prompt::{append_progress, read_progress, task_prompt};
 pub use recover::end_marked_processes;
 pub(crate) use recover::settle_interrupted;

@@ -46,6 +46,7 @@ mod repair_budget;
 mod rollback;
 mod signatures;
 mod steering_check;
+mod steering_hooks;
 mod steering_judge;
 mod steering_live;
 mod store;

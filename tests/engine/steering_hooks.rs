@@ -1,0 +1,134 @@
+//! Steering reaches a live Claude Code session through the hooks Healer installs: the real
+//! pinned Claude Code CLI, offline, against the scripted server. The judge steers while
+//! Claude Code's tool runs; when the tool ends, its `PostToolUse` hook (`healer hook
+//! claude-code`) hands the message over and it is in the very next request Claude Code sends.
+
+use std::path::Path;
+use std::time::Duration;
+
+use healer::session::AgentKind;
+use healer::store::{JudgeAction, SteeringKind};
+use healer::tasklist::{read_file, TASKS_FILE};
+use serde_json::json;
+
+use crate::model_server::{anthropic, openai, TOKENS};
+use crate::project_agent_fixtures::*;
+use crate::project_fixtures::{eventually, finished};
+
+const TOLD: &str = "Stop waiting for the file and edit greet.py now.";
+
+#[tokio::test]
+async fn a_judges_steer_reaches_claude_code_through_its_hook_in_the_next_request() {
+    std::env::set_var(healer::project::HOOK_CLI_VAR, env!("CARGO_BIN_EXE_healer"));
+    let bed = agent_bed(AgentKind::ClaudeCode, |_| {}).await;
+    bed.task("Greet properly");
+    let wait = "while [ ! -e go ]; do python3 -c 'import time; time.sleep(0.1)'; done; echo went";
+    bed.server.script([
+        anthropic::tool_calls(
+            "",
+            &[("toolu_1", "Bash", &json!({"command": wait}).to_string())],
+            TOKENS,
+        ),
+        // The judge's answer (the steering model is the OpenAI-compatible provider's).
+        openai::text(
+            &json!({"action": "steer", "message": TOLD}).to_string(),
+            TOKENS,
+        ),
+        anthropic::text("I will edit greet.py.", TOKENS),
+    ]);
+    let session = bed
+        .engine
+        .run_project(bed.project.id, None)
+        .expect("started");
+    let worktree = bed.first_worktree();
+    eventually("Claude Code in its tool", Duration::from_secs(60), || {
+        let steps = bed.engine.store().session_steps(session.id, 0).ok()?;
+        steps
+            .iter()
+            .any(|s| s.step.tool.as_deref() == Some("Bash"))
+            .then_some(())
+    })
+    .await;
+
+    // The hooks are in the worktree, and git does not see them.
+    let settings: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(worktree.join(healer::project::CLAUDE_LOCAL_SETTINGS))
+            .expect("settings"),
+    )
+    .expect("JSON");
+    for event in ["PostToolUse", "Stop"] {
+        let command = settings["hooks"][event][0]["hooks"][0]["command"]
+            .as_str()
+            .expect("a command");
+        assert!(command.contains("hook claude-code --session"), "{command}");
+    }
+    let repo = git2::Repository::open(&worktree).expect("worktree");
+    assert!(repo
+        .status_should_ignore(Path::new(healer::project::CLAUDE_LOCAL_SETTINGS))
+        .expect("ignore rules"));
+    let statuses = repo.statuses(None).expect("status");
+    assert!(
+        statuses
+            .iter()
+            .filter(|s| s.path().unwrap_or_default().starts_with(".claude"))
+            .all(|s| s.status() == git2::Status::IGNORED),
+        "the hooks are kept out of git"
+    );
+
+    let session = bed.engine.store().session(session.id).expect("session");
+    let start = chrono::DateTime::parse_from_rfc3339(&session.started_at)
+        .expect("time")
+        .with_timezone(&chrono::Utc);
+    let judged = bed
+        .engine
+        .judge_tasks(start + chrono::Duration::minutes(15))
+        .await
+        .expect("judged");
+    assert_eq!(judged.len(), 1, "{judged:?}");
+    assert_eq!(judged[0].action, JudgeAction::Steer, "{judged:?}");
+    let before = bed.server.chats().len();
+
+    std::fs::write(Path::new(&worktree).join("go"), "").expect("go");
+    let _ = finished(&bed.engine, session.id).await;
+
+    // The first request after the tool ended carries the message (as the hook's reason).
+    let chats = bed.server.chats();
+    let next = chats
+        .iter()
+        .skip(before)
+        .find(|c| c.path.contains("/v1/messages") && c.body["tools"].is_array())
+        .expect("Claude Code asked again");
+    assert!(next.body.to_string().contains(TOLD), "{}", next.body);
+    let file = read_file(&bed.repo_dir.join(TASKS_FILE)).expect("tasks");
+    let comment = file
+        .task("t1")
+        .expect("t1")
+        .comments
+        .last()
+        .cloned()
+        .expect("a comment");
+    assert!(comment.text.contains(TOLD), "{}", comment.text);
+    let timeline = bed
+        .engine
+        .store()
+        .steering_timeline(bed.project.id, "t1")
+        .expect("timeline");
+    let delivery = timeline
+        .iter()
+        .find(|e| e.kind == SteeringKind::Delivery)
+        .expect("the delivery");
+    assert_eq!(delivery.message.as_deref(), Some(TOLD));
+    assert!(
+        delivery.detail.contains("before its next step"),
+        "{}",
+        delivery.detail
+    );
+    // The hook calls were true heartbeats.
+    assert!(bed
+        .engine
+        .store()
+        .session_pulse(session.id)
+        .expect("pulse")
+        .last_activity_at
+        .is_some());
+}
