@@ -177,7 +177,7 @@ test("a task shows how Healer kept its agent moving, in plain words", async () =
   const healer = healerWithProject();
   healer.projects.tasks = [task("t1", "Run the check", { status: "in_progress" })];
   healer.projects.session(7, "t1", "running", [step("Your task: Run the check", { source: "user" })]);
-  const base = { project_id: 1, task_id: "t1", session_id: 7, at: "2026-11-25T10:00:00.000Z", rule: null, message: null, evidence: [], detail: "", tokens: 0 };
+  const base = { project_id: 1, task_id: "t1", session_id: 7, at: "2026-11-25T10:00:00.000Z", rule: null, message: null, evidence: [], detail: "", tokens: 0, action: null };
   healer.projects.steering = [
     {
       ...base, id: 1, kind: "loop", rule: "repeated-error",
@@ -187,6 +187,11 @@ test("a task shows how Healer kept its agent moving, in plain words", async () =
     },
     { ...base, id: 2, kind: "delivery", message: "You ran `bash check.sh` 3 times …", detail: "Delivered as the next message of the agent's conversation" },
     { ...base, id: 3, kind: "zombie", message: "The agent produced nothing new for 30 minutes", detail: "The session was ended and the task is open again." },
+    {
+      ...base, id: 4, kind: "judgement", action: "steer", tokens: 812,
+      message: "Run the tests before editing greet.py again.",
+      detail: "The steering model saw the agent drifting and told it what to do.",
+    },
   ];
   renderApp("#/projects/1/tasks/t1");
 
@@ -198,4 +203,7 @@ test("a task shows how Healer kept its agent moving, in plain words", async () =
   expect(timeline).toHaveTextContent("Ended as stuck");
   expect(timeline).not.toHaveTextContent("repeated-error");
   expect(timeline).not.toHaveTextContent("zombie");
+  expect(timeline).toHaveTextContent("Progress checked: told the agent what to change");
+  expect(timeline).toHaveTextContent("Run the tests before editing greet.py again.");
+  expect(timeline).not.toHaveTextContent("judgement");
 });

@@ -21,6 +21,8 @@ import type {
   Run,
   RunStatus,
   Runtime,
+  SteeringModelSetting,
+  SteeringSettings,
   Tier,
   TierSetting,
   Version,
@@ -365,6 +367,9 @@ export const modelKeys = {
   budgets: ["budgets"] as const,
   usage: ["usage-today"] as const,
   ollama: ["ollama"] as const,
+  /** Under the tiers' key: a change of tiers or providers changes what steering would ask. */
+  steeringModel: ["tiers", "steering-model"] as const,
+  steeringSettings: ["steering-settings"] as const,
   /** The models a provider listed at its last successful connection test. Only ever set, never fetched. */
   models: (provider: string) => ["provider-models", provider] as const,
 };
@@ -481,6 +486,30 @@ export function useClearTier() {
   return useMutation({
     mutationFn: (tier: Tier) => api.clearTier(tier),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: modelKeys.tiers }),
+  });
+}
+
+export function useSteeringModel() {
+  return useQuery({ queryKey: modelKeys.steeringModel, queryFn: api.getSteeringModel });
+}
+
+export function useSteeringSettings() {
+  return useQuery({ queryKey: modelKeys.steeringSettings, queryFn: api.getSteeringSettings });
+}
+
+export function useSetSteeringModel() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (setting: SteeringModelSetting | null) => api.setSteeringModel(setting),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: modelKeys.steeringModel }),
+  });
+}
+
+export function useSetSteeringSettings() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (settings: SteeringSettings) => api.setSteeringSettings(settings),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: modelKeys.steeringSettings }),
   });
 }
 

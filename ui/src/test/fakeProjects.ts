@@ -116,6 +116,7 @@ export class FakeProjects {
         transcript: null, exit_code: null, summary: status === "running" ? "" : "Done: commit 1a2b3c4, merged into main",
         commit_id: status === "finished" ? "1a2b3c4d5e6f" : null, merged: status === "finished",
         started_at: new Date(Date.now() - 90_000).toISOString(), ended_at: status === "running" ? null : new Date().toISOString(),
+        resumed_from: null,
       },
       project_name: "greeter",
       steps: steps.map((s, i) => ({ session_id: id, seq: i + 1, step: s })),
