@@ -110,6 +110,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             project_commands::run_project_task,
             project_commands::stop_session,
             project_commands::get_session,
+            project_commands::list_live_sessions,
         ])
         .events(collect_events![
             HealerEvent,

@@ -5,6 +5,7 @@ use healer::project::{
     FolderCheck, Project, ProjectDetail, ProjectInput, ProjectSummary, SessionDetail,
     SessionRecord, Task, TaskDetail, TaskEdit, TaskStatus,
 };
+use healer::steering::LiveSession;
 use healer::workflow::FieldProblem;
 use healer::ErrorPayload;
 use tauri::State;
@@ -162,4 +163,11 @@ pub fn stop_session(state: State<'_, AppState>, session_id: i64) -> CmdResult<()
 #[specta::specta]
 pub fn get_session(state: State<'_, AppState>, session_id: i64) -> CmdResult<SessionDetail> {
     Ok(state.engine()?.session_detail(session_id)?)
+}
+
+/// The Sessions page: every live session, Healer's and (when watched) the person's own.
+#[tauri::command]
+#[specta::specta]
+pub fn list_live_sessions(state: State<'_, AppState>) -> CmdResult<Vec<LiveSession>> {
+    Ok(state.engine()?.live_sessions_now()?)
 }

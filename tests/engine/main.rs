@@ -49,6 +49,7 @@ mod steering_check;
 mod steering_hooks;
 mod steering_judge;
 mod steering_live;
+mod steering_own;
 mod store;
 mod survivors;
 mod systemic;

@@ -135,6 +135,8 @@ export const api = {
   /** Name the steering model, or (null) leave the choice to the rule. */
   setSteeringModel: (setting: SteeringModelSetting | null) => unwrap(commands.setSteeringModel(setting)),
   getSteeringSettings: () => unwrap(commands.getSteeringSettings()),
+  /** Every live session: Healer's, and the person's own when they are watched. */
+  listLiveSessions: () => unwrap(commands.listLiveSessions()),
   setSteeringSettings: (settings: SteeringSettings) => unwrap(commands.setSteeringSettings(settings)),
 
   /** A workflow's auto-fix tasks, newest first. */

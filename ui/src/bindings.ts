@@ -133,6 +133,8 @@ export const commands = {
 	/**  Stop a running session; its worktree is kept. */
 	stopSession: (sessionId: number) => typedError<null, ErrorPayload>(__TAURI_INVOKE("stop_session", { sessionId })),
 	getSession: (sessionId: number) => typedError<SessionDetail, ErrorPayload>(__TAURI_INVOKE("get_session", { sessionId })),
+	/**  The Sessions page: every live session, Healer's and (when watched) the person's own. */
+	listLiveSessions: () => typedError<LiveSession[], ErrorPayload>(__TAURI_INVOKE("list_live_sessions")),
 };
 
 /** Events */
@@ -719,6 +721,24 @@ export type KeySource = { source: "keyring" } | { source: "env"; var: string } |
 /**  None found; `var` is the environment variable that would be read. */
 { source: "missing"; var: string };
 
+/**  A session on the Sessions page. */
+export type LiveSession = {
+	origin: SessionOrigin,
+	/**  Healer's session id (its own sessions only). */
+	session_id: number | null,
+	project_id: number | null,
+	task_id: string | null,
+	/**  The task's title, or the folder a person's session works in. */
+	title: string,
+	agent: AgentKind,
+	/**  The last time it produced something (RFC 3339), if it did. */
+	last_activity_at: string | null,
+	/**  The loop detector's verdict: the rule that fired, if any. */
+	loop_rule: LoopRule | null,
+	/**  What the detector would tell it (a person's sessions are never told). */
+	loop_message: string | null,
+};
+
 /**  A decision Healer made on its own, in the decisions log (shown in Activity). */
 export type LoggedDecision = {
 	id: number,
@@ -1276,6 +1296,13 @@ export type SessionDetail = {
 	project_name: string,
 	steps: StoredStep[],
 };
+
+/**  Who started a live session. */
+export type SessionOrigin = 
+/**  Healer, on a project's task. */
+"healer" | 
+/**  The person, on their own. */
+"person";
 
 /**  A session as stored. */
 export type SessionRecord = {

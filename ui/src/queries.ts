@@ -497,6 +497,13 @@ export function useSteeringSettings() {
   return useQuery({ queryKey: modelKeys.steeringSettings, queryFn: api.getSteeringSettings });
 }
 
+/** Sessions move while they run: the list is looked at again every few seconds. */
+const LIVE_SESSIONS_POLL_MS = 5_000;
+
+export function useLiveSessions() {
+  return useQuery({ queryKey: ["live-sessions"] as const, queryFn: api.listLiveSessions, refetchInterval: LIVE_SESSIONS_POLL_MS });
+}
+
 export function useSetSteeringModel() {
   const queryClient = useQueryClient();
   return useMutation({
@@ -509,7 +516,10 @@ export function useSetSteeringSettings() {
   const queryClient = useQueryClient();
   return useMutation({
     mutationFn: (settings: SteeringSettings) => api.setSteeringSettings(settings),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: modelKeys.steeringSettings }),
+    onSuccess: () => {
+      void queryClient.invalidateQueries({ queryKey: ["live-sessions"] });
+      return queryClient.invalidateQueries({ queryKey: modelKeys.steeringSettings });
+    },
   });
 }
 

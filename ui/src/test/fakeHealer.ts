@@ -26,6 +26,7 @@ import {
   type SaveOutcome,
   type Schedule,
   type ScriptVersion,
+  type LiveSession,
   type SteeringModelSetting,
   type SteeringModelView,
   type SteeringSettings,
@@ -217,6 +218,8 @@ export class FakeHealer {
   env: Record<string, string> = {};
   tierSettings: TierSetting[] = [];
   steeringModel: SteeringModelSetting | null = null;
+  /** What the Sessions page lists; the person's own only while they are watched. */
+  liveSessions: LiveSession[] = [];
   steeringSettings: SteeringSettings = {
     enabled: true, zombie_after_secs: 1800, max_loop_messages: 3, judge_every_secs: 900, watch_own_sessions: false,
   };
@@ -751,6 +754,8 @@ export class FakeHealer {
       case "set_steering_model":
         this.steeringModel = (args.setting as SteeringModelSetting | null) ?? null;
         return null;
+      case "list_live_sessions":
+        return this.liveSessions.filter((s) => s.origin === "healer" || this.steeringSettings.watch_own_sessions);
       case "get_steering_settings":
         return this.steeringSettings;
       case "set_steering_settings": {

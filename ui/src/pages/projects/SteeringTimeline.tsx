@@ -18,7 +18,7 @@ const actionLabel: Record<JudgeAction, string> = {
   replace: "Progress checked: replaced the agent",
 };
 
-const ruleLabel: Record<LoopRule, string> = {
+export const ruleLabel: Record<LoopRule, string> = {
   repeat: "The same step with the same result, again and again",
   "repeated-error": "The same step failing the same way",
   monologue: "Talking without doing anything",
