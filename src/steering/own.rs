@@ -171,6 +171,15 @@ pub(crate) fn watch(services: Arc<Services>, root: &Path, told: Told) -> Result<
             for path in &event.paths {
                 if path.extension().and_then(|e| e.to_str()) == Some("jsonl") {
                     let _ = tx.send(path.clone());
+                } else if path.is_dir() {
+                    // A new project folder: a transcript written before its watch was in
+                    // place raised no event of its own.
+                    for file in std::fs::read_dir(path).into_iter().flatten().flatten() {
+                        let file = file.path();
+                        if file.extension().and_then(|e| e.to_str()) == Some("jsonl") {
+                            let _ = tx.send(file);
+                        }
+                    }
                 }
             }
         }

@@ -88,7 +88,11 @@ describe("Sessions in the real window", { timeout: 240_000 }, () => {
     await app.shot("own-session-looping");
 
     // The person was told (the notification behind the desktop one).
-    const notes = await app.cli("notifications", "--json");
+    let notes = "";
+    for (let i = 0; i < 30 && !/going in circles/.test(notes); i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 500));
+      notes = await app.cli("notifications", "--json");
+    }
     assert.match(notes, /One of your Claude Code sessions is going in circles/);
 
     // At the narrowest window the row still reads; nothing scrolls sideways.
