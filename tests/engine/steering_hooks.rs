@@ -132,3 +132,88 @@ async fn a_judges_steer_reaches_claude_code_through_its_hook_in_the_next_request
         .last_activity_at
         .is_some());
 }
+
+#[tokio::test]
+async fn a_judges_steer_reaches_codex_when_its_turn_ends_by_resuming_it() {
+    use crate::model_server::responses;
+    let bed = agent_bed(AgentKind::Codex, |_| {}).await;
+    bed.task("Greet properly");
+    let wait = "while [ ! -e go ]; do python3 -c 'import time; time.sleep(0.1)'; done; echo went";
+    bed.server.script([
+        responses::reply(&[responses::exec("c1", wait)], TOKENS),
+        openai::text(
+            &json!({"action": "steer", "message": TOLD}).to_string(),
+            TOKENS,
+        ),
+        responses::reply(&[responses::text("The file came; I am done.")], TOKENS),
+        responses::reply(&[responses::text("Understood, editing greet.py.")], TOKENS),
+    ]);
+    let session = bed
+        .engine
+        .run_project(bed.project.id, None)
+        .expect("started");
+    let worktree = bed.first_worktree();
+    eventually("Codex in its command", Duration::from_secs(60), || {
+        let steps = bed.engine.store().session_steps(session.id, 0).ok()?;
+        steps
+            .iter()
+            .any(|s| s.step.tool.as_deref() == Some("exec_command"))
+            .then_some(())
+    })
+    .await;
+    let session = bed.engine.store().session(session.id).expect("session");
+    let start = chrono::DateTime::parse_from_rfc3339(&session.started_at)
+        .expect("time")
+        .with_timezone(&chrono::Utc);
+    let judged = bed
+        .engine
+        .judge_tasks(start + chrono::Duration::minutes(15))
+        .await
+        .expect("judged");
+    assert_eq!(judged.len(), 1, "{judged:?}");
+    assert_eq!(judged[0].action, JudgeAction::Steer, "{judged:?}");
+
+    std::fs::write(Path::new(&worktree).join("go"), "").expect("go");
+    let _ = finished(&bed.engine, session.id).await;
+
+    // The turn ended; the next request Codex sent (its resumed thread) carries the message.
+    let chats = bed.server.chats();
+    let responses: Vec<_> = chats
+        .iter()
+        .filter(|c| c.path.contains("/responses"))
+        .collect();
+    assert_eq!(
+        responses.len(),
+        3,
+        "the first turn's two calls, then the resume"
+    );
+    let resumed = responses[2].body.to_string();
+    assert!(resumed.contains(TOLD), "{resumed}");
+    assert!(
+        !responses[1].body.to_string().contains(TOLD),
+        "not before the turn ended"
+    );
+    let steps = bed
+        .engine
+        .store()
+        .session_steps(session.id, 0)
+        .expect("steps");
+    assert!(steps
+        .iter()
+        .any(|s| s.step.source == healer::session::StepSource::User && s.step.text.contains(TOLD)));
+    let timeline = bed
+        .engine
+        .store()
+        .steering_timeline(bed.project.id, "t1")
+        .expect("timeline");
+    let delivery = timeline
+        .iter()
+        .find(|e| e.kind == SteeringKind::Delivery)
+        .expect("the delivery");
+    assert!(delivery.detail.contains("resumed"), "{}", delivery.detail);
+    assert!(!bed
+        .engine
+        .store()
+        .steering_waiting(session.id)
+        .expect("waiting"));
+}
