@@ -292,8 +292,12 @@ mod tests {
 
         // No prices at all: the cheap tier's model (nearest mapped tier).
         let bare = provider("bare", ProviderKind::OpenaiCompatible, &[]);
-        let got = resolve(None, &[tier(Tier::Standard, "bare", "m")], &[bare.clone()])
-            .expect("cheap tier");
+        let got = resolve(
+            None,
+            &[tier(Tier::Standard, "bare", "m")],
+            std::slice::from_ref(&bare),
+        )
+        .expect("cheap tier");
         assert_eq!(
             (got.model.as_str(), got.source),
             ("m", SteeringModelSource::CheapTier)
