@@ -138,6 +138,8 @@ pub(crate) struct Inner {
     projects: Arc<crate::project::Projects>,
     /// Where the person's own Claude Code sessions are (when watching them is on).
     claude_projects: Option<std::path::PathBuf>,
+    /// The person's transcripts already read for the Sessions page.
+    own_verdicts: crate::steering::own::VerdictCache,
     _lease: Lease,
 }
 
@@ -199,6 +201,7 @@ impl Engine {
             .or_else(crate::steering::own::claude_projects_dir);
         let inner = Arc::new(Inner {
             claude_projects,
+            own_verdicts: Default::default(),
             role: role.to_string(),
             scheduling: options.scheduler,
             projects,

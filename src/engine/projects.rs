@@ -423,6 +423,7 @@ impl Handle {
                 now,
                 live_for,
                 &healer_ids,
+                &self.inner.own_verdicts,
             ));
         }
         Ok(live)

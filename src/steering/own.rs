@@ -4,7 +4,7 @@
 //! person once when one of their sessions goes in circles. It only reads: it never writes into
 //! a session it did not start. The Sessions page lists these beside Healer's own.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -66,6 +66,25 @@ pub fn claude_projects_dir() -> Option<PathBuf> {
         .map(|home| PathBuf::from(home).join(".claude").join("projects"))
 }
 
+/// Verdicts already read, by transcript, with the size and time they were read at: the
+/// Sessions page asks every few seconds, and a transcript that did not change is not read again.
+#[derive(Default)]
+pub struct VerdictCache(Mutex<HashMap<PathBuf, (SystemTime, u64, Option<LiveSession>)>>);
+
+impl VerdictCache {
+    fn get_or_read(&self, path: &Path, modified: SystemTime, len: u64) -> Option<LiveSession> {
+        let mut cache = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((at, size, seen)) = cache.get(path) {
+            if *at == modified && *size == len {
+                return seen.clone();
+            }
+        }
+        let seen = read_session(path, modified.into());
+        cache.insert(path.to_path_buf(), (modified, len, seen.clone()));
+        seen
+    }
+}
+
 /// The person's sessions under `root` that wrote within `live_for` of `now`, with their loop
 /// verdicts. Transcripts of sessions Healer started are left out (`healer_ids`).
 pub fn person_sessions(
@@ -73,6 +92,7 @@ pub fn person_sessions(
     now: DateTime<Utc>,
     live_for: Duration,
     healer_ids: &HashSet<String>,
+    cache: &VerdictCache,
 ) -> Vec<LiveSession> {
     let mut found = Vec::new();
     let Ok(folders) = std::fs::read_dir(root) else {
@@ -91,7 +111,10 @@ pub fn person_sessions(
             if healer_ids.contains(stem) {
                 continue;
             }
-            let Some(modified) = file.metadata().ok().and_then(|m| m.modified().ok()) else {
+            let Some(meta) = file.metadata().ok() else {
+                continue;
+            };
+            let Ok(modified) = meta.modified() else {
                 continue;
             };
             let at: DateTime<Utc> = modified.into();
@@ -99,7 +122,7 @@ pub fn person_sessions(
             if age > chrono::Duration::from_std(live_for).unwrap_or(chrono::Duration::MAX) {
                 continue;
             }
-            if let Some(session) = read_session(&path, at) {
+            if let Some(session) = cache.get_or_read(&path, modified, meta.len()) {
                 found.push(session);
             }
         }
