@@ -100,6 +100,15 @@ async fn continue_only_moves_the_timestamp_and_the_task_is_not_judged_again_with
     let before = read_file(&pb.repo_dir.join(TASKS_FILE)).expect("tasks");
     let before = before.task(&task_id).expect("task").clone();
 
+    // The Sessions page lists it, with its last activity and no loop.
+    let live = engine.live_sessions(chrono::Utc::now()).expect("live");
+    assert_eq!(live.len(), 1, "{live:?}");
+    assert_eq!(live[0].origin, healer::steering::SessionOrigin::Healer);
+    assert_eq!(live[0].session_id, Some(session.id));
+    assert_eq!(live[0].title, "Be polite");
+    assert!(live[0].last_activity_at.is_some());
+    assert_eq!(live[0].loop_rule, None);
+
     // 14 minutes after the start: not due, no model asked.
     let early = engine
         .judge_tasks(start + chrono::Duration::minutes(14))
