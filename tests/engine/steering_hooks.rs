@@ -217,3 +217,94 @@ async fn a_judges_steer_reaches_codex_when_its_turn_ends_by_resuming_it() {
         .steering_waiting(session.id)
         .expect("waiting"));
 }
+
+#[tokio::test]
+async fn a_loop_in_claude_code_is_told_through_its_hook_at_zero_tokens() {
+    std::env::set_var(healer::project::HOOK_CLI_VAR, env!("CARGO_BIN_EXE_healer"));
+    let bed = agent_bed(AgentKind::ClaudeCode, |_| {}).await;
+    bed.task("Greet properly");
+    let same = || {
+        anthropic::tool_calls(
+            "Let me run the check.",
+            &[(
+                &format!("toolu_{}", uuid_like()),
+                "Bash",
+                &json!({"command": "cat config.ini"}).to_string(),
+            )],
+            TOKENS,
+        )
+    };
+    bed.server.script([
+        same(),
+        same(),
+        same(),
+        same(),
+        same(),
+        // A message that arrives after the last call is given at the Stop hook, which makes
+        // Claude Code take another turn: one answer for each message that may still wait.
+        anthropic::text("I give up.", TOKENS),
+        anthropic::text("I still give up.", TOKENS),
+        anthropic::text("Really, I give up.", TOKENS),
+        anthropic::text("Done.", TOKENS),
+    ]);
+    let session = bed
+        .engine
+        .run_project_and_wait(bed.project.id, None)
+        .await
+        .expect("run");
+    let timeline = bed
+        .engine
+        .store()
+        .steering_timeline(bed.project.id, "t1")
+        .expect("timeline");
+    let looped = timeline
+        .iter()
+        .find(|e| e.kind == SteeringKind::Loop)
+        .expect("the loop");
+    assert_eq!(looped.tokens, 0);
+    assert!(
+        looped.detail.contains("told it"),
+        "Claude Code can be told: {}",
+        looped.detail
+    );
+    let told = looped.message.clone().expect("what it was told");
+    // The message is in a later request Claude Code made, and no request was steering's own.
+    let chats: Vec<_> = bed
+        .server
+        .chats()
+        .into_iter()
+        .filter(|c| c.body["tools"].is_array())
+        .collect();
+    assert!(
+        (6..=9).contains(&chats.len()),
+        "only the agent's own requests, none of steering's: {}",
+        chats.len()
+    );
+    let first = chats
+        .iter()
+        .position(|c| {
+            c.body.to_string().contains("cat config.ini")
+                && c.body
+                    .to_string()
+                    .contains("Healer, which watches this session")
+        })
+        .expect("a request carries the message");
+    assert!(first >= 3, "told after the loop: request {first}");
+    assert!(chats[first]
+        .body
+        .to_string()
+        .contains(&told[..40.min(told.len())]));
+    let delivery = timeline
+        .iter()
+        .find(|e| e.kind == SteeringKind::Delivery)
+        .expect("the delivery");
+    assert!(delivery.detail.contains("before its next step"));
+    assert_ne!(session.status, healer::session::SessionStatus::Running);
+}
+
+/// Claude Code tells calls apart by id: each scripted call gets its own.
+fn uuid_like() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    format!("loop{}", N.fetch_add(1, Ordering::Relaxed))
+}
