@@ -316,4 +316,6 @@ test("the steering card says which model looks at the agents, by the rule, and h
   await user.type(interval, "10");
   await user.click(within(again).getByTestId("save-steering"));
   await waitFor(() => expect(healer.callsTo("set_steering_settings").map((c) => (c.args.settings as { judge_every_secs: number }).judge_every_secs)).toEqual([600]));
+  expect(await within(again).findByText("Saved")).toBeInTheDocument();
+  expect(within(again).getByTestId("steering-interval")).toHaveValue("10");
 });

@@ -68,8 +68,7 @@ function ModelPicker({ tiers, providers }: { tiers: TierView[]; providers: Provi
 /** The engine's default, when the stored settings name none. */
 const DEFAULT_JUDGE_SECS = 15 * 60;
 
-function IntervalForm({ settings }: { settings: SteeringSettings }) {
-  const save = useSetSteeringSettings();
+function IntervalForm({ settings, save }: { settings: SteeringSettings; save: ReturnType<typeof useSetSteeringSettings> }) {
   const every = settings.judge_every_secs ?? DEFAULT_JUDGE_SECS;
   const [minutes, setMinutes] = useState(() => String(Math.round(every / 60)));
   const [problem, setProblem] = useState<string | null>(null);
@@ -137,6 +136,8 @@ function IntervalForm({ settings }: { settings: SteeringSettings }) {
 /** The steering model and how often it looks at each agent's progress. */
 export function SteeringCard({ tiers, providers }: { tiers: TierView[]; providers: ProviderView[] }) {
   const settings = useSteeringSettings();
+  // Here rather than in the form, which starts afresh when what is stored changes.
+  const save = useSetSteeringSettings();
   const titleId = useId();
   return (
     <section className="card settings-section" aria-labelledby={titleId} data-testid="steering">
@@ -154,7 +155,7 @@ export function SteeringCard({ tiers, providers }: { tiers: TierView[]; provider
       {settings.isError && (
         <InlineError lead="The steering settings couldn't be loaded." error={settings.error} onRetry={() => void settings.refetch()} />
       )}
-      {settings.data && <IntervalForm key={settings.data.judge_every_secs} settings={settings.data} />}
+      {settings.data && <IntervalForm key={settings.data.judge_every_secs} settings={settings.data} save={save} />}
     </section>
   );
 }
