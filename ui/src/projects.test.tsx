@@ -176,7 +176,10 @@ test("choosing Claude Code: its own sign-in or a provider of Healer's that speak
 test("a task shows how Healer kept its agent moving, in plain words", async () => {
   const healer = healerWithProject();
   healer.projects.tasks = [task("t1", "Run the check", { status: "in_progress" })];
-  healer.projects.session(7, "t1", "running", [step("Your task: Run the check", { source: "user" })]);
+  healer.projects.session(7, "t1", "running", [
+    step("Your task: Run the check", { source: "user" }),
+    step("Healer, which watches this session, says: Run the tests before editing greet.py again.", { source: "user" }),
+  ]);
   const base = { project_id: 1, task_id: "t1", session_id: 7, at: "2026-11-25T10:00:00.000Z", rule: null, message: null, evidence: [], detail: "", tokens: 0, action: null };
   healer.projects.steering = [
     {
@@ -206,4 +209,9 @@ test("a task shows how Healer kept its agent moving, in plain words", async () =
   expect(timeline).toHaveTextContent("Progress checked: told the agent what to change");
   expect(timeline).toHaveTextContent("Run the tests before editing greet.py again.");
   expect(timeline).not.toHaveTextContent("judgement");
+  // In the session, a delivered message reads as Healer's, not as the task's prompt.
+  const steered = (await screen.findAllByTestId("session-step")).find((s) => s.dataset.kind === "steered");
+  expect(steered).toHaveTextContent("Healer told the agent");
+  expect(steered).toHaveTextContent("Run the tests before editing greet.py again.");
+  expect(steered).not.toHaveTextContent("which watches this session");
 });
