@@ -489,3 +489,52 @@ async fn replace_in_conservative_mode_asks_first_and_replaces_when_the_person_ag
         .expect("decided");
     assert_replaced(&pb, &task_id, &session, &marker).await;
 }
+
+#[tokio::test]
+async fn replace_in_conservative_mode_leaves_the_agent_at_work_when_the_person_says_so() {
+    let pb = project_bed(false, |_| {}).await;
+    let engine = pb.engine();
+    pb.bed.server.script([
+        work_then_wait(),
+        judge_says(&json!({"action": "replace", "message": WHY}).to_string()),
+        // Asked again 15 minutes later, it still thinks so: no second question while one waits.
+        judge_says(&json!({"action": "replace", "message": WHY}).to_string()),
+        call("c2", "finish", json!({"summary": "done"})),
+    ]);
+    let (task_id, session) = waiting_session(&pb, "Be polite").await;
+    let start = started(&session);
+    engine
+        .judge_tasks(start + chrono::Duration::minutes(15))
+        .await
+        .expect("judged");
+    engine
+        .judge_tasks(start + chrono::Duration::minutes(30))
+        .await
+        .expect("judged again");
+    let pending = engine.checkpoints().expect("checkpoints").pending;
+    assert_eq!(pending.len(), 1, "one question at a time");
+    let decided = engine
+        .decide_checkpoint(pending[0].id, Some(2), None)
+        .await
+        .expect("decided");
+    let outcome = decided.decision.expect("decided").outcome;
+    assert!(outcome.contains("goes on"), "{outcome}");
+    assert_eq!(
+        engine.store().session(session.id).expect("session").status,
+        SessionStatus::Running
+    );
+    assert!(Path::new(&session.worktree).join("wip.txt").exists());
+    let file = read_file(&pb.repo_dir.join(TASKS_FILE)).expect("tasks");
+    assert_eq!(
+        file.task(&task_id).expect("task").status,
+        TaskStatus::InProgress
+    );
+    let_go(&session);
+    let record = finished(engine, session.id).await;
+    assert_ne!(record.status, SessionStatus::Running);
+    assert!(engine
+        .store()
+        .snapshots(Some(pb.project.id), Some(&task_id))
+        .expect("snapshots")
+        .is_empty());
+}
