@@ -211,6 +211,7 @@ async fn run_once(engine: &Engine, tools: ToolSet) {
             max_tokens: None,
             inbox: None,
             temperature: None,
+            choice: None,
         })
         .await
         .expect("loop");

@@ -40,6 +40,10 @@ fn main() {
         "get_budgets",
         "set_budgets",
         "usage_today",
+        "get_steering_model",
+        "set_steering_model",
+        "get_steering_settings",
+        "set_steering_settings",
         "list_autofixes",
         "get_autofix",
         "get_planner_chat",
@@ -80,6 +84,7 @@ fn main() {
         "get_healer_config",
         "set_healer_config",
         "restore_snapshot",
+        "list_live_sessions",
     ]);
     if let Err(e) = tauri_build::try_build(tauri_build::Attributes::new().app_manifest(manifest)) {
         // A build script has no caller to return to: say what is wrong and stop the build.

@@ -87,6 +87,9 @@ pub struct EngineOptions {
     /// Where model provider keys are found; `None`: the OS keyring, then the environment
     /// (tests use the environment only, so a developer's keyring is never touched).
     pub keys: Option<crate::llm::Keys>,
+    /// Where a person's own Claude Code transcripts are watched when Settings allow it;
+    /// `None`: `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`.
+    pub claude_projects: Option<std::path::PathBuf>,
 }
 
 impl Default for EngineOptions {
@@ -96,6 +99,7 @@ impl Default for EngineOptions {
             pipeline: Pipeline::new(Box::new(SettingsPolicy), Box::new(RulePlanner)),
             scheduler: true,
             keys: None,
+            claude_projects: None,
         }
     }
 }
@@ -133,6 +137,10 @@ pub(crate) struct Inner {
     scheduling: bool,
     /// Projects at work: the agent registry, the sessions running, the task-list watchers.
     projects: Arc<crate::project::Projects>,
+    /// Where the person's own Claude Code sessions are (when watching them is on).
+    claude_projects: Option<std::path::PathBuf>,
+    /// The person's transcripts already read for the Sessions page.
+    own_verdicts: crate::steering::own::VerdictCache,
     _lease: Lease,
 }
 
@@ -188,7 +196,13 @@ impl Engine {
         for problem in crate::secrets::sealed().map_or(&[][..], |s| &s.problems[..]) {
             tracing::warn!("provider keys are less well hidden: {problem}");
         }
+        let claude_projects = options
+            .claude_projects
+            .clone()
+            .or_else(crate::steering::own::claude_projects_dir);
         let inner = Arc::new(Inner {
+            claude_projects,
+            own_verdicts: Default::default(),
             role: role.to_string(),
             scheduling: options.scheduler,
             projects,
@@ -214,11 +228,14 @@ impl Engine {
             cancel.clone(),
         ));
         tasks.spawn(healer::scan_loop(handle.clone(), cancel.clone()));
+        tasks.spawn(projects::judge_loop(handle.clone(), cancel.clone()));
         if handle.inner.scheduling {
             // An engine a command started for itself answers only that command: it would
             // otherwise take other commands' requests and could end before answering them.
             tasks.spawn(serve_requests(handle.clone(), cancel.clone()));
             tasks.spawn(schedule_loop(handle.services.clone(), cancel.clone()));
+            // The person's own sessions are watched by the long-running engine only.
+            tasks.spawn(projects::own_sessions_loop(handle.clone(), cancel.clone()));
             tasks.spawn(inbox_loop(handle.services.clone(), cancel.clone()));
             // The long-running engine (app, daemon) looks for a local model once.
             tasks.spawn(crate::llm::detect_ollama_at_start(

@@ -30,6 +30,7 @@ pub mod secrets;
 pub(crate) mod services;
 pub mod session;
 pub mod spells;
+pub mod steering;
 pub mod store;
 pub mod tasklist;
 pub mod workflow;

@@ -16,6 +16,7 @@ mod openai;
 mod provider;
 pub mod settings;
 pub mod sse;
+pub mod steering_model;
 mod thread;
 mod tiers;
 mod tools;
@@ -43,6 +44,10 @@ pub use keys::{scrub, ApiKey, KeySource, Keys, KEYRING_ENV};
 pub use ollama::OllamaStatus;
 pub use openai::{wants_completion_tokens, OpenAiClient};
 pub use provider::{check_input, ModelPrice, Provider, ProviderInput, ProviderKind, ProviderView};
+pub use steering_model::{
+    SteeringModel, SteeringModelSetting, SteeringModelSource, SteeringModelView, JUDGE_MAX_TOKENS,
+    STEERING_MODEL_KEY, STEERING_MODEL_RULE,
+};
 pub use thread::{
     MessageRole, NewMessage, Task, TaskKind, TaskStatus, TaskThread, ThreadMessage, ThreadText,
 };
@@ -346,6 +351,27 @@ impl Llm {
         self.inner.store.clear_tier(tier)?;
         self.emit(Event::LlmSettingsChanged {
             what: format!("{} tier unmapped", tier.as_str()),
+        })
+    }
+
+    /// The model steering asks now: named, else the cheapest configured, else none.
+    pub fn steering_model(&self) -> Result<Option<SteeringModel>> {
+        steering_model::current(&self.inner.store)
+    }
+
+    /// Settings' view of the steering model, with the rule.
+    pub fn steering_model_view(&self) -> Result<SteeringModelView> {
+        steering_model::view(&self.inner.store)
+    }
+
+    /// Name the steering model, or (`None`) go back to the rule's choice.
+    pub fn set_steering_model(&self, setting: Option<&SteeringModelSetting>) -> Result<()> {
+        steering_model::set(&self.inner.store, setting)?;
+        self.emit(Event::LlmSettingsChanged {
+            what: match setting {
+                Some(s) => format!("steering model → {} / {}", s.provider, s.model.trim()),
+                None => "steering model: the cheapest configured".to_string(),
+            },
         })
     }
 

@@ -115,6 +115,7 @@ pub(crate) async fn run_turn(services: &Arc<Services>, item: &InboxItem) -> Resu
             max_tokens: None,
             inbox: None,
             temperature: None,
+            choice: None,
         })
         .await;
     let question = asked.lock().unwrap_or_else(|p| p.into_inner()).clone();

@@ -13,6 +13,7 @@ mod heals;
 mod holds;
 mod inbox;
 mod invocations;
+mod judgements;
 mod maintenance;
 mod memory;
 mod notifications;
@@ -49,6 +50,7 @@ pub use heals::{HealRecord, Outcome, RemedyAttempt, RemedyStatus};
 pub use holds::RepairHold;
 pub use inbox::{InboxItem, InboxKind, SettledItems};
 pub use invocations::{HealerInvocation, InvocationStatus, NewInvocation, SpellRun};
+pub use judgements::{PendingReplace, TaskJudgement};
 pub use maintenance::{Entered, FixResult};
 pub use projects::{
     MergePolicy, Project, ProjectSettings, VerifyCommand, DEFAULT_AGENT_TIME_LIMIT_SECS,
@@ -60,11 +62,12 @@ pub use runs::{AttemptEnd, InterruptedAttempt};
 pub use sessions::{NewSession, SessionOutcome, SessionRecord, StoredStep};
 pub use snapshots::{NewSnapshot, SnapshotRecord};
 pub use steering::{
-    NewSteeringEntry, SessionPulse, SteeringEntry, SteeringKind, SteeringMessage, SteeringOrigin,
-    HEARTBEAT_NOTE_SECS,
+    JudgeAction, NewSteeringEntry, SessionPulse, SteeringEntry, SteeringKind, SteeringMessage,
+    SteeringOrigin, HEARTBEAT_NOTE_SECS,
 };
 pub use steering_settings::{
-    SteeringSettings, DEFAULT_MAX_LOOP_MESSAGES, DEFAULT_ZOMBIE_AFTER_SECS, STEERING_KEY,
+    SteeringSettings, DEFAULT_JUDGE_EVERY_SECS, DEFAULT_MAX_LOOP_MESSAGES,
+    DEFAULT_ZOMBIE_AFTER_SECS, STEERING_KEY,
 };
 pub use workflows::ScheduledWorkflow;
 
@@ -91,6 +94,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0012_deps.sql"),
     include_str!("store/migrations/0013_steering.sql"),
     include_str!("store/migrations/0014_healer_service.sql"),
+    include_str!("store/migrations/0015_steering_judge.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -68,6 +68,10 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             model_commands::get_budgets,
             model_commands::set_budgets,
             model_commands::usage_today,
+            model_commands::get_steering_model,
+            model_commands::set_steering_model,
+            model_commands::get_steering_settings,
+            model_commands::set_steering_settings,
             heal_commands::list_autofixes,
             heal_commands::get_autofix,
             heal_commands::get_planner_chat,
@@ -109,6 +113,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             project_commands::get_healer_config,
             project_commands::set_healer_config,
             project_commands::restore_snapshot,
+            project_commands::list_live_sessions,
         ])
         .events(collect_events![
             HealerEvent,

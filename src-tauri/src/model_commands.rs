@@ -2,9 +2,10 @@
 //! Each a one-line adapter over an engine method.
 
 use healer::llm::{
-    Budgets, ConnectionTest, OllamaStatus, Provider, ProviderInput, ProviderView, Tier,
-    TierSetting, TierView, UsageReport,
+    Budgets, ConnectionTest, OllamaStatus, Provider, ProviderInput, ProviderView,
+    SteeringModelSetting, SteeringModelView, Tier, TierSetting, TierView, UsageReport,
 };
+use healer::store::SteeringSettings;
 use healer::ErrorPayload;
 use tauri::State;
 
@@ -94,4 +95,34 @@ pub fn set_budgets(state: State<'_, AppState>, budgets: Budgets) -> CmdResult<()
 #[specta::specta]
 pub fn usage_today(state: State<'_, AppState>) -> CmdResult<UsageReport> {
     Ok(state.engine()?.usage_today()?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn get_steering_model(state: State<'_, AppState>) -> CmdResult<SteeringModelView> {
+    Ok(state.engine()?.steering_model()?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn set_steering_model(
+    state: State<'_, AppState>,
+    setting: Option<SteeringModelSetting>,
+) -> CmdResult<()> {
+    Ok(state.engine()?.set_steering_model(setting)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn get_steering_settings(state: State<'_, AppState>) -> CmdResult<SteeringSettings> {
+    Ok(state.engine()?.steering_settings()?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn set_steering_settings(
+    state: State<'_, AppState>,
+    settings: SteeringSettings,
+) -> CmdResult<()> {
+    Ok(state.engine()?.set_steering_settings(settings)?)
 }

@@ -5,6 +5,7 @@ use healer::project::{
     FolderCheck, Project, ProjectDetail, ProjectInput, ProjectSummary, SessionDetail,
     SessionRecord, Task, TaskDetail, TaskEdit, TaskStatus,
 };
+use healer::steering::LiveSession;
 use healer::store::HealerConfig;
 use healer::workflow::FieldProblem;
 use healer::ErrorPayload;
@@ -187,4 +188,11 @@ pub fn set_healer_config(
 #[specta::specta]
 pub async fn restore_snapshot(state: State<'_, AppState>, id: i64) -> CmdResult<String> {
     Ok(state.engine()?.restore_snapshot(id).await?)
+}
+
+/// The Sessions page: every live session, Healer's and (when watched) the person's own.
+#[tauri::command]
+#[specta::specta]
+pub fn list_live_sessions(state: State<'_, AppState>) -> CmdResult<Vec<LiveSession>> {
+    Ok(state.engine()?.live_sessions_now()?)
 }

@@ -133,6 +133,7 @@ impl Agent for Builtin {
             inbox: Some(steering_inbox(services.clone(), spec.session_id)),
             // The tier's temperature, else the provider's: a coding agent is not a repair.
             temperature: None,
+            choice: None,
         };
 
         // Steps follow the thread: each stored message is announced on the bus.

@@ -27,6 +27,7 @@ mod checkpoint;
 mod daemon;
 mod errors;
 mod heal;
+mod hook;
 mod input;
 mod packages;
 mod patterns;
@@ -179,6 +180,12 @@ enum Command {
         #[command(subcommand)]
         command: spells::SnapshotCommand,
     },
+    /// What the hooks Healer installs in an agent's session call (not for people to run)
+    #[command(hide = true)]
+    Hook {
+        #[command(subcommand)]
+        command: hook::HookCommand,
+    },
     /// The healing memory: error signatures and the fixes tried for each
     Patterns {
         #[command(subcommand)]
@@ -258,6 +265,7 @@ async fn run(command: Command, paths: Paths) -> Result<bool> {
             json,
         } => spells::heals(&paths, project, limit, json),
         Command::Snapshot { command } => spells::snapshot(command, &paths).await,
+        Command::Hook { command } => hook::run(command, &paths),
         Command::Patterns { command } => patterns::run(command, &paths),
         Command::Errors { command } => errors::run(command),
     }

@@ -2,7 +2,7 @@
 //! Settings only, written to the store directly (a running engine notices).
 
 use clap::Subcommand;
-use healer::llm::{settings, today, Tier, TierSetting};
+use healer::llm::{settings, steering_model, today, SteeringModelSetting, Tier, TierSetting};
 use healer::{Error, Paths, Result};
 
 use crate::print::print_json;
@@ -31,6 +31,17 @@ pub enum TierCommand {
     },
     /// Unmap a tier (calls for it fall back to the nearest mapped one)
     Clear { tier: String },
+    /// The steering model: name one (PROVIDER MODEL), go back to the rule (--clear), or show
+    /// what steering asks now. The rule: the named model, else the cheapest configured model
+    /// by price, else none (only the free loop check runs)
+    Steering {
+        provider: Option<String>,
+        model: Option<String>,
+        #[arg(long)]
+        clear: bool,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub fn run(command: TierCommand, paths: &Paths) -> Result<bool> {
@@ -96,6 +107,32 @@ pub fn run(command: TierCommand, paths: &Paths) -> Result<bool> {
                 };
                 println!("{:<9} {line}", v.tier.as_str());
             }
+            Ok(true)
+        }
+        TierCommand::Steering {
+            provider,
+            model,
+            clear,
+            json,
+        } => {
+            match (provider, model, clear) {
+                (Some(provider), Some(model), false) => {
+                    steering_model::set(&store, Some(&SteeringModelSetting { provider, model }))?
+                }
+                (None, None, true) => steering_model::set(&store, None)?,
+                (None, None, false) => {}
+                _ => {
+                    return Err(Error::InvalidInput(
+                        "name a provider and a model, or pass --clear alone".to_string(),
+                    ))
+                }
+            }
+            let view = steering_model::view(&store)?;
+            if json {
+                return print_json(&view);
+            }
+            println!("{}", view.summary);
+            println!("{}", view.rule);
             Ok(true)
         }
         TierCommand::Clear { tier } => {

@@ -72,8 +72,11 @@ impl Handle {
             (None, _) if !checkpoint.affected.is_empty() => {
                 self.act_on_each(&checkpoint, chosen.action)?
             }
-            // What waits on it (a healer spell) reads the decision itself.
-            (None, _) => format!("Healer goes on as you chose: {}", chosen.label),
+            (None, _) => match store.replace_checkpoint(id)? {
+                Some(pending) => self.decide_replace(&pending, chosen.action),
+                // What waits on it (a healer spell) reads the decision itself.
+                None => format!("Healer goes on as you chose: {}", chosen.label),
+            },
         };
         store.set_checkpoint_outcome(id, &outcome)?;
         self.services.bus.emit(Event::CheckpointDecided {
@@ -86,6 +89,21 @@ impl Handle {
         })?;
         self.services.wake.scheduler.notify_one();
         store.checkpoint(id)
+    }
+
+    /// The person answered the steering judge's question: replace the agent, or let it go on.
+    fn decide_replace(
+        &self,
+        pending: &crate::store::PendingReplace,
+        action: CheckpointAction,
+    ) -> String {
+        if action != CheckpointAction::Proceed {
+            return "The agent goes on; the steering model looks again later".to_string();
+        }
+        match self.replace_session(pending.session_id, &pending.reason) {
+            Ok(()) => "The agent is being replaced: its work is kept as a snapshot and the task is open again".to_string(),
+            Err(e) => format!("The agent was not replaced: {e}"),
+        }
     }
 
     /// A checkpoint about several workflows: the option acts on each, and the outcome names

@@ -8,9 +8,10 @@ use super::Handle;
 use crate::error::Result;
 use crate::llm::{
     AgentOutcome, AgentRun, ApiKey, Budgets, ConnectionTest, Llm, OllamaStatus, Provider,
-    ProviderInput, ProviderView, Task, TaskKind, TaskThread, ThreadText, Tier, TierChoice,
-    TierSetting, TierView, UsageReport,
+    ProviderInput, ProviderView, SteeringModelSetting, SteeringModelView, Task, TaskKind,
+    TaskThread, ThreadText, Tier, TierChoice, TierSetting, TierView, UsageReport,
 };
+use crate::store::SteeringSettings;
 
 impl Handle {
     /// The model layer itself, for engine parts that run loops.
@@ -72,6 +73,25 @@ impl Handle {
     /// What a call for `tier` would use now (and whether it falls back).
     pub fn resolve_tier(&self, tier: Tier) -> Result<TierChoice> {
         self.services.llm.resolve_tier(tier)
+    }
+
+    /// The steering model: what is named, what is used now, and the rule.
+    pub fn steering_model(&self) -> Result<SteeringModelView> {
+        self.services.llm.steering_model_view()
+    }
+
+    /// Name the steering model, or (`None`) leave the choice to the rule.
+    pub fn set_steering_model(&self, setting: Option<SteeringModelSetting>) -> Result<()> {
+        self.services.llm.set_steering_model(setting.as_ref())
+    }
+
+    /// Steering's bounds: the judge's interval, the stuck limit, loop messages, own sessions.
+    pub fn steering_settings(&self) -> Result<SteeringSettings> {
+        self.services.store.steering_settings()
+    }
+
+    pub fn set_steering_settings(&self, settings: SteeringSettings) -> Result<()> {
+        self.services.store.set_steering_settings(&settings)
     }
 
     pub fn llm_budgets(&self) -> Result<Budgets> {

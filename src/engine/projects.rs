@@ -366,6 +366,125 @@ impl Handle {
     pub fn end_stuck_sessions(&self, now: chrono::DateTime<chrono::Utc>) -> Result<Vec<i64>> {
         self.projects().end_stuck_sessions(now)
     }
+
+    /// End a running session for a fresh agent: its work pinned as a snapshot, its worktree
+    /// removed, its task open again (what the judge's replace does, once allowed).
+    pub fn replace_session(&self, session_id: i64, reason: &str) -> Result<()> {
+        self.projects().end_session(
+            session_id,
+            project::SessionStop::Replaced {
+                reason: reason.to_string(),
+            },
+        )
+    }
+
+    /// [`Handle::live_sessions`] as of now.
+    pub fn live_sessions_now(&self) -> Result<Vec<crate::steering::LiveSession>> {
+        self.live_sessions(chrono::Utc::now())
+    }
+
+    /// Every live session for the Sessions page: Healer's running ones, and — when Settings
+    /// allow watching them — the person's own Claude Code sessions that wrote within the
+    /// stuck limit of `now`, each with its last activity and loop verdict.
+    pub fn live_sessions(
+        &self,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Vec<crate::steering::LiveSession>> {
+        use crate::steering::{LiveSession, SessionOrigin};
+        let store = &self.services.store;
+        let mut live = Vec::new();
+        for session in store.running_sessions()? {
+            let pulse = store.session_pulse(session.id)?;
+            live.push(LiveSession {
+                origin: SessionOrigin::Healer,
+                session_id: Some(session.id),
+                project_id: Some(session.project_id),
+                task_id: Some(session.task_id.clone()),
+                title: session.task_title.clone(),
+                agent: session.agent,
+                last_activity_at: pulse.last_activity_at.or(Some(session.started_at)),
+                loop_message: pulse.loop_rule.map(|r| r.describe().to_string()),
+                loop_rule: pulse.loop_rule,
+            });
+        }
+        let settings = store.steering_settings()?;
+        if let (true, Some(root)) = (
+            settings.enabled && settings.watch_own_sessions,
+            self.inner.claude_projects.as_deref(),
+        ) {
+            let healer_ids = crate::steering::own::healer_agent_ids(&self.services)?;
+            let live_for = std::time::Duration::from_secs(u64::from(settings.zombie_after_secs));
+            live.extend(crate::steering::own::person_sessions(
+                root,
+                now,
+                live_for,
+                &healer_ids,
+                &self.inner.own_verdicts,
+            ));
+        }
+        Ok(live)
+    }
+
+    /// Ask the steering model about every task in progress due a look as of `now` (the
+    /// engine does every [`crate::steering::JUDGE_CHECK_SECS`]; tests pass a later clock).
+    pub async fn judge_tasks(
+        &self,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Vec<crate::steering::Judged>> {
+        crate::steering::judge_due(self.projects(), now).await
+    }
+}
+
+/// How often the engine looks whether watching the person's own sessions was turned on or off.
+const OWN_SESSIONS_SETTING_SECS: u64 = 2;
+
+/// Watches the person's own Claude Code sessions while Settings allow it: the watcher starts
+/// when the setting is turned on and is dropped (stops) when it is turned off.
+pub(super) async fn own_sessions_loop(handle: Handle, cancel: tokio_util::sync::CancellationToken) {
+    let every = std::time::Duration::from_secs(OWN_SESSIONS_SETTING_SECS);
+    let told = crate::steering::own::Told::default();
+    let mut watch: Option<crate::steering::own::OwnWatch> = None;
+    loop {
+        let on = handle
+            .services
+            .store
+            .steering_settings()
+            .map(|s| s.enabled && s.watch_own_sessions)
+            .unwrap_or(false);
+        match (on, watch.is_some(), handle.inner.claude_projects.as_deref()) {
+            (true, false, Some(root)) => {
+                match crate::steering::own::watch(handle.services.clone(), root, told.clone()) {
+                    Ok(w) => watch = Some(w),
+                    Err(e) => tracing::warn!("cannot watch your own Claude Code sessions: {e}"),
+                }
+            }
+            (false, true, _) => watch = None,
+            _ => {}
+        }
+        tokio::select! {
+            () = cancel.cancelled() => return,
+            () = tokio::time::sleep(every) => {}
+        }
+    }
+}
+
+/// Asks the steering model about each task in progress whose interval is up, while the engine
+/// runs (each look is per task: see `steering::judge_due`).
+pub(super) async fn judge_loop(handle: Handle, cancel: tokio_util::sync::CancellationToken) {
+    let every = std::time::Duration::from_secs(crate::steering::JUDGE_CHECK_SECS);
+    loop {
+        tokio::select! {
+            () = cancel.cancelled() => return,
+            () = tokio::time::sleep(every) => {}
+        }
+        let judged = tokio::select! {
+            () = cancel.cancelled() => return,
+            judged = handle.judge_tasks(chrono::Utc::now()) => judged,
+        };
+        if let Err(e) = judged {
+            tracing::warn!("the steering judge could not look at the tasks: {e}");
+        }
+    }
 }
 
 /// Looks for stuck sessions while the engine runs: wherever sessions run, in the app, the

@@ -62,7 +62,10 @@ impl Llm {
         for message in &run.messages {
             self.record(run.task_id, NewMessage::from_chat(message))?;
         }
-        let choice = self.resolve_tier(run.tier)?;
+        let choice = match run.choice.take() {
+            Some(choice) => choice,
+            None => self.resolve_tier(run.tier)?,
+        };
         if let Some(note) = &choice.fallback {
             tracing::info!(task_id = run.task_id, "{note}");
         }

@@ -49,6 +49,9 @@ pub struct AgentRun {
     pub inbox: Option<Inbox>,
     /// The caller's temperature, used when the tier sets none (`None`: the provider's).
     pub temperature: Option<f64>,
+    /// A model the caller chose instead of `tier`'s (steering's model); its calls are
+    /// recorded under `choice.used`.
+    pub choice: Option<TierChoice>,
 }
 
 /// Where a loop looks for messages that arrived while it ran.

@@ -168,6 +168,7 @@ async fn repair(services: &Arc<Services>, item: &InboxItem) -> Result<Repair> {
         max_tokens: None,
         inbox: None,
         temperature: Some(REPAIR_TEMPERATURE),
+        choice: None,
     };
     let outcome = services.llm.run_agent(run).await;
     let fix = lock(&fixed).clone();

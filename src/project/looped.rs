@@ -20,12 +20,17 @@ pub(super) struct LiveLoops {
     told: Mutex<u32>,
 }
 
-/// Whether steering can put a message into this agent's session while it runs.
-pub(super) fn can_be_told(agent: AgentKind) -> bool {
-    matches!(agent, AgentKind::Builtin)
-}
-
 impl Ctx<'_> {
+    /// Whether steering can put a message into this session while it runs: the built-in
+    /// agent (its next user message), Claude Code when its hooks are in place (before its next
+    /// step), Codex (resumed with the message after its turn).
+    pub(super) fn can_be_told(&self) -> bool {
+        match self.project.settings.agent {
+            AgentKind::Builtin | AgentKind::Codex => true,
+            AgentKind::ClaudeCode => self.hooks.load(std::sync::atomic::Ordering::Relaxed),
+        }
+    }
+
     /// Run the detector over one new step; a loop is recorded and, within the bound, told.
     pub(super) fn check_loop(&self, step: &SessionStep) -> Result<()> {
         let found = {
@@ -49,8 +54,8 @@ impl Ctx<'_> {
             return Ok(());
         }
         store.set_session_loop(self.session_id, Some(detection.rule))?;
-        let agent = self.project.settings.agent;
-        let tell = can_be_told(agent) && {
+        let can = self.can_be_told();
+        let tell = can && {
             let mut told = self.loops.told.lock().unwrap_or_else(|p| p.into_inner());
             let under = *told < settings.max_loop_messages;
             if under {
@@ -72,7 +77,7 @@ impl Ctx<'_> {
                 "The agent went in circles ({}), so Healer told it what it saw. No model was asked.",
                 detection.rule.describe()
             )
-        } else if can_be_told(agent) {
+        } else if can {
             format!(
                 "The agent went in circles again ({}). Healer already told it {} times, so this one is only noted.",
                 detection.rule.describe(),

@@ -20,7 +20,7 @@ use crate::agent::{Agent, AgentUpdate, ModelEndpoint, SessionEnd, SessionSpec};
 use crate::error::Result;
 use crate::failure::{Evidence, FailureClass, ProjectScenario};
 use crate::llm::{scrub, ApiKey};
-use crate::session::{SessionStatus, SessionStep, StepKind, StepSource};
+use crate::session::{AgentKind, SessionStatus, SessionStep, StepKind, StepSource};
 use crate::store::{MergePolicy, Project, StoredStep};
 use crate::tasklist::Task;
 
@@ -34,6 +34,8 @@ const AGENT_GRACE: Duration = Duration::from_secs(30);
 const CANCEL_WAIT: Duration = Duration::from_secs(10);
 /// The most of one step's text that is stored (an agent's tool output can be huge).
 const MAX_STEP_CHARS: usize = 64 * 1024;
+/// Times one session resumes its agent to deliver steering messages after a turn.
+const MAX_RESUMES: u32 = 3;
 /// Lines of a failed command's output kept as the failure's evidence.
 const EVIDENCE_LINES: usize = 60;
 
@@ -54,6 +56,8 @@ pub(super) struct Ctx<'a> {
     pub loops: super::looped::LiveLoops,
     /// This session resumes the agent's earlier session with a message.
     pub resume: Option<Resume>,
+    /// Claude Code's steering hooks are in the worktree for this session.
+    pub hooks: std::sync::atomic::AtomicBool,
 }
 
 /// A session the healer service (or steering) starts with its own message instead of the
@@ -95,6 +99,7 @@ pub(super) async fn run_session(
         session_id,
         cancel,
         loops: super::looped::LiveLoops::default(),
+        hooks: std::sync::atomic::AtomicBool::new(false),
     };
     let ending = match drive(&ctx, agent).await {
         Ok(ending) => ending,
@@ -199,7 +204,17 @@ async fn drive(ctx: &Ctx<'_>, agent: Arc<dyn Agent>) -> Result<Ending> {
         }
         None => task_prompt(&ctx.task, &settings.verify, &read_progress(&ctx.repo)),
     };
-    let end = ctx.run_agent(agent, prompt, endpoint).await;
+    if settings.agent == AgentKind::ClaudeCode {
+        ctx.install_hooks();
+    }
+    let resume = ctx.resume.as_ref().and_then(|r| r.agent_session_id.clone());
+    let end = ctx
+        .run_agent(agent.clone(), prompt, endpoint.clone(), resume)
+        .await;
+    let end = match end {
+        Ok(end) => ctx.resume_with_messages(agent, endpoint, end).await,
+        Err(e) => Err(e),
+    };
     let end = match end {
         Ok(end) => end,
         Err(e) => {
@@ -279,6 +294,7 @@ impl Ctx<'_> {
         }
         match self.projects.stop_of(self.session_id) {
             Some(SessionStop::Stuck { reason }) => Ending::Stuck { reason },
+            Some(SessionStop::Replaced { reason }) => Ending::Replaced { reason },
             None => Ending::Stopped,
         }
     }
@@ -325,6 +341,68 @@ impl Ctx<'_> {
         Ok(Some(result))
     }
 
+    /// Put Claude Code's steering hooks into the worktree. Without Healer's command-line
+    /// program to call, the session runs without them: steering then notes loops without
+    /// telling the agent, and the loop entry says so.
+    fn install_hooks(&self) {
+        let Some(program) = super::hooks::cli_program() else {
+            tracing::info!(
+                session_id = self.session_id,
+                "no `healer` program for Claude Code's steering hooks"
+            );
+            return;
+        };
+        let command = super::hooks::hook_command(
+            &program,
+            self.projects.services.paths.data_dir(),
+            self.session_id,
+        );
+        match super::hooks::install(&self.worktree, &command) {
+            Ok(()) => self.hooks.store(true, std::sync::atomic::Ordering::Relaxed),
+            Err(e) => tracing::warn!(session_id = self.session_id, "no steering hooks: {e}"),
+        }
+    }
+
+    /// An agent that can only be told between turns (Codex; or any agent a message reached
+    /// too late for its hooks) is resumed with the messages waiting when its turn ends, at
+    /// most [`MAX_RESUMES`] times.
+    async fn resume_with_messages(
+        &self,
+        agent: Arc<dyn Agent>,
+        endpoint: Option<ModelEndpoint>,
+        mut end: SessionEnd,
+    ) -> Result<SessionEnd> {
+        if self.project.settings.agent == AgentKind::Builtin {
+            return Ok(end);
+        }
+        let store = &self.projects.services.store;
+        for _ in 0..MAX_RESUMES {
+            let Some(id) = end.agent_session_id.clone() else {
+                break;
+            };
+            if end.status != SessionStatus::Finished
+                || self.cancel.is_cancelled()
+                || !store.steering_waiting(self.session_id)?
+            {
+                break;
+            }
+            let messages = store.take_steering_messages(self.session_id, "resume")?;
+            let text = messages
+                .iter()
+                .map(|m| crate::session::steering_text(&m.text))
+                .collect::<Vec<_>>()
+                .join("\n\n");
+            if text.is_empty() {
+                break;
+            }
+            self.note("Resuming the agent with a message from Healer's steering.")?;
+            end = self
+                .run_agent(agent.clone(), text, endpoint.clone(), Some(id))
+                .await?;
+        }
+        Ok(end)
+    }
+
     /// Run the agent, storing what it reports as it happens; its own time limit is backed by
     /// the runner's.
     async fn run_agent(
@@ -332,6 +410,7 @@ impl Ctx<'_> {
         agent: Arc<dyn Agent>,
         prompt: String,
         endpoint: Option<ModelEndpoint>,
+        resume: Option<String>,
     ) -> Result<SessionEnd> {
         let settings = &self.project.settings;
         let time_limit = Duration::from_secs(u64::from(settings.agent_time_limit_secs));
@@ -339,10 +418,7 @@ impl Ctx<'_> {
             session_id: self.session_id,
             cwd: self.worktree.clone(),
             prompt,
-            resume: self
-                .resume
-                .as_ref()
-                .and_then(|r| r.agent_session_id.clone()),
+            resume,
             allowed_tools: settings.allowed_tools.clone(),
             env: self.spec_env(),
             program: settings

@@ -29,6 +29,9 @@ pub enum SessionStop {
     /// No activity for too long: ended as stuck; the task goes through the `SubtaskStuck`
     /// path of the pipeline and is open again with its worktree kept.
     Stuck { reason: String },
+    /// The steering judge saw no way forward: the work is pinned as a snapshot, the
+    /// worktree removed, the task open again for a fresh agent.
+    Replaced { reason: String },
 }
 
 /// A session in flight.

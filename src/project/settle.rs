@@ -30,6 +30,8 @@ pub(super) enum Ending {
     Interrupted,
     /// Steering ended it: no activity for too long.
     Stuck { reason: String },
+    /// The steering judge replaced the agent.
+    Replaced { reason: String },
     Failed {
         scenario: ProjectScenario,
         class: FailureClass,
@@ -77,6 +79,7 @@ impl Ending {
 pub(super) async fn settle(ctx: &Ctx<'_>, ending: Ending) -> Result<()> {
     let ending = match ending {
         Ending::Stuck { reason } => return super::steered::stuck(ctx, &reason).await,
+        Ending::Replaced { reason } => return super::replaced::replaced(ctx, &reason).await,
         other => other,
     };
     let services = &ctx.projects.services;
@@ -141,7 +144,7 @@ pub(super) async fn settle(ctx: &Ctx<'_>, ending: Ending) -> Result<()> {
             None,
             None,
         ),
-        Ending::Stopped | Ending::Interrupted | Ending::Stuck { .. } => {
+        Ending::Stopped | Ending::Interrupted | Ending::Stuck { .. } | Ending::Replaced { .. } => {
             let stopped = matches!(ending, Ending::Stopped);
             let why = if stopped {
                 "Stopped by you"

@@ -99,6 +99,7 @@ pub(crate) async fn analyze(
         max_tokens: None,
         inbox: None,
         temperature: Some(0.1),
+        choice: None,
     };
     let answer = match services.llm.run_agent(run).await {
         Ok(outcome) => match outcome.answer {

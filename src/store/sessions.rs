@@ -165,6 +165,19 @@ impl Store {
         })
     }
 
+    /// The agents' own session ids of every session Healer started.
+    pub fn agent_session_ids(&self) -> Result<Vec<String>> {
+        self.call(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT DISTINCT agent_session_id FROM agent_sessions WHERE agent_session_id IS NOT NULL",
+            )?;
+            let rows = stmt
+                .query_map([], |r| r.get(0))?
+                .collect::<rusqlite::Result<Vec<String>>>()?;
+            Ok(rows)
+        })
+    }
+
     pub fn set_session_base(&self, id: i64, base_commit: &str) -> Result<()> {
         self.call(|c| {
             c.execute(

@@ -21,14 +21,49 @@ pub enum SteeringKind {
     Heartbeat,
     /// No activity for too long: the session was ended as stuck.
     Zombie,
+    /// The steering model looked at the task's progress and chose an action.
+    Judgement,
 }
 
-const KINDS: [(SteeringKind, &str); 4] = [
+const KINDS: [(SteeringKind, &str); 5] = [
     (SteeringKind::Loop, "loop"),
     (SteeringKind::Delivery, "delivery"),
     (SteeringKind::Heartbeat, "heartbeat"),
     (SteeringKind::Zombie, "zombie"),
+    (SteeringKind::Judgement, "judgement"),
 ];
+
+/// What the judge chose for a task in progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum JudgeAction {
+    /// Let the agent go on (also what an unusable answer counts as).
+    Continue,
+    /// Tell the agent something, in its live session.
+    Steer,
+    /// End the agent, keep its work as a snapshot, and put the task back to open.
+    Replace,
+}
+
+impl JudgeAction {
+    pub const ALL: [JudgeAction; 3] = [
+        JudgeAction::Continue,
+        JudgeAction::Steer,
+        JudgeAction::Replace,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JudgeAction::Continue => "continue",
+            JudgeAction::Steer => "steer",
+            JudgeAction::Replace => "replace",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<JudgeAction> {
+        JudgeAction::ALL.into_iter().find(|a| a.as_str() == s)
+    }
+}
 
 impl SteeringKind {
     pub fn as_str(self) -> &'static str {
@@ -60,6 +95,8 @@ pub struct SteeringEntry {
     pub detail: String,
     /// Model tokens steering spent on it (a loop costs none).
     pub tokens: u64,
+    /// A judgement's action.
+    pub action: Option<JudgeAction>,
 }
 
 /// An entry to record (the time is now).
@@ -74,6 +111,7 @@ pub struct NewSteeringEntry {
     pub evidence: Vec<String>,
     pub detail: String,
     pub tokens: u64,
+    pub action: Option<JudgeAction>,
 }
 
 impl NewSteeringEntry {
@@ -93,21 +131,26 @@ impl NewSteeringEntry {
             evidence: vec![],
             detail: String::new(),
             tokens: 0,
+            action: None,
         }
     }
 }
 
-/// Who put a message in a session's mailbox (the loop detector; the judge will be the next).
+/// Who put a message in a session's mailbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "snake_case")]
 pub enum SteeringOrigin {
+    /// The free loop detector.
     Loop,
+    /// The periodic judge (the steering model).
+    Judge,
 }
 
 impl SteeringOrigin {
     fn as_str(self) -> &'static str {
         match self {
             SteeringOrigin::Loop => "loop",
+            SteeringOrigin::Judge => "judge",
         }
     }
 }
@@ -134,7 +177,7 @@ pub struct SessionPulse {
 pub const HEARTBEAT_NOTE_SECS: i64 = 300;
 
 const ENTRY_COLUMNS: &str =
-    "id, project_id, task_id, session_id, at, kind, rule, message, evidence, detail, tokens";
+    "id, project_id, task_id, session_id, at, kind, rule, message, evidence, detail, tokens, action";
 
 impl Store {
     pub fn record_steering(&self, new: &NewSteeringEntry) -> Result<SteeringEntry> {
@@ -142,8 +185,8 @@ impl Store {
         let id = self.call(|c| {
             c.execute(
                 "INSERT INTO steering_events (project_id, task_id, session_id, at, kind, rule,
-                     message, evidence, detail, tokens)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                     message, evidence, detail, tokens, action)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                 params![
                     new.project_id,
                     new.task_id,
@@ -155,6 +198,7 @@ impl Store {
                     evidence,
                     new.detail,
                     i64::try_from(new.tokens).unwrap_or(i64::MAX),
+                    new.action.map(JudgeAction::as_str),
                 ],
             )?;
             Ok(c.last_insert_rowid())
@@ -325,6 +369,8 @@ impl Store {
 fn delivery_detail(via: &str) -> String {
     match via {
         "thread" => "Delivered as the next message of the agent's conversation".to_string(),
+        "hook" => "Delivered to the agent before its next step".to_string(),
+        "resume" => "Delivered when the agent was resumed after its turn".to_string(),
         other => format!("Delivered ({other})"),
     }
 }
@@ -343,6 +389,7 @@ fn entry_from_row(r: &Row<'_>) -> rusqlite::Result<SteeringEntry> {
     let rule: Option<String> = r.get(6)?;
     let evidence: String = r.get(8)?;
     let tokens: i64 = r.get(10)?;
+    let action: Option<String> = r.get(11)?;
     Ok(SteeringEntry {
         id: r.get(0)?,
         project_id: r.get(1)?,
@@ -355,5 +402,6 @@ fn entry_from_row(r: &Row<'_>) -> rusqlite::Result<SteeringEntry> {
         evidence: serde_json::from_str(&evidence).unwrap_or_default(),
         detail: r.get(9)?,
         tokens: u64::try_from(tokens).unwrap_or(0),
+        action: action.as_deref().and_then(JudgeAction::parse),
     })
 }

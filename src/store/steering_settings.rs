@@ -11,6 +11,7 @@ pub const STEERING_KEY: &str = "steering";
 /// Defaults, named so the docs and the test at the defaults can point at them.
 pub const DEFAULT_ZOMBIE_AFTER_SECS: u32 = 30 * 60;
 pub const DEFAULT_MAX_LOOP_MESSAGES: u32 = 3;
+pub const DEFAULT_JUDGE_EVERY_SECS: u32 = 15 * 60;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(default)]
@@ -21,6 +22,12 @@ pub struct SteeringSettings {
     pub zombie_after_secs: u32,
     /// Loop messages sent into one session; loops past it are recorded only.
     pub max_loop_messages: u32,
+    /// How often the steering model looks at each task in progress (per task, counted from
+    /// its last look, or from the session's start).
+    pub judge_every_secs: u32,
+    /// Also watch the Claude Code sessions the person runs themselves (`~/.claude/projects`):
+    /// shown with their loop verdicts, never written into. Off unless the person turns it on.
+    pub watch_own_sessions: bool,
 }
 
 impl Default for SteeringSettings {
@@ -29,6 +36,8 @@ impl Default for SteeringSettings {
             enabled: true,
             zombie_after_secs: DEFAULT_ZOMBIE_AFTER_SECS,
             max_loop_messages: DEFAULT_MAX_LOOP_MESSAGES,
+            judge_every_secs: DEFAULT_JUDGE_EVERY_SECS,
+            watch_own_sessions: false,
         }
     }
 }
@@ -39,6 +48,12 @@ impl SteeringSettings {
         if self.zombie_after_secs == 0 {
             return Some(
                 "the time before a silent session counts as stuck must be at least one second"
+                    .to_string(),
+            );
+        }
+        if self.judge_every_secs < 60 {
+            return Some(
+                "the steering model looks at a task at most once a minute: set one minute or more"
                     .to_string(),
             );
         }

@@ -206,6 +206,7 @@ async fn ollama_is_found_with_its_models_and_needs_no_key() {
             max_tokens: None,
             inbox: None,
             temperature: None,
+            choice: None,
         })
         .await
         .expect("answered");

@@ -184,3 +184,61 @@ async fn a_finished_loop_is_exported_as_an_atif_file_and_counted_in_usage() {
     );
     assert!(said.contains("task 999 not found"), "{said}");
 }
+
+#[test]
+fn the_steering_model_follows_its_rule_and_can_be_named_from_the_command_line() {
+    let (_tmp, paths) = data_dir();
+    // Nothing set up: only the free loop check, said in words.
+    let none = json(&healer(&paths, &["tier", "steering", "--json"], &[]));
+    assert!(none["resolves_to"].is_null(), "{none}");
+    assert!(none["summary"]
+        .as_str()
+        .is_some_and(|s| s.contains("only the free loop check")));
+    assert!(none["rule"]
+        .as_str()
+        .is_some_and(|s| s.contains("cheapest model you have set up")));
+
+    // Two priced models, neither named: the cheaper steers, even one no tier maps.
+    let added = healer(
+        &paths,
+        &[
+            "provider",
+            "add",
+            "router",
+            "--kind",
+            "openai-compatible",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--key-env",
+            "ROUTER_KEY",
+            "--price",
+            "big=3,15",
+            "--price",
+            "small=0.15,0.6",
+        ],
+        &[],
+    );
+    assert_eq!(added.status.code(), Some(0), "{}", text(&added.stderr));
+    let set = healer(&paths, &["tier", "set", "deep", "router", "big"], &[]);
+    assert_eq!(set.status.code(), Some(0), "{}", text(&set.stderr));
+    let cheapest = json(&healer(&paths, &["tier", "steering", "--json"], &[]));
+    assert_eq!(cheapest["resolves_to"]["model"], "small");
+    assert_eq!(cheapest["resolves_to"]["source"], "cheapest");
+
+    // Named: that one, until cleared.
+    let named = json(&healer(
+        &paths,
+        &["tier", "steering", "router", "big", "--json"],
+        &[],
+    ));
+    assert_eq!(named["setting"]["model"], "big");
+    assert_eq!(named["resolves_to"]["source"], "named");
+    let unknown = healer(&paths, &["tier", "steering", "nowhere", "m"], &[]);
+    assert_eq!(unknown.status.code(), Some(1));
+    let cleared = json(&healer(
+        &paths,
+        &["tier", "steering", "--clear", "--json"],
+        &[],
+    ));
+    assert_eq!(cleared["resolves_to"]["model"], "small");
+}

@@ -97,6 +97,7 @@ pub fn fix_request(engine: &Engine, tools: ToolSet, tier: Tier) -> AgentRun {
         max_tokens: None,
         inbox: None,
         temperature: None,
+        choice: None,
     }
 }
 

@@ -18,13 +18,13 @@ use crate::model_server::{anthropic, ModelServer, Reply, TOKENS};
 const KEY: &str = "test-key-steering-check";
 
 /// A model turn: a thought and one tool call.
-struct Turn {
+pub(crate) struct Turn {
     said: &'static str,
     tool: &'static str,
     input: Value,
 }
 
-fn bash(said: &'static str, command: &str) -> Turn {
+pub(crate) fn bash(said: &'static str, command: &str) -> Turn {
     Turn {
         said,
         tool: "Bash",
@@ -41,7 +41,7 @@ fn edit(ws: &Workspace, file: &str, old: &str, new: &str) -> Turn {
 }
 
 /// Run the real Claude Code through `turns`, then a closing text; the transcript it wrote.
-async fn transcript_of(ws: &Workspace, turns: Vec<Turn>) -> PathBuf {
+pub(crate) async fn transcript_of(ws: &Workspace, turns: Vec<Turn>) -> PathBuf {
     let server = ModelServer::start(Some(KEY));
     let mut replies: Vec<Reply> = turns
         .iter()

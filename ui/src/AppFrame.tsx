@@ -11,6 +11,7 @@ import { LiveOutput, LiveOutputContext } from "./liveOutput";
 import { LiveThreads, LiveThreadsContext } from "./liveThreads";
 import { ActivityPage } from "./pages/ActivityPage";
 import { CheckpointsPage } from "./pages/CheckpointsPage";
+import { SessionsPage } from "./pages/SessionsPage";
 import { MemoryPage } from "./pages/memory/MemoryPage";
 import { NotificationsPage } from "./pages/NotificationsPage";
 import { AddProjectPage, EditProjectPage } from "./pages/projects/ProjectFormPage";
@@ -61,6 +62,8 @@ function CurrentScreen({ route, info }: { route: Route; info: AppInfo }) {
       return <NotificationsPage />;
     case "checkpoints":
       return <CheckpointsPage />;
+    case "sessions":
+      return <SessionsPage />;
     case "memory":
       return <MemoryPage key={route.signature ?? ""} signature={route.signature} />;
     case "settings":

@@ -1,6 +1,6 @@
 import type { ReactNode } from "react";
 import { useCheckpoints } from "./checkpointQueries";
-import { ActivityIcon, BellIcon, FlagIcon, MemoryIcon, ProjectsIcon, SettingsIcon, WorkflowsIcon } from "./components/icons";
+import { ActivityIcon, BellIcon, FlagIcon, MemoryIcon, ProjectsIcon, SessionsIcon, SettingsIcon, WorkflowsIcon } from "./components/icons";
 import { HeartbeatLogo } from "./components/HeartbeatLogo";
 import { useNotifications } from "./queries";
 import { pageHref, type Page } from "./usePage";
@@ -50,6 +50,7 @@ export function Sidebar({ current, version }: { current: Page; version: string }
       <div className="nav-list">
         <NavLink page="workflows" current={current} icon={<WorkflowsIcon />} label="Workflows" />
         <NavLink page="projects" current={current} icon={<ProjectsIcon />} label="Projects" />
+        <NavLink page="sessions" current={current} icon={<SessionsIcon />} label="Sessions" />
         <NavLink page="activity" current={current} icon={<ActivityIcon />} label="Activity" />
         <NavLink page="notifications" current={current} icon={<BellIcon />} label="Notifications" badge={<UnreadBadge />} />
         <NavLink page="checkpoints" current={current} icon={<FlagIcon />} label="Checkpoints" badge={<PendingBadge />} />

@@ -12,6 +12,8 @@ import {
   type ProjectTaskStatus,
   type ProviderInput,
   type SavedView,
+  type SteeringModelSetting,
+  type SteeringSettings,
   type Runtime,
   type Tier,
   type TierSetting,
@@ -129,6 +131,14 @@ export const api = {
   getBudgets: () => unwrap(commands.getBudgets()),
   setBudgets: (budgets: Budgets) => unwrap(commands.setBudgets(budgets)),
   usageToday: () => unwrap(commands.usageToday()),
+  /** The steering model: what is named, what steering asks now, and the rule. */
+  getSteeringModel: () => unwrap(commands.getSteeringModel()),
+  /** Name the steering model, or (null) leave the choice to the rule. */
+  setSteeringModel: (setting: SteeringModelSetting | null) => unwrap(commands.setSteeringModel(setting)),
+  getSteeringSettings: () => unwrap(commands.getSteeringSettings()),
+  /** Every live session: Healer's, and the person's own when they are watched. */
+  listLiveSessions: () => unwrap(commands.listLiveSessions()),
+  setSteeringSettings: (settings: SteeringSettings) => unwrap(commands.setSteeringSettings(settings)),
 
   /** A workflow's auto-fix tasks, newest first. */
   listAutofixes: (workflowId: number) => unwrap(commands.listAutofixes(workflowId)),

@@ -59,6 +59,10 @@ export const commands = {
 	getBudgets: () => typedError<Budgets, ErrorPayload>(__TAURI_INVOKE("get_budgets")),
 	setBudgets: (budgets: Budgets) => typedError<null, ErrorPayload>(__TAURI_INVOKE("set_budgets", { budgets })),
 	usageToday: () => typedError<UsageReport, ErrorPayload>(__TAURI_INVOKE("usage_today")),
+	getSteeringModel: () => typedError<SteeringModelView, ErrorPayload>(__TAURI_INVOKE("get_steering_model")),
+	setSteeringModel: (setting: SteeringModelSetting | null) => typedError<null, ErrorPayload>(__TAURI_INVOKE("set_steering_model", { setting })),
+	getSteeringSettings: () => typedError<SteeringSettings, ErrorPayload>(__TAURI_INVOKE("get_steering_settings")),
+	setSteeringSettings: (settings: SteeringSettings) => typedError<null, ErrorPayload>(__TAURI_INVOKE("set_steering_settings", { settings })),
 	/**  A workflow's auto-fix tasks, newest first. */
 	listAutofixes: (workflowId: number) => typedError<AutoFix[], ErrorPayload>(__TAURI_INVOKE("list_autofixes", { workflowId })),
 	/**  One auto-fix: its thread, and the code before and after. */
@@ -134,6 +138,8 @@ export const commands = {
 	setHealerConfig: (projectId: number, config: HealerConfig) => typedError<HealerConfig, ErrorPayload>(__TAURI_INVOKE("set_healer_config", { projectId, config })),
 	/**  Put a snapshot back into its task's worktree; what Healer did, in a sentence. */
 	restoreSnapshot: (id: number) => typedError<string, ErrorPayload>(__TAURI_INVOKE("restore_snapshot", { id })),
+	/**  The Sessions page: every live session, Healer's and (when watched) the person's own. */
+	listLiveSessions: () => typedError<LiveSession[], ErrorPayload>(__TAURI_INVOKE("list_live_sessions")),
 };
 
 /** Events */
@@ -780,12 +786,39 @@ export type InvocationStatus = "running" |
 /**  The policy said not to run (the reason says why). */
 "skipped";
 
+/**  What the judge chose for a task in progress. */
+export type JudgeAction = 
+/**  Let the agent go on (also what an unusable answer counts as). */
+"continue" | 
+/**  Tell the agent something, in its live session. */
+"steer" | 
+/**  End the agent, keep its work as a snapshot, and put the task back to open. */
+"replace";
+
 /**  Where a provider's key comes from, as Settings shows it. */
 export type KeySource = { source: "keyring" } | { source: "env"; var: string } | 
 /**  The provider needs none (a local Ollama). */
 { source: "not_needed" } | 
 /**  None found; `var` is the environment variable that would be read. */
 { source: "missing"; var: string };
+
+/**  A session on the Sessions page. */
+export type LiveSession = {
+	origin: SessionOrigin,
+	/**  Healer's session id (its own sessions only). */
+	session_id: number | null,
+	project_id: number | null,
+	task_id: string | null,
+	/**  The task's title, or the folder a person's session works in. */
+	title: string,
+	agent: AgentKind,
+	/**  The last time it produced something (RFC 3339), if it did. */
+	last_activity_at: string | null,
+	/**  The loop detector's verdict: the rule that fired, if any. */
+	loop_rule: LoopRule | null,
+	/**  What the detector would tell it (a person's sessions are never told). */
+	loop_message: string | null,
+};
 
 /**  A decision Healer made on its own, in the decisions log (shown in Activity). */
 export type LoggedDecision = {
@@ -1345,6 +1378,13 @@ export type SessionDetail = {
 	steps: StoredStep[],
 };
 
+/**  Who started a live session. */
+export type SessionOrigin = 
+/**  Healer, on a project's task. */
+"healer" | 
+/**  The person, on their own. */
+"person";
+
 /**  A session as stored. */
 export type SessionRecord = {
 	id: number,
@@ -1448,6 +1488,8 @@ export type SteeringEntry = {
 	detail: string,
 	/**  Model tokens steering spent on it (a loop costs none). */
 	tokens: number,
+	/**  A judgement's action. */
+	action: JudgeAction | null,
 };
 
 /**  What a timeline entry is. */
@@ -1459,7 +1501,60 @@ export type SteeringKind =
 /**  The session showed it was alive (noted at most every few minutes). */
 "heartbeat" | 
 /**  No activity for too long: the session was ended as stuck. */
-"zombie";
+"zombie" | 
+/**  The steering model looked at the task's progress and chose an action. */
+"judgement";
+
+/**  The model steering would ask now. */
+export type SteeringModel = {
+	provider: Provider,
+	model: string,
+	source: SteeringModelSource,
+};
+
+/**  A model named for steering. */
+export type SteeringModelSetting = {
+	provider: string,
+	model: string,
+};
+
+/**  Why this model steers. */
+export type SteeringModelSource = 
+/**  Named in Settings. */
+"named" | 
+/**  The cheapest configured model by price. */
+"cheapest" | 
+/**  No configured model has a price: the cheap tier's model. */
+"cheap_tier";
+
+/**  Settings' view: what is named, what is used, and the rule. */
+export type SteeringModelView = {
+	setting: SteeringModelSetting | null,
+	/**  `None`: no model at all; only the free loop check runs. */
+	resolves_to: SteeringModel | null,
+	/**  What `resolves_to` is, in a sentence (or that only the free check runs). */
+	summary: string,
+	rule: string,
+};
+
+export type SteeringSettings = {
+	/**  Watch sessions at all (the loop detector, zombies). */
+	enabled?: boolean,
+	/**  A session with no new activity for this long is stuck: it is ended. */
+	zombie_after_secs?: number,
+	/**  Loop messages sent into one session; loops past it are recorded only. */
+	max_loop_messages?: number,
+	/**
+	 *  How often the steering model looks at each task in progress (per task, counted from
+	 *  its last look, or from the session's start).
+	 */
+	judge_every_secs?: number,
+	/**
+	 *  Also watch the Claude Code sessions the person runs themselves (`~/.claude/projects`):
+	 *  shown with their loop verdicts, never written into. Off unless the person turns it on.
+	 */
+	watch_own_sessions?: boolean,
+};
 
 /**  What a step is. */
 export type StepKind = 

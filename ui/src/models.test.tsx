@@ -1,4 +1,4 @@
-import { screen, waitFor, within } from "@testing-library/react";
+import { cleanup, screen, waitFor, within } from "@testing-library/react";
 import { expect, test } from "vitest";
 import { FakeHealer, usageTotals } from "./test/fakeHealer";
 import { renderApp } from "./test/renderApp";
@@ -283,4 +283,39 @@ test("a tier's budget says what it counts, and its temperature is saved with it"
     expect(within(tierRow("cheap")).getByTestId("tier-state")).toHaveTextContent("tokens written per attempt · temperature 0.3"),
   );
   expect(healer.callsTo("set_tier").map((c) => (c.args.setting as { temperature: number | null }).temperature)).toEqual([0.3]);
+});
+
+test("the steering card says which model looks at the agents, by the rule, and how often", async () => {
+  const healer = new FakeHealer().install();
+  const { user } = renderApp("#/settings/models");
+  const card = await screen.findByTestId("steering");
+  // No model at all: only the free check, and the card says so in plain words.
+  expect(await within(card).findByTestId("steering-model-now")).toHaveTextContent("only the free loop check watches your agents");
+  expect(card).toHaveTextContent("if you name none, it asks the cheapest model you have set up");
+  expect(within(card).getByTestId("steering-interval")).toHaveValue("15");
+  cleanup();
+
+  healer.addProvider({ name: "openai", kind: "openai_compatible" });
+  healer.tierSettings = [
+    { tier: "cheap", provider: "openai", model: "gpt-4o-mini", budget_tokens: 5_000, temperature: null },
+    { tier: "deep", provider: "openai", model: "gpt-4o", budget_tokens: 20_000, temperature: null },
+  ];
+  renderApp("#/settings/models");
+  const again = await screen.findByTestId("steering");
+  expect(await within(again).findByTestId("steering-model-now")).toHaveTextContent("Steering asks gpt-4o-mini from openai");
+  await user.selectOptions(within(again).getByTestId("steering-model"), "gpt-4o (openai)");
+  await waitFor(() => expect(healer.callsTo("set_steering_model").map((c) => c.args.setting)).toEqual([{ provider: "openai", model: "gpt-4o" }]));
+  expect(await within(again).findByText(/Steering asks gpt-4o from openai \(the model you named\)/)).toBeInTheDocument();
+
+  const interval = within(again).getByTestId("steering-interval");
+  await user.clear(interval);
+  await user.type(interval, "0");
+  await user.click(within(again).getByTestId("save-steering"));
+  expect(await within(again).findByRole("alert")).toHaveTextContent("1 or more");
+  await user.clear(interval);
+  await user.type(interval, "10");
+  await user.click(within(again).getByTestId("save-steering"));
+  await waitFor(() => expect(healer.callsTo("set_steering_settings").map((c) => (c.args.settings as { judge_every_secs: number }).judge_every_secs)).toEqual([600]));
+  expect(await within(again).findByText("Saved")).toBeInTheDocument();
+  expect(within(again).getByTestId("steering-interval")).toHaveValue("10");
 });

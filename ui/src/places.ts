@@ -8,6 +8,7 @@ export const places: Place[] = [
   { label: "Workflows", href: pageHref("workflows") },
   { label: "New workflow", href: newWorkflowHref, words: "create add" },
   { label: "Projects", href: pageHref("projects"), words: "repositories agents tasks board" },
+  { label: "Sessions", href: pageHref("sessions"), words: "agents live running claude loops steering" },
   { label: "Activity", href: activityHref("events"), words: "events log history" },
   { label: "Decisions Healer made", href: activityHref("decisions"), words: "rollback breaker" },
   { label: "Notifications", href: pageHref("notifications"), words: "alerts messages" },

@@ -176,8 +176,11 @@ test("choosing Claude Code: its own sign-in or a provider of Healer's that speak
 test("a task shows how Healer kept its agent moving, in plain words", async () => {
   const healer = healerWithProject();
   healer.projects.tasks = [task("t1", "Run the check", { status: "in_progress" })];
-  healer.projects.session(7, "t1", "running", [step("Your task: Run the check", { source: "user" })]);
-  const base = { project_id: 1, task_id: "t1", session_id: 7, at: "2026-11-25T10:00:00.000Z", rule: null, message: null, evidence: [], detail: "", tokens: 0 };
+  healer.projects.session(7, "t1", "running", [
+    step("Your task: Run the check", { source: "user" }),
+    step("Healer, which watches this session, says: Run the tests before editing greet.py again.", { source: "user" }),
+  ]);
+  const base = { project_id: 1, task_id: "t1", session_id: 7, at: "2026-11-25T10:00:00.000Z", rule: null, message: null, evidence: [], detail: "", tokens: 0, action: null };
   healer.projects.steering = [
     {
       ...base, id: 1, kind: "loop", rule: "repeated-error",
@@ -187,6 +190,11 @@ test("a task shows how Healer kept its agent moving, in plain words", async () =
     },
     { ...base, id: 2, kind: "delivery", message: "You ran `bash check.sh` 3 times …", detail: "Delivered as the next message of the agent's conversation" },
     { ...base, id: 3, kind: "zombie", message: "The agent produced nothing new for 30 minutes", detail: "The session was ended and the task is open again." },
+    {
+      ...base, id: 4, kind: "judgement", action: "steer", tokens: 812,
+      message: "Run the tests before editing greet.py again.",
+      detail: "The steering model saw the agent drifting and told it what to do.",
+    },
   ];
   renderApp("#/projects/1/tasks/t1");
 
@@ -198,6 +206,14 @@ test("a task shows how Healer kept its agent moving, in plain words", async () =
   expect(timeline).toHaveTextContent("Ended as stuck");
   expect(timeline).not.toHaveTextContent("repeated-error");
   expect(timeline).not.toHaveTextContent("zombie");
+  expect(timeline).toHaveTextContent("Progress checked: told the agent what to change");
+  expect(timeline).toHaveTextContent("Run the tests before editing greet.py again.");
+  expect(timeline).not.toHaveTextContent("judgement");
+  // In the session, a delivered message reads as Healer's, not as the task's prompt.
+  const steered = (await screen.findAllByTestId("session-step")).find((s) => s.dataset.kind === "steered");
+  expect(steered).toHaveTextContent("Healer told the agent");
+  expect(steered).toHaveTextContent("Run the tests before editing greet.py again.");
+  expect(steered).not.toHaveTextContent("which watches this session");
 });
 
 test("a task shows what Healer did when it failed, in words, and the put-aside work can be brought back", async () => {

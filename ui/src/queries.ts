@@ -21,6 +21,8 @@ import type {
   Run,
   RunStatus,
   Runtime,
+  SteeringModelSetting,
+  SteeringSettings,
   Tier,
   TierSetting,
   Version,
@@ -365,6 +367,9 @@ export const modelKeys = {
   budgets: ["budgets"] as const,
   usage: ["usage-today"] as const,
   ollama: ["ollama"] as const,
+  /** Under the tiers' key: a change of tiers or providers changes what steering would ask. */
+  steeringModel: ["tiers", "steering-model"] as const,
+  steeringSettings: ["steering-settings"] as const,
   /** The models a provider listed at its last successful connection test. Only ever set, never fetched. */
   models: (provider: string) => ["provider-models", provider] as const,
 };
@@ -481,6 +486,40 @@ export function useClearTier() {
   return useMutation({
     mutationFn: (tier: Tier) => api.clearTier(tier),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: modelKeys.tiers }),
+  });
+}
+
+export function useSteeringModel() {
+  return useQuery({ queryKey: modelKeys.steeringModel, queryFn: api.getSteeringModel });
+}
+
+export function useSteeringSettings() {
+  return useQuery({ queryKey: modelKeys.steeringSettings, queryFn: api.getSteeringSettings });
+}
+
+/** Sessions move while they run: the list is looked at again every few seconds. */
+const LIVE_SESSIONS_POLL_MS = 5_000;
+
+export function useLiveSessions() {
+  return useQuery({ queryKey: ["live-sessions"] as const, queryFn: api.listLiveSessions, refetchInterval: LIVE_SESSIONS_POLL_MS });
+}
+
+export function useSetSteeringModel() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (setting: SteeringModelSetting | null) => api.setSteeringModel(setting),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: modelKeys.steeringModel }),
+  });
+}
+
+export function useSetSteeringSettings() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (settings: SteeringSettings) => api.setSteeringSettings(settings),
+    onSuccess: () => {
+      void queryClient.invalidateQueries({ queryKey: ["live-sessions"] });
+      return queryClient.invalidateQueries({ queryKey: modelKeys.steeringSettings });
+    },
   });
 }
 

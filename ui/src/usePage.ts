@@ -1,6 +1,6 @@
 import { useSyncExternalStore } from "react";
 
-export const pages = ["workflows", "projects", "activity", "notifications", "checkpoints", "memory", "settings", "setup"] as const;
+export const pages = ["workflows", "projects", "sessions", "activity", "notifications", "checkpoints", "memory", "settings", "setup"] as const;
 export type Page = (typeof pages)[number];
 
 export const workflowTabs = ["runs", "autofix", "versions", "script", "dependencies", "chat"] as const;

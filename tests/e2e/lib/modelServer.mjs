@@ -23,6 +23,14 @@ const AGENT_TURNS = [
   { text: "", call: ["finish", { summary: AGENT_SUMMARY }] },
 ];
 
+/** A task whose agent waits (for a file named `go`), so that the steering judge has time to look. */
+export const WAITING_TASK = "Wait for the go file";
+export const STEER_MESSAGE = "Stop waiting for the file: edit greet.py so it says Hello, with a comma and an exclamation mark.";
+const WAITING_TURNS = [
+  { text: "I will wait for the file first.", call: ["run_command", { command: "while [ ! -e go ]; do sleep 0.2; done; echo went", timeout_secs: 600 }] },
+  { text: "", call: ["finish", { summary: "The file came." }] },
+];
+
 export const ANALYSIS = { action: "diagnostics", reasoning: "The program report-tool is not installed on this machine." };
 
 export async function startModelServer() {
@@ -49,9 +57,13 @@ export async function startModelServer() {
         usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
         res.end(JSON.stringify({ id: "chatcmpl-e2e", object: "chat.completion", created: 1, model: "scripted-small", choices: [{ index: 0, message, finish_reason: finish }], usage }));
       };
-      if (String(system).includes("Healer's coding agent")) {
+      if (String(system).includes("steering judge")) {
+        answer({ role: "assistant", content: JSON.stringify({ action: "steer", message: STEER_MESSAGE }) }, "stop");
+      } else if (String(system).includes("Healer's coding agent")) {
         const seenResults = messages.filter((m) => m.role === "tool").length;
-        const turn = AGENT_TURNS[Math.min(seenResults, AGENT_TURNS.length - 1)];
+        const waiting = messages.some((m) => m.role === "user" && String(m.content).includes(WAITING_TASK));
+        const turns = waiting ? WAITING_TURNS : AGENT_TURNS;
+        const turn = turns[Math.min(seenResults, turns.length - 1)];
         const [name, args] = turn.call;
         setTimeout(
           () =>

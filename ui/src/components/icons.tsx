@@ -35,6 +35,13 @@ export const ActivityIcon = ({ size }: IconProps) => (
   </Icon>
 );
 
+export const SessionsIcon = ({ size }: IconProps) => (
+  <Icon size={size}>
+    <rect x="3.5" y="5" width="17" height="14" rx="2" />
+    <path d="M7.5 10l2.5 2-2.5 2M12.5 14.5h4" />
+  </Icon>
+);
+
 export const BellIcon = ({ size }: IconProps) => (
   <Icon size={size}>
     <path d="M6 16.5V11a6 6 0 0 1 12 0v5.5l1.5 1.5h-15z" />

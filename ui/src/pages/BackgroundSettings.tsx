@@ -2,7 +2,7 @@ import { InlineError } from "../components/InlineError";
 import { Spinner } from "../components/Loading";
 import { useDesktopSettings, useQuitApp, useSetDesktopSetting, type DesktopChange } from "../desktopQueries";
 
-function Toggle({
+export function Toggle({
   id,
   title,
   hint,

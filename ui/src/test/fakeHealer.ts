@@ -26,6 +26,10 @@ import {
   type SaveOutcome,
   type Schedule,
   type ScriptVersion,
+  type LiveSession,
+  type SteeringModelSetting,
+  type SteeringModelView,
+  type SteeringSettings,
   type Tier,
   type TierSetting,
   type TierUsage,
@@ -213,6 +217,12 @@ export class FakeHealer {
   /** Environment variables the engine sees. */
   env: Record<string, string> = {};
   tierSettings: TierSetting[] = [];
+  steeringModel: SteeringModelSetting | null = null;
+  /** What the Sessions page lists; the person's own only while they are watched. */
+  liveSessions: LiveSession[] = [];
+  steeringSettings: SteeringSettings = {
+    enabled: true, zombie_after_secs: 1800, max_loop_messages: 3, judge_every_secs: 900, watch_own_sessions: false,
+  };
   budgets: Budgets = { max_tokens_per_call: 4096, per_task_tokens: 60_000, per_day_tokens: 1_000_000, per_day_cost_usd: 5 };
   usageDay = "2026-11-22";
   usageByTier: TierUsage[] = [];
@@ -418,6 +428,23 @@ export class FakeHealer {
       } : null;
       return { tier, setting, default_budget: DEFAULT_BUDGET[tier], resolves_to };
     });
+  }
+
+  /** The engine's rule, simplified: the named model, else the cheap tier's (the fake has no prices). */
+  private steeringModelView(): SteeringModelView {
+    const cheap = this.tierViews()[0].resolves_to;
+    const named = this.steeringModel && this.providers.find((p) => p.name === this.steeringModel?.provider);
+    const resolves_to = named && this.steeringModel
+      ? { provider: named, model: this.steeringModel.model, source: "named" as const }
+      : cheap ? { provider: cheap.provider, model: cheap.model, source: "cheap_tier" as const } : null;
+    return {
+      setting: this.steeringModel,
+      resolves_to,
+      summary: resolves_to
+        ? `Steering asks ${resolves_to.model} from ${resolves_to.provider.name} (${resolves_to.source === "named" ? "the model you named" : "no model has a price, so the model of the cheap tier"}).`
+        : "No model is set up, so only the free loop check watches your agents: nothing is spent, and no one looks at their progress every few minutes.",
+      rule: "Healer asks the model you name here; if you name none, it asks the cheapest model you have set up (by price); if there is none, only the free loop check watches your agents.",
+    };
   }
 
   private usageReport(): UsageReport {
@@ -722,6 +749,23 @@ export class FakeHealer {
       }
       case "usage_today":
         return this.usageReport();
+      case "get_steering_model":
+        return this.steeringModelView();
+      case "set_steering_model":
+        this.steeringModel = (args.setting as SteeringModelSetting | null) ?? null;
+        return null;
+      case "list_live_sessions":
+        return this.liveSessions.filter((s) => s.origin === "healer" || this.steeringSettings.watch_own_sessions);
+      case "get_steering_settings":
+        return this.steeringSettings;
+      case "set_steering_settings": {
+        const settings = args.settings as SteeringSettings;
+        if ((settings.judge_every_secs ?? 900) < 60) {
+          throw { code: "invalid_input", message: "the steering model looks at a task at most once a minute: set one minute or more" };
+        }
+        this.steeringSettings = settings;
+        return null;
+      }
       default: {
         const answer =
           this.tasks.handle(cmd, args) ??

@@ -7,6 +7,7 @@ import { setupHref } from "../../usePage";
 import { BudgetsCard } from "./BudgetsCard";
 import { LocalModelsCard } from "./LocalModelsCard";
 import { ProvidersCard } from "./ProvidersCard";
+import { SteeringCard } from "./SteeringCard";
 import { TiersCard } from "./TiersCard";
 import { UsageCard } from "./UsageCard";
 
@@ -54,6 +55,7 @@ export function ModelsSettings() {
           <LocalModelsCard providers={providers.data} />
           <ProvidersCard providers={providers.data} />
           <TiersCard tiers={tiers.data} providers={providers.data} />
+          <SteeringCard tiers={tiers.data} providers={providers.data} />
         </>
       ) : (
         <SkeletonList rows={3} label="Loading model settings" />

@@ -18,6 +18,9 @@ import {
 } from "../../projectText";
 import { StopIcon } from "../../components/icons";
 
+/** How a steering message starts when it reaches an agent (the engine's `session::steering_text`). */
+const STEERING_PREFIX = "Healer, which watches this session, says:";
+
 const LONG_LINES = 12;
 const long = (text: string) => text.split("\n").length > LONG_LINES || text.length > 1500;
 
@@ -62,6 +65,14 @@ function StepItem({ step, result }: { step: StoredStep; result: StoredStep | und
       <li className={s.is_error ? "session-step step-check failed" : "session-step step-check"} data-testid="session-step" data-kind="check">
         <p className="session-step-title">Check {head}</p>
         <Output text={rest.join("\n")} />
+      </li>
+    );
+  }
+  if (s.source === "user" && s.text.startsWith(STEERING_PREFIX)) {
+    return (
+      <li className="session-step step-healer" data-testid="session-step" data-kind="steered">
+        <p className="session-step-title">Healer told the agent</p>
+        <blockquote className="steering-message">{s.text.slice(STEERING_PREFIX.length).trim()}</blockquote>
       </li>
     );
   }

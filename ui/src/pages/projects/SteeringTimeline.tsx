@@ -1,6 +1,7 @@
 // What Healer's steering saw and did on a task, oldest first: loops it caught (the rule in
-// words and the steps that show it), messages it delivered, signs of life, a stuck agent ended.
-import type { LoopRule, SteeringEntry, SteeringKind } from "../../bindings";
+// words and the steps that show it), the steering model's looks at the progress (what it chose
+// and said), messages it delivered, signs of life, a stuck agent ended.
+import type { JudgeAction, LoopRule, SteeringEntry, SteeringKind } from "../../bindings";
 import { relativeTime, useNow } from "../../time";
 
 const kindLabel: Record<SteeringKind, string> = {
@@ -8,9 +9,16 @@ const kindLabel: Record<SteeringKind, string> = {
   delivery: "Told the agent",
   heartbeat: "Still working",
   zombie: "Ended as stuck",
+  judgement: "Progress checked",
 };
 
-const ruleLabel: Record<LoopRule, string> = {
+const actionLabel: Record<JudgeAction, string> = {
+  continue: "Progress checked: going well",
+  steer: "Progress checked: told the agent what to change",
+  replace: "Progress checked: replaced the agent",
+};
+
+export const ruleLabel: Record<LoopRule, string> = {
   repeat: "The same step with the same result, again and again",
   "repeated-error": "The same step failing the same way",
   monologue: "Talking without doing anything",
@@ -19,7 +27,12 @@ const ruleLabel: Record<LoopRule, string> = {
 };
 
 function Entry({ entry, now }: { entry: SteeringEntry; now: number }) {
-  const heading = entry.kind === "loop" && entry.rule ? ruleLabel[entry.rule] : kindLabel[entry.kind];
+  const heading =
+    entry.kind === "loop" && entry.rule
+      ? ruleLabel[entry.rule]
+      : entry.kind === "judgement" && entry.action
+        ? actionLabel[entry.action]
+        : kindLabel[entry.kind];
   return (
     <li className="steering-entry" data-kind={entry.kind}>
       <div className="steering-head">
