@@ -35,6 +35,19 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# pyenv (where the machine has it) holds a lock file while it rehashes its shims; a rehash that
+# was killed (a test's process group ended mid-pip) leaves it behind, and then every python3
+# through a shim waits a minute for it and the tests that run Python time out. A lock older than
+# two minutes with no rehash running is stale.
+if [ "$goal" = test ]; then
+  shim_lock="${PYENV_ROOT:-$HOME/.pyenv}/shims/.pyenv-shim"
+  if [ -e "$shim_lock" ] && [ -n "$(find "$shim_lock" -mmin +2 2>/dev/null)" ] \
+    && ! ps -eo args= | grep -q '[p]yenv-rehash'; then
+    echo "setup: removing pyenv's stale rehash lock ($shim_lock)"
+    rm -f "$shim_lock"
+  fi
+fi
+
 if ! command -v cargo >/dev/null; then
   echo "setup: cargo (Rust 1.89 or newer) is not on PATH; install the Rust toolchain first" >&2
   exit 1
