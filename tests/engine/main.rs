@@ -41,6 +41,7 @@ mod project_fixtures;
 mod project_runs;
 mod project_tasks;
 mod projects;
+mod pyenv_guard;
 mod recovery_hint;
 mod repair_budget;
 mod rollback;

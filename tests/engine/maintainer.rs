@@ -57,6 +57,7 @@ pub fn configure_model(engine: &Engine, server: &ModelServer) {
 }
 
 pub async fn bed(scheduler: bool, with_model: bool) -> Bed {
+    crate::pyenv_guard::guard();
     let (tmp, paths) = data_dir();
     let server = ModelServer::start(Some(KEY));
     let lease = Lease::acquire(&paths, "test").expect("lease");

@@ -95,6 +95,7 @@ impl AgentBed {
 }
 
 pub async fn engine_at(paths: &Paths) -> Engine {
+    crate::pyenv_guard::guard();
     let lease = Lease::acquire(paths, "test").expect("lease");
     let options = EngineOptions {
         scheduler: false,
