@@ -173,9 +173,9 @@ export class Session {
 
   /**
    * Save a PNG of the window to `file` once the page has painted; returns the path. The picture
-   * is taken from the X display (ImageMagick's `import`), as a person would see it: WebKit's own
-   * WebDriver snapshot never finishes when frames reach the window without DMA-BUF, which is
-   * how Healer ships to stay light (docs/memory.md).
+   * is taken from the X display (ImageMagick's `import`), as a person would see it, so that the
+   * stories can look at the window whichever way WebKit composites it (WebKit's own WebDriver
+   * snapshot never finishes without DMA-BUF: docs/memory.md).
    */
   async screenshot(file) {
     await this.settlePaint();
