@@ -5,6 +5,7 @@
 
 mod agent;
 mod agent_run;
+mod answer;
 mod anthropic;
 pub mod atif;
 mod budget;
@@ -33,6 +34,7 @@ use crate::store::Store;
 
 pub use crate::error::{BudgetCap, LlmError};
 pub use agent_run::{AgentOutcome, AgentRun, Inbox, LoopSettings, StopReason};
+pub use answer::json_answer;
 pub use anthropic::AnthropicClient;
 pub use budget::{allowance, cost, estimate_tokens, Budgets, Spent, MIN_COMPLETION_TOKENS};
 pub use chat::{

@@ -128,19 +128,7 @@ pub(crate) async fn analyze(
 /// Read an answer: one JSON object (a ```json fence around it is tolerated) that passes the
 /// schema; an alternative must come with a hint.
 pub fn parse(answer: &str) -> Result<Analysis, String> {
-    let text = answer.trim();
-    let text = text
-        .strip_prefix("```json")
-        .or_else(|| text.strip_prefix("```"))
-        .map(|t| t.trim_end().trim_end_matches("```"))
-        .unwrap_or(text)
-        .trim();
-    let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON ({e})"))?;
-    let validator = jsonschema::validator_for(&schema())
-        .map_err(|e| format!("the schema does not compile: {e}"))?;
-    if let Some(error) = validator.iter_errors(&value).next() {
-        return Err(format!("it does not match the schema: {error}"));
-    }
+    let value = crate::llm::json_answer(answer, &schema())?;
     let action = match value["action"].as_str() {
         Some("alternative") => Level2::Alternative,
         Some("diagnostics") => Level2::Diagnostics,

@@ -65,19 +65,7 @@ fn schema() -> Value {
 /// Read an answer: one JSON object that passes the schema (a ```json fence around it is
 /// tolerated); steer and replace need a message.
 pub fn parse_answer(answer: &str) -> std::result::Result<Answer, String> {
-    let text = answer.trim();
-    let text = text
-        .strip_prefix("```json")
-        .or_else(|| text.strip_prefix("```"))
-        .map(|t| t.trim_end().trim_end_matches("```"))
-        .unwrap_or(text)
-        .trim();
-    let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON ({e})"))?;
-    let validator = jsonschema::validator_for(&schema())
-        .map_err(|e| format!("the schema does not compile: {e}"))?;
-    if let Some(error) = validator.iter_errors(&value).next() {
-        return Err(format!("it does not match the schema: {error}"));
-    }
+    let value = crate::llm::json_answer(answer, &schema())?;
     let action = value["action"]
         .as_str()
         .and_then(JudgeAction::parse)
