@@ -15,6 +15,12 @@ use tokio::sync::broadcast::{self, error::RecvError};
 #[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
 pub struct HealerEvent(pub EventRecord);
 
+/// Events the window missed (the bus ran ahead of the bridge): everything it shows is read again.
+#[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
+pub struct EventsMissed {
+    pub count: u64,
+}
+
 /// Output of a running attempt, as it is printed (not persisted; the attempt keeps its log).
 #[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
 pub struct RunOutput(pub OutputChunk);
@@ -127,9 +133,13 @@ async fn forward_events(
                     tracing::warn!("cannot send an event to the window: {e}");
                 }
             }
-            // The UI re-reads the events table on its next refresh; nothing is lost.
+            // Every event is stored: the window is told to read everything again, so nothing
+            // it shows stays behind.
             Err(RecvError::Lagged(missed)) => {
-                tracing::warn!("the window missed {missed} live events");
+                tracing::warn!("the window missed {missed} live events; it reads everything again");
+                if let Err(e) = (EventsMissed { count: missed }).emit(&app) {
+                    tracing::warn!("cannot tell the window it missed events: {e}");
+                }
             }
             Err(RecvError::Closed) => break,
         }

@@ -23,7 +23,7 @@ use healer::{logging, Engine, ErrorPayload, Paths};
 use tauri::{Manager, RunEvent};
 use tauri_specta::{collect_commands, collect_events};
 
-pub use bridge::{HealerEvent, RunOutput, SessionStepEvent, ThreadTextEvent};
+pub use bridge::{EventsMissed, HealerEvent, RunOutput, SessionStepEvent, ThreadTextEvent};
 use state::AppState;
 
 /// The typed IPC surface: commands and events, from which `ui/src/bindings.ts` is generated.
@@ -117,6 +117,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
         ])
         .events(collect_events![
             HealerEvent,
+            EventsMissed,
             RunOutput,
             ThreadTextEvent,
             SessionStepEvent

@@ -144,6 +144,7 @@ export const commands = {
 
 /** Events */
 export const events = {
+	eventsMissed: makeEvent<EventsMissed, EventsMissed>("events-missed"),
 	healerEvent: makeEvent<HealerEvent, HealerEvent>("healer-event"),
 	runOutput: makeEvent<RunOutput, RunOutput>("run-output"),
 	sessionStepEvent: makeEvent<SessionStepEvent, SessionStepEvent>("session-step-event"),
@@ -600,6 +601,11 @@ export type EventRecord = {
 	id: number,
 	at: string,
 	event: Event,
+};
+
+/**  Events the window missed (the bus ran ahead of the bridge): everything it shows is read again. */
+export type EventsMissed = {
+	count: number,
 };
 
 /**  The evidence a failure leaves behind. */

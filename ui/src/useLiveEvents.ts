@@ -150,15 +150,21 @@ function receive(queryClient: QueryClient, threads: LiveThreads, record: EventRe
   if (taskId !== null) void queryClient.invalidateQueries({ predicate: (query) => showsTask(query, taskId) });
 }
 
-/** Starts listening; the returned function stops, even if listening has not started yet. */
-function follow(listen: () => Promise<() => void>, what: string): () => void {
+/**
+ * Starts listening; the returned function stops, even if listening has not started yet.
+ * `listening` runs once events are being received.
+ */
+function follow(listen: () => Promise<() => void>, what: string, listening?: () => void): () => void {
   let stopped = false;
   let unlisten: (() => void) | undefined;
   listen()
     .then((stop) => {
       // The effect may have been cleaned up before listening finished.
       if (stopped) stop();
-      else unlisten = stop;
+      else {
+        unlisten = stop;
+        listening?.();
+      }
     })
     .catch((error: unknown) => console.error(`Healer: cannot follow ${what}`, error));
   return () => {
@@ -175,8 +181,19 @@ export function useLiveEvents(output: LiveOutput, threads: LiveThreads) {
   const queryClient = useQueryClient();
   useEffect(
     () =>
-      follow(() => events.healerEvent.listen(({ payload }) => receive(queryClient, threads, payload)), "engine events"),
+      follow(
+        () => events.healerEvent.listen(({ payload }) => receive(queryClient, threads, payload)),
+        "engine events",
+        // What the window read before it was listening may have changed in between (another
+        // program's request answered while the window was opening): everything shown is read
+        // again once no change can be missed.
+        () => void queryClient.invalidateQueries(),
+      ),
     [queryClient, threads],
+  );
+  useEffect(
+    () => follow(() => events.eventsMissed.listen(() => void queryClient.invalidateQueries()), "missed events"),
+    [queryClient],
   );
   useEffect(() => follow(() => events.runOutput.listen(({ payload }) => output.append(payload)), "script output"), [output]);
   useEffect(

@@ -1,5 +1,6 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import { expect, test } from "vitest";
+import { events } from "./bindings";
 import { FakeHealer, minutesAgo } from "./test/fakeHealer";
 import { renderApp } from "./test/renderApp";
 
@@ -83,4 +84,35 @@ test("examples that cannot be loaded say why, and the button stays", async () =>
 
   expect(await screen.findByRole("alert")).toHaveTextContent("Cannot write into /home/ada/.local/share/healer/workflows.");
   expect(screen.getByTestId("load-examples")).toBeEnabled();
+});
+
+test("a workflow made while the window opens is listed, though its event came before the window listened", async () => {
+  const healer = new FakeHealer().install();
+  healer.addWorkflow({ title: "Clean downloads", name: "clean-downloads" });
+  const listen = healer.holdListening();
+
+  renderApp();
+  await waitFor(() => expect(rows()).toHaveLength(1));
+  // Another program makes a workflow; its event reaches nobody, the window is not listening yet.
+  const made = healer.addWorkflow({ title: "Nightly report", name: "nightly-report" });
+  await healer.happen({ kind: "workflow_created", workflow_id: made.workflow.id, title: "Nightly report" });
+  listen();
+
+  await waitFor(() => expect(rows().map((row) => row.getAttribute("data-name"))).toEqual(["clean-downloads", "nightly-report"]));
+});
+
+test("when the window missed events it reads everything again", async () => {
+  const healer = new FakeHealer().install();
+  healer.addWorkflow({ title: "Clean downloads", name: "clean-downloads" });
+  renderApp();
+  await waitFor(() => expect(rows()).toHaveLength(1));
+
+  // Made while the engine's events ran ahead of the window: its event never came.
+  const made = healer.addWorkflow({ title: "Nightly report", name: "nightly-report" });
+  healer.record({ kind: "workflow_created", workflow_id: made.workflow.id, title: "Nightly report" });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(rows()).toHaveLength(1);
+  await events.eventsMissed.emit({ count: 1 });
+
+  await waitFor(() => expect(rows().map((row) => row.getAttribute("data-name"))).toEqual(["clean-downloads", "nightly-report"]));
 });

@@ -247,6 +247,7 @@ export class FakeHealer {
   /** Projects, their boards and sessions; none unless a test adds them. */
   projects = new FakeProjects();
   private failures = new Map<string, ErrorPayload>();
+  private listening: Promise<void> = Promise.resolve();
   private nextHealId = 12;
   private nextId = { workflow: 1, version: 1, run: 1, attempt: 1 };
 
@@ -255,7 +256,22 @@ export class FakeHealer {
     mockIPC(async (cmd, args) => structuredClone(await this.handle(cmd, (args ?? {}) as Record<string, unknown>)), {
       shouldMockEvents: true,
     });
+    // Listening can be held back, as a window that is still opening is not listening yet.
+    const internals = (window as unknown as { __TAURI_INTERNALS__: { invoke: (cmd: string, ...rest: unknown[]) => Promise<unknown> } })
+      .__TAURI_INTERNALS__;
+    const invoke = internals.invoke.bind(internals);
+    internals.invoke = async (cmd, ...rest) => {
+      if (cmd === "plugin:event|listen") await this.listening;
+      return invoke(cmd, ...rest);
+    };
     return this;
+  }
+
+  /** Holds back every listener until the returned function is called; events sent meanwhile reach nobody. */
+  holdListening(): () => void {
+    let release = () => {};
+    this.listening = new Promise((resolve) => (release = resolve));
+    return release;
   }
 
   fail(cmd: string, code: ErrorCode, message: string): this {
