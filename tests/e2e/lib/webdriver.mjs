@@ -10,6 +10,46 @@ const ELEMENT_KEY = "element-6066-11e4-a52e-4f735466cecf";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const execFileP = promisify(execFile);
 
+/**
+ * Run in the page before a click: scroll the element to the middle of the view, wait until its
+ * place on screen has stayed the same for three frames and 100 ms (at most 3 s), and note where
+ * the next click lands (window.__healerClick) — inside the element, or on what.
+ */
+const STEADY_THEN_WATCH = `
+const el = arguments[0];
+const done = arguments[arguments.length - 1];
+el.scrollIntoView({ block: "center", inline: "nearest" });
+const place = () => { const r = el.getBoundingClientRect(); return [r.x, r.y, r.width, r.height].join(","); };
+const start = performance.now();
+let last = place(); let since = start; let frames = 0;
+const watch = () => {
+  window.__healerClickStop?.();
+  delete window.__healerClick;
+  const onClick = (event) => {
+    stop();
+    const target = event.target instanceof Element ? event.target : document.body;
+    const usable = target.closest("a, button, input, select, textarea, label, summary, [role], [tabindex]");
+    window.__healerClick = {
+      inside: el.contains(target),
+      usable: usable !== null,
+      what: (usable ?? target).outerHTML.slice(0, 160),
+    };
+  };
+  const stop = () => document.removeEventListener("click", onClick, true);
+  window.__healerClickStop = stop;
+  document.addEventListener("click", onClick, true);
+  done(true);
+};
+const tick = () => {
+  const now = performance.now();
+  const current = place();
+  if (current !== last) { last = current; since = now; frames = 0; } else { frames += 1; }
+  if ((frames >= 3 && now - since >= 100) || now - start > 3000) watch();
+  else requestAnimationFrame(tick);
+};
+requestAnimationFrame(tick);
+`;
+
 /** The X id of the Healer window that is on screen (the largest one, when a test opened two). */
 async function healerWindow() {
   const { stdout } = await execFileP("xwininfo", ["-root", "-children"], { timeout: 10_000 });
@@ -112,17 +152,32 @@ export class Session {
   }
 
   /**
-   * Click an element as a person would: brought to the middle of the view and painted there
-   * first. WebDriver alone scrolls it just inside the edge and clicks at once, and when the page
-   * is still settling from that scroll the click lands beside the element.
+   * Click an element as a person would: brought to the middle of the view and left there until it
+   * stops moving on screen, then clicked. WebDriver alone scrolls it just inside the edge and
+   * clicks at once, at the place it measured; when the page is still settling (a scroll, a
+   * re-render that moves the element) the click lands beside it. Where the click landed is
+   * checked: beside the element on nothing a person could use, it is made again (as a person
+   * would, seeing nothing happen); on something else, the story fails saying where it went.
    */
   async click(elementId) {
-    await this.cmd("POST", "/execute/sync", {
-      script: "arguments[0].scrollIntoView({ block: 'center', inline: 'nearest' });",
-      args: [{ [ELEMENT_KEY]: elementId }],
-    }).catch(() => {});
-    await this.settlePaint();
-    await this.cmd("POST", `/element/${elementId}/click`, {});
+    for (let attempt = 1; ; attempt++) {
+      await this.cmd(
+        "POST",
+        "/execute/async",
+        { script: `${STEADY_THEN_WATCH}`, args: [{ [ELEMENT_KEY]: elementId }] },
+        5_000,
+      ).catch(() => sleep(300));
+      await this.cmd("POST", `/element/${elementId}/click`, {});
+      const landed = await this.executeScript(
+        "window.__healerClickStop?.(); const l = window.__healerClick; delete window.__healerClick; return l ?? null;",
+      ).catch(() => null);
+      if (landed === null || landed.inside) return;
+      if (landed.usable || attempt >= 3) {
+        throw new Error(`a click meant for an element landed beside it, on ${landed.what} (attempt ${attempt})`);
+      }
+      console.warn(`webdriver: a click landed beside its element, on ${landed.what}; clicking again`);
+      await sleep(200);
+    }
   }
 
   /** Type text into an element (an input or textarea), as keystrokes. */
