@@ -19,9 +19,9 @@ pub enum Knob {
     PageCache,
     /// Skia paints with the CPU instead of the GPU.
     CpuRendering,
-    /// No DMA-BUF renderer: frames reach the window without GPU buffers, and the web process
-    /// keeps far less for them. Measured only: with it a window story failed now and then on
-    /// a fresh clone (docs/memory.md).
+    /// No DMA-BUF renderer: frames reach the window without GPU buffers, and neither process
+    /// loads the GL stack for them (on a machine without a GPU, Mesa's llvmpipe: ~50 MB with
+    /// the window open). The path many WebKitGTK apps take where DMA-BUF misbehaves.
     NoDmabuf,
     /// The DMA-BUF renderer hands frames over in shared memory, not GPU buffers.
     Shm,
@@ -61,7 +61,7 @@ const ALL: [(&str, Knob); 15] = [
 ];
 
 /// What is on unless `HEALER_WEBKIT_TUNING` says otherwise.
-const DEFAULT: &[Knob] = &[Knob::CpuRendering, Knob::Trim];
+const DEFAULT: &[Knob] = &[Knob::CpuRendering, Knob::NoDmabuf, Knob::Trim];
 
 /// The knobs in effect for this process.
 pub fn knobs() -> Vec<Knob> {
