@@ -54,6 +54,9 @@ pub struct SessionSpec {
     pub endpoint: Option<ModelEndpoint>,
     /// Ended (process group killed) past this.
     pub time_limit: Duration,
+    /// Where the session's control group is recorded (the data folder's groups), so that what
+    /// a crash left is ended at the next start; `None`: no control group.
+    pub groups: Option<PathBuf>,
 }
 
 /// Where an external agent's model is, when the person chose a provider configured in Healer.

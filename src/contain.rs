@@ -23,6 +23,20 @@ pub mod namespaces;
 
 pub use group::{join_in_child, sweep, Group, Holding};
 
+/// Where a group is to be recorded, and its name (unique on this machine).
+#[derive(Debug, Clone)]
+pub struct GroupSpec {
+    pub registry: std::path::PathBuf,
+    pub name: String,
+}
+
+impl GroupSpec {
+    /// The group itself, with no bounds but its end.
+    pub fn create(&self) -> Group {
+        Group::create(&self.registry, &self.name, &Limits::default())
+    }
+}
+
 /// Bounds on a group as a whole (each process may have its own limits besides).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Limits {

@@ -42,7 +42,7 @@ pub use board::{
     detail, session_detail, summary, task_detail, BoardTask, Columns, ProjectDetail,
     ProjectSummary, SessionDetail, TaskDetail,
 };
-pub use command::{run_project_command, CommandResult};
+pub use command::{run_project_command, CommandPlace, CommandResult};
 pub use detect::{Detection, InstalledAgent};
 pub use hooks::{cli_program, CLI_VAR as HOOK_CLI_VAR, SETTINGS_FILE as CLAUDE_LOCAL_SETTINGS};
 pub use prompt::{append_progress, read_progress, task_prompt};

@@ -75,6 +75,7 @@ impl Agent for Builtin {
             tmp,
             env: spec.env.clone(),
             command_limit: Duration::from_secs(u64::from(settings.command_time_limit_secs)),
+            groups: spec.groups.clone(),
         });
         let tools: Vec<Arc<dyn Tool>> = vec![
             Arc::new(files::ReadFile(ws.clone())),

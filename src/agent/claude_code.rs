@@ -103,6 +103,7 @@ impl Agent for ClaudeCode {
             time_limit: spec.time_limit,
             // Claude Code ends its tools on SIGTERM; SIGKILL would orphan them.
             stop_signal: Signal::SIGTERM,
+            group: process::group_for(&spec, &mark),
         };
         let marks = [
             vec![format!("{MARK_VAR}={mark}")],

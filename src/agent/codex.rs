@@ -158,6 +158,7 @@ impl Agent for Codex {
             env: environment(&spec, &mark),
             time_limit: spec.time_limit,
             stop_signal: Signal::SIGINT,
+            group: process::group_for(&spec, &mark),
         };
         let marks = [vec![format!("{MARK_VAR}={mark}")]];
 

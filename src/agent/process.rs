@@ -1,8 +1,10 @@
-//! Running an agent CLI: its own process group, stdin from /dev/null (both CLIs wait on an open
-//! stdin), an environment built from a safe base, stdout read line by line as it comes, a time
-//! limit, a stop that first asks (a signal the agent handles, so it ends its tools) and kills
-//! after a grace, and a sweep for tool processes that left the group: both CLIs start each tool
-//! in a session of its own, so killing the agent's group never reaches them.
+//! Running an agent CLI: its own process group and control group, stdin from /dev/null (both
+//! CLIs wait on an open stdin), an environment built from a safe base, stdout read line by line
+//! as it comes, a time limit, a stop that first asks (a signal the agent handles, so it ends its
+//! tools) and kills after a grace. Both CLIs start each tool in a session of its own, so killing
+//! the agent's process group never reaches them: the control group does (however a tool
+//! detached, an emptied environment included), and where the machine gives none, a sweep for
+//! the processes carrying the session's mark.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -17,6 +19,7 @@ use tokio::time::{sleep_until, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::AgentUpdate;
+use crate::contain::{Group, GroupSpec};
 
 /// How long an agent asked to stop gets to end its tools and itself before it is killed.
 pub const STOP_GRACE: Duration = Duration::from_secs(3);
@@ -50,6 +53,9 @@ pub(crate) struct Launch {
     pub time_limit: Duration,
     /// The signal that asks the agent to stop (it then ends its own tools).
     pub stop_signal: Signal,
+    /// The control group the session runs in, recorded so that a crash's leftovers are ended
+    /// at the next start; `None`: its process group and marks only.
+    pub group: Option<GroupSpec>,
 }
 
 /// Why the session's process ended.
@@ -112,6 +118,18 @@ pub(crate) fn get<'a>(vars: &'a [(String, String)], name: &str) -> Option<&'a st
         .map(|(_, v)| v.as_str())
 }
 
+/// The control group of the session `spec` starts with `mark`, when it is to have one.
+pub(crate) fn group_for(spec: &super::SessionSpec, mark: &str) -> Option<GroupSpec> {
+    spec.groups.as_ref().map(|registry| GroupSpec {
+        registry: registry.clone(),
+        name: format!(
+            "agent{}-{}",
+            spec.session_id,
+            mark.get(..12).unwrap_or(mark)
+        ),
+    })
+}
+
 /// A value for [`MARK_VAR`] no other process carries.
 pub(crate) fn new_mark() -> String {
     format!(
@@ -141,12 +159,17 @@ pub(crate) async fn supervise(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    let group = launch.group.as_ref().map(GroupSpec::create);
+    if let Some(group) = &group {
+        group.install(&mut cmd);
+    }
     let mut child = cmd.spawn()?;
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
-    // Whatever happens to this future (dropped mid-run included), the group goes with it.
-    let _group = Cleanup {
+    // Whatever happens to this future (dropped mid-run included), the groups go with it.
+    let mut held = Cleanup {
         pgid,
         marks: marks.to_vec(),
+        group,
     };
     if let Some(pgid) = pgid {
         let _ = updates.send(AgentUpdate::Process { pgid });
@@ -220,6 +243,9 @@ pub(crate) async fn supervise(
     }
     // Children the agent left in its group, and tools that left it, end with the session.
     signal_group(pgid, Signal::SIGKILL);
+    if let Some(group) = held.group.as_mut() {
+        group.end();
+    }
     sweep(marks).await;
     let stderr_tail = match stderr {
         Some(handle) => tokio::select! {
@@ -269,15 +295,19 @@ async fn read_tail(mut stream: impl AsyncRead + Unpin, cap: usize) -> String {
     String::from_utf8_lossy(&tail).trim().to_string()
 }
 
-/// Kills the group and the marked processes when dropped (the session's future was dropped).
+/// Kills the groups and the marked processes when dropped (the session's future was dropped).
 struct Cleanup {
     pgid: Option<i32>,
     marks: Vec<Vec<String>>,
+    group: Option<Group>,
 }
 
 impl Drop for Cleanup {
     fn drop(&mut self) {
         signal_group(self.pgid, Signal::SIGKILL);
+        if let Some(group) = self.group.as_mut() {
+            group.end();
+        }
         for pid in marked_processes(&self.marks) {
             let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
         }

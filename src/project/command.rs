@@ -73,15 +73,30 @@ pub fn session_tmp(data_dir: &Path, session_id: i64) -> PathBuf {
     data_dir.join("sessions").join(session_id.to_string())
 }
 
-/// Run `command` with `bash -c` in `worktree`.
+/// Where a project command runs, and what holds it.
+pub struct CommandPlace<'a> {
+    pub worktree: &'a Path,
+    /// Its HOME and TMPDIR go inside.
+    pub tmp: &'a Path,
+    /// Set in its environment (crash recovery finds leftovers by it).
+    pub marker: &'a [(String, String)],
+    /// Where its control group is recorded (the data folder's groups).
+    pub groups: &'a Path,
+}
+
+/// Run `command` with `bash -c` in the place's worktree.
 pub async fn run_project_command(
-    worktree: &Path,
-    tmp: &Path,
+    place: &CommandPlace<'_>,
     name: &str,
     command: &str,
-    marker: &[(String, String)],
     timeout: Duration,
 ) -> Result<CommandResult> {
+    let CommandPlace {
+        worktree,
+        tmp,
+        marker,
+        groups,
+    } = *place;
     let env = toolchain_env(marker);
     let run = run_in_place(&InPlace {
         cwd: worktree,
@@ -98,6 +113,7 @@ pub async fn run_project_command(
             processes: 0,
             network: true,
         },
+        groups: Some(groups),
     })
     .await?;
     Ok(CommandResult {

@@ -11,7 +11,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::agent_setup::{self, marks};
-use super::command::{run_project_command, session_tmp, toolchain_env, CommandResult};
+use super::command::{
+    run_project_command, session_tmp, toolchain_env, CommandPlace, CommandResult,
+};
 use super::prompt::{read_progress, task_prompt};
 use super::runner::{Projects, SessionStop};
 use super::settle::{settle, Ending};
@@ -322,7 +324,14 @@ impl Ctx<'_> {
     /// Run one of the project's commands; `None` when the session was cancelled meanwhile.
     async fn command(&self, name: &str, command: &str) -> Result<Option<CommandResult>> {
         let limit = Duration::from_secs(u64::from(self.project.settings.command_time_limit_secs));
-        let run = run_project_command(&self.worktree, &self.tmp, name, command, &self.marks, limit);
+        let groups = self.projects.services.paths.groups_dir();
+        let place = CommandPlace {
+            worktree: &self.worktree,
+            tmp: &self.tmp,
+            marker: &self.marks,
+            groups: &groups,
+        };
+        let run = run_project_command(&place, name, command, limit);
         let result = tokio::select! {
             // Dropping the run ends its process group.
             () = self.cancel.cancelled() => return Ok(None),
@@ -430,6 +439,7 @@ impl Ctx<'_> {
             model: settings.model.clone().filter(|m| !m.trim().is_empty()),
             endpoint,
             time_limit,
+            groups: Some(self.projects.services.paths.groups_dir()),
         };
         let (tx, mut rx) = mpsc::unbounded_channel::<AgentUpdate>();
         let agent_cancel = self.cancel.child_token();

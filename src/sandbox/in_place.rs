@@ -1,11 +1,12 @@
 //! A command an agent asks for, run where the agent works (a task's worktree) instead of a
-//! scratch copy: the same scrubbed environment, process group, time limit, output caps and
-//! Landlock as every sandboxed run, with writes allowed in the worktree and in the session's
-//! own temp folder only.
+//! scratch copy: the same scrubbed environment, process group, control group, time limit,
+//! output caps and Landlock as every sandboxed run, with writes allowed in the worktree and in
+//! the session's own temp folder only.
 
 use std::path::Path;
 
 use super::{confine, env, process, SandboxLimits, SandboxRun};
+use crate::contain::GroupSpec;
 use crate::error::{Error, Result};
 
 /// What to run, and where.
@@ -20,6 +21,9 @@ pub struct InPlace<'a> {
     /// Set on top of the scrubbed environment (secret-looking names are dropped).
     pub env: &'a [(String, String)],
     pub limits: SandboxLimits,
+    /// Where the command's control group is recorded (the data folder's groups, ended at the
+    /// next start after a crash); `None`: its process group and marker only.
+    pub groups: Option<&'a Path>,
 }
 
 /// Run `spec.command` confined to its worktree and temp folder.
@@ -73,9 +77,31 @@ pub async fn run_in_place(spec: &InPlace<'_>) -> Result<SandboxRun> {
         output_bytes: spec.limits.output_bytes,
         marker: &marker,
     };
-    // No control group or namespaces here: the command works in the person's worktree, may use
-    // the network, and its processes are ended by its group and its marker.
-    let outcome = process::execute(&launch, &|_| {}, &confine, None).await?;
+    // No namespaces here: the command works in the person's worktree and may use the network.
+    // Its control group ends whatever it left running when it ends, however that detached
+    // (another session, an emptied environment); without one, its process group and marker do.
+    let mut group = spec.groups.map(|registry| {
+        GroupSpec {
+            registry: registry.to_path_buf(),
+            name: marker.clone(),
+        }
+        .create()
+    });
+    let outcome = process::execute(
+        &launch,
+        &|cmd| {
+            if let Some(group) = &group {
+                group.install(cmd);
+            }
+        },
+        &confine,
+        None,
+    )
+    .await;
+    if let Some(group) = group.as_mut() {
+        group.end();
+    }
+    let outcome = outcome?;
     use std::os::unix::process::ExitStatusExt;
     Ok(SandboxRun {
         exit_code: outcome.status.and_then(|s| s.code()),

@@ -438,3 +438,55 @@ fn describe_reports_kills_and_missing_confinement() {
     );
     assert!(!run.succeeded());
 }
+
+#[tokio::test]
+async fn what_a_command_in_place_leaves_running_ends_with_it_however_it_left() {
+    let work = tempfile::tempdir().expect("work");
+    let tmp = tempfile::tempdir().expect("tmp");
+    let groups = tempfile::tempdir().expect("groups");
+    let probe = crate::contain::GroupSpec {
+        registry: groups.path().to_path_buf(),
+        name: format!("test-probe-{}", std::process::id()),
+    }
+    .create();
+    if !probe.holding.ends_all {
+        println!(
+            "skipped: what a command in place leaves running: {}",
+            probe.holding.problems.join("; ")
+        );
+        return;
+    }
+    drop(probe);
+    // Another session with an emptied environment: neither its process group nor its marker
+    // reach it. The odd length of its sleep names it.
+    let token = format!("7927.{}", std::process::id());
+    // The pause lets it leave before the command ends.
+    let command = format!("setsid env -i sleep {token} & echo started; sleep 0.3");
+    let run = run_in_place(&InPlace {
+        cwd: work.path(),
+        tmp: tmp.path(),
+        command: &command,
+        env: &[],
+        limits: SandboxLimits {
+            timeout: Duration::from_secs(30),
+            network: true,
+            ..SandboxLimits::default()
+        },
+        groups: Some(groups.path()),
+    })
+    .await
+    .expect("ran");
+
+    assert!(run.stdout.contains("started"), "{}", run.describe());
+    let left: Vec<i32> = std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            String::from_utf8_lossy(&cmdline).contains(&token)
+        })
+        .filter(|pid| !process_is_dead(*pid))
+        .collect();
+    assert!(left.is_empty(), "left running: {left:?}");
+}

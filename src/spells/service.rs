@@ -24,7 +24,7 @@ use crate::events::Event;
 use crate::failure::{Failure, FailureSource, ProjectScenario};
 use crate::heal::{HealContext, Remedy, RemedyReport, RemedyStatus};
 use crate::notification::{NewNotification, NotificationKind};
-use crate::project::{marks, run_project_command, Project, Projects};
+use crate::project::{marks, run_project_command, CommandPlace, Project, Projects};
 use crate::services::{HandedOver, Services};
 use crate::store::{now, InvocationStatus, NewInvocation, SpellRun};
 use crate::tasklist::{read_file, TaskStatus, TASKS_FILE};
@@ -429,9 +429,16 @@ async fn recheck(cx: &SpellContext<'_>) -> Result<(bool, String)> {
         .map_err(|e| Error::io(format!("cannot create {}", tmp.display()), e))?;
     let mark = marks(cx.services.instance(), 0);
     let limit = Duration::from_secs(u64::from(settings.command_time_limit_secs));
+    let groups = cx.services.paths.groups_dir();
+    let place = CommandPlace {
+        worktree: &worktree,
+        tmp: &tmp,
+        marker: &mark,
+        groups: &groups,
+    };
     let mut passed = Vec::new();
     for (name, command) in checks {
-        let result = run_project_command(&worktree, &tmp, &name, &command, &mark, limit).await?;
+        let result = run_project_command(&place, &name, &command, limit).await?;
         if !result.passed() {
             return Ok((false, format!("{name} {}", result.verdict())));
         }

@@ -17,7 +17,7 @@ use tokio::io::AsyncRead;
 use tokio::sync::broadcast;
 
 use super::{EnvVar, Runtime};
-use crate::contain::{Group, Limits};
+use crate::contain::Group;
 use crate::failure::ExitInfo;
 
 pub use capture::{Captured, CAPTURE_HEAD, CAPTURE_TAIL};
@@ -51,12 +51,7 @@ pub enum OutputStream {
     Stderr,
 }
 
-/// Where an attempt's control group is recorded, and its name (unique on this machine).
-#[derive(Debug, Clone)]
-pub struct GroupSpec {
-    pub registry: PathBuf,
-    pub name: String,
-}
+pub use crate::contain::GroupSpec;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -111,10 +106,7 @@ pub async fn execute(
     let _ = std::fs::remove_file(&result_file);
 
     let (program, args) = command_line(&spec.runtime, &spec.entry);
-    let mut group = spec
-        .group
-        .as_ref()
-        .map(|g| Group::create(&g.registry, &g.name, &Limits::default()));
+    let mut group = spec.group.as_ref().map(GroupSpec::create);
     let mut cmd = tokio::process::Command::new(&program);
     cmd.args(&args)
         .current_dir(&spec.folder)

@@ -124,6 +124,7 @@ impl Workspace {
             model: None,
             endpoint: None,
             time_limit: Duration::from_secs(60),
+            groups: Some(self.dir.path().join("groups")),
         }
     }
 

@@ -62,6 +62,7 @@ impl Tool for RunCommand {
                 processes: 0,
                 network: true,
             },
+            groups: self.0.groups.as_deref(),
         })
         .await?;
         // The sandbox's words are about a scratch copy; here the child works in place.

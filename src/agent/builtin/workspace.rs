@@ -18,6 +18,8 @@ pub struct Workspace {
     pub env: Vec<(String, String)>,
     /// The longest a command may run.
     pub command_limit: Duration,
+    /// Where each command's control group is recorded.
+    pub groups: Option<PathBuf>,
 }
 
 impl Workspace {

@@ -19,6 +19,7 @@ fn launch(body: &str, mark: &str, time_limit: Duration) -> Launch {
         env,
         time_limit,
         stop_signal: Signal::SIGTERM,
+        group: None,
     }
 }
 
@@ -118,4 +119,70 @@ async fn a_line_without_end_is_cut_at_the_cap() {
     .expect("started");
 
     assert_eq!(lengths, vec![MAX_LINE_BYTES, 1000]);
+}
+
+/// Live processes whose command line holds `token`.
+fn running_with(token: &str) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            String::from_utf8_lossy(&cmdline).contains(token)
+        })
+        .filter(|pid| !sweep::zombie(*pid))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_tool_that_left_with_an_emptied_environment_ends_with_the_session() {
+    let groups = tempfile::tempdir().expect("groups");
+    let spec = GroupSpec {
+        registry: groups.path().to_path_buf(),
+        name: format!("test-agent-{}", new_mark()),
+    };
+    let probe = spec.create();
+    if !probe.holding.ends_all {
+        println!(
+            "skipped: a tool that left with an emptied environment: {}",
+            probe.holding.problems.join("; ")
+        );
+        return;
+    }
+    drop(probe);
+    let mark = new_mark();
+    let marks = [vec![format!("{MARK_VAR}={mark}")]];
+    let (tx, _rx) = mpsc::unbounded_channel();
+    // Out of the process group (`setsid`) and without the mark (`env -i`): only the control
+    // group still holds it. The odd length of its sleep names it.
+    let token = format!("7919.{}", std::process::id());
+    let body = format!("setsid env -i sleep {token} & echo started; sleep 60");
+    let mut on_line = |_: &str| Flow::Continue;
+    let mut with_group = launch(&body, &mark, Duration::from_secs(1));
+    with_group.group = Some(GroupSpec {
+        registry: groups.path().to_path_buf(),
+        name: format!("test-agent-{mark}"),
+    });
+    let finished = supervise(
+        with_group,
+        &tx,
+        &CancellationToken::new(),
+        &marks,
+        &mut on_line,
+    )
+    .await
+    .expect("started");
+
+    assert_eq!(finished.ending, Ending::TimedOut);
+    assert!(
+        running_with(&token).is_empty(),
+        "left: {:?}",
+        running_with(&token)
+    );
+    // The group's record is gone with it: nothing for the next start to end.
+    let records: Vec<_> = std::fs::read_dir(groups.path())
+        .expect("registry")
+        .collect();
+    assert!(records.is_empty(), "records left: {records:?}");
 }
