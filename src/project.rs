@@ -53,7 +53,9 @@ pub use run::SESSION_MARKER_VAR;
 pub use runner::{Projects, SessionStop};
 pub use steered::STUCK_CHECK_SECS;
 pub use validate::validate;
-pub use worktree::{branch_name, remove as remove_worktree, AGENT_EMAIL, AGENT_NAME};
+pub use worktree::{
+    branch_name, changes_since, remove as remove_worktree, FileChange, AGENT_EMAIL, AGENT_NAME,
+};
 
 pub use crate::store::{
     MergePolicy, Project, SessionRecord, StoredStep, VerifyCommand, DEFAULT_AGENT_TIME_LIMIT_SECS,

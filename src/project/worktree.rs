@@ -221,6 +221,68 @@ pub fn commit_all(worktree: &Path, message: &str) -> Result<Option<Oid>> {
         .map_err(|e| git_error("cannot commit", e))
 }
 
+/// One file the agent changed in its worktree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    pub path: String,
+    /// "added", "deleted", "modified", "renamed" …
+    pub how: &'static str,
+    pub added: usize,
+    pub removed: usize,
+}
+
+/// What differs in `worktree` (committed or not, new files included, ignored ones and
+/// Healer's own `.healer/` aside) from the commit `base` its task started from.
+pub fn changes_since(worktree: &Path, base: &str) -> Result<Vec<FileChange>> {
+    let repo = Repository::open(worktree).map_err(|e| git_error("cannot open the worktree", e))?;
+    let base = Oid::from_str(base)
+        .and_then(|oid| repo.find_commit(oid))
+        .and_then(|c| c.tree())
+        .map_err(|e| git_error("cannot read the commit the task started from", e))?;
+    let mut options = git2::DiffOptions::new();
+    options
+        .include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .show_untracked_content(true);
+    let diff = repo
+        .diff_tree_to_workdir_with_index(Some(&base), Some(&mut options))
+        .map_err(|e| git_error("cannot compare the worktree", e))?;
+    let healer = format!("{HEALER_DIR}/");
+    let mut changes = Vec::new();
+    for (i, delta) in diff.deltas().enumerate() {
+        let Some(path) = delta
+            .new_file()
+            .path()
+            .or_else(|| delta.old_file().path())
+            .map(|p| p.to_string_lossy().into_owned())
+        else {
+            continue;
+        };
+        if path.starts_with(&healer) {
+            continue;
+        }
+        let how = match delta.status() {
+            git2::Delta::Added | git2::Delta::Untracked => "added",
+            git2::Delta::Deleted => "deleted",
+            git2::Delta::Renamed => "renamed",
+            git2::Delta::Typechange => "changed type",
+            _ => "modified",
+        };
+        let (added, removed) = git2::Patch::from_diff(&diff, i)
+            .ok()
+            .flatten()
+            .and_then(|patch| patch.line_stats().ok())
+            .map_or((0, 0), |(_, added, removed)| (added, removed));
+        changes.push(FileChange {
+            path,
+            how,
+            added,
+            removed,
+        });
+    }
+    Ok(changes)
+}
+
 /// Past this many changed files a fast-forward checks the whole working tree.
 const MAX_NAMED_PATHS: usize = 1_000;
 
@@ -337,4 +399,49 @@ pub fn remove(repo_path: &Path, path: &Path) -> Result<()> {
         let _ = spare.delete();
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_since_the_start_name_each_file_with_its_lines_new_ignored_and_healer_files_aside() {
+        let dir = tempfile::tempdir().expect("test setup");
+        let root = dir.path();
+        std::fs::write(root.join("a.txt"), "one\ntwo\n").expect("test setup");
+        std::fs::write(root.join("gone.txt"), "x\n").expect("test setup");
+        std::fs::write(root.join(".gitignore"), "target/\n").expect("test setup");
+        crate::project::init_with_first_commit(root).expect("test setup");
+        let base = Repository::open(root)
+            .and_then(|r| r.head()?.peel_to_commit().map(|c| c.id()))
+            .expect("test setup")
+            .to_string();
+        assert_eq!(changes_since(root, &base).expect("read"), Vec::new());
+
+        std::fs::write(root.join("a.txt"), "one\nTWO\nthree\n").expect("test setup");
+        std::fs::remove_file(root.join("gone.txt")).expect("test setup");
+        std::fs::create_dir_all(root.join("src/deep")).expect("test setup");
+        std::fs::write(root.join("src/deep/new.rs"), "fn a() {}\nfn b() {}\n").expect("test setup");
+        std::fs::create_dir_all(root.join("target")).expect("test setup");
+        std::fs::write(root.join("target/out"), "built\n").expect("test setup");
+        std::fs::create_dir_all(root.join(HEALER_DIR)).expect("test setup");
+        std::fs::write(root.join(HEALER_DIR).join("tasks.jsonl"), "{}\n").expect("test setup");
+
+        let mut changes = changes_since(root, &base).expect("read");
+        changes.sort_by(|a, b| a.path.cmp(&b.path));
+        let seen: Vec<(&str, &str, usize, usize)> = changes
+            .iter()
+            .map(|c| (c.path.as_str(), c.how, c.added, c.removed))
+            .collect();
+        assert_eq!(
+            seen,
+            vec![
+                ("a.txt", "modified", 2, 1),
+                ("gone.txt", "deleted", 0, 1),
+                ("src/deep/new.rs", "added", 2, 0),
+            ]
+        );
+        assert!(changes_since(root, "not-a-commit").is_err());
+    }
 }

@@ -151,7 +151,8 @@ async fn judge_one(
     let minutes = parse_time(&session.started_at)
         .map_or(0, |start| now.signed_duration_since(start).num_minutes());
     let steps = store.session_steps(session.id, 0)?;
-    let asked = question(task, minutes, &steps);
+    let changes = worktree_changes(session).await;
+    let asked = question(task, minutes, &changes, &steps);
     let (answer, tokens) = ask(projects, task, model, asked).await;
     let (answer, bad_answer) = match answer {
         Ok(answer) => (answer, None),
@@ -220,6 +221,21 @@ async fn judge_one(
         bad_answer,
         tokens,
     })
+}
+
+/// The session's worktree compared with the commit its task started from (a large repository
+/// is read off the runtime's threads).
+async fn worktree_changes(
+    session: &SessionRecord,
+) -> std::result::Result<Vec<crate::project::FileChange>, String> {
+    let Some(base) = session.base_commit.clone() else {
+        return Err("the commit the task started from is not known".to_string());
+    };
+    let worktree = std::path::PathBuf::from(&session.worktree);
+    tokio::task::spawn_blocking(move || crate::project::changes_since(&worktree, &base))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())
 }
 
 /// One question to the steering model; the answer checked, or why it cannot be used.

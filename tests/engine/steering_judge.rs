@@ -117,6 +117,9 @@ async fn continue_only_moves_the_timestamp_and_the_task_is_not_judged_again_with
     assert!(early.is_empty(), "{early:?}");
     assert_eq!(pb.bed.server.chats().len(), 1, "only the agent's request");
 
+    // What the agent has changed so far is part of what the judge sees.
+    std::fs::write(Path::new(&session.worktree).join("notes.txt"), "one\ntwo\n").expect("notes");
+
     // At 15 minutes: judged once, continue.
     let at = start + chrono::Duration::minutes(15);
     let judged = engine.judge_tasks(at).await.expect("judged");
@@ -132,6 +135,8 @@ async fn continue_only_moves_the_timestamp_and_the_task_is_not_judged_again_with
         "Hello, Ada!",
         "run_command",
         "while [ ! -e go ]",
+        "1 file(s) changed, 2 line(s) added, 0 removed",
+        "notes.txt (added, +2 -0)",
     ] {
         assert!(asked.contains(part), "the judge is shown {part:?}: {asked}");
     }
