@@ -799,6 +799,105 @@ async fn a_flaky_check_resumes_the_real_claude_codes_own_session_with_guidance_a
 }
 
 #[tokio::test]
+async fn a_flaky_check_resumes_the_real_codexs_own_thread_with_guidance_and_resolves() {
+    use crate::model_server::{responses, TOKENS};
+    use crate::project_agent_fixtures::{agent_bed, AgentBed};
+    use healer::session::AgentKind;
+    let bed: AgentBed = agent_bed(AgentKind::Codex, |s| {
+        s.verify = vec![flaky_check()];
+        s.merge = MergePolicy::FastForward;
+    })
+    .await;
+    write_files(&bed.repo_dir, &[(".gitignore", "flaky.mark\n")]);
+    commit_all(
+        &git2::Repository::open(&bed.repo_dir).expect("repo"),
+        "ignore the mark",
+    );
+    bed.engine
+        .set_healer_config(
+            bed.project.id,
+            HealerConfig {
+                mode: HealerMode::Aggressive,
+                ..HealerConfig::default()
+            },
+        )
+        .expect("config");
+    // Task 1 goes green: its commit is one Healer recorded as passing.
+    bed.task("Greet properly");
+    let patch = "*** Begin Patch\n*** Update File: greet.py\n@@\n def greet(name):\n-    return 'Hi ' + name\n+    return 'Hello, ' + name + '!'\n*** End Patch";
+    bed.server.script([
+        responses::reply(&[responses::patch("c1", patch)], TOKENS),
+        responses::reply(&[responses::text("greet() now says Hello, Ada!")], TOKENS),
+    ]);
+    let green = bed
+        .engine
+        .run_project_and_wait(bed.project.id, None)
+        .await
+        .expect("run");
+    assert_eq!(green.status, SessionStatus::Finished, "{}", green.summary);
+
+    // Task 2: the agent changes nothing, and the check fails once on the green commit.
+    let t2 = bed.task("Check the greeting");
+    std::fs::write(bed.first_worktree().join("flaky.mark"), "").expect("mark");
+    bed.server.script([
+        responses::reply(
+            &[responses::text(
+                "The greeting is already right; nothing to change.",
+            )],
+            TOKENS,
+        ),
+        responses::reply(
+            &[responses::text(
+                "I ran the check again: it passes. Nothing to change.",
+            )],
+            TOKENS,
+        ),
+    ]);
+    let first = bed
+        .engine
+        .run_project_and_wait(bed.project.id, Some(&t2.id))
+        .await
+        .expect("run");
+    assert_eq!(first.status, SessionStatus::Failed, "{}", first.summary);
+    let all = ended_invocations(&bed.engine, &t2.id, 1).await;
+    assert_eq!(all.len(), 1, "one failure, one invocation");
+    let inv = all[0].clone();
+    assert_eq!(inv.scenario, "VerificationFailed");
+    assert_eq!(inv.status, InvocationStatus::Resolved, "{}", inv.reason);
+    assert_eq!(spells_of(&inv), [("retry_with_claude_code_resume", true)]);
+
+    // The resume was Codex's own thread (`codex exec resume`), told the failure and guidance.
+    let sessions = bed
+        .engine
+        .store()
+        .list_sessions(bed.project.id, Some(&t2.id), 5)
+        .expect("sessions");
+    assert_eq!(sessions.len(), 2);
+    let resumed = &sessions[0];
+    assert_eq!(resumed.resumed_from, Some(first.id));
+    assert!(first.agent_session_id.is_some());
+    assert_eq!(
+        resumed.agent_session_id, first.agent_session_id,
+        "the same Codex thread"
+    );
+    assert_eq!(
+        resumed.status,
+        SessionStatus::Finished,
+        "{}",
+        resumed.summary
+    );
+    let chats = bed.server.chats();
+    let last = chats.last().expect("a request").body.to_string();
+    assert!(
+        last.contains("The greeting is already right"),
+        "the earlier turn was resumed: {last}"
+    );
+    assert!(last.contains("flaky"), "the guidance: {last}");
+    let file = read_file(&bed.repo_dir.join(TASKS_FILE)).expect("tasks");
+    assert_eq!(file.task(&t2.id).expect("t2").status, TaskStatus::Closed);
+}
+
+#[tokio::test]
 async fn a_worktree_deleted_and_the_task_list_edited_by_hand_while_healer_waits_lose_nothing() {
     let pb = project_bed(false, |s| s.merge = MergePolicy::LeaveBranch).await;
     let engine = pb.engine();
