@@ -20,6 +20,8 @@ pub mod caps;
 mod cgroup;
 mod group;
 pub mod namespaces;
+#[cfg(test)]
+pub mod testing;
 
 pub use group::{join_in_child, sweep, Group, Holding};
 

@@ -31,7 +31,9 @@ pub enum Knob {
     SmallHeap,
     /// No accelerated compositing at all (measured only: no gain beside `NoDmabuf`).
     NoCompositing,
-    /// JavaScript without the JIT.
+    /// JavaScript without the JIT: the page is forms and lists, and JavaScriptCore's
+    /// interpreter keeps up (the window stories take as long either way); no memory for
+    /// compiled code (~10 MB with the window open).
     NoJit,
     /// Two malloc arenas per process instead of eight per core.
     Arenas,
@@ -61,7 +63,7 @@ const ALL: [(&str, Knob); 15] = [
 ];
 
 /// What is on unless `HEALER_WEBKIT_TUNING` says otherwise.
-const DEFAULT: &[Knob] = &[Knob::CpuRendering, Knob::NoDmabuf, Knob::Trim];
+const DEFAULT: &[Knob] = &[Knob::CpuRendering, Knob::NoDmabuf, Knob::NoJit, Knob::Trim];
 
 /// The knobs in effect for this process.
 pub fn knobs() -> Vec<Knob> {

@@ -444,19 +444,10 @@ async fn what_a_command_in_place_leaves_running_ends_with_it_however_it_left() {
     let work = tempfile::tempdir().expect("work");
     let tmp = tempfile::tempdir().expect("tmp");
     let groups = tempfile::tempdir().expect("groups");
-    let probe = crate::contain::GroupSpec {
-        registry: groups.path().to_path_buf(),
-        name: format!("test-probe-{}", std::process::id()),
-    }
-    .create();
-    if !probe.holding.ends_all {
-        println!(
-            "skipped: what a command in place leaves running: {}",
-            probe.holding.problems.join("; ")
-        );
+    if let Some(why) = crate::contain::testing::groups_cannot_end_all(groups.path()) {
+        println!("skipped: what a command in place leaves running: {why}");
         return;
     }
-    drop(probe);
     // Another session with an emptied environment: neither its process group nor its marker
     // reach it. The odd length of its sleep names it.
     let token = format!("7927.{}", std::process::id());
@@ -478,15 +469,6 @@ async fn what_a_command_in_place_leaves_running_ends_with_it_however_it_left() {
     .expect("ran");
 
     assert!(run.stdout.contains("started"), "{}", run.describe());
-    let left: Vec<i32> = std::fs::read_dir("/proc")
-        .expect("/proc")
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            String::from_utf8_lossy(&cmdline).contains(&token)
-        })
-        .filter(|pid| !process_is_dead(*pid))
-        .collect();
+    let left = crate::contain::testing::running_with(&token);
     assert!(left.is_empty(), "left running: {left:?}");
 }

@@ -697,12 +697,17 @@ fn flaky_check() -> healer::store::VerifyCommand {
     }
 }
 
-#[tokio::test]
-async fn a_flaky_check_resumes_the_real_claude_codes_own_session_with_guidance_and_resolves() {
-    use crate::model_server::{anthropic, TOKENS};
-    use crate::project_agent_fixtures::{agent_bed, AgentBed};
-    use healer::session::AgentKind;
-    let bed: AgentBed = agent_bed(AgentKind::ClaudeCode, |s| {
+/// A flaky check on a green commit, with a real agent: task 1 goes green (`green`, scripted
+/// once the bed exists), task 2 changes nothing (`then`: the agent's two answers, before and
+/// after its resume) and its check fails once. The service resumes the agent's own session with
+/// the failure and guidance, and the task closes.
+async fn a_flaky_check_resumes_the_agents_own_session(
+    kind: healer::session::AgentKind,
+    green: impl FnOnce(&crate::project_agent_fixtures::AgentBed) -> Vec<crate::model_server::Reply>,
+    then: [crate::model_server::Reply; 2],
+) {
+    use crate::project_agent_fixtures::agent_bed;
+    let bed = agent_bed(kind, |s| {
         s.verify = vec![flaky_check()];
         s.merge = MergePolicy::FastForward;
     })
@@ -723,20 +728,7 @@ async fn a_flaky_check_resumes_the_real_claude_codes_own_session_with_guidance_a
         .expect("config");
     // Task 1 goes green: its commit is one Healer recorded as passing.
     bed.task("Greet properly");
-    let greet = bed.first_worktree().join("greet.py");
-    bed.server.script([
-        anthropic::tool_calls(
-            "",
-            &[(
-                "toolu_1",
-                "Edit",
-                &json!({"file_path": greet, "old_string": "'Hi ' + name", "new_string": "'Hello, ' + name + '!'"})
-                    .to_string(),
-            )],
-            TOKENS,
-        ),
-        anthropic::text("greet() now says Hello, Ada!", TOKENS),
-    ]);
+    bed.server.script(green(&bed));
     let green = bed
         .engine
         .run_project_and_wait(bed.project.id, None)
@@ -747,13 +739,7 @@ async fn a_flaky_check_resumes_the_real_claude_codes_own_session_with_guidance_a
     // Task 2: the agent changes nothing, and the check fails once on the green commit.
     let t2 = bed.task("Check the greeting");
     std::fs::write(bed.first_worktree().join("flaky.mark"), "").expect("mark");
-    bed.server.script([
-        anthropic::text("The greeting is already right; nothing to change.", TOKENS),
-        anthropic::text(
-            "I ran the check again: it passes. Nothing to change.",
-            TOKENS,
-        ),
-    ]);
+    bed.server.script(then);
     let first = bed
         .engine
         .run_project_and_wait(bed.project.id, Some(&t2.id))
@@ -768,105 +754,7 @@ async fn a_flaky_check_resumes_the_real_claude_codes_own_session_with_guidance_a
     assert_eq!(spells_of(&inv), [("retry_with_claude_code_resume", true)]);
     assert!(inv.reason.contains("test passed"), "{}", inv.reason);
 
-    // The resume was Claude Code's own session (`--resume`), told the failure and guidance.
-    let sessions = bed
-        .engine
-        .store()
-        .list_sessions(bed.project.id, Some(&t2.id), 5)
-        .expect("sessions");
-    assert_eq!(sessions.len(), 2);
-    let resumed = &sessions[0];
-    assert_eq!(resumed.resumed_from, Some(first.id));
-    assert_eq!(
-        resumed.agent_session_id, first.agent_session_id,
-        "the same Claude Code session"
-    );
-    assert_eq!(
-        resumed.status,
-        SessionStatus::Finished,
-        "{}",
-        resumed.summary
-    );
-    let chats = bed.server.chats();
-    let last = chats.last().expect("a request").body.to_string();
-    assert!(
-        last.contains("The greeting is already right"),
-        "the earlier turn was resumed"
-    );
-    assert!(last.contains("flaky"), "the guidance: {last}");
-    let file = read_file(&bed.repo_dir.join(TASKS_FILE)).expect("tasks");
-    assert_eq!(file.task(&t2.id).expect("t2").status, TaskStatus::Closed);
-}
-
-#[tokio::test]
-async fn a_flaky_check_resumes_the_real_codexs_own_thread_with_guidance_and_resolves() {
-    use crate::model_server::{responses, TOKENS};
-    use crate::project_agent_fixtures::{agent_bed, AgentBed};
-    use healer::session::AgentKind;
-    let bed: AgentBed = agent_bed(AgentKind::Codex, |s| {
-        s.verify = vec![flaky_check()];
-        s.merge = MergePolicy::FastForward;
-    })
-    .await;
-    write_files(&bed.repo_dir, &[(".gitignore", "flaky.mark\n")]);
-    commit_all(
-        &git2::Repository::open(&bed.repo_dir).expect("repo"),
-        "ignore the mark",
-    );
-    bed.engine
-        .set_healer_config(
-            bed.project.id,
-            HealerConfig {
-                mode: HealerMode::Aggressive,
-                ..HealerConfig::default()
-            },
-        )
-        .expect("config");
-    // Task 1 goes green: its commit is one Healer recorded as passing.
-    bed.task("Greet properly");
-    let patch = "*** Begin Patch\n*** Update File: greet.py\n@@\n def greet(name):\n-    return 'Hi ' + name\n+    return 'Hello, ' + name + '!'\n*** End Patch";
-    bed.server.script([
-        responses::reply(&[responses::patch("c1", patch)], TOKENS),
-        responses::reply(&[responses::text("greet() now says Hello, Ada!")], TOKENS),
-    ]);
-    let green = bed
-        .engine
-        .run_project_and_wait(bed.project.id, None)
-        .await
-        .expect("run");
-    assert_eq!(green.status, SessionStatus::Finished, "{}", green.summary);
-
-    // Task 2: the agent changes nothing, and the check fails once on the green commit.
-    let t2 = bed.task("Check the greeting");
-    std::fs::write(bed.first_worktree().join("flaky.mark"), "").expect("mark");
-    bed.server.script([
-        responses::reply(
-            &[responses::text(
-                "The greeting is already right; nothing to change.",
-            )],
-            TOKENS,
-        ),
-        responses::reply(
-            &[responses::text(
-                "I ran the check again: it passes. Nothing to change.",
-            )],
-            TOKENS,
-        ),
-    ]);
-    let first = bed
-        .engine
-        .run_project_and_wait(bed.project.id, Some(&t2.id))
-        .await
-        .expect("run");
-    assert_eq!(first.status, SessionStatus::Failed, "{}", first.summary);
-    let all = ended_invocations(&bed.engine, &t2.id, 1).await;
-    assert_eq!(all.len(), 1, "one failure, one invocation");
-    let inv = all[0].clone();
-    assert_eq!(inv.scenario, "VerificationFailed");
-    assert_eq!(inv.status, InvocationStatus::Resolved, "{}", inv.reason);
-    assert_eq!(spells_of(&inv), [("retry_with_claude_code_resume", true)]);
-
-    // The resume was Codex's own thread (`codex exec resume`), told the failure and guidance.
+    // The resume was the agent's own session, told the failure and guidance.
     let sessions = bed
         .engine
         .store()
@@ -878,7 +766,7 @@ async fn a_flaky_check_resumes_the_real_codexs_own_thread_with_guidance_and_reso
     assert!(first.agent_session_id.is_some());
     assert_eq!(
         resumed.agent_session_id, first.agent_session_id,
-        "the same Codex thread"
+        "the agent's own session, continued"
     );
     assert_eq!(
         resumed.status,
@@ -895,6 +783,60 @@ async fn a_flaky_check_resumes_the_real_codexs_own_thread_with_guidance_and_reso
     assert!(last.contains("flaky"), "the guidance: {last}");
     let file = read_file(&bed.repo_dir.join(TASKS_FILE)).expect("tasks");
     assert_eq!(file.task(&t2.id).expect("t2").status, TaskStatus::Closed);
+}
+
+const ALREADY_RIGHT: &str = "The greeting is already right; nothing to change.";
+const PASSES_NOW: &str = "I ran the check again: it passes. Nothing to change.";
+
+#[tokio::test]
+async fn a_flaky_check_resumes_the_real_claude_codes_own_session_with_guidance_and_resolves() {
+    use crate::model_server::{anthropic, TOKENS};
+    // Claude Code's `--resume`.
+    a_flaky_check_resumes_the_agents_own_session(
+        healer::session::AgentKind::ClaudeCode,
+        |bed| {
+            let greet = bed.first_worktree().join("greet.py");
+            vec![
+                anthropic::tool_calls(
+                    "",
+                    &[(
+                        "toolu_1",
+                        "Edit",
+                        &json!({"file_path": greet, "old_string": "'Hi ' + name", "new_string": "'Hello, ' + name + '!'"})
+                            .to_string(),
+                    )],
+                    TOKENS,
+                ),
+                anthropic::text("greet() now says Hello, Ada!", TOKENS),
+            ]
+        },
+        [
+            anthropic::text(ALREADY_RIGHT, TOKENS),
+            anthropic::text(PASSES_NOW, TOKENS),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_flaky_check_resumes_the_real_codexs_own_thread_with_guidance_and_resolves() {
+    use crate::model_server::{responses, TOKENS};
+    // `codex exec resume` of the same thread.
+    let patch = "*** Begin Patch\n*** Update File: greet.py\n@@\n def greet(name):\n-    return 'Hi ' + name\n+    return 'Hello, ' + name + '!'\n*** End Patch";
+    a_flaky_check_resumes_the_agents_own_session(
+        healer::session::AgentKind::Codex,
+        |_| {
+            vec![
+                responses::reply(&[responses::patch("c1", patch)], TOKENS),
+                responses::reply(&[responses::text("greet() now says Hello, Ada!")], TOKENS),
+            ]
+        },
+        [
+            responses::reply(&[responses::text(ALREADY_RIGHT)], TOKENS),
+            responses::reply(&[responses::text(PASSES_NOW)], TOKENS),
+        ],
+    )
+    .await;
 }
 
 #[tokio::test]

@@ -55,7 +55,7 @@ fn gone(pid: i32) -> bool {
     !std::path::Path::new(&format!("/proc/{pid}")).exists() || zombie(pid)
 }
 
-pub(super) fn zombie(pid: i32) -> bool {
+fn zombie(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
         .and_then(|stat| {

@@ -121,36 +121,13 @@ async fn a_line_without_end_is_cut_at_the_cap() {
     assert_eq!(lengths, vec![MAX_LINE_BYTES, 1000]);
 }
 
-/// Live processes whose command line holds `token`.
-fn running_with(token: &str) -> Vec<i32> {
-    std::fs::read_dir("/proc")
-        .expect("/proc")
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            String::from_utf8_lossy(&cmdline).contains(token)
-        })
-        .filter(|pid| !sweep::zombie(*pid))
-        .collect()
-}
-
 #[tokio::test]
 async fn a_tool_that_left_with_an_emptied_environment_ends_with_the_session() {
     let groups = tempfile::tempdir().expect("groups");
-    let spec = GroupSpec {
-        registry: groups.path().to_path_buf(),
-        name: format!("test-agent-{}", new_mark()),
-    };
-    let probe = spec.create();
-    if !probe.holding.ends_all {
-        println!(
-            "skipped: a tool that left with an emptied environment: {}",
-            probe.holding.problems.join("; ")
-        );
+    if let Some(why) = crate::contain::testing::groups_cannot_end_all(groups.path()) {
+        println!("skipped: a tool that left with an emptied environment: {why}");
         return;
     }
-    drop(probe);
     let mark = new_mark();
     let marks = [vec![format!("{MARK_VAR}={mark}")]];
     let (tx, _rx) = mpsc::unbounded_channel();
@@ -176,9 +153,9 @@ async fn a_tool_that_left_with_an_emptied_environment_ends_with_the_session() {
 
     assert_eq!(finished.ending, Ending::TimedOut);
     assert!(
-        running_with(&token).is_empty(),
+        crate::contain::testing::running_with(&token).is_empty(),
         "left: {:?}",
-        running_with(&token)
+        crate::contain::testing::running_with(&token)
     );
     // The group's record is gone with it: nothing for the next start to end.
     let records: Vec<_> = std::fs::read_dir(groups.path())
