@@ -23,27 +23,28 @@ fn launch(body: &str, mark: &str, time_limit: Duration) -> Launch {
     }
 }
 
-#[tokio::test]
-async fn a_process_that_left_the_group_is_ended_with_the_session() {
-    let mark = new_mark();
+/// Supervise `launch` to its end (its marks: `mark`), with the lines it printed.
+async fn supervised(launch: Launch, mark: &str) -> (Finished, Vec<String>) {
     let marks = [vec![format!("{MARK_VAR}={mark}")]];
     let (tx, _rx) = mpsc::unbounded_channel();
-    // `setsid` puts the first sleep in a session of its own, out of reach of the group's kill.
-    let body = "setsid sleep 60 & echo started; sleep 60";
     let mut lines = Vec::new();
     let mut on_line = |line: &str| {
         lines.push(line.to_string());
         Flow::Continue
     };
-    let finished = supervise(
-        launch(body, &mark, Duration::from_secs(1)),
-        &tx,
-        &CancellationToken::new(),
-        &marks,
-        &mut on_line,
-    )
-    .await
-    .expect("started");
+    let finished = supervise(launch, &tx, &CancellationToken::new(), &marks, &mut on_line)
+        .await
+        .expect("started");
+    (finished, lines)
+}
+
+#[tokio::test]
+async fn a_process_that_left_the_group_is_ended_with_the_session() {
+    let mark = new_mark();
+    let marks = [vec![format!("{MARK_VAR}={mark}")]];
+    // `setsid` puts the first sleep in a session of its own, out of reach of the group's kill.
+    let body = "setsid sleep 60 & echo started; sleep 60";
+    let (finished, lines) = supervised(launch(body, &mark, Duration::from_secs(1)), &mark).await;
 
     assert_eq!(finished.ending, Ending::TimedOut);
     assert_eq!(lines, vec!["started".to_string()]);
@@ -129,29 +130,19 @@ async fn a_tool_that_left_with_an_emptied_environment_ends_with_the_session() {
         return;
     }
     let mark = new_mark();
-    let marks = [vec![format!("{MARK_VAR}={mark}")]];
-    let (tx, _rx) = mpsc::unbounded_channel();
     // Out of the process group (`setsid`) and without the mark (`env -i`): only the control
     // group still holds it. The odd length of its sleep names it.
     let token = format!("7919.{}", std::process::id());
     let body = format!("setsid env -i sleep {token} & echo started; sleep 60");
-    let mut on_line = |_: &str| Flow::Continue;
     let mut with_group = launch(&body, &mark, Duration::from_secs(1));
     with_group.group = Some(GroupSpec {
         registry: groups.path().to_path_buf(),
         name: format!("test-agent-{mark}"),
     });
-    let finished = supervise(
-        with_group,
-        &tx,
-        &CancellationToken::new(),
-        &marks,
-        &mut on_line,
-    )
-    .await
-    .expect("started");
+    let (finished, lines) = supervised(with_group, &mark).await;
 
     assert_eq!(finished.ending, Ending::TimedOut);
+    assert_eq!(lines, vec!["started".to_string()]);
     assert!(
         crate::contain::testing::running_with(&token).is_empty(),
         "left: {:?}",
