@@ -718,8 +718,10 @@ mod tests {
             .is_empty());
     }
 
-    #[test]
-    fn a_rewind_to_an_older_commit_moves_the_branch_and_the_snapshot_keeps_what_came_after() {
+    /// A branch with a green commit, red work committed after it, and more changes not
+    /// committed; pinned, rewound to the green commit (another git program holding the index
+    /// when `locked`), and the pinned snapshot restored.
+    fn rewind_story(locked: bool) {
         let tmp = tempfile::tempdir().expect("tmp");
         let dir = tmp.path();
         let repo = repo_with_files(dir);
@@ -742,10 +744,19 @@ mod tests {
             .expect("commit");
         dirty(dir);
         let before = files(dir);
+        let lock = dir.join(".git/index.lock");
+        if locked {
+            std::fs::write(&lock, "").expect("test setup");
+        }
 
         let pinned = pin(dir, "t-8", "before going back").expect("pin");
         let done = rewind(dir, &green.to_string(), true).expect("rewind");
-        assert!(done.index_left.is_none());
+        assert_eq!(done.index_left.is_some(), locked, "{:?}", done.index_left);
+        assert_eq!(
+            lock.exists(),
+            locked,
+            "the other program's lock is left alone"
+        );
         assert_eq!(files(dir), at_green, "the files of the green commit");
         assert_eq!(
             repo.head().expect("head").target(),
@@ -759,5 +770,15 @@ mod tests {
         assert_eq!(snap.parent_id(0).expect("parent"), red);
         restore(dir, "t-8", &pinned.commit).expect("restore");
         assert_eq!(files(dir), before);
+    }
+
+    #[test]
+    fn a_rewind_to_an_older_commit_moves_the_branch_and_the_snapshot_keeps_what_came_after() {
+        rewind_story(false);
+    }
+
+    #[test]
+    fn a_rewind_to_an_older_commit_works_while_another_git_program_holds_the_index() {
+        rewind_story(true);
     }
 }
