@@ -251,6 +251,29 @@ mod tests {
         assert!(!alive, "the installer's child {child} outlived it");
     }
 
+    /// At the shipped limit (five minutes), on tokio's paused clock: the time passes without
+    /// being waited, the process is real.
+    #[tokio::test(start_paused = true)]
+    async fn an_installer_that_never_ends_is_stopped_at_the_shipped_limit_of_five_minutes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let limit = Duration::from_secs(crate::deps::DEFAULT_INSTALL_TIMEOUT_SECS);
+        assert_eq!(limit, Duration::from_secs(5 * 60));
+        let started = tokio::time::Instant::now();
+        let ran = run("sleep", &["100000".to_string()], dir.path(), limit).await;
+        let waited = started.elapsed();
+        assert!(
+            waited >= limit && waited < limit + Duration::from_secs(5),
+            "stopped after {waited:?}"
+        );
+        assert!(!ran.ok);
+        assert!(
+            ran.output
+                .contains("Healer stopped it after 300 s, the installation time limit."),
+            "{}",
+            ran.output
+        );
+    }
+
     #[tokio::test]
     async fn an_installer_that_is_not_on_the_path_says_so() {
         let dir = tempfile::tempdir().expect("tempdir");

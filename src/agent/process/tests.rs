@@ -154,3 +154,30 @@ async fn a_tool_that_left_with_an_emptied_environment_ends_with_the_session() {
         .collect();
     assert!(records.is_empty(), "records left: {records:?}");
 }
+
+/// At the shipped limit (an hour), on tokio's paused clock: the hour passes without being
+/// waited, the agent is a real process.
+#[tokio::test(start_paused = true)]
+async fn an_agent_that_never_ends_is_stopped_at_the_shipped_limit_of_an_hour() {
+    let limit = Duration::from_secs(u64::from(
+        crate::store::ProjectSettings::default().agent_time_limit_secs,
+    ));
+    assert_eq!(limit, Duration::from_secs(60 * 60));
+    let mark = new_mark();
+    let started = tokio::time::Instant::now();
+    let (finished, _) = supervised(launch("sleep 100000", &mark, limit), &mark).await;
+    let waited = started.elapsed();
+
+    assert_eq!(finished.ending, Ending::TimedOut);
+    assert!(
+        waited >= limit && waited < limit + STOP_GRACE + Duration::from_secs(10),
+        "stopped after {waited:?}"
+    );
+    // On the paused clock the sweep's wait takes no time: give the killed process a real moment.
+    let marks = [vec![format!("{MARK_VAR}={mark}")]];
+    let gone = (0..50).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        marked_processes(&marks).is_empty()
+    });
+    assert!(gone, "left: {:?}", marked_processes(&marks));
+}
