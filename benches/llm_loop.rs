@@ -209,6 +209,7 @@ async fn run_once(engine: &Engine, tools: ToolSet) {
                 ..LoopSettings::default()
             }),
             max_tokens: None,
+            task_tokens: None,
             inbox: None,
             temperature: None,
             choice: None,

@@ -113,6 +113,7 @@ pub(crate) async fn run_turn(services: &Arc<Services>, item: &InboxItem) -> Resu
             tools: ToolSet::new(tools)?,
             limits: None,
             max_tokens: None,
+            task_tokens: None,
             inbox: None,
             temperature: None,
             choice: None,

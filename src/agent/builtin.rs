@@ -130,7 +130,10 @@ impl Agent for Builtin {
                 max_duration_secs: u32::try_from(spec.time_limit.as_secs()).unwrap_or(u32::MAX),
                 max_malformed_replies: MAX_MALFORMED_REPLIES,
             }),
+            // The project's tokens per task, read and written: reaching them ends the session
+            // cleanly (the per-task cap of Settings still holds above them).
             max_tokens: Some(settings.token_budget),
+            task_tokens: Some(settings.token_budget),
             inbox: Some(steering_inbox(services.clone(), spec.session_id)),
             // The tier's temperature, else the provider's: a coding agent is not a repair.
             temperature: None,

@@ -122,8 +122,18 @@ impl Llm {
             if left < u64::from(MIN_COMPLETION_TOKENS) {
                 return stop(outcome, StopReason::TokenLimit);
             }
-            let wanted = u32::try_from(left).unwrap_or(u32::MAX);
+            let mut wanted = u32::try_from(left).unwrap_or(u32::MAX);
             let spent = store.spent(Some(run.task_id), &today())?;
+            if let Some(cap) = run.task_tokens {
+                // The caller's own tokens per task, what is read counted too.
+                let room = cap
+                    .saturating_sub(spent.task_tokens)
+                    .saturating_sub(estimate);
+                if room < u64::from(MIN_COMPLETION_TOKENS) {
+                    return stop(outcome, StopReason::TokenLimit);
+                }
+                wanted = wanted.min(u32::try_from(room).unwrap_or(u32::MAX));
+            }
             let max_tokens = budget::allowance(&budgets, spent, estimate, wanted, price.as_ref())?;
 
             let task_id = run.task_id;

@@ -44,6 +44,10 @@ pub struct AgentRun {
     pub limits: Option<LoopSettings>,
     /// Tokens the model may write in this attempt; `None`: the tier's budget.
     pub max_tokens: Option<u64>,
+    /// The most tokens, read and written, the run's task may use (a project's tokens per
+    /// task): reaching it ends the loop (`TokenLimit`) instead of failing the call. The
+    /// budgets' per-task cap still holds above it. `None`: only that cap.
+    pub task_tokens: Option<u64>,
     /// Messages that arrived while the loop ran (steering's), each sent as the next user
     /// message before the next model call.
     pub inbox: Option<Inbox>,

@@ -166,6 +166,7 @@ async fn repair(services: &Arc<Services>, item: &InboxItem) -> Result<Repair> {
         tools: ToolSet::new(bench.tools())?,
         limits: None,
         max_tokens: None,
+        task_tokens: None,
         inbox: None,
         temperature: Some(REPAIR_TEMPERATURE),
         choice: None,

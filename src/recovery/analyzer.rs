@@ -97,6 +97,7 @@ pub(crate) async fn analyze(
             max_malformed_replies: 1,
         }),
         max_tokens: None,
+        task_tokens: None,
         inbox: None,
         temperature: Some(0.1),
         choice: None,

@@ -263,6 +263,7 @@ async fn ask(
             max_malformed_replies: 1,
         }),
         max_tokens: Some(u64::from(crate::llm::JUDGE_MAX_TOKENS)),
+        task_tokens: None,
         inbox: None,
         temperature: Some(0.0),
         choice: Some(model.choice()),

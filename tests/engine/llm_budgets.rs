@@ -204,6 +204,7 @@ async fn ollama_is_found_with_its_models_and_needs_no_key() {
             tools: ToolSet::empty(),
             limits: None,
             max_tokens: None,
+            task_tokens: None,
             inbox: None,
             temperature: None,
             choice: None,

@@ -95,6 +95,7 @@ pub fn fix_request(engine: &Engine, tools: ToolSet, tier: Tier) -> AgentRun {
         tools,
         limits: None,
         max_tokens: None,
+        task_tokens: None,
         inbox: None,
         temperature: None,
         choice: None,

@@ -467,6 +467,111 @@ async fn an_agent_that_never_ends_is_ended_at_its_time_limit() {
     assert_eq!(heal.class, healer::failure::FailureClass::Timeout);
 }
 
+/// The `i`-th of a run of different calls (the loop detector sees no repetition): a note of
+/// its own, `usage` tokens each.
+fn note_call(i: usize, usage: crate::model_server::Tokens) -> crate::model_server::Reply {
+    openai::tool_calls(
+        &[(
+            &format!("n{i}"),
+            "write_file",
+            &json!({"path": format!("notes/{i}.txt"), "content": format!("note {i}\n")})
+                .to_string(),
+        )],
+        usage,
+    )
+}
+
+/// The first session of task `task_id`, and its model calls (the tool calls it made).
+fn first_session(pb: &ProjectBed, task_id: &str) -> (healer::project::SessionRecord, usize) {
+    let store = pb.engine().store();
+    let sessions = store
+        .list_sessions(pb.project.id, Some(task_id), 10)
+        .expect("sessions");
+    let first = sessions.last().expect("a session").clone();
+    let calls = store
+        .session_steps(first.id, 0)
+        .expect("steps")
+        .iter()
+        .filter(|s| s.step.kind == StepKind::ToolCall)
+        .count();
+    (first, calls)
+}
+
+#[tokio::test]
+async fn the_built_in_agent_stops_at_the_shipped_token_budget_of_fifty_thousand() {
+    let pb = project_bed(false, |_| {}).await;
+    let engine = pb.engine();
+    assert_eq!(
+        pb.project.settings.token_budget, 50_000,
+        "the shipped default"
+    );
+    let t = engine.add_task(pb.project.id, task("Busy")).expect("task");
+    // More calls than the budget allows; each one is measured as a provider counts it (the
+    // whole prompt, sent again every step).
+    pb.bed
+        .server
+        .script((0..70).map(|i| note_call(i, crate::model_server::TOKENS)));
+    engine
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    let (session, calls) = first_session(&pb, &t.id);
+    assert_eq!(session.status, SessionStatus::Failed, "{}", session.summary);
+    assert!(
+        session.summary.starts_with(
+            "The built-in agent stopped at its token budget (50000 tokens, the project's setting)"
+        ),
+        "a clean stop at the project's budget, not a refused call: {}",
+        session.summary
+    );
+    // What the calls of that session used, as the provider reported it: within the budget.
+    let used: u64 = pb.bed.server.turn_usage()[..calls]
+        .iter()
+        .map(crate::model_server::Tokens::total)
+        .sum();
+    assert!(used <= 50_000, "used {used}");
+    assert!(used > 40_000, "the budget was used, not cut early: {used}");
+    assert!((5..60).contains(&calls), "{calls} calls");
+}
+
+#[tokio::test]
+async fn the_built_in_agent_stops_at_the_shipped_limit_of_sixty_steps() {
+    // At the default budget the tokens end a session first (the test above); with room for
+    // more, the step limit, at its shipped value, ends it.
+    let pb = project_bed(false, |_| {}).await;
+    let engine = pb.engine();
+    assert_eq!(pb.project.settings.max_steps, 60, "the shipped default");
+    engine
+        .set_llm_budgets(healer::llm::Budgets {
+            per_task_tokens: 5_000_000,
+            per_day_tokens: 10_000_000,
+            ..healer::llm::Budgets::default()
+        })
+        .expect("budgets");
+    let mut settings = pb.project.settings.clone();
+    settings.token_budget = 5_000_000;
+    engine
+        .store()
+        .update_project(pb.project.id, "greeter", &settings)
+        .expect("settings");
+    let t = engine.add_task(pb.project.id, task("Busy")).expect("task");
+    pb.bed
+        .server
+        .script((0..70).map(|i| note_call(i, crate::model_server::TOKENS)));
+    engine
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    let (session, calls) = first_session(&pb, &t.id);
+    assert_eq!(session.status, SessionStatus::Failed, "{}", session.summary);
+    assert!(
+        session.summary.contains("stopped at the step limit"),
+        "{}",
+        session.summary
+    );
+    assert_eq!(calls, 60, "sixty model calls, no more");
+}
+
 #[tokio::test]
 async fn a_failing_init_script_is_a_failure_of_its_kind_before_any_agent_runs() {
     let pb = project_bed(false, |s| {
