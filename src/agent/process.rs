@@ -305,9 +305,7 @@ struct Cleanup {
 impl Drop for Cleanup {
     fn drop(&mut self) {
         signal_group(self.pgid, Signal::SIGKILL);
-        if let Some(group) = self.group.as_mut() {
-            group.end();
-        }
+        // The control group ends when the field is dropped, right after.
         for pid in marked_processes(&self.marks) {
             let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
         }

@@ -125,13 +125,10 @@ impl Llm {
             let mut wanted = u32::try_from(left).unwrap_or(u32::MAX);
             let spent = store.spent(Some(run.task_id), &today())?;
             if let Some(cap) = run.task_tokens {
-                // The caller's own tokens per task, what is read counted too.
-                let room = cap
-                    .saturating_sub(spent.task_tokens)
-                    .saturating_sub(estimate);
-                if room < u64::from(MIN_COMPLETION_TOKENS) {
+                // The caller's own tokens per task, what is read counted too, like the caps.
+                let Some(room) = budget::room(cap, spent.task_tokens, estimate) else {
                     return stop(outcome, StopReason::TokenLimit);
-                }
+                };
                 wanted = wanted.min(u32::try_from(room).unwrap_or(u32::MAX));
             }
             let max_tokens = budget::allowance(&budgets, spent, estimate, wanted, price.as_ref())?;

@@ -60,6 +60,13 @@ pub fn estimate_tokens(chars: usize) -> u64 {
     (chars as u64).div_ceil(4)
 }
 
+/// The completion tokens a cap of `limit` leaves after `used` and a prompt of `prompt_estimate`;
+/// `None` when not even a small answer fits.
+pub fn room(limit: u64, used: u64, prompt_estimate: u64) -> Option<u64> {
+    let room = limit.saturating_sub(used).saturating_sub(prompt_estimate);
+    (room >= u64::from(MIN_COMPLETION_TOKENS)).then_some(room)
+}
+
 /// How many completion tokens the call may ask for: at most `wanted`, within every cap.
 pub fn allowance(
     budgets: &Budgets,
@@ -78,8 +85,7 @@ pub fn allowance(
         ),
     ];
     for (cap, limit, used) in caps {
-        let room = limit.saturating_sub(used).saturating_sub(prompt_estimate);
-        if room < u64::from(MIN_COMPLETION_TOKENS) {
+        let Some(room) = room(limit, used, prompt_estimate) else {
             return Err(LlmError::BudgetExceeded {
                 cap,
                 limit: format!("{limit} tokens"),
@@ -89,7 +95,7 @@ pub fn allowance(
                     prompt_estimate + u64::from(MIN_COMPLETION_TOKENS)
                 ),
             });
-        }
+        };
         allowed = allowed.min(room);
     }
     if let (Some(limit), Some(price)) = (budgets.per_day_cost_usd, price) {

@@ -80,7 +80,7 @@ pub async fn run_in_place(spec: &InPlace<'_>) -> Result<SandboxRun> {
     // No namespaces here: the command works in the person's worktree and may use the network.
     // Its control group ends whatever it left running when it ends, however that detached
     // (another session, an emptied environment); without one, its process group and marker do.
-    let mut group = spec.groups.map(|registry| {
+    let group = spec.groups.map(|registry| {
         GroupSpec {
             registry: registry.to_path_buf(),
             name: marker.clone(),
@@ -98,9 +98,7 @@ pub async fn run_in_place(spec: &InPlace<'_>) -> Result<SandboxRun> {
         None,
     )
     .await;
-    if let Some(group) = group.as_mut() {
-        group.end();
-    }
+    drop(group);
     let outcome = outcome?;
     use std::os::unix::process::ExitStatusExt;
     Ok(SandboxRun {

@@ -588,8 +588,19 @@ async fn engine_on(paths: &healer::Paths) -> healer::Engine {
         .expect("engine")
 }
 
-#[tokio::test]
-async fn healer_killed_between_the_snapshot_and_its_record_finds_the_snapshot_at_the_next_start() {
+/// A task the CLI runs as its own engine (`healer project run --wait`) with `failpoint` set:
+/// the greeter project in aggressive mode, its agent scripted to make the wrong change.
+struct CliRun {
+    _server: crate::model_server::ModelServer,
+    _tmp: tempfile::TempDir,
+    paths: healer::Paths,
+    repo: std::path::PathBuf,
+    project: healer::project::Project,
+    t: healer::tasklist::Task,
+    out: std::process::Output,
+}
+
+async fn task_run_by_the_cli_with_failpoint(failpoint: &str) -> CliRun {
     use crate::maintainer::{configure_model, KEY, KEY_VAR};
     let server = crate::model_server::ModelServer::start(Some(KEY));
     let (tmp, paths) = crate::data_dir();
@@ -615,18 +626,40 @@ async fn healer_killed_between_the_snapshot_and_its_record_finds_the_snapshot_at
     engine.shutdown().await;
     drop(engine);
 
-    // The CLI runs the task as its own engine; Healer dies right after pinning the snapshot.
     wrong_change(&server);
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_healer"))
         .env("HEALER_DATA_DIR", paths.data_dir())
         .env("HEALER_KEYRING", "off")
         .env(KEY_VAR, KEY)
-        .env("HEALER_FAILPOINT", "snapshot_pinned")
+        .env("HEALER_FAILPOINT", failpoint)
         .env_remove("HEALER_LOG")
         .stdin(std::process::Stdio::null())
         .args(["project", "run", "greeter", "--task", &t.id, "--wait"])
         .output()
         .expect("healer runs");
+    CliRun {
+        _server: server,
+        _tmp: tmp,
+        paths,
+        repo,
+        project,
+        t,
+        out,
+    }
+}
+
+#[tokio::test]
+async fn healer_killed_between_the_snapshot_and_its_record_finds_the_snapshot_at_the_next_start() {
+    // The CLI runs the task as its own engine; Healer dies right after pinning the snapshot.
+    let CliRun {
+        _server,
+        _tmp,
+        paths,
+        repo,
+        t,
+        out,
+        ..
+    } = task_run_by_the_cli_with_failpoint("snapshot_pinned").await;
     assert!(
         crate::cli::text(&out.stderr).contains("aborting at failpoint snapshot_pinned"),
         "{}",
@@ -1126,42 +1159,15 @@ async fn a_task_failing_three_times_after_committing_red_work_goes_back_to_the_l
 /// says which spell stopped on an internal error.
 #[tokio::test]
 async fn a_spell_that_panics_inside_an_invocation_is_recorded_and_the_next_spell_runs() {
-    use crate::maintainer::{configure_model, KEY, KEY_VAR};
-    let server = crate::model_server::ModelServer::start(Some(KEY));
-    let (tmp, paths) = crate::data_dir();
-    let repo = tmp.path().join("greeter");
-    git_repo(&repo, GREETER);
-    let engine = engine_on(&paths).await;
-    configure_model(&engine, &server);
-    let project = engine
-        .add_project(healer::project::ProjectInput {
-            path: repo.display().to_string(),
-            name: "greeter".to_string(),
-            settings: healer::store::ProjectSettings {
-                verify: vec![python_check()],
-                merge: MergePolicy::LeaveBranch,
-                ..healer::store::ProjectSettings::default()
-            },
-        })
-        .expect("project");
-    aggressive(&engine, project.id, |_| {});
-    let t = engine
-        .add_task(project.id, task("Greet properly"))
-        .expect("task");
-    engine.shutdown().await;
-    drop(engine);
-
-    wrong_change(&server);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_healer"))
-        .env("HEALER_DATA_DIR", paths.data_dir())
-        .env("HEALER_KEYRING", "off")
-        .env(KEY_VAR, KEY)
-        .env("HEALER_FAILPOINT", "panic:spell.rewind_uncommitted_changes")
-        .env_remove("HEALER_LOG")
-        .stdin(std::process::Stdio::null())
-        .args(["project", "run", "greeter", "--task", &t.id, "--wait"])
-        .output()
-        .expect("healer runs");
+    let CliRun {
+        _server,
+        _tmp,
+        paths,
+        repo,
+        project,
+        t,
+        out,
+    } = task_run_by_the_cli_with_failpoint("panic:spell.rewind_uncommitted_changes").await;
     let stderr = crate::cli::text(&out.stderr);
     assert!(
         stderr.contains("failpoint spell.rewind_uncommitted_changes"),

@@ -481,11 +481,22 @@ fn note_call(i: usize, usage: crate::model_server::Tokens) -> crate::model_serve
     )
 }
 
-/// The first session of task `task_id`, and its model calls (the tool calls it made).
-fn first_session(pb: &ProjectBed, task_id: &str) -> (healer::project::SessionRecord, usize) {
-    let store = pb.engine().store();
+/// A task the built-in agent works on with more different calls than any limit allows (each
+/// measured as a provider counts it: the whole prompt, sent again every step); its first
+/// session, and the model calls it made.
+async fn busy_session(pb: &ProjectBed) -> (healer::project::SessionRecord, usize) {
+    let engine = pb.engine();
+    let t = engine.add_task(pb.project.id, task("Busy")).expect("task");
+    pb.bed
+        .server
+        .script((0..70).map(|i| note_call(i, crate::model_server::TOKENS)));
+    engine
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    let store = engine.store();
     let sessions = store
-        .list_sessions(pb.project.id, Some(task_id), 10)
+        .list_sessions(pb.project.id, Some(&t.id), 10)
         .expect("sessions");
     let first = sessions.last().expect("a session").clone();
     let calls = store
@@ -500,22 +511,11 @@ fn first_session(pb: &ProjectBed, task_id: &str) -> (healer::project::SessionRec
 #[tokio::test]
 async fn the_built_in_agent_stops_at_the_shipped_token_budget_of_fifty_thousand() {
     let pb = project_bed(false, |_| {}).await;
-    let engine = pb.engine();
     assert_eq!(
         pb.project.settings.token_budget, 50_000,
         "the shipped default"
     );
-    let t = engine.add_task(pb.project.id, task("Busy")).expect("task");
-    // More calls than the budget allows; each one is measured as a provider counts it (the
-    // whole prompt, sent again every step).
-    pb.bed
-        .server
-        .script((0..70).map(|i| note_call(i, crate::model_server::TOKENS)));
-    engine
-        .run_project_and_wait(pb.project.id, Some(&t.id))
-        .await
-        .expect("run");
-    let (session, calls) = first_session(&pb, &t.id);
+    let (session, calls) = busy_session(&pb).await;
     assert_eq!(session.status, SessionStatus::Failed, "{}", session.summary);
     assert!(
         session.summary.starts_with(
@@ -554,15 +554,7 @@ async fn the_built_in_agent_stops_at_the_shipped_limit_of_sixty_steps() {
         .store()
         .update_project(pb.project.id, "greeter", &settings)
         .expect("settings");
-    let t = engine.add_task(pb.project.id, task("Busy")).expect("task");
-    pb.bed
-        .server
-        .script((0..70).map(|i| note_call(i, crate::model_server::TOKENS)));
-    engine
-        .run_project_and_wait(pb.project.id, Some(&t.id))
-        .await
-        .expect("run");
-    let (session, calls) = first_session(&pb, &t.id);
+    let (session, calls) = busy_session(&pb).await;
     assert_eq!(session.status, SessionStatus::Failed, "{}", session.summary);
     assert!(
         session.summary.contains("stopped at the step limit"),
