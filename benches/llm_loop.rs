@@ -8,8 +8,10 @@
 //! parsing the stream, checking tool arguments against their schemas, running the (no-op)
 //! tool, the budget check, and the SQLite writes and events of the thread.
 //!
-//! `cargo bench --bench llm_loop` (or `make bench`).
+//! `cargo bench --bench llm_loop` (or `make bench`; `HEALER_BENCH_QUICK=1`: one run).
 
+#[path = "figures.rs"]
+mod figures;
 #[path = "../tests/engine/model_server.rs"]
 mod model_server;
 
@@ -17,6 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use figures::{Figures, Goal};
 use healer::engine::EngineOptions;
 use healer::lease::Lease;
 use healer::llm::{
@@ -27,7 +30,7 @@ use healer::{Engine, Paths};
 use model_server::{openai, ModelServer, Reply, TOKENS};
 use serde_json::{json, Value};
 
-const RUNS: usize = 20;
+const FIGURE: &str = "agent loop overhead per step beyond HTTP";
 const STEPS: usize = 10;
 const KEY_VAR: &str = "HEALER_BENCH_KEY";
 const KEY: &str = "sk-bench";
@@ -55,9 +58,9 @@ impl Tool for Note {
     }
 }
 
-fn replies() -> Vec<Reply> {
+fn replies(runs: usize) -> Vec<Reply> {
     let mut replies = Vec::new();
-    for _ in 0..RUNS {
+    for _ in 0..runs {
         for step in 1..STEPS {
             let args = format!(
                 r#"{{"text": "line {step} reads rows['totl'], a typo of total", "line": {step}}}"#
@@ -87,6 +90,8 @@ fn main() {
 }
 
 async fn bench() {
+    let report = Figures::new("llm_loop", &[FIGURE.to_string()]);
+    let runs = figures::size(20, 1);
     let server = ModelServer::start(Some(KEY));
     let dir = tempfile::tempdir().expect("tmp");
     let paths = Paths::new(dir.path().join("data"));
@@ -121,14 +126,14 @@ async fn bench() {
     let tools = || ToolSet::new(vec![Arc::new(Note)]).expect("tools");
 
     // Warm up: the HTTP connection, SQLite pages, the code paths.
-    server.script(replies().into_iter().take(STEPS));
+    server.script(replies(1));
     run_once(&engine, tools()).await;
     let warm = server.chats().len();
 
-    server.script(replies());
+    server.script(replies(runs));
     let mut loop_time = Duration::ZERO;
     let mut per_step = Vec::new();
-    for _ in 0..RUNS {
+    for _ in 0..runs {
         let t = Instant::now();
         run_once(&engine, tools()).await;
         let took = t.elapsed();
@@ -141,10 +146,10 @@ async fn bench() {
         .skip(warm)
         .map(|s| s.body)
         .collect();
-    assert_eq!(requests.len(), RUNS * STEPS);
+    assert_eq!(requests.len(), runs * STEPS);
 
     // The same requests and the same replies, with nothing but HTTP.
-    server.script(replies());
+    server.script(replies(runs));
     let http = reqwest::Client::new();
     let url = format!("{}/v1/chat/completions", server.url);
     let mut bare_time = Duration::ZERO;
@@ -165,14 +170,14 @@ async fn bench() {
     }
     engine.shutdown().await;
 
-    let steps = (RUNS * STEPS) as f64;
+    let steps = (runs * STEPS) as f64;
     let overhead = (ms(loop_time) - ms(bare_time)) / steps;
     println!(
         "Healer agent-loop figures (this machine: {} cores)",
         cores()
     );
     println!(
-        "\nLoop overhead per step, beyond the HTTP round trip ({RUNS} runs × {STEPS} steps, scripted OpenAI-compatible server on 127.0.0.1)"
+        "\nLoop overhead per step, beyond the HTTP round trip ({runs} runs × {STEPS} steps, scripted OpenAI-compatible server on 127.0.0.1)"
     );
     println!(
         "   one step through the loop: {:>7.3} ms median ({:.3} ms mean)",
@@ -184,10 +189,7 @@ async fn bench() {
         ms(median(&mut bare)),
         ms(bare_time) / steps
     );
-    println!(
-        "   overhead per step:         {overhead:>7.3} ms (target < 2 ms: {})",
-        if overhead < 2.0 { "met" } else { "NOT met" }
-    );
+    report.report(FIGURE, overhead, "ms", Goal::AtMost(2.0));
 }
 
 async fn run_once(engine: &Engine, tools: ToolSet) {

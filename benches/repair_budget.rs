@@ -8,13 +8,17 @@
 //! For each tier it prints every call's prompt and completion tokens, the totals, what the
 //! budget counts (the completion tokens of one attempt), and whether the repair ended green.
 //!
-//! `cargo bench --bench repair_budget` (or `make bench`).
+//! `cargo bench --bench repair_budget` (or `make bench`; `HEALER_BENCH_QUICK=1`: the first tier
+//! only).
 
+#[path = "figures.rs"]
+mod figures;
 #[path = "../tests/engine/model_server.rs"]
 mod model_server;
 #[path = "../tests/engine/typical_repair.rs"]
 mod typical_repair;
 
+use figures::{Figures, Goal};
 use healer::engine::EngineOptions;
 use healer::lease::Lease;
 use healer::llm::{Keys, ProviderInput, ProviderKind, Tier, TierSetting};
@@ -41,12 +45,32 @@ fn main() {
         broken.lines().count()
     );
     println!("The budget counts the tokens the model writes in one attempt (completion tokens).");
-    for tier in Tier::ALL {
-        runtime.block_on(repair(tier, &broken, &fixed));
+    let tiers = &Tier::ALL[..figures::size(Tier::ALL.len(), 1)];
+    let names: Vec<String> = tiers
+        .iter()
+        .flat_map(|t| [written(*t), completed(*t)])
+        .collect();
+    let figures = Figures::new("repair_budget", &names);
+    for tier in tiers {
+        runtime.block_on(repair(&figures, *tier, &broken, &fixed));
     }
 }
 
-async fn repair(tier: Tier, broken: &str, fixed: &str) {
+fn written(tier: Tier) -> String {
+    format!(
+        "typical repair on the {} tier: tokens written",
+        tier.as_str()
+    )
+}
+
+fn completed(tier: Tier) -> String {
+    format!(
+        "typical repair on the {} tier: completed in its budget",
+        tier.as_str()
+    )
+}
+
+async fn repair(figures: &Figures, tier: Tier, broken: &str, fixed: &str) {
     let server = ModelServer::start(Some(KEY));
     let dir = tempfile::tempdir().expect("tmp");
     let paths = Paths::new(dir.path().join("data"));
@@ -145,10 +169,13 @@ async fn repair(tier: Tier, broken: &str, fixed: &str) {
         caps.per_task_tokens,
         u64::from(daily) / reported.total().max(1)
     );
-    println!(
-        "  {}: {}",
-        if green { "completed" } else { "NOT completed" },
-        healed.outcome
+    println!("  {}", healed.outcome);
+    figures.report(
+        &written(tier),
+        reported.completion as f64,
+        "tokens",
+        Goal::AtMost(f64::from(budget)),
     );
+    figures.report(&completed(tier), f64::from(u8::from(green)), "", Goal::Yes);
     engine.shutdown().await;
 }

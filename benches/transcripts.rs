@@ -7,32 +7,38 @@
 //! 20 turns the large snapshot lines (system prompt and request shape, 40–60 KB) that make up
 //! most of a real transcript's bytes. The median of the rounds is printed.
 //!
-//! `cargo bench -p healer --bench transcripts` (or `make bench`).
+//! `cargo bench -p healer --bench transcripts` (or `make bench`; `HEALER_BENCH_QUICK=1`: 200 kB
+//! records, one round).
+
+#[path = "figures.rs"]
+mod figures;
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use figures::{Figures, Goal};
 use healer::agent::claude_code::transcript;
 use healer::agent::codex::rollout;
 use serde_json::json;
 
-const BYTES: usize = 10 * 1000 * 1000;
-const ROUNDS: usize = 7;
+const CLAUDE: &str = "Claude Code transcript read into steps";
+const CODEX: &str = "Codex rollout read into steps";
 
 fn main() {
-    let claude = claude_transcript(BYTES);
-    let codex = codex_rollout(BYTES);
-    println!("Transcript figures (target ≥ 50 MB/s each):");
-    report("Claude Code transcript", &claude, |t| {
-        transcript::read(t).0.len()
-    });
-    report("Codex rollout", &codex, |t| rollout::read(t).0.len());
+    let figures = Figures::new("transcripts", &[CLAUDE.to_string(), CODEX.to_string()]);
+    let bytes = figures::size(10 * 1000 * 1000, 200 * 1000);
+    let claude = claude_transcript(bytes);
+    let codex = codex_rollout(bytes);
+    println!("Transcript figures:");
+    report(&figures, CLAUDE, &claude, |t| transcript::read(t).0.len());
+    report(&figures, CODEX, &codex, |t| rollout::read(t).0.len());
 }
 
-fn report(name: &str, text: &str, parse: impl Fn(&str) -> usize) {
+fn report(figures: &Figures, name: &str, text: &str, parse: impl Fn(&str) -> usize) {
+    let rounds = figures::size(7, 1);
     let mb = text.len() as f64 / 1e6;
     let steps = parse(text);
-    let mut times: Vec<Duration> = (0..ROUNDS)
+    let mut times: Vec<Duration> = (0..rounds)
         .map(|_| {
             let start = Instant::now();
             black_box(parse(black_box(text)));
@@ -40,12 +46,17 @@ fn report(name: &str, text: &str, parse: impl Fn(&str) -> usize) {
         })
         .collect();
     times.sort();
-    let median = times.get(ROUNDS / 2).copied().unwrap_or_default();
+    let median = times.get(rounds / 2).copied().unwrap_or_default();
     println!(
-        "{name}: {mb:.1} MB, {} lines → {steps} steps: {:.0} MB/s (median of {ROUNDS} rounds, {:.0} ms)",
+        "{name}: {mb:.1} MB, {} lines → {steps} steps (median of {rounds} rounds, {:.0} ms)",
         text.lines().count(),
-        mb / median.as_secs_f64().max(1e-9),
         median.as_secs_f64() * 1e3
+    );
+    figures.report(
+        name,
+        mb / median.as_secs_f64().max(1e-9),
+        "MB/s",
+        Goal::AtLeast(50.0),
     );
 }
 
