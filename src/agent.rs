@@ -52,6 +52,10 @@ pub struct SessionSpec {
     /// The model provider to use instead of the agent's own login (a provider configured in
     /// Healer); `None`: the agent's own login and settings.
     pub endpoint: Option<ModelEndpoint>,
+    /// Healer's own settings for the agent, layered over the person's (Claude Code's
+    /// `--settings`: the steering hooks). Never written into the worktree, and never holding
+    /// a secret (it is on the agent's command line).
+    pub agent_settings: Option<serde_json::Value>,
     /// Ended (process group killed) past this.
     pub time_limit: Duration,
     /// Where the session's control group is recorded (the data folder's groups), so that what

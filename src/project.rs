@@ -44,7 +44,7 @@ pub use board::{
 };
 pub use command::{run_project_command, CommandPlace, CommandResult};
 pub use detect::{Detection, InstalledAgent};
-pub use hooks::{cli_program, CLI_VAR as HOOK_CLI_VAR, SETTINGS_FILE as CLAUDE_LOCAL_SETTINGS};
+pub use hooks::{cli_program, CLI_VAR as HOOK_CLI_VAR};
 pub use prompt::{append_progress, read_progress, task_prompt};
 pub use recover::end_marked_processes;
 pub(crate) use recover::settle_interrupted;

@@ -114,6 +114,9 @@ impl Agent for ClaudeCode {
             StepSource::User,
             spec.prompt.clone(),
         )));
+        if let Some(note) = repository_settings_note(&spec.cwd) {
+            let _ = updates.send(AgentUpdate::Step(text_step(StepSource::System, note)));
+        }
         let mut stream = Stream::default();
         let mut started = false;
         let mut on_line = |line: &str| {
@@ -209,6 +212,15 @@ fn environment(spec: &SessionSpec, mark: &str) -> Vec<(String, String)> {
     env
 }
 
+/// The files of a repository through which it would configure Claude Code: settings that can
+/// name another endpoint or key, set the environment, add hooks and permissions, and MCP
+/// servers that are commands to run.
+pub const REPOSITORY_SETTINGS: [&str; 3] = [
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".mcp.json",
+];
+
 fn arguments(spec: &SessionSpec, session_id: &str) -> Vec<std::ffi::OsString> {
     let mut args: Vec<String> = [
         "--print",
@@ -216,10 +228,20 @@ fn arguments(spec: &SessionSpec, session_id: &str) -> Vec<std::ffi::OsString> {
         "stream-json",
         "--verbose",
         "--include-partial-messages",
+        // A repository is untrusted input: its `.claude/settings*.json` (project and local
+        // settings) and its `.mcp.json` are not loaded, only the user's (the person's own, or
+        // Healer's folder when Healer gives the provider) and Healer's `--settings` layer.
+        // Verified with the pinned 2.1.328: tests/engine/hostile_repos.rs.
+        "--setting-sources",
+        "user",
+        "--strict-mcp-config",
     ]
     .iter()
     .map(|s| s.to_string())
     .collect();
+    if let Some(settings) = &spec.agent_settings {
+        args.extend(["--settings".to_string(), settings.to_string()]);
+    }
     if spec.resume.is_some() {
         args.extend(["--resume".to_string(), session_id.to_string()]);
     } else {
@@ -236,6 +258,27 @@ fn arguments(spec: &SessionSpec, session_id: &str) -> Vec<std::ffi::OsString> {
     args.push("--".to_string());
     args.push(spec.prompt.clone());
     args.into_iter().map(Into::into).collect()
+}
+
+/// What the session says when the repository has settings of its own for Claude Code, which
+/// Healer does not let it use.
+fn repository_settings_note(cwd: &Path) -> Option<String> {
+    let found: Vec<&str> = REPOSITORY_SETTINGS
+        .into_iter()
+        // A link counts (it is not followed).
+        .filter(|rel| cwd.join(rel).symlink_metadata().is_ok())
+        .collect();
+    if found.is_empty() {
+        return None;
+    }
+    let (list, verb) = match found.as_slice() {
+        [one] => (one.to_string(), "is"),
+        [rest @ .., last] => (format!("{} and {last}", rest.join(", ")), "are"),
+        [] => return None,
+    };
+    Some(format!(
+        "This repository's own Claude Code settings ({list}) {verb} not used: settings from a          repository could send the model's key elsewhere or run commands on this computer.          Claude Code runs with your own settings and Healer's."
+    ))
 }
 
 /// The physical path (Claude Code names its folders after it, not after a symlink).

@@ -1,18 +1,14 @@
-//! Claude Code's hooks, through which steering reaches a live Claude Code session: before each
-//! session Healer writes a `PostToolUse` and a `Stop` hook into the worktree's
-//! `.claude/settings.local.json` (kept out of git through the repository's `info/exclude`).
-//! Both call `healer hook claude-code --session <id>`, which marks the session alive and, when
-//! a steering message waits, answers `{"decision": "block", "reason": MESSAGE}`: Claude Code
-//! gives the reason to the model before its next step.
+//! Claude Code's hooks, through which steering reaches a live Claude Code session: Healer
+//! gives each session a `PostToolUse` and a `Stop` hook in its own settings layer (Claude
+//! Code's `--settings`, on the command line: nothing is written into the worktree, where a
+//! repository could have put a link to somewhere else). Both call `healer hook claude-code
+//! --session <id>`, which marks the session alive and, when a steering message waits, answers
+//! `{"decision": "block", "reason": MESSAGE}`: Claude Code gives the reason to the model
+//! before its next step.
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Map, Value};
-
-use crate::error::{Error, Result};
-
-/// Where Claude Code reads a worktree's own settings (never committed).
-pub const SETTINGS_FILE: &str = ".claude/settings.local.json";
+use serde_json::{json, Value};
 
 /// The variable naming the `healer` program the hooks call (else it is looked for beside this
 /// program, then on PATH).
@@ -44,59 +40,15 @@ fn quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 
-/// Write the two hooks into `worktree`'s local Claude Code settings (other settings there are
-/// kept; Healer's hooks replace its own earlier ones) and keep the file out of git.
-pub fn install(worktree: &Path, command: &str) -> Result<()> {
-    let path = worktree.join(SETTINGS_FILE);
-    let mut settings: Map<String, Value> = std::fs::read_to_string(&path)
-        .ok()
-        .and_then(|text| serde_json::from_str(&text).ok())
-        .unwrap_or_default();
-    let hook = json!([{"matcher": "*", "hooks": [{"type": "command", "command": command}]}]);
-    let stop = json!([{"hooks": [{"type": "command", "command": command}]}]);
-    let hooks = settings
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if !hooks.is_object() {
-        *hooks = Value::Object(Map::new());
-    }
-    if let Some(hooks) = hooks.as_object_mut() {
-        hooks.insert("PostToolUse".to_string(), hook);
-        hooks.insert("Stop".to_string(), stop);
-    }
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
-    }
-    let text = serde_json::to_string_pretty(&Value::Object(settings))
-        .map_err(|e| Error::Internal(format!("the hook settings: {e}")))?;
-    std::fs::write(&path, text)
-        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
-    exclude(worktree, SETTINGS_FILE)
-}
-
-/// Add `pattern` to the repository's `info/exclude` (shared by its worktrees) once.
-fn exclude(worktree: &Path, pattern: &str) -> Result<()> {
-    let repo = git2::Repository::open(worktree)
-        .map_err(|e| Error::Internal(format!("cannot open the worktree: {e}")))?;
-    let info = repo.commondir().join("info");
-    std::fs::create_dir_all(&info)
-        .map_err(|e| Error::io(format!("cannot create {}", info.display()), e))?;
-    let file = info.join("exclude");
-    let existing = std::fs::read_to_string(&file).unwrap_or_default();
-    let line = format!("/{pattern}");
-    if existing.lines().any(|l| l.trim() == line) {
-        return Ok(());
-    }
-    let mut text = existing;
-    if !text.is_empty() && !text.ends_with('\n') {
-        text.push('\n');
-    }
-    text.push_str(&format!(
-        "# Healer's hooks for Claude Code, local to this machine\n{line}\n"
-    ));
-    std::fs::write(&file, text)
-        .map_err(|e| Error::io(format!("cannot write {}", file.display()), e))
+/// Healer's settings layer for a Claude Code session: the two hooks, both running `command`.
+pub fn settings(command: &str) -> Value {
+    let hook = json!([{"type": "command", "command": command}]);
+    json!({
+        "hooks": {
+            "PostToolUse": [{"matcher": "*", "hooks": hook}],
+            "Stop": [{"hooks": hook}],
+        }
+    })
 }
 
 #[cfg(test)]

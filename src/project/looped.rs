@@ -27,7 +27,7 @@ impl Ctx<'_> {
     pub(super) fn can_be_told(&self) -> bool {
         match self.project.settings.agent {
             AgentKind::Builtin | AgentKind::Codex => true,
-            AgentKind::ClaudeCode => self.hooks.load(std::sync::atomic::Ordering::Relaxed),
+            AgentKind::ClaudeCode => self.agent_settings.get().is_some(),
         }
     }
 

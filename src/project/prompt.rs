@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::store::VerifyCommand;
 use crate::tasklist::{Task, PROGRESS_FILE};
 
@@ -67,25 +67,27 @@ fn tail_chars(text: &str, max: usize) -> &str {
     text.get(start..).unwrap_or_default()
 }
 
-/// The progress log of the repository at `repo` (empty when there is none).
+/// The progress log of the repository at `repo` (empty when there is none, or when the
+/// repository made it a link: it is not followed).
 pub fn read_progress(repo: &Path) -> String {
-    std::fs::read_to_string(repo.join(PROGRESS_FILE)).unwrap_or_default()
+    crate::beneath::read(repo, Path::new(PROGRESS_FILE))
+        .ok()
+        .flatten()
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .unwrap_or_default()
 }
 
-/// Append an entry to the progress log (created with a heading when missing).
+/// Append an entry to the progress log (created with a heading when missing). The log and
+/// its folder are opened without following links: a repository could commit them as links.
 pub fn append_progress(repo: &Path, entry: &str) -> Result<()> {
-    use std::io::Write;
     let path = repo.join(PROGRESS_FILE);
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
-    }
-    let new = !path.exists();
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
+    let rel = Path::new(PROGRESS_FILE);
+    let context = || format!("cannot write {}", path.display());
+    let (folder, name) = crate::beneath::parent(repo, rel, true)
+        .map_err(|e| crate::beneath::engine_error(context(), e))?;
+    let new = !folder
+        .exists(name)
+        .map_err(|e| crate::beneath::engine_error(context(), e))?;
     let mut text = String::new();
     if new {
         text.push_str(
@@ -93,6 +95,8 @@ pub fn append_progress(repo: &Path, entry: &str) -> Result<()> {
         );
     }
     text.push_str(&format!("\n{}\n", entry.trim_end()));
-    file.write_all(text.as_bytes())
-        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
+    folder
+        .append(name, text.as_bytes())
+        .map(|_| ())
+        .map_err(|e| crate::beneath::engine_error(context(), e))
 }

@@ -58,8 +58,9 @@ pub(super) struct Ctx<'a> {
     pub loops: super::looped::LiveLoops,
     /// This session resumes the agent's earlier session with a message.
     pub resume: Option<Resume>,
-    /// Claude Code's steering hooks are in the worktree for this session.
-    pub hooks: std::sync::atomic::AtomicBool,
+    /// Healer's settings layer for the agent (Claude Code's steering hooks), set once before
+    /// it starts; unset: no hooks reach this session.
+    pub agent_settings: std::sync::OnceLock<serde_json::Value>,
 }
 
 /// A session the healer service (or steering) starts with its own message instead of the
@@ -101,7 +102,7 @@ pub(super) async fn run_session(
         session_id,
         cancel,
         loops: super::looped::LiveLoops::default(),
-        hooks: std::sync::atomic::AtomicBool::new(false),
+        agent_settings: std::sync::OnceLock::new(),
     };
     let ending = match drive(&ctx, agent).await {
         Ok(ending) => ending,
@@ -350,9 +351,9 @@ impl Ctx<'_> {
         Ok(Some(result))
     }
 
-    /// Put Claude Code's steering hooks into the worktree. Without Healer's command-line
-    /// program to call, the session runs without them: steering then notes loops without
-    /// telling the agent, and the loop entry says so.
+    /// Give Claude Code Healer's steering hooks (in its settings layer, never in the
+    /// worktree). Without Healer's command-line program to call, the session runs without
+    /// them: steering then notes loops without telling the agent, and the loop entry says so.
     fn install_hooks(&self) {
         let Some(program) = super::hooks::cli_program() else {
             tracing::info!(
@@ -366,10 +367,7 @@ impl Ctx<'_> {
             self.projects.services.paths.data_dir(),
             self.session_id,
         );
-        match super::hooks::install(&self.worktree, &command) {
-            Ok(()) => self.hooks.store(true, std::sync::atomic::Ordering::Relaxed),
-            Err(e) => tracing::warn!(session_id = self.session_id, "no steering hooks: {e}"),
-        }
+        let _ = self.agent_settings.set(super::hooks::settings(&command));
     }
 
     /// An agent that can only be told between turns (Codex; or any agent a message reached
@@ -438,6 +436,7 @@ impl Ctx<'_> {
                 .map(PathBuf::from),
             model: settings.model.clone().filter(|m| !m.trim().is_empty()),
             endpoint,
+            agent_settings: self.agent_settings.get().cloned(),
             time_limit,
             groups: Some(self.projects.services.paths.groups_dir()),
         };

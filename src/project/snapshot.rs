@@ -364,6 +364,12 @@ fn write_back(repo: &Repository, target: &git2::Tree<'_>) -> Result<(usize, usiz
             continue;
         }
         let full = safe_join(&root, &path)?;
+        // A file git remembers below a folder that is now a link is not in the worktree:
+        // removing it by path would remove a file elsewhere. The link itself is a file of its
+        // own here, removed or replaced on its own turn.
+        if !below_real_folders(&root, &path) {
+            continue;
+        }
         if full.symlink_metadata().is_ok() {
             std::fs::remove_file(&full)
                 .map_err(|e| Error::io(format!("cannot remove {}", full.display()), e))?;
@@ -377,6 +383,11 @@ fn write_back(repo: &Repository, target: &git2::Tree<'_>) -> Result<(usize, usiz
             continue;
         }
         let full = safe_join(&root, path)?;
+        // Its folders as the snapshot has them: a link standing where a folder belongs is
+        // replaced, never followed, so nothing is written outside the worktree.
+        let folder = Path::new(path).parent().unwrap_or_else(|| Path::new(""));
+        crate::beneath::restore_dir(&root, folder)
+            .map_err(|e| Error::io(format!("cannot put back the folder of {path}"), e))?;
         let blob = repo
             .find_blob(entry.blob)
             .map_err(|e| git_error(&format!("cannot read {path} from the snapshot"), e))?;
@@ -412,6 +423,12 @@ fn present_files(repo: &Repository) -> Result<Vec<String>> {
         }
     }
     Ok(out)
+}
+
+/// Whether every folder of `path` below `root` is a real folder (no link among them).
+fn below_real_folders(root: &Path, path: &str) -> bool {
+    let folder = Path::new(path).parent().unwrap_or_else(|| Path::new(""));
+    crate::beneath::dir(root, folder, false).is_ok()
 }
 
 /// `root/path`, refusing a path that climbs out of the worktree.

@@ -2,8 +2,8 @@
 //! (a temp file beside it, then a rename), so a reader never sees half a file and a line Healer
 //! cannot read is never lost.
 
-use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::ffi::OsStr;
+use std::fs::File;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use super::read::{Line, TaskFile};
 use super::{read_file, Dep, Task, HEALER_DIR, TASKS_FILE};
+use crate::beneath;
 use crate::error::{Error, Result};
+use nix::fcntl::OFlag;
 
 /// How long a writer waits for another writer (the app, the CLI) to finish.
 const LOCK_WAIT: Duration = Duration::from_secs(5);
@@ -180,36 +182,52 @@ impl TaskFile {
 /// Read the task list of the repository at `repo`, change it with `change`, and write it back
 /// atomically — all under a lock, so the app and the CLI never write over each other. (A
 /// person's editor takes no lock; what Healer writes is the file as read a moment before.)
+/// `.healer/` and the files in it are opened without following links (`beneath`): a
+/// repository that commits them as links to elsewhere is refused with a sentence.
 pub fn modify<T>(repo: &Path, change: impl FnOnce(&mut TaskFile) -> Result<T>) -> Result<T> {
-    let dir = repo.join(HEALER_DIR);
-    ensure_dir(&dir)?;
-    let _lock = lock(&dir.join(".tasks.lock"))?;
     let path = repo.join(TASKS_FILE);
+    let dir = beneath::dir(repo, Path::new(HEALER_DIR), true).map_err(|e| {
+        beneath::engine_error(
+            format!("cannot open {}", repo.join(HEALER_DIR).display()),
+            e,
+        )
+    })?;
+    ensure_ignore(&dir)?;
+    let _lock = lock(&dir)?;
     let mut file = read_file(&path)?;
     let result = change(&mut file)?;
-    write_atomic(&path, &file.render())?;
+    dir.replace(OsStr::new(TASKS_NAME), file.render().as_bytes())
+        .map_err(|e| beneath::engine_error(format!("cannot write {}", path.display()), e))?;
     Ok(result)
 }
 
-/// `.healer/`, with a `.gitignore` for Healer's own lock and temp files.
-fn ensure_dir(dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
-    let ignore = dir.join(".gitignore");
-    if !ignore.exists() {
-        std::fs::write(&ignore, ".tasks.lock\n*.tmp\n")
-            .map_err(|e| Error::io(format!("cannot write {}", ignore.display()), e))?;
+/// The task list's name in `.healer/`.
+const TASKS_NAME: &str = "tasks.jsonl";
+const LOCK_NAME: &str = ".tasks.lock";
+
+/// A `.gitignore` in `.healer/` for Healer's own lock and temp files.
+fn ensure_ignore(dir: &beneath::Dir) -> Result<()> {
+    let name = OsStr::new(".gitignore");
+    let present = dir.exists(name).map_err(|e| {
+        beneath::engine_error(format!("cannot look into {}", dir.path().display()), e)
+    })?;
+    if !present {
+        dir.replace(name, b".tasks.lock\n*.tmp\n").map_err(|e| {
+            beneath::engine_error(
+                format!("cannot write {}", dir.path().join(name).display()),
+                e,
+            )
+        })?;
     }
     Ok(())
 }
 
-fn lock(path: &Path) -> Result<File> {
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
+fn lock(dir: &beneath::Dir) -> Result<File> {
+    let path = dir.path().join(LOCK_NAME);
+    let flags = OFlag::O_WRONLY | OFlag::O_CREAT;
+    let file = dir
+        .open(OsStr::new(LOCK_NAME), flags, 0o644)
+        .map_err(|e| beneath::engine_error(format!("cannot open {}", path.display()), e))?;
     let deadline = Instant::now() + LOCK_WAIT;
     loop {
         match file.try_lock() {
@@ -229,34 +247,4 @@ fn lock(path: &Path) -> Result<File> {
             }
         }
     }
-}
-
-/// Write `text` to `path` so that readers see the old file or the new one, never a mix.
-pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temp = dir.join(format!(
-        ".{name}.{}-{:08x}.tmp",
-        std::process::id(),
-        rand::random::<u32>()
-    ));
-    let context = || format!("cannot write {}", path.display());
-    let written = (|| -> std::io::Result<()> {
-        let mut file = File::create(&temp)?;
-        file.write_all(text.as_bytes())?;
-        file.sync_all()?;
-        std::fs::rename(&temp, path)
-    })();
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&temp);
-        return Err(Error::io(context(), e));
-    }
-    // The rename is durable once the folder is; losing it in a crash leaves the old file.
-    if let Ok(folder) = File::open(dir) {
-        let _ = folder.sync_all();
-    }
-    Ok(())
 }

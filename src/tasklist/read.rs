@@ -24,12 +24,28 @@ pub struct TaskFile {
     pub problems: Vec<Problem>,
 }
 
-/// Read the task list at `path`; a missing file is an empty list.
+/// Read the task list at `path` (`<repository>/.healer/tasks.jsonl`); a missing file is an
+/// empty list. The file and its folder are opened without following links: a repository
+/// could commit either as a link to a file of the person's elsewhere.
 pub fn read_file(path: &Path) -> Result<TaskFile> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok(TaskFile::parse(&text)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(TaskFile::default()),
-        Err(e) => Err(Error::io(format!("cannot read {}", path.display()), e)),
+    let (Some(name), Some(folder)) = (path.file_name(), path.parent()) else {
+        return Ok(TaskFile::default());
+    };
+    let (root, below) = match (folder.parent(), folder.file_name()) {
+        (Some(root), Some(below)) => (root, Path::new(below).join(name)),
+        _ => (folder, Path::new(name).to_path_buf()),
+    };
+    let context = || format!("cannot read {}", path.display());
+    match crate::beneath::read(root, &below) {
+        Ok(Some(bytes)) => match String::from_utf8(bytes) {
+            Ok(text) => Ok(TaskFile::parse(&text)),
+            Err(e) => Err(Error::io(
+                context(),
+                std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+            )),
+        },
+        Ok(None) => Ok(TaskFile::default()),
+        Err(e) => Err(crate::beneath::engine_error(context(), e)),
     }
 }
 

@@ -123,6 +123,7 @@ impl Workspace {
             program: Some(program),
             model: None,
             endpoint: None,
+            agent_settings: None,
             time_limit: Duration::from_secs(60),
             groups: Some(self.dir.path().join("groups")),
         }

@@ -20,6 +20,7 @@ mod fix_judgement;
 mod glance;
 mod heal_story;
 mod healer_service;
+mod hostile_repos;
 mod lease;
 mod llm_anthropic;
 mod llm_budgets;

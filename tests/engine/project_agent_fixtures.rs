@@ -143,6 +143,16 @@ pub fn agent_settings(kind: AgentKind) -> ProjectSettings {
 /// `kind` (settings adjusted by `change`). Codex gets a model catalog naming the scripted
 /// model in its config (kept by Healer), without which it offers no apply_patch tool.
 pub async fn agent_bed(kind: AgentKind, change: impl FnOnce(&mut ProjectSettings)) -> AgentBed {
+    agent_bed_with(kind, |_, _| {}, change).await
+}
+
+/// [`agent_bed`] whose repository `shape` changes before its first commit (given the
+/// repository's folder and the test's own temp folder, outside it).
+pub async fn agent_bed_with(
+    kind: AgentKind,
+    shape: impl FnOnce(&Path, &Path),
+    change: impl FnOnce(&mut ProjectSettings),
+) -> AgentBed {
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir");
     let paths = Paths::new(tmp.path().join("data"));
     paths.ensure().expect("data dir");
@@ -150,6 +160,8 @@ pub async fn agent_bed(kind: AgentKind, change: impl FnOnce(&mut ProjectSettings
     let engine = engine_at(&paths).await;
     configure_providers(&engine, &server);
     let repo_dir = tmp.path().join("greeter");
+    std::fs::create_dir_all(&repo_dir).expect("repo folder");
+    shape(&repo_dir, tmp.path());
     git_repo(&repo_dir, GREETER);
     let mut settings = agent_settings(kind);
     change(&mut settings);

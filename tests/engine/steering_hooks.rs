@@ -50,29 +50,19 @@ async fn a_judges_steer_reaches_claude_code_through_its_hook_in_the_next_request
     })
     .await;
 
-    // The hooks are in the worktree, and git does not see them.
-    let settings: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(worktree.join(healer::project::CLAUDE_LOCAL_SETTINGS))
-            .expect("settings"),
-    )
-    .expect("JSON");
-    for event in ["PostToolUse", "Stop"] {
-        let command = settings["hooks"][event][0]["hooks"][0]["command"]
-            .as_str()
-            .expect("a command");
-        assert!(command.contains("hook claude-code --session"), "{command}");
-    }
+    // The hooks reach Claude Code on its command line: nothing is written into the
+    // worktree (a repository could have put a link there), and git sees nothing new.
+    assert!(
+        !worktree.join(".claude").exists(),
+        "Healer wrote into the worktree's .claude"
+    );
     let repo = git2::Repository::open(&worktree).expect("worktree");
-    assert!(repo
-        .status_should_ignore(Path::new(healer::project::CLAUDE_LOCAL_SETTINGS))
-        .expect("ignore rules"));
     let statuses = repo.statuses(None).expect("status");
     assert!(
         statuses
             .iter()
-            .filter(|s| s.path().unwrap_or_default().starts_with(".claude"))
-            .all(|s| s.status() == git2::Status::IGNORED),
-        "the hooks are kept out of git"
+            .all(|s| !s.path().unwrap_or_default().starts_with(".claude")),
+        "nothing of Claude Code's in git status"
     );
 
     let session = bed.engine.store().session(session.id).expect("session");

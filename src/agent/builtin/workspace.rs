@@ -54,6 +54,17 @@ impl Workspace {
             ));
         }
         let parent = path.parent().unwrap_or(&self.root);
+        // Before any folder is made: the deepest folder that exists must be inside, or making
+        // the rest would make folders through a link, outside the worktree.
+        let mut existing = parent;
+        while existing.symlink_metadata().is_err() {
+            existing = existing.parent().unwrap_or(&self.root);
+        }
+        let real_existing = std::fs::canonicalize(existing)
+            .map_err(|e| Error::io(format!("cannot resolve {}", shown(rel)), e))?;
+        if !real_existing.starts_with(&self.root) {
+            return Err(outside(rel));
+        }
         std::fs::create_dir_all(parent)
             .map_err(|e| Error::io(format!("cannot create the folder of {}", shown(rel)), e))?;
         let real_parent = std::fs::canonicalize(parent)
