@@ -103,3 +103,206 @@ pub fn wire_mismatch(agent: AgentKind, kind: ProviderKind) -> Option<&'static st
         _ => None,
     }
 }
+
+/// Replace `key` with `[redacted]` in every file below `home` (links are not followed): an
+/// external agent writes what it saw into its own files — a tool's output that printed its
+/// environment lands in Claude Code's transcript and in Codex's rollout — and every later
+/// command of any agent on this computer could read them there. Run when a session's agent
+/// has ended, and before the next one starts (a crash may have left a copy). How many files
+/// held it.
+pub fn scrub_home(home: &Path, key: &str) -> usize {
+    if key.len() < crate::secrets::MIN_SECRET_CHARS {
+        return 0;
+    }
+    let mut files = Vec::new();
+    let mut todo = vec![home.to_path_buf()];
+    while let Some(folder) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => todo.push(entry.path()),
+                Ok(kind) if kind.is_file() => files.push(entry.path()),
+                _ => {}
+            }
+        }
+    }
+    // Databases first: scrubbing one checkpoints its write-ahead log into it, which leaves
+    // the log empty.
+    let (databases, others): (Vec<_>, Vec<_>) = files.into_iter().partition(|f| is_sqlite(f));
+    let mut scrubbed = 0;
+    for path in databases.iter().chain(others.iter()) {
+        let done = if is_sqlite(path) {
+            scrub_database(path, key).map_err(|e| e.to_string())
+        } else if is_sqlite_companion(path) {
+            // What a scrubbed database's log still holds is rewritten by SQLite, not by us:
+            // its frames are checksummed.
+            Ok(false)
+        } else {
+            scrub_file(path, key).map_err(|e| e.to_string())
+        };
+        match done {
+            Ok(true) => scrubbed += 1,
+            Ok(false) => {}
+            Err(e) => tracing::warn!("could not scrub {}: {e}", path.display()),
+        }
+    }
+    scrubbed
+}
+
+fn is_sqlite(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 16];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok()
+        && &head == b"SQLite format 3\0"
+}
+
+fn is_sqlite_companion(path: &Path) -> bool {
+    let name = path.to_string_lossy();
+    ["-wal", "-shm", "-journal"]
+        .iter()
+        .any(|suffix| name.ends_with(suffix))
+}
+
+/// `key` replaced in every text and blob of the SQLite database at `path` (an agent's own,
+/// its tables unknown to Healer), with deleted content zeroed and the log checkpointed into
+/// the file; whether anything held the key.
+fn scrub_database(path: &Path, key: &str) -> std::result::Result<bool, rusqlite::Error> {
+    let db = rusqlite::Connection::open(path)?;
+    db.pragma_update(None, "secure_delete", "ON")?;
+    let tables: Vec<String> = db
+        .prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+        )?
+        .query_map([], |row| row.get(0))?
+        .collect::<std::result::Result<_, _>>()?;
+    let quote = |name: &str| format!("\"{}\"", name.replace('"', "\"\""));
+    let mut changed = 0;
+    for table in &tables {
+        let columns: Vec<String> = db
+            .prepare(&format!("PRAGMA table_info({})", quote(table)))?
+            .query_map([], |row| row.get(1))?
+            .collect::<std::result::Result<_, _>>()?;
+        for column in &columns {
+            let (t, c) = (quote(table), quote(column));
+            changed += db.execute(
+                &format!(
+                    "UPDATE {t} SET {c} = CASE typeof({c}) \
+                       WHEN 'blob' THEN CAST(replace(CAST({c} AS TEXT), ?1, ?2) AS BLOB) \
+                       ELSE replace({c}, ?1, ?2) END \
+                     WHERE typeof({c}) IN ('text', 'blob') AND instr({c}, ?1) > 0"
+                ),
+                [key, crate::secrets::REDACTED],
+            )?;
+        }
+    }
+    // Checkpoint even when nothing changed here: the log may hold an older copy.
+    db.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+    if changed > 0 {
+        db.execute_batch("VACUUM")?;
+    }
+    Ok(changed > 0)
+}
+
+/// `key` replaced in `path`, written back atomically; whether it held the key.
+fn scrub_file(path: &Path, key: &str) -> std::io::Result<bool> {
+    let bytes = std::fs::read(path)?;
+    let needle = key.as_bytes();
+    if !bytes.windows(needle.len()).any(|w| w == needle) {
+        return Ok(false);
+    }
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut rest = bytes.as_slice();
+    while let Some(at) = rest.windows(needle.len()).position(|w| w == needle) {
+        out.extend_from_slice(&rest[..at]);
+        out.extend_from_slice(crate::secrets::REDACTED.as_bytes());
+        rest = &rest[at + needle.len()..];
+    }
+    out.extend_from_slice(rest);
+    let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
+        return Ok(false);
+    };
+    let dir = crate::beneath::dir(folder, Path::new(""), false)?;
+    dir.replace(name, &out)?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_is_scrubbed_from_every_file_of_an_agent_home_and_nothing_else_changes() {
+        let home = tempfile::tempdir().expect("test setup");
+        let key = "sk-ant-0123456789abcdef";
+        let transcript = home.path().join("projects/-repo/session.jsonl");
+        std::fs::create_dir_all(transcript.parent().expect("folder")).expect("test setup");
+        std::fs::write(
+            &transcript,
+            format!("{{\"out\":\"key={key}\"}}\n{{\"env\":\"{key}{key}\"}}\n"),
+        )
+        .expect("test setup");
+        std::fs::write(home.path().join("settings.json"), "{}").expect("test setup");
+        assert_eq!(scrub_home(home.path(), key), 1);
+        let text = std::fs::read_to_string(&transcript).expect("transcript");
+        assert_eq!(
+            text,
+            "{\"out\":\"key=[redacted]\"}\n{\"env\":\"[redacted][redacted]\"}\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(home.path().join("settings.json")).expect("settings"),
+            "{}"
+        );
+        assert_eq!(scrub_home(home.path(), key), 0, "nothing left");
+    }
+
+    #[test]
+    fn a_key_in_an_agents_database_and_its_log_is_scrubbed_through_sqlite() {
+        let home = tempfile::tempdir().expect("test setup");
+        let key = "sk-ant-0123456789abcdef";
+        let path = home.path().join("history.sqlite");
+        let db = rusqlite::Connection::open(&path).expect("test setup");
+        db.pragma_update(None, "journal_mode", "WAL")
+            .expect("test setup");
+        db.execute_batch("CREATE TABLE items (id INTEGER PRIMARY KEY, body TEXT, raw BLOB)")
+            .expect("test setup");
+        for i in 0..50 {
+            db.execute(
+                "INSERT INTO items (body, raw) VALUES (?1, ?2)",
+                rusqlite::params![
+                    format!("output {i}: key={key}"),
+                    format!("raw {key}").into_bytes()
+                ],
+            )
+            .expect("test setup");
+        }
+        // Left open, as a crashed agent leaves it: the rows are in the log only.
+        let wal = home.path().join("history.sqlite-wal");
+        assert!(std::fs::metadata(&wal).expect("a log").len() > 0);
+        assert_eq!(scrub_home(home.path(), key), 1);
+        drop(db);
+        for file in [&path, &wal] {
+            let bytes = std::fs::read(file).unwrap_or_default();
+            assert!(
+                !bytes.windows(key.len()).any(|w| w == key.as_bytes()),
+                "{} still holds the key",
+                file.display()
+            );
+        }
+        let db = rusqlite::Connection::open(&path).expect("still a database");
+        let (body, raw): (String, Vec<u8>) = db
+            .query_row("SELECT body, raw FROM items WHERE id = 7", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .expect("the row");
+        assert_eq!(body, "output 6: key=[redacted]");
+        assert_eq!(raw, b"raw [redacted]");
+        let count: i64 = db
+            .query_row("SELECT count(*) FROM items", [], |r| r.get(0))
+            .expect("count");
+        assert_eq!(count, 50);
+    }
+}

@@ -120,6 +120,7 @@ pub(super) async fn run_session(
         ending
     };
     super::recover::end_marked_processes(ctx.projects.services.instance(), ctx.session_id);
+    ctx.scrub_key();
     if let Err(e) = settle(&ctx, ending).await {
         tracing::error!(session_id, "could not record how the session ended: {e}");
     }
@@ -196,6 +197,8 @@ async fn drive(ctx: &Ctx<'_>, agent: Arc<dyn Agent>) -> Result<Ending> {
     };
     if let Some(key) = endpoint.as_ref().and_then(|e| e.key.clone()) {
         let _ = ctx.secret.set(key);
+        // A session that ended in a crash may have left the key in the agent's files.
+        ctx.scrub_key();
     }
     let prompt = match &ctx.resume {
         Some(resume) => {
@@ -315,6 +318,23 @@ impl Ctx<'_> {
             self.project.id,
             self.project.settings.agent,
         )
+    }
+
+    /// The key of the provider the agent was given, out of the agent's own files (its home:
+    /// transcripts, rollouts) and the session's temp folder, where commands had their HOME.
+    fn scrub_key(&self) {
+        let Some(key) = self.secret.get() else {
+            return;
+        };
+        let key = key.expose();
+        let scrubbed = agent_setup::scrub_home(&self.agent_home(), key)
+            + agent_setup::scrub_home(&self.tmp, key);
+        if scrubbed > 0 {
+            tracing::info!(
+                session_id = self.session_id,
+                "the provider's key was taken out of {scrubbed} file(s) the agent wrote"
+            );
+        }
     }
 
     /// `text` without the key of the provider the agent was given.

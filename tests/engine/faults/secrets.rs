@@ -383,3 +383,75 @@ async fn a_provider_key_stays_hidden_when_healer_runs_as_an_ordinary_user() {
         .await
         .print("secrets (as nobody)");
 }
+
+/// An external agent given a provider of Healer's prints its key (a command that echoes its
+/// environment): Claude Code writes the output into its transcript, Codex into its rollout,
+/// both in the agent's home in Healer's data folder, where any later agent command of any
+/// project could read them. When the session has ended no file of the data folder — agent
+/// homes, the session's temp folder, the database, the logs — holds the key.
+#[tokio::test]
+async fn an_agents_own_files_keep_no_provider_key_after_its_session() {
+    use crate::model_server::{anthropic, responses};
+    use crate::project_agent_fixtures::agent_bed;
+    use healer::session::{AgentKind, SessionStatus};
+
+    let mut leaks = Vec::new();
+    for kind in [AgentKind::ClaudeCode, AgentKind::Codex] {
+        let bed = agent_bed(kind, |_| {}).await;
+        bed.task("Show the key");
+        match kind {
+            AgentKind::ClaudeCode => bed.server.script([
+                anthropic::tool_calls(
+                    "",
+                    &[(
+                        "toolu_1",
+                        "Bash",
+                        &json!({"command": "echo key=$ANTHROPIC_API_KEY; env | grep -c API_KEY"})
+                            .to_string(),
+                    )],
+                    TOKENS,
+                ),
+                anthropic::text("Looked.", TOKENS),
+            ]),
+            _ => bed.server.script([
+                responses::reply(
+                    &[responses::exec("c1", "echo key=$HEALER_CODEX_API_KEY")],
+                    TOKENS,
+                ),
+                responses::reply(&[responses::text("Looked.")], TOKENS),
+            ]),
+        }
+        let session = bed
+            .engine
+            .run_project_and_wait(bed.project.id, None)
+            .await
+            .expect("run");
+        // The check fails (greet() was not fixed); the session itself ran to its end.
+        assert_ne!(
+            session.status,
+            SessionStatus::Running,
+            "{}",
+            session.summary
+        );
+        let home = bed.agent_home();
+        assert!(
+            files_under(&home)
+                .iter()
+                .any(|f| f.extension().is_some_and(|e| e == "jsonl")),
+            "{kind:?} wrote its record in its home"
+        );
+        for file in files_under(bed.paths.data_dir()) {
+            let bytes = std::fs::read(&file).unwrap_or_default();
+            if holds(&bytes, crate::maintainer::KEY) {
+                leaks.push(format!("{kind:?}: {}", file.display()));
+            }
+        }
+    }
+    Figures {
+        faults: 2,
+        secrets_leaked: leaks.len() as u32,
+        ..Figures::default()
+    }
+    .print("agent homes");
+    assert!(leaks.is_empty(), "the key is in: {leaks:?}");
+}
