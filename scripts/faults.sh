@@ -7,7 +7,7 @@ log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 cargo test -p healer --test engine faults:: -- --nocapture >"$log" 2>&1
 status=$?
-grep -E '^(faults|skipped): ' "$log" | sort
+grep -E '^(faults|skipped|tasklist): ' "$log" | sort
 grep -E '^test result: ' "$log"
 awk '/^faults: / {
     for (i = 1; i <= NF; i++) {
@@ -19,7 +19,7 @@ awk '/^faults: / {
   }
   END { printf "faults: total: %d injected, %d runs lost, %d processes left, %d secrets leaked\n", f, r, p, s }' "$log"
 if [ "$status" -ne 0 ]; then
-  grep -vE '^(faults|skipped): ' "$log" | tail -n 80
+  grep -vE '^(faults|skipped|tasklist): ' "$log" | tail -n 80
   echo "faults: the reliability suite failed" >&2
 fi
 exit "$status"

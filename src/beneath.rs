@@ -20,6 +20,10 @@ use nix::fcntl::{openat, renameat, AtFlags, OFlag};
 use nix::sys::stat::{fstatat, mkdirat, Mode, SFlag};
 use nix::unistd::{unlinkat, UnlinkatFlags};
 
+/// How long a file Healer replaced is watched for writes from a program that opened it just
+/// before (see [`Dir::replace_if`]).
+pub const LATE_WRITE_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// A folder inside a repository, opened without following links.
 pub struct Dir {
     fd: OwnedFd,
@@ -155,28 +159,164 @@ impl Dir {
         if self.is_link(name)? {
             return Err(self.link_refused(name));
         }
-        let temp = format!(
-            ".{}.{}-{:08x}.tmp",
-            name.to_string_lossy(),
-            std::process::id(),
-            rand::random::<u32>()
-        );
+        let temp = self.write_temp(name, bytes)?;
         let temp = OsStr::new(&temp);
-        let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL;
-        let written = (|| -> io::Result<()> {
-            let mut file = self.open(temp, flags, 0o644)?;
-            file.write_all(bytes)?;
-            file.sync_all()?;
-            renameat(&self.fd, temp, &self.fd, name)
-                .map_err(|e| io_error(e, &self.path.join(name), "cannot replace"))
-        })();
-        if let Err(e) = written {
+        if let Err(e) = self.rename(temp, name) {
             let _ = unlinkat(&self.fd, temp, UnlinkatFlags::NoRemoveDir);
             return Err(e);
         }
         // The rename is durable once the folder is; losing it in a crash leaves the old file.
         let _ = nix::unistd::fsync(&self.fd);
         Ok(())
+    }
+
+    /// Put `bytes` at `name` only if what stands there at that instant is `expected` (`None`:
+    /// nothing) — a file another program may change at any moment (a person's editor saving
+    /// by rename, a shell appending lines). Ours is swapped in atomically (`renameat2` with
+    /// `RENAME_EXCHANGE`) and what it displaced is looked at: the same as `expected` → it is
+    /// removed and `true` returned; `expected` with lines appended → those lines are appended
+    /// to ours, `true`; anything else (an edit made meanwhile) → it is swapped back, lines appended to ours in that instant are appended to it, and `false` tells the
+    /// caller to read again. Where the file system cannot exchange, the file is compared just
+    /// before a plain rename.
+    pub fn replace_if(
+        &self,
+        name: &OsStr,
+        bytes: &[u8],
+        expected: Option<&[u8]>,
+    ) -> io::Result<bool> {
+        if self.is_link(name)? {
+            return Err(self.link_refused(name));
+        }
+        let temp = self.write_temp(name, bytes)?;
+        let temp = OsStr::new(&temp);
+        let outcome = self.swap_in(temp, name, bytes, expected);
+        let _ = unlinkat(&self.fd, temp, UnlinkatFlags::NoRemoveDir);
+        if outcome.as_ref().is_ok_and(|done| *done) {
+            let _ = nix::unistd::fsync(&self.fd);
+        }
+        outcome
+    }
+
+    fn swap_in(
+        &self,
+        temp: &OsStr,
+        name: &OsStr,
+        bytes: &[u8],
+        expected: Option<&[u8]>,
+    ) -> io::Result<bool> {
+        let path = self.path.join(name);
+        let Some(expected) = expected else {
+            // Nothing was there: ours goes in only if nothing is there still.
+            return match renameat_noreplace(&self.fd, temp, name) {
+                Ok(()) => Ok(true),
+                Err(Errno::EEXIST) => Ok(false),
+                Err(Errno::EINVAL | Errno::ENOSYS) if !self.exists(name)? => {
+                    self.rename(temp, name).map(|()| true)
+                }
+                Err(Errno::EINVAL | Errno::ENOSYS) => Ok(false),
+                Err(e) => Err(io_error(e, &path, "cannot write")),
+            };
+        };
+        match exchange(&self.fd, temp, name) {
+            Ok(()) => {}
+            Err(Errno::ENOENT) => return Ok(false),
+            Err(Errno::EINVAL | Errno::ENOSYS) => {
+                // No exchange here: compare, then rename (a change in between is lost).
+                let now = self.read(name)?;
+                if now.as_deref() != Some(expected) {
+                    return Ok(false);
+                }
+                return self.rename(temp, name).map(|()| true);
+            }
+            Err(e) => return Err(io_error(e, &path, "cannot replace")),
+        }
+        // `temp` now names what stood at `name` a moment ago.
+        let displaced = self.read_open(temp);
+        if let Ok((old, file)) = &displaced {
+            if let Some(appended) = old.strip_prefix(expected) {
+                // Only lines added at the end meanwhile (a shell's `>>`): they go after ours.
+                if !appended.is_empty() {
+                    self.append(name, appended)?;
+                }
+                self.carry_late_writes(file, old.len() as u64, name);
+                return Ok(true);
+            }
+        }
+        // Changed meanwhile: put it back, with whatever was appended to ours in between.
+        exchange(&self.fd, temp, name).map_err(|e| io_error(e, &path, "cannot restore"))?;
+        let ours = self.read(temp)?.unwrap_or_default();
+        if let Some(appended) = ours.strip_prefix(bytes).filter(|rest| !rest.is_empty()) {
+            self.append(name, appended)?;
+        }
+        displaced.map(|_| false)
+    }
+
+    /// The bytes of `name`, and the file left open.
+    fn read_open(&self, name: &OsStr) -> io::Result<(Vec<u8>, File)> {
+        let mut file = self.open(name, OFlag::O_RDONLY | OFlag::O_NONBLOCK, 0)?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)?;
+        Ok((bytes, file))
+    }
+
+    /// A program that opened the file just before it was replaced (`>>` opens, then writes)
+    /// may write into the old one a moment after it was looked at: what arrives there within
+    /// [`LATE_WRITE_GRACE`] is appended to the new file (through the folder, as any append).
+    fn carry_late_writes(&self, old: &File, seen: u64, name: &OsStr) {
+        let (Ok(old), Ok(fd)) = (old.try_clone(), self.fd.try_clone()) else {
+            return;
+        };
+        let folder = Dir {
+            fd,
+            path: self.path.clone(),
+        };
+        let name = name.to_os_string();
+        let spawned = std::thread::Builder::new()
+            .name("late writes".to_string())
+            .spawn(move || {
+                std::thread::sleep(LATE_WRITE_GRACE);
+                let mut late = Vec::new();
+                let mut reader = &old;
+                let read = std::io::Seek::seek(&mut reader, std::io::SeekFrom::Start(seen))
+                    .and_then(|_| reader.read_to_end(&mut late));
+                if read.is_ok() && !late.is_empty() {
+                    if let Err(e) = folder.append(&name, &late) {
+                        tracing::warn!(
+                            "lines written late to the old {} were not carried over: {e}",
+                            folder.path.join(&name).display()
+                        );
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::warn!("no watch for late writes: {e}");
+        }
+    }
+
+    fn rename(&self, from: &OsStr, to: &OsStr) -> io::Result<()> {
+        renameat(&self.fd, from, &self.fd, to)
+            .map_err(|e| io_error(e, &self.path.join(to), "cannot replace"))
+    }
+
+    /// A new temporary file beside `name` holding `bytes`, synced; its name.
+    fn write_temp(&self, name: &OsStr, bytes: &[u8]) -> io::Result<String> {
+        let temp = format!(
+            ".{}.{}-{:08x}.tmp",
+            name.to_string_lossy(),
+            std::process::id(),
+            rand::random::<u32>()
+        );
+        let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL;
+        let written = (|| -> io::Result<()> {
+            let mut file = self.open(OsStr::new(&temp), flags, 0o644)?;
+            file.write_all(bytes)?;
+            file.sync_all()
+        })();
+        if let Err(e) = written {
+            let _ = unlinkat(&self.fd, temp.as_str(), UnlinkatFlags::NoRemoveDir);
+            return Err(e);
+        }
+        Ok(temp)
     }
 
     /// Append `bytes` to `name` (made when missing); whether it was new.
@@ -237,6 +377,39 @@ impl Dir {
                 self.path.join(name).display()
             ),
         )
+    }
+}
+
+/// Swap two names in one folder atomically (Linux's `renameat2`); `EINVAL` where the file
+/// system or the C library cannot.
+fn exchange(dir: &OwnedFd, a: &OsStr, b: &OsStr) -> nix::Result<()> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        nix::fcntl::renameat2(dir, a, dir, b, nix::fcntl::RenameFlags::RENAME_EXCHANGE)
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        let _ = (dir, a, b);
+        Err(Errno::EINVAL)
+    }
+}
+
+/// Rename `from` to `to` unless `to` exists (`EEXIST`); `EINVAL` where this cannot be asked.
+fn renameat_noreplace(dir: &OwnedFd, from: &OsStr, to: &OsStr) -> nix::Result<()> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        nix::fcntl::renameat2(
+            dir,
+            from,
+            dir,
+            to,
+            nix::fcntl::RenameFlags::RENAME_NOREPLACE,
+        )
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        let _ = (dir, from, to);
+        Err(Errno::EINVAL)
     }
 }
 
@@ -399,6 +572,41 @@ mod tests {
             .is_symlink());
         assert!(bed.root.join("lib").is_dir());
         outside_untouched(&bed);
+    }
+
+    #[test]
+    fn a_conditional_replace_writes_only_over_what_was_read() {
+        let bed = bed();
+        let dir = dir(&bed.root, Path::new(".healer"), true).expect("dir");
+        let name = OsStr::new("tasks.jsonl");
+        assert!(dir.replace_if(name, b"a\n", None).expect("new"));
+        assert!(!dir
+            .replace_if(name, b"b\n", None)
+            .expect("not new any more"));
+        assert!(!dir
+            .replace_if(name, b"b\n", Some(b"something else\n"))
+            .expect("changed"));
+        assert_eq!(dir.read(name).expect("read"), Some(b"a\n".to_vec()));
+        assert!(dir.replace_if(name, b"b\n", Some(b"a\n")).expect("same"));
+        assert_eq!(dir.read(name).expect("read"), Some(b"b\n".to_vec()));
+        // Read "b", a line appended since: the line goes after the new content.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(bed.root.join(".healer/tasks.jsonl"))
+            .and_then(|mut f| std::io::Write::write_all(&mut f, b"appended\n"))
+            .expect("test setup");
+        assert!(dir
+            .replace_if(name, b"c\n", Some(b"b\n"))
+            .expect("appended"));
+        assert_eq!(
+            dir.read(name).expect("read"),
+            Some(b"c\nappended\n".to_vec())
+        );
+        let left: Vec<_> = std::fs::read_dir(bed.root.join(".healer"))
+            .expect("dir")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(left, vec![OsStr::new("tasks.jsonl")], "no temp file left");
     }
 
     #[test]

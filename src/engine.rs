@@ -189,6 +189,9 @@ impl Engine {
             projects::agents(&services),
             options.scheduler,
         );
+        // A task list saved over by another program while no engine ran: tasks left in
+        // progress by sessions that ended are settled (after the crash leftovers above).
+        projects.reconcile_all();
         if options.scheduler {
             // Hand edits of task lists show on the board; a CLI command's engine needs none.
             projects.watch_all()?;

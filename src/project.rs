@@ -13,6 +13,7 @@ mod detect;
 mod hooks;
 mod looped;
 mod prompt;
+mod reconcile;
 mod recover;
 mod replaced;
 mod repo;

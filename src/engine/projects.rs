@@ -284,9 +284,11 @@ impl Handle {
             file.update(task_id, &now(), |t| {
                 t.status = status;
                 t.closed_reason = match status {
-                    TaskStatus::Closed => {
-                        Some(reason.unwrap_or_else(|| "Closed by hand".to_string()))
-                    }
+                    TaskStatus::Closed => Some(
+                        reason
+                            .clone()
+                            .unwrap_or_else(|| "Closed by hand".to_string()),
+                    ),
                     _ => None,
                 };
                 if status != TaskStatus::Closed {

@@ -69,7 +69,7 @@ pub(crate) fn settle_interrupted(services: &Services) -> Result<usize> {
                     file.update(&session.task_id, &now(), |t| {
                         t.status = TaskStatus::Open;
                         t.assignee = None;
-                        t.note = Some(note);
+                        t.note = Some(note.clone());
                     })?;
                 }
                 Ok(())

@@ -71,7 +71,7 @@ pub(super) async fn replaced(ctx: &Ctx<'_>, reason: &str) -> Result<()> {
                     t.worktree = None;
                     t.branch = None;
                 }
-                t.note = Some(note);
+                t.note = Some(note.clone());
                 t.comment(&at, HEALER_AUTHOR, &comment);
             })
         });

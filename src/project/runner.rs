@@ -238,7 +238,7 @@ impl Projects {
             file.update(task_id, &now(), |t| {
                 t.status = TaskStatus::InProgress;
                 t.assignee = Some(kind.as_str().to_string());
-                t.worktree = Some(kept);
+                t.worktree = Some(kept.clone());
                 t.branch = Some(branch_name(&t.id));
                 t.note = Some(format!("{} is resuming its work", agent_name(kind)));
             })
@@ -370,8 +370,20 @@ impl Projects {
         // Registered before it can end, so its own removal always finds it.
         let mut running = self.lock_running();
         let handle = self.runtime.spawn(async move {
-            run_session(&me, project, chosen, session_id, agent, token, resume).await;
+            run_session(
+                &me,
+                project.clone(),
+                chosen,
+                session_id,
+                agent,
+                token,
+                resume,
+            )
+            .await;
             me.lock_running().remove(&session_id);
+            // A save by another program while this session settled was not repaired then
+            // (the session still counted as live).
+            let _ = me.reconcile_tasks(&project);
         });
         running.insert(
             session.id,
@@ -430,7 +442,7 @@ impl Projects {
         &self,
         project: &Project,
         what: &str,
-        change: impl FnOnce(&mut TaskFile) -> Result<T>,
+        mut change: impl FnMut(&mut TaskFile) -> Result<T>,
     ) -> Result<T> {
         let repo = PathBuf::from(&project.path);
         let mut problems = 0u32;

@@ -122,12 +122,12 @@ pub(super) async fn settle(ctx: &Ctx<'_>, ending: Ending) -> Result<()> {
                 },
                 Box::new(move |t: &mut crate::tasklist::Task| {
                     t.status = TaskStatus::Closed;
-                    t.closed_reason = Some(closed);
-                    t.commit = commit_field;
+                    t.closed_reason = Some(closed.clone());
+                    t.commit = commit_field.clone();
                     t.assignee = None;
                     t.worktree = None;
                     t.note = None;
-                }) as Box<dyn FnOnce(&mut crate::tasklist::Task) + Send>,
+                }) as Box<dyn Fn(&mut crate::tasklist::Task) + Send>,
                 Some((entry, tidy)),
                 None,
             )
@@ -214,7 +214,7 @@ pub(super) async fn settle(ctx: &Ctx<'_>, ending: Ending) -> Result<()> {
     let changed = ctx
         .projects
         .modify_tasks(&ctx.project, "a session ended", |file| {
-            file.update(&task.id, &now(), task_change)
+            file.update(&task.id, &now(), &task_change)
         });
     if let Err(e) = &changed {
         tracing::warn!(
@@ -259,10 +259,10 @@ pub(super) async fn settle(ctx: &Ctx<'_>, ending: Ending) -> Result<()> {
 
 /// Back to open with a note; the worktree and branch fields stay, so the board shows where
 /// the work is.
-fn reopen(note: String) -> Box<dyn FnOnce(&mut crate::tasklist::Task) + Send> {
+fn reopen(note: String) -> Box<dyn Fn(&mut crate::tasklist::Task) + Send> {
     Box::new(move |t| {
         t.status = TaskStatus::Open;
         t.assignee = None;
-        t.note = Some(note);
+        t.note = Some(note.clone());
     })
 }

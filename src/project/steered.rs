@@ -100,7 +100,7 @@ pub(super) async fn stuck(ctx: &Ctx<'_>, reason: &str) -> Result<()> {
             file.update(&task.id, &at, |t| {
                 t.status = TaskStatus::Open;
                 t.assignee = None;
-                t.note = Some(note);
+                t.note = Some(note.clone());
                 t.comment(&at, HEALER_AUTHOR, &comment);
             })
         });

@@ -97,12 +97,16 @@ impl Projects {
         let problems = read_file(file).map_or(0, |f| f.problems.len());
         let emitted = self.services.bus.emit(Event::ProjectTasksChanged {
             project_id,
-            name: project.name,
+            name: project.name.clone(),
             problems: u32::try_from(problems).unwrap_or(u32::MAX),
             what: "the file was changed outside Healer".to_string(),
         });
         if let Err(e) = emitted {
             tracing::warn!("a change of a task list was not announced: {e}");
+        }
+        // Another program's save may have undone a status Healer wrote.
+        if let Err(e) = self.reconcile_tasks(&project) {
+            tracing::warn!("the task list was not brought up to date: {e}");
         }
     }
 }

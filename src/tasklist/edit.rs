@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::read::{Line, TaskFile};
-use super::{read_file, Dep, Task, HEALER_DIR, TASKS_FILE};
+use super::{Dep, Task, HEALER_DIR, TASKS_FILE};
 use crate::beneath;
 use crate::error::{Error, Result};
 use nix::fcntl::OFlag;
@@ -180,11 +180,15 @@ impl TaskFile {
 }
 
 /// Read the task list of the repository at `repo`, change it with `change`, and write it back
-/// atomically — all under a lock, so the app and the CLI never write over each other. (A
-/// person's editor takes no lock; what Healer writes is the file as read a moment before.)
-/// `.healer/` and the files in it are opened without following links (`beneath`): a
-/// repository that commits them as links to elsewhere is refused with a sentence.
-pub fn modify<T>(repo: &Path, change: impl FnOnce(&mut TaskFile) -> Result<T>) -> Result<T> {
+/// atomically, under a lock so that the app and the CLI never write over each other.
+///
+/// A person's editor or shell takes no lock: the file can change between Healer's read and
+/// its write. So the write goes in only over exactly what was read (`beneath::replace_if`);
+/// otherwise the file is read again and `change` applied again to what the person wrote —
+/// their edit is kept, Healer's change is made on top of it. `change` is never applied to a
+/// file that already holds its result. `.healer/` and its files are opened without following
+/// links: a repository that commits them as links to elsewhere is refused with a sentence.
+pub fn modify<T>(repo: &Path, mut change: impl FnMut(&mut TaskFile) -> Result<T>) -> Result<T> {
     let path = repo.join(TASKS_FILE);
     let dir = beneath::dir(repo, Path::new(HEALER_DIR), true).map_err(|e| {
         beneath::engine_error(
@@ -194,12 +198,42 @@ pub fn modify<T>(repo: &Path, change: impl FnOnce(&mut TaskFile) -> Result<T>) -
     })?;
     ensure_ignore(&dir)?;
     let _lock = lock(&dir)?;
-    let mut file = read_file(&path)?;
-    let result = change(&mut file)?;
-    dir.replace(OsStr::new(TASKS_NAME), file.render().as_bytes())
-        .map_err(|e| beneath::engine_error(format!("cannot write {}", path.display()), e))?;
-    Ok(result)
+    let name = OsStr::new(TASKS_NAME);
+    let written = |e| beneath::engine_error(format!("cannot write {}", path.display()), e);
+    for _ in 0..MERGE_TRIES {
+        let before = dir
+            .read(name)
+            .map_err(|e| beneath::engine_error(format!("cannot read {}", path.display()), e))?;
+        let mut file = match &before {
+            Some(bytes) => TaskFile::parse(std::str::from_utf8(bytes).map_err(|e| {
+                Error::io(
+                    format!("cannot read {}", path.display()),
+                    std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+                )
+            })?),
+            None => TaskFile::default(),
+        };
+        let result = change(&mut file)?;
+        let after = file.render();
+        if before.as_deref() == Some(after.as_bytes()) {
+            return Ok(result);
+        }
+        if dir
+            .replace_if(name, after.as_bytes(), before.as_deref())
+            .map_err(written)?
+        {
+            return Ok(result);
+        }
+    }
+    Err(Error::InvalidInput(format!(
+        "{} kept changing while Healer wrote it ({MERGE_TRIES} tries); nothing of Healer's \
+         change was written — try again when the other program has finished",
+        path.display()
+    )))
 }
+
+/// How often a write is tried again over a file that keeps changing underneath.
+const MERGE_TRIES: usize = 50;
 
 /// The task list's name in `.healer/`.
 const TASKS_NAME: &str = "tasks.jsonl";

@@ -9,6 +9,7 @@ mod hostile;
 mod input;
 mod locks;
 mod secrets;
+mod tasklist_races;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -1,0 +1,164 @@
+//! A person's own programs write `.healer/tasks.jsonl` while Healer runs twenty tasks and
+//! writes their status (issue 23, item 4): a shell appending lines one by one (800), and an
+//! editor saving the way editors do — a new file with the person's change, renamed over the
+//! old one (200 saves). Not one of the person's lines is lost, and no task is left in
+//! progress once the sessions have ended: an editor's save from a copy read before Healer
+//! wrote undoes Healer's write, and the engine puts it right when it sees the change.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use healer::store::VerifyCommand;
+use healer::tasklist::{read_file, TaskStatus, TASKS_FILE};
+
+use super::Figures;
+use crate::model_server::{openai, TOKENS};
+use crate::project_fixtures::{eventually, project_bed, ProjectBed};
+
+const TASKS: usize = 20;
+
+/// The person's line `n` of kind `who` (closed, so that no session picks it up).
+fn line(who: &str, n: usize) -> String {
+    format!("{{\"id\":\"{who}{n}\",\"title\":\"{who} line {n}\",\"status\":\"closed\"}}\n")
+}
+
+/// Appends `count` lines to `file` one at a time, as `echo … >> tasks.jsonl` does.
+fn appender(file: PathBuf, count: usize, done: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        for n in 0..count {
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&file)
+                .expect("the task list");
+            f.write_all(line("hand", n).as_bytes()).expect("append");
+            drop(f);
+            std::thread::sleep(Duration::from_millis(3));
+        }
+        done.store(true, Ordering::SeqCst);
+    })
+}
+
+/// Saves `count` times as an editor does: read, add a line, write a new file, rename it over.
+fn editor(file: PathBuf, count: usize, done: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let temp = file.with_file_name(".tasks.jsonl.swp");
+        for n in 0..count {
+            let mut text = std::fs::read_to_string(&file).expect("the task list");
+            // An editor keeps the buffer open a moment before it saves.
+            std::thread::sleep(Duration::from_millis(4));
+            text.push_str(&line("editor", n));
+            std::fs::write(&temp, &text).expect("the editor's file");
+            std::fs::rename(&temp, &file).expect("the editor's save");
+            std::thread::sleep(Duration::from_millis(8));
+        }
+        done.store(true, Ordering::SeqCst);
+    })
+}
+
+async fn twenty_tasks_while(
+    start: impl FnOnce(PathBuf, Arc<AtomicBool>) -> std::thread::JoinHandle<()>,
+) -> (ProjectBed, usize) {
+    let bed = project_bed(true, |s| {
+        s.verify = vec![VerifyCommand {
+            name: "check".to_string(),
+            command: "true".to_string(),
+        }];
+    })
+    .await;
+    let engine = bed.engine();
+    for i in 0..TASKS {
+        engine
+            .add_task(
+                bed.project.id,
+                healer::project::TaskEdit {
+                    title: format!("Task {i}"),
+                    ..healer::project::TaskEdit::default()
+                },
+            )
+            .expect("task");
+    }
+    let file = bed.repo_dir.join(TASKS_FILE);
+    let done = Arc::new(AtomicBool::new(false));
+    let person = start(file.clone(), done.clone());
+    for i in 1..=TASKS {
+        let args = serde_json::json!({"path": format!("notes/n{i}.txt"), "content": "done\n"});
+        let finish = serde_json::json!({"summary": "wrote a note"});
+        bed.bed.server.script([
+            openai::tool_calls(&[("c1", "write_file", &args.to_string())], TOKENS),
+            openai::tool_calls(&[("c2", "finish", &finish.to_string())], TOKENS),
+        ]);
+        let session = engine
+            .run_project_and_wait(bed.project.id, Some(&format!("t{i}")))
+            .await
+            .expect("run");
+        assert!(session.commit_id.is_some(), "{}", session.summary);
+    }
+    while !done.load(Ordering::SeqCst) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    person.join().expect("the person's program");
+    // The engine sees the last change of the person's and puts the list right.
+    let stuck = eventually("no task left in progress", Duration::from_secs(20), || {
+        let file = read_file(&file).ok()?;
+        let stuck = file
+            .tasks()
+            .iter()
+            .filter(|t| t.status == TaskStatus::InProgress)
+            .count();
+        (stuck == 0).then_some(0)
+    })
+    .await;
+    assert_eq!(not_closed(&file), 0, "every task of Healer's is closed");
+    (bed, stuck)
+}
+
+/// Healer's tasks that are not closed.
+fn not_closed(file: &Path) -> usize {
+    let list = read_file(file).expect("readable");
+    (1..=TASKS)
+        .filter(|i| {
+            list.task(&format!("t{i}"))
+                .is_none_or(|t| t.status != TaskStatus::Closed)
+        })
+        .count()
+}
+
+fn report(test: &str, injected: u32, lost: usize, stuck: usize) {
+    Figures {
+        faults: injected,
+        ..Figures::default()
+    }
+    .print(test);
+    println!("tasklist: {test}: {lost} lines lost, {stuck} tasks stuck");
+}
+
+#[tokio::test]
+async fn lines_appended_by_hand_while_twenty_tasks_run_are_all_kept() {
+    let (bed, stuck) = twenty_tasks_while(|file, done| appender(file, 800, done)).await;
+    let ids = read_file(&bed.repo_dir.join(TASKS_FILE)).expect("list");
+    let hand = ids
+        .tasks()
+        .iter()
+        .filter(|t| t.id.starts_with("hand"))
+        .count();
+    report("task-list appends", 800, 800 - hand, stuck);
+    assert_eq!(hand, 800, "lost {} of the person's 800 lines", 800 - hand);
+    assert_eq!(stuck, 0);
+}
+
+#[tokio::test]
+async fn an_editors_saves_while_twenty_tasks_run_lose_no_line_and_leave_no_task_stuck() {
+    let (bed, stuck) = twenty_tasks_while(|file, done| editor(file, 200, done)).await;
+    let list = read_file(&bed.repo_dir.join(TASKS_FILE)).expect("list");
+    let saved = list
+        .tasks()
+        .iter()
+        .filter(|t| t.id.starts_with("editor"))
+        .count();
+    report("task-list editor saves", 200, 200 - saved, stuck);
+    assert_eq!(saved, 200, "lost {} of the person's 200 lines", 200 - saved);
+    assert_eq!(stuck, 0);
+}
