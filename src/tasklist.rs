@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 pub use edit::{modify, TaskEdit};
 pub use read::{read_file, Line, TaskFile};
-pub use ready::{not_ready_reason, ready, ready_order};
+pub use ready::{not_ready_reason, ready, ready_order, TaskIndex};
 
 /// Where the task list lives, relative to the repository's root.
 pub const TASKS_FILE: &str = ".healer/tasks.jsonl";

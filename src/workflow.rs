@@ -19,7 +19,7 @@ pub use examples::example_workflows;
 pub use retry::RetryPolicy;
 pub use schedule::Schedule;
 pub(crate) use validate::refuse;
-pub use validate::{validate, FieldProblem, MAX_TITLE_CHARS};
+pub use validate::{size, validate, FieldProblem, MAX_SCRIPT_BYTES, MAX_TITLE_CHARS};
 pub use version::Version;
 
 /// "bad cron" → "Bad cron": engine messages start lower-case to follow "healer: "; a form

@@ -33,16 +33,33 @@ pub fn parse_env(pairs: &[String]) -> Result<Vec<EnvVar>> {
         .collect()
 }
 
+/// The script at `path` (`-`: standard input), read with the size cap: a file larger than a
+/// workflow's script may be (or endless, like /dev/zero) is refused after reading one byte
+/// more than the cap, never read whole.
 pub fn read_script(path: &PathBuf) -> Result<String> {
-    if path.as_os_str() == "-" {
-        let mut code = String::new();
-        std::io::stdin()
-            .read_to_string(&mut code)
-            .map_err(|e| Error::io("cannot read the script from standard input", e))?;
-        return Ok(code);
+    let cap = healer::workflow::MAX_SCRIPT_BYTES;
+    let limit = u64::try_from(cap).unwrap_or(u64::MAX).saturating_add(1);
+    let mut bytes = Vec::new();
+    let (read, shown) = if path.as_os_str() == "-" {
+        let read = std::io::stdin().take(limit).read_to_end(&mut bytes);
+        (read, "standard input".to_string())
+    } else {
+        let read = std::fs::File::open(path).and_then(|f| f.take(limit).read_to_end(&mut bytes));
+        (read, path.display().to_string())
+    };
+    read.map_err(|e| Error::io(format!("cannot read the script {shown}"), e))?;
+    if bytes.len() > cap {
+        return Err(Error::InvalidInput(format!(
+            "the script {shown} is larger than {}, the most a workflow's script may be; keep \
+             data in a file beside the script and read that",
+            healer::workflow::size(cap)
+        )));
     }
-    std::fs::read_to_string(path)
-        .map_err(|e| Error::io(format!("cannot read the script {}", path.display()), e))
+    String::from_utf8(bytes).map_err(|_| {
+        Error::InvalidInput(format!(
+            "the script {shown} is not UTF-8 text; save it as UTF-8 and try again"
+        ))
+    })
 }
 
 /// Ask a yes/no question on the terminal; without a terminal, refuse (use --yes).

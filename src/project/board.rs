@@ -1,6 +1,7 @@
 //! What the Projects page, the board and the task page show, assembled from the store (the
 //! project, its sessions) and the repository (its task list, its progress log, its state).
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -10,7 +11,7 @@ use super::repo::{inspect, RepoCheck};
 use crate::error::{Error, Result};
 use crate::store::{Project, SessionRecord, Store, StoredStep};
 use crate::tasklist::{
-    not_ready_reason, read_file, ready, Problem, Task, TaskFile, TaskStatus, TASKS_FILE,
+    read_file, ready, ready_order, Problem, Task, TaskFile, TaskIndex, TaskStatus, TASKS_FILE,
 };
 
 /// How many sessions a project page lists.
@@ -90,17 +91,17 @@ fn tasks_of(project: &Project) -> Result<TaskFile> {
     read_file(&Path::new(&project.path).join(TASKS_FILE))
 }
 
-fn board_task(file: &TaskFile, task: &Task, next: &[&Task]) -> BoardTask {
+fn board_task(index: &TaskIndex<'_>, task: &Task, ready: &HashSet<&str>) -> BoardTask {
     let waits_for = task
         .blocking_deps()
-        .filter_map(|d| file.task(d))
+        .filter_map(|d| index.task(d))
         .filter(|t| t.status != TaskStatus::Closed)
         .map(|t| t.title.clone())
         .collect();
     BoardTask {
-        ready: next.iter().any(|t| t.id == task.id),
+        ready: ready.contains(task.id.as_str()),
         waiting: if task.status == TaskStatus::Open {
-            not_ready_reason(file, task)
+            index.not_ready_reason(task)
         } else {
             None
         },
@@ -143,11 +144,13 @@ pub fn summary(store: &Store, project: Project) -> Result<ProjectSummary> {
 
 pub fn detail(store: &Store, project: Project) -> Result<ProjectDetail> {
     let file = tasks_of(&project)?;
-    let next = ready(&file);
-    let tasks = file
-        .tasks()
-        .into_iter()
-        .map(|t| board_task(&file, t, &next))
+    let index = TaskIndex::new(&file);
+    let next = ready_order(&index.tasks);
+    let ready_ids: HashSet<&str> = next.iter().map(|t| t.id.as_str()).collect();
+    let tasks = index
+        .tasks
+        .iter()
+        .map(|t| board_task(&index, t, &ready_ids))
         .collect();
     Ok(ProjectDetail {
         repo: inspect(Path::new(&project.path)),
@@ -162,12 +165,14 @@ pub fn detail(store: &Store, project: Project) -> Result<ProjectDetail> {
 
 pub fn task_detail(store: &Store, project: Project, task_id: &str) -> Result<TaskDetail> {
     let file = tasks_of(&project)?;
-    let next = ready(&file);
-    let task = file.task(task_id).ok_or_else(|| Error::NotFound {
+    let index = TaskIndex::new(&file);
+    let next = ready_order(&index.tasks);
+    let ready_ids: HashSet<&str> = next.iter().map(|t| t.id.as_str()).collect();
+    let task = index.task(task_id).ok_or_else(|| Error::NotFound {
         what: format!("task {task_id:?} in \u{201c}{}\u{201d}", project.name),
     })?;
     Ok(TaskDetail {
-        task: board_task(&file, task, &next),
+        task: board_task(&index, task, &ready_ids),
         sessions: store.list_sessions(project.id, Some(task_id), RECENT_SESSIONS)?,
         steering: store.steering_timeline(project.id, task_id)?,
         heals: store.invocations(Some(project.id), Some(task_id), RECENT_SESSIONS)?,

@@ -450,7 +450,7 @@ impl Projects {
         let result = tasklist::modify(&repo, |file| {
             let out = change(file)?;
             problems = u32::try_from(file.problems.len()).unwrap_or(u32::MAX);
-            hash = super::watch::content_hash(file.render().as_bytes());
+            hash = super::watch::content_hash(&file.render_bytes());
             Ok(out)
         })?;
         self.lock_written().insert(project.id, hash);

@@ -15,6 +15,13 @@ use crate::beneath;
 use crate::error::{Error, Result};
 use nix::fcntl::OFlag;
 
+/// The longest task title, as a workflow's (one line on a card).
+pub const MAX_TASK_TITLE_CHARS: usize = 120;
+
+/// The longest description (and, in all, acceptance criteria): a task's text goes into every
+/// prompt of its sessions.
+pub const MAX_TASK_DESCRIPTION_CHARS: usize = 20_000;
+
 /// How long a writer waits for another writer (the app, the CLI) to finish.
 const LOCK_WAIT: Duration = Duration::from_secs(5);
 
@@ -36,6 +43,30 @@ impl TaskEdit {
     pub fn problem(&self, file: &TaskFile, own_id: Option<&str>) -> Option<String> {
         if self.title.trim().is_empty() {
             return Some("give the task a title".to_string());
+        }
+        let title = self.title.trim().chars().count();
+        if title > MAX_TASK_TITLE_CHARS {
+            return Some(format!(
+                "keep the title to {MAX_TASK_TITLE_CHARS} characters or fewer (it has {title}); \
+                 the details go in the description"
+            ));
+        }
+        if self.title.trim().chars().any(char::is_control) {
+            return Some("keep the title to one line of plain text".to_string());
+        }
+        let description = self.description.trim().chars().count();
+        if description > MAX_TASK_DESCRIPTION_CHARS {
+            return Some(format!(
+                "keep the description to {MAX_TASK_DESCRIPTION_CHARS} characters or fewer (it \
+                 has {description}); put long material in a file in the repository and name it"
+            ));
+        }
+        let criteria: usize = self.acceptance.iter().map(|a| a.chars().count()).sum();
+        if criteria > MAX_TASK_DESCRIPTION_CHARS {
+            return Some(format!(
+                "keep the acceptance criteria to {MAX_TASK_DESCRIPTION_CHARS} characters or \
+                 fewer in all (they have {criteria})"
+            ));
         }
         if let Some(p) = self.priority.filter(|p| !(0..=9).contains(p)) {
             return Some(format!(
@@ -84,7 +115,7 @@ impl TaskFile {
             .iter()
             .filter_map(|l| match l {
                 Line::Task(t) => t.id.strip_prefix('t').and_then(|n| n.parse::<u64>().ok()),
-                Line::Kept(_) => None,
+                Line::Kept(_) | Line::Raw(_) => None,
             })
             .max()
             .unwrap_or(0);
@@ -204,22 +235,17 @@ pub fn modify<T>(repo: &Path, mut change: impl FnMut(&mut TaskFile) -> Result<T>
         let before = dir
             .read(name)
             .map_err(|e| beneath::engine_error(format!("cannot read {}", path.display()), e))?;
-        let mut file = match &before {
-            Some(bytes) => TaskFile::parse(std::str::from_utf8(bytes).map_err(|e| {
-                Error::io(
-                    format!("cannot read {}", path.display()),
-                    std::io::Error::new(std::io::ErrorKind::InvalidData, e),
-                )
-            })?),
-            None => TaskFile::default(),
-        };
+        let mut file = before
+            .as_deref()
+            .map(TaskFile::parse_bytes)
+            .unwrap_or_default();
         let result = change(&mut file)?;
-        let after = file.render();
-        if before.as_deref() == Some(after.as_bytes()) {
+        let after = file.render_bytes();
+        if before.as_deref() == Some(after.as_slice()) {
             return Ok(result);
         }
         if dir
-            .replace_if(name, after.as_bytes(), before.as_deref())
+            .replace_if(name, &after, before.as_deref())
             .map_err(written)?
         {
             return Ok(result);

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::check::check_graph;
 use super::{id_problem, Problem, ProblemKind, Task, TaskStatus};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// One line of the file.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,6 +15,8 @@ pub enum Line {
     Task(Box<Task>),
     /// Blank, or not a usable task: written back exactly as it was.
     Kept(String),
+    /// Not UTF-8 text: written back byte for byte.
+    Raw(Vec<u8>),
 }
 
 /// The file as read: its lines, and the problems found in them.
@@ -37,13 +39,7 @@ pub fn read_file(path: &Path) -> Result<TaskFile> {
     };
     let context = || format!("cannot read {}", path.display());
     match crate::beneath::read(root, &below) {
-        Ok(Some(bytes)) => match String::from_utf8(bytes) {
-            Ok(text) => Ok(TaskFile::parse(&text)),
-            Err(e) => Err(Error::io(
-                context(),
-                std::io::Error::new(std::io::ErrorKind::InvalidData, e),
-            )),
-        },
+        Ok(Some(bytes)) => Ok(TaskFile::parse_bytes(&bytes)),
         Ok(None) => Ok(TaskFile::default()),
         Err(e) => Err(crate::beneath::engine_error(context(), e)),
     }
@@ -51,9 +47,31 @@ pub fn read_file(path: &Path) -> Result<TaskFile> {
 
 impl TaskFile {
     pub fn parse(text: &str) -> TaskFile {
+        TaskFile::parse_bytes(text.as_bytes())
+    }
+
+    /// The file's bytes, line by line: a line that is not UTF-8 text is reported with its
+    /// number and kept byte for byte; the rest of the list works as usual.
+    pub fn parse_bytes(bytes: &[u8]) -> TaskFile {
         let mut file = TaskFile::default();
-        for (index, raw) in text.lines().enumerate() {
+        let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        let lines = (!bytes.is_empty()).then(|| body.split(|b| *b == b'\n'));
+        for (index, raw) in lines.into_iter().flatten().enumerate() {
             let number = u32::try_from(index + 1).unwrap_or(u32::MAX);
+            let whole = raw;
+            let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+            let Ok(raw) = std::str::from_utf8(raw) else {
+                file.problems.push(Problem {
+                    line: Some(number),
+                    kind: ProblemKind::InvalidJson,
+                    message: format!(
+                        "Line {number}: not UTF-8 text (a file saved in another encoding?); the \
+                         line is kept as it is until you fix it"
+                    ),
+                });
+                file.lines.push(Line::Raw(whole.to_vec()));
+                continue;
+            };
             match parse_line(raw) {
                 Ok(Some(task)) => file.lines.push(Line::Task(Box::new(task))),
                 Ok(None) => file.lines.push(Line::Kept(raw.to_string())),
@@ -112,37 +130,49 @@ impl TaskFile {
             .iter()
             .filter_map(|l| match l {
                 Line::Task(t) => Some(t.as_ref()),
-                Line::Kept(_) => None,
+                Line::Kept(_) | Line::Raw(_) => None,
             })
             .filter(|t| seen.insert(t.id.as_str()))
             .collect()
     }
 
+    /// The task with `id` (its first line, as [`TaskFile::tasks`] has it).
     pub fn task(&self, id: &str) -> Option<&Task> {
-        self.tasks().into_iter().find(|t| t.id == id)
+        self.lines.iter().find_map(|l| match l {
+            Line::Task(t) if t.id == id => Some(t.as_ref()),
+            _ => None,
+        })
     }
 
     /// Every task line with its line number, duplicates included.
     fn numbered_tasks(&self) -> impl Iterator<Item = (u32, &Task)> {
         self.lines.iter().enumerate().filter_map(|(i, l)| match l {
             Line::Task(t) => Some((u32::try_from(i + 1).unwrap_or(u32::MAX), t.as_ref())),
-            Line::Kept(_) => None,
+            Line::Kept(_) | Line::Raw(_) => None,
         })
     }
 
-    /// The file's text: tasks as JSON, every other line exactly as it was read.
+    /// The file's text: tasks as JSON, every other line exactly as it was read (a line that is
+    /// not UTF-8 shown with replacement characters; [`TaskFile::render_bytes`] is what is
+    /// written).
     pub fn render(&self) -> String {
-        let mut out = String::new();
+        String::from_utf8_lossy(&self.render_bytes()).into_owned()
+    }
+
+    /// The file's bytes: tasks as JSON, every other line byte for byte as it was read.
+    pub fn render_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
         for line in &self.lines {
             match line {
-                Line::Task(task) => match serde_json::to_string(task) {
-                    Ok(json) => out.push_str(&json),
+                Line::Task(task) => match serde_json::to_vec(task) {
+                    Ok(json) => out.extend_from_slice(&json),
                     // Cannot happen for these types; never lose the line if it did.
-                    Err(_) => out.push_str(&format!("{{\"id\":{:?}}}", task.id)),
+                    Err(_) => out.extend_from_slice(format!("{{\"id\":{:?}}}", task.id).as_bytes()),
                 },
-                Line::Kept(text) => out.push_str(text),
+                Line::Kept(text) => out.extend_from_slice(text.as_bytes()),
+                Line::Raw(bytes) => out.extend_from_slice(bytes),
             }
-            out.push('\n');
+            out.push(b'\n');
         }
         out
     }

@@ -147,3 +147,52 @@ fn ids_must_be_able_to_name_a_branch() {
         assert!(id_problem(bad).is_some(), "{bad}");
     }
 }
+
+#[test]
+fn a_line_that_is_not_utf8_is_reported_with_its_number_kept_byte_for_byte_and_the_rest_works() {
+    let mut bytes = b"{\"id\":\"t1\",\"title\":\"One\"}\n".to_vec();
+    // A title saved in Latin-1 by an old editor.
+    bytes.extend_from_slice(b"{\"id\":\"t2\",\"title\":\"Caf\xe9\"}\r\n");
+    bytes.extend_from_slice(b"{\"id\":\"t3\",\"title\":\"Three\",\"deps\":[\"t1\"]}\n");
+    let mut file = TaskFile::parse_bytes(&bytes);
+    assert_eq!(ids(&file.tasks()), vec!["t1", "t3"]);
+    assert_eq!(file.problems.len(), 1, "{:?}", file.problems);
+    assert_eq!(file.problems[0].line, Some(2));
+    assert!(file.problems[0].message.contains("not UTF-8"));
+    assert_eq!(ids(&ready(&file)), vec!["t1"]);
+    file.update("t1", NOW, |t| t.status = TaskStatus::Closed)
+        .expect("the rest of the list can change");
+    let written = file.render_bytes();
+    assert!(
+        written
+            .windows(b"Caf\xe9\"}\r\n".len())
+            .any(|w| w == b"Caf\xe9\"}\r\n"),
+        "the line is written back byte for byte"
+    );
+    assert_eq!(ids(&ready(&TaskFile::parse_bytes(&written))), vec!["t3"]);
+}
+
+#[test]
+fn a_task_title_and_description_have_caps_that_say_so() {
+    let mut file = TaskFile::default();
+    let edit = |title: String, description: String| TaskEdit {
+        title,
+        description,
+        ..TaskEdit::default()
+    };
+    let long = file.add(&edit("x".repeat(121), String::new()), NOW);
+    let said = long.expect_err("too long").to_string();
+    assert!(
+        said.contains("120 characters or fewer (it has 121)"),
+        "{said}"
+    );
+    assert!(file.add(&edit("x".repeat(120), String::new()), NOW).is_ok());
+    let said = file
+        .add(&edit("Title".to_string(), "d".repeat(20_001)), NOW)
+        .expect_err("too long")
+        .to_string();
+    assert!(said.contains("20000 characters or fewer"), "{said}");
+    assert!(file
+        .add(&edit("Two\nlines".to_string(), String::new()), NOW)
+        .is_err());
+}

@@ -11,6 +11,22 @@ pub const MAX_TIMEOUT_SECS: u32 = 86_400;
 /// The longest title, in characters: it is a name in lists and notifications, not a text.
 pub const MAX_TITLE_CHARS: usize = 120;
 
+/// The largest script a workflow version may hold (1 MiB): every version is kept in the
+/// database, and a script is read whole into memory to run or repair it.
+pub const MAX_SCRIPT_BYTES: usize = 1 << 20;
+
+/// A size as a person reads it ("1.5 MB", "800 KB").
+pub fn size(bytes: usize) -> String {
+    let b = bytes as f64;
+    if b >= 1024.0 * 1024.0 {
+        format!("{:.1} MB", b / (1024.0 * 1024.0))
+    } else if b >= 1024.0 {
+        format!("{:.0} KB", b / 1024.0)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
 /// The longest one-line summary of what a workflow does, in characters.
 pub const MAX_SUMMARY_CHARS: usize = 500;
 
@@ -54,7 +70,17 @@ pub fn validate(input: &WorkflowInput, check_code: bool) -> Vec<FieldProblem> {
             format!("Keep the summary to {MAX_SUMMARY_CHARS} characters or fewer"),
         ));
     }
-    if check_code && input.code.trim().is_empty() {
+    if input.code.len() > MAX_SCRIPT_BYTES {
+        problems.push(problem(
+            "code",
+            format!(
+                "The script is {}; a workflow's script may be {} at most — keep data in a file \
+                 beside it and read that",
+                size(input.code.len()),
+                size(MAX_SCRIPT_BYTES)
+            ),
+        ));
+    } else if check_code && input.code.trim().is_empty() {
         problems.push(problem("code", "The script is empty"));
     }
     if let Some(p) = input.schedule.problem() {
@@ -142,6 +168,7 @@ pub fn runtime_problem(runtime: &Runtime) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+
     use super::*;
     use crate::workflow::Schedule;
 
@@ -157,6 +184,21 @@ mod tests {
             code: "echo hi".to_string(),
             summary: String::new(),
         }
+    }
+
+    #[test]
+    fn a_script_over_one_megabyte_is_refused_naming_the_cap() {
+        let mut input = input();
+        input.code = "#".repeat(MAX_SCRIPT_BYTES);
+        assert!(validate(&input, true).is_empty());
+        input.code.push('#');
+        let problems = validate(&input, true);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].field, "code");
+        assert!(
+            problems[0].message.contains("may be 1.0 MB at most"),
+            "{problems:?}"
+        );
     }
 
     fn fields(problems: &[FieldProblem]) -> Vec<&str> {

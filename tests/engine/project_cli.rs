@@ -333,3 +333,59 @@ async fn healer_killed_mid_run_reopens_the_task_at_the_next_start_and_keeps_the_
     );
     engine.shutdown().await;
 }
+
+/// A line of the task list saved in another encoding (not UTF-8) is reported with its number
+/// and kept byte for byte; listing the tasks, adding one and running one all work.
+#[tokio::test]
+async fn a_task_list_line_that_is_not_utf8_blocks_nothing_and_is_kept_byte_for_byte() {
+    let server = ModelServer::start(Some(KEY));
+    let (tmp, paths) = prepared(&server).await;
+    let repo = tmp.path().join("greeter");
+    git_repo(&repo, GREETER);
+    let check = format!("test={}", python_check().command);
+    json_of(&healer(
+        &paths,
+        &[
+            "project",
+            "add",
+            repo.to_str().unwrap_or_default(),
+            "--verify",
+            &check,
+            "--json",
+        ],
+    ));
+    let latin1: &[u8] = b"{\"id\":\"t9\",\"title\":\"Caf\xe9 menu\"}\n";
+    std::fs::create_dir_all(repo.join(".healer")).expect(".healer");
+    std::fs::write(repo.join(TASKS_FILE), latin1).expect("a hand-written line");
+
+    let listed = healer(&paths, &["project", "tasks", "greeter"]);
+    assert_eq!(listed.status.code(), Some(0), "{}", text(&listed.stderr));
+    assert!(
+        text(&listed.stdout).contains("not UTF-8"),
+        "{}",
+        text(&listed.stdout)
+    );
+    json_of(&healer(
+        &paths,
+        &[
+            "project",
+            "task",
+            "add",
+            "greeter",
+            "--title",
+            "Greet properly",
+            "--json",
+        ],
+    ));
+    server.script([
+        call("c1", "edit_file", json!({"path": "greet.py", "search": "'Hi ' + name", "replace": "'Hello, ' + name + '!'"})),
+        call("c2", "finish", json!({"summary": "greets properly"})),
+    ]);
+    let run = json_of(&healer(
+        &paths,
+        &["project", "run", "greeter", "--wait", "--json"],
+    ));
+    assert_eq!(run["status"], "finished", "{run}");
+    let bytes = std::fs::read(repo.join(TASKS_FILE)).expect("tasks");
+    assert!(bytes.starts_with(latin1), "the line is kept byte for byte");
+}

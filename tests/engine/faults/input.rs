@@ -1,5 +1,5 @@
 //! Bad input capped and cleaned: a huge line of output, huge or multi-line titles, terminal
-//! escape sequences in a script's output, and counts past 4 GiB.
+//! escape sequences in a script's output, counts past 4 GiB, and scripts of 2 GB or without end.
 
 use std::process::Stdio;
 
@@ -157,4 +157,65 @@ fn output_counts_past_4_gib_are_kept_whole() {
         assert_eq!(back.attempts[0].stderr_cut, 4_294_967_296);
         engine.shutdown().await;
     });
+}
+
+/// A script larger than a workflow's script may be — a 2 GB file, or the endless /dev/zero —
+/// is refused at the cap with a sentence naming it, read no further than the cap: the
+/// command runs under a 2 GB address-space limit, which reading either whole would break.
+#[test]
+fn a_script_over_the_size_cap_is_refused_at_the_cap_with_bounded_memory() {
+    let (tmp, paths) = crate::data_dir();
+    let huge = tmp.path().join("huge.py");
+    let file = std::fs::File::create(&huge).expect("file");
+    file.set_len(2 << 30).expect("a sparse 2 GB file");
+    let just_over = tmp.path().join("over.py");
+    std::fs::write(
+        &just_over,
+        "#".repeat(healer::workflow::MAX_SCRIPT_BYTES + 1),
+    )
+    .expect("file");
+    let at_cap = tmp.path().join("at_cap.py");
+    let mut code = "print('fits')\n".to_string();
+    code.push_str(&"#".repeat(healer::workflow::MAX_SCRIPT_BYTES - code.len()));
+    std::fs::write(&at_cap, code).expect("file");
+
+    for script in [huge.to_str(), Some("/dev/zero"), just_over.to_str()] {
+        let script = script.unwrap_or_default();
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "ulimit -v 2097152; exec \"$0\" workflow create --title Big --runtime python3 --file '{script}'"
+            ))
+            .arg(env!("CARGO_BIN_EXE_healer"))
+            .env("HEALER_DATA_DIR", paths.data_dir())
+            .env("HEALER_KEYRING", "off")
+            .stdin(Stdio::null())
+            .output()
+            .expect("healer runs");
+        let said = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{script}: {said}");
+        assert!(
+            said.contains("is larger than 1.0 MB, the most a workflow's script may be"),
+            "{script}: {said}"
+        );
+    }
+    let out = healer(&paths)
+        .args([
+            "workflow",
+            "create",
+            "--title",
+            "At the cap",
+            "--runtime",
+            "python3",
+            "--file",
+        ])
+        .arg(&at_cap)
+        .output()
+        .expect("healer runs");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    Figures {
+        faults: 3,
+        ..Figures::default()
+    }
+    .print("scripts over the size cap");
 }
