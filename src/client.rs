@@ -18,6 +18,25 @@ use crate::store::{RequestRow, RequestStatus, Store};
 /// The engine's request vocabulary, which it answers; a client only sends it.
 pub use crate::engine::{Request, Response};
 
+/// How long a client waits before it says why no answer comes (a full disk).
+const QUIET_WAIT: Duration = Duration::from_secs(3);
+
+/// What a waiting command tells the person when the disk of the data folder is full: the
+/// engine cannot save what it did (nor its answer) until there is room.
+fn disk_full_notice(paths: &Paths) -> Option<String> {
+    let free = crate::error::free_space(paths.data_dir())?;
+    (free < crate::error::NEEDED_FREE_BYTES / 8).then(|| {
+        format!(
+            "Still waiting for the Healer engine: the disk holding {} is full ({} KB left), so \
+             it cannot save what it did. Free at least {} MB there; the answer comes once there \
+             is room.",
+            paths.data_dir().display(),
+            free / 1024,
+            crate::error::NEEDED_FREE_BYTES / (1024 * 1024)
+        )
+    })
+}
+
 /// How often a waiting client looks for the answer.
 const ANSWER_POLL: Duration = Duration::from_millis(50);
 
@@ -62,10 +81,18 @@ async fn ask_running_engine(
     let id = patiently(|| store.insert_request(kind, &payload)).await?;
     let deadline = Instant::now() + wait;
     let mut next_lease_look = Instant::now() + LEASE_LOOK;
+    let mut told_full = Instant::now() + QUIET_WAIT;
     loop {
         let row = patiently(|| store.request(id)).await?;
         if let Some(answer) = answered(row.as_ref())? {
             return answer;
+        }
+        if Instant::now() >= told_full {
+            // Once a minute at most: the person at the terminal sees why nothing comes.
+            told_full = Instant::now() + Duration::from_secs(60);
+            if let Some(full) = disk_full_notice(paths) {
+                eprintln!("{full}");
+            }
         }
         let taken = row.as_ref().map(|r| r.status) == Some(RequestStatus::Taken);
         if Instant::now() >= next_lease_look {

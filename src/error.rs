@@ -23,8 +23,14 @@ pub enum Error {
         known: i64,
     },
 
-    #[error("cannot use the data folder {path}: {detail}. Make it writable, or set HEALER_DATA_DIR to a folder you can write")]
-    DataDir { path: PathBuf, detail: String },
+    /// Built with [`Error::data_dir`], which says what to do (the disk is full, or the folder
+    /// cannot be written).
+    #[error("cannot use the data folder {path}: {detail}. {advice}")]
+    DataDir {
+        path: PathBuf,
+        detail: String,
+        advice: String,
+    },
 
     #[error("another Healer engine is already running for {data_dir} ({holder}). Only one may run at a time: stop it first, or use the running one")]
     EngineRunning { data_dir: PathBuf, holder: String },
@@ -43,7 +49,7 @@ pub enum Error {
     #[error("{0}")]
     InvalidInput(String),
 
-    #[error("database error: {0}")]
+    #[error("{}", store_message(.0))]
     Store(#[from] rusqlite::Error),
 
     #[error("{context}: {}", plain_io(source))]
@@ -61,7 +67,21 @@ pub enum Error {
     Llm(#[from] LlmError),
 }
 
+/// The room Healer asks for on the disk of its data folder when that disk is full: the
+/// database, its write-ahead log and a run's logs grow by this much in a busy hour.
+pub const NEEDED_FREE_BYTES: u64 = 64 * 1024 * 1024;
+
 impl Error {
+    /// The data folder (or a file in it at `path`) cannot be used because of `detail`.
+    pub fn data_dir(path: PathBuf, detail: String) -> Self {
+        let free = free_space(&path);
+        Error::DataDir {
+            advice: data_dir_advice(&detail, free),
+            path,
+            detail,
+        }
+    }
+
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io {
             context: context.into(),
@@ -109,6 +129,49 @@ impl Error {
 }
 
 /// An OS error as a person reads it: "No such file or directory", without "(os error 2)".
+/// What to do about a data folder that cannot be used: a full disk is said as such, with the
+/// room it lacks, not as a folder to make writable.
+fn data_dir_advice(detail: &str, free: Option<u64>) -> String {
+    let low = free.is_some_and(|f| f < NEEDED_FREE_BYTES);
+    let said_full = ["disk is full", "No space left", "os error 28"]
+        .iter()
+        .any(|words| detail.contains(words));
+    let io = detail.contains("disk I/O error");
+    if said_full || (io && low) {
+        let left = free.map_or_else(String::new, |f| format!(" (only {} left)", megabytes(f)));
+        return format!(
+            "The disk holding it is full{left}: free at least {} on it and try again, or set \
+             HEALER_DATA_DIR to a folder on another disk",
+            megabytes(NEEDED_FREE_BYTES)
+        );
+    }
+    "Make it writable, or set HEALER_DATA_DIR to a folder you can write".to_string()
+}
+
+/// A database error as a person reads it: a full disk says so, with the room Healer asks for.
+fn store_message(e: &rusqlite::Error) -> String {
+    if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull) {
+        return format!(
+            "the disk holding Healer's data is full, so nothing could be saved: free at least {} \
+             on it and try again",
+            megabytes(NEEDED_FREE_BYTES)
+        );
+    }
+    format!("database error: {e}")
+}
+
+fn megabytes(bytes: u64) -> String {
+    format!("{} MB", bytes.div_ceil(1024 * 1024))
+}
+
+/// The bytes an unprivileged program may still write on the disk holding `path` (or its
+/// nearest existing folder).
+pub fn free_space(path: &std::path::Path) -> Option<u64> {
+    let existing = path.ancestors().find(|p| p.exists())?;
+    let stat = nix::sys::statvfs::statvfs(existing).ok()?;
+    Some(stat.blocks_available().saturating_mul(stat.fragment_size()))
+}
+
 pub fn plain_io(e: &std::io::Error) -> String {
     without_os_error_numbers(&e.to_string())
 }
@@ -199,6 +262,24 @@ impl std::fmt::Display for ErrorPayload {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_full_disk_is_said_with_the_room_it_needs_not_as_a_folder_to_make_writable() {
+        let full = data_dir_advice("disk I/O error", Some(200 * 1024));
+        assert_eq!(
+            full,
+            "The disk holding it is full (only 1 MB left): free at least 64 MB on it and try \
+             again, or set HEALER_DATA_DIR to a folder on another disk"
+        );
+        assert!(data_dir_advice("database or disk is full", None).starts_with("The disk"));
+        assert!(
+            data_dir_advice("No space left on device (os error 28)", Some(u64::MAX))
+                .starts_with("The disk holding it is full (only")
+        );
+        let io = data_dir_advice("disk I/O error", Some(10 << 30));
+        assert!(io.starts_with("Make it writable"), "{io}");
+        assert!(data_dir_advice("Permission denied", Some(0)).starts_with("Make it writable"));
+    }
 
     #[test]
     fn os_error_numbers_are_left_out_wherever_they_are() {

@@ -122,10 +122,7 @@ fn try_lock(paths: &Paths) -> Result<Option<File>> {
         .create(true)
         .truncate(false)
         .open(&path)
-        .map_err(|e| Error::DataDir {
-            path: path.clone(),
-            detail: e.to_string(),
-        })?;
+        .map_err(|e| Error::data_dir(path.clone(), e.to_string()))?;
     match file.try_lock() {
         Ok(()) => {}
         Err(TryLockError::WouldBlock) => return Ok(None),

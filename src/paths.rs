@@ -26,9 +26,11 @@ impl Paths {
         }
         directories::ProjectDirs::from("", "", "healer")
             .map(|dirs| Paths::new(dirs.data_dir()))
-            .ok_or_else(|| Error::DataDir {
-                path: PathBuf::from("~"),
-                detail: "no home folder was found to keep data in".to_string(),
+            .ok_or_else(|| {
+                Error::data_dir(
+                    PathBuf::from("~"),
+                    "no home folder was found to keep data in".to_string(),
+                )
             })
     }
 
@@ -77,10 +79,8 @@ impl Paths {
     /// Create the folders. Fails with a message naming the folder when it cannot be written.
     pub fn ensure(&self) -> Result<()> {
         for dir in [self.data_dir.clone(), self.log_dir()] {
-            std::fs::create_dir_all(&dir).map_err(|e| Error::DataDir {
-                path: dir.clone(),
-                detail: e.to_string(),
-            })?;
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| Error::data_dir(dir.clone(), e.to_string()))?;
         }
         Ok(())
     }

@@ -220,10 +220,7 @@ fn schema_lock(path: &Path) -> Result<std::fs::File> {
         .truncate(false)
         .write(true)
         .open(&lock)
-        .map_err(|e| Error::DataDir {
-            path: lock.clone(),
-            detail: e.to_string(),
-        })?;
+        .map_err(|e| Error::data_dir(lock.clone(), e.to_string()))?;
     file.lock()
         .map_err(|e| Error::io(format!("cannot lock {}", lock.display()), e))?;
     Ok(file)
@@ -242,10 +239,7 @@ fn open_error(path: &Path, err: rusqlite::Error) -> Error {
         | Some(SqliteCode::PermissionDenied)
         | Some(SqliteCode::ReadOnly)
         | Some(SqliteCode::DiskFull)
-        | Some(SqliteCode::SystemIoFailure) => Error::DataDir {
-            path: path.to_path_buf(),
-            detail: err.to_string(),
-        },
+        | Some(SqliteCode::SystemIoFailure) => Error::data_dir(path.to_path_buf(), err.to_string()),
         _ => Error::Store(err),
     }
 }

@@ -119,8 +119,9 @@ impl Agent for Codex {
         if self.settings.sandbox == CodexSandbox::WorkspaceWrite && under_tmp(&codex_home) {
             return Err(Error::InvalidInput(format!(
                 "Codex's folder {} is under /tmp, where Codex refuses to keep the helper its \
-                 sandbox runs commands with (every command would fail): keep it in Healer's \
-                 data folder",
+                 sandbox runs commands with, so every command would fail. Healer keeps that \
+                 folder in its own data folder: move the data folder out of /tmp (set \
+                 HEALER_DATA_DIR to a folder elsewhere and start Healer again)",
                 codex_home.display()
             )));
         }

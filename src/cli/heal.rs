@@ -89,7 +89,13 @@ pub async fn replan(paths: &Paths, name: String, message: String, json: bool) ->
         return unexpected();
     };
     if json {
-        return print_json(&chat);
+        print_json(&chat)?;
+        return Ok(chat.last_error.is_none());
+    }
+    if let Some(error) = &chat.last_error {
+        // The model could not answer: nothing was done, and the person must know why.
+        eprintln!("The planner could not answer: {error}");
+        return Ok(false);
     }
     // The turn just taken: everything after the person's last message.
     let start = chat

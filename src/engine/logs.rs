@@ -61,9 +61,11 @@ impl Handle {
 }
 
 fn downloads_folder() -> Result<PathBuf> {
-    let dirs = directories::UserDirs::new().ok_or_else(|| Error::DataDir {
-        path: PathBuf::from("~"),
-        detail: "no home folder was found to save the log in".to_string(),
+    let dirs = directories::UserDirs::new().ok_or_else(|| {
+        Error::data_dir(
+            PathBuf::from("~"),
+            "no home folder was found to save the log in".to_string(),
+        )
     })?;
     Ok(dirs
         .download_dir()

@@ -145,7 +145,20 @@ pub fn check_input(input: &ProviderInput) -> Vec<String> {
             problems.push(format!(
                 "the base URL \"{url}\" must start with http:// or https://"
             ));
+        } else if let Err(e) = reqwest::Url::parse(url) {
+            problems.push(format!(
+                "the base URL \"{url}\" is not a valid address ({e})"
+            ));
         }
+    }
+    if input
+        .key_env
+        .as_deref()
+        .is_some_and(|v| v.trim().is_empty())
+    {
+        problems.push(
+            "the key variable is empty: name one like OPENAI_API_KEY, or leave it out".to_string(),
+        );
     }
     if let Some(var) = input.key_env.as_deref().filter(|v| !v.is_empty()) {
         if !var
@@ -211,5 +224,12 @@ mod tests {
         assert_eq!(check_input(&input("my provider", None, None)).len(), 1);
         assert_eq!(check_input(&input("p", Some("ftp://x"), None)).len(), 1);
         assert_eq!(check_input(&input("p", None, Some("sk-123"))).len(), 1);
+        let broken = check_input(&input("p", Some("http://[::1"), None));
+        assert_eq!(broken.len(), 1, "{broken:?}");
+        assert!(broken[0].contains("is not a valid address"), "{broken:?}");
+        assert!(check_input(&input("p", Some("http://[::1]:11434"), None)).is_empty());
+        let empty = check_input(&input("p", None, Some("")));
+        assert_eq!(empty.len(), 1, "{empty:?}");
+        assert!(empty[0].contains("the key variable is empty"), "{empty:?}");
     }
 }

@@ -77,6 +77,17 @@ pub fn read_progress(repo: &Path) -> String {
         .unwrap_or_default()
 }
 
+/// `text` without terminal escape sequences (an agent's summary may carry its colours) and
+/// other control characters but line breaks and tabs: the log is read in editors and shown
+/// rendered on the board.
+fn plain(text: &str) -> String {
+    anstream::adapter::strip_str(text)
+        .to_string()
+        .chars()
+        .filter(|c| !c.is_control() || matches!(c, '\n' | '\t'))
+        .collect()
+}
+
 /// Append an entry to the progress log (created with a heading when missing). The log and
 /// its folder are opened without following links: a repository could commit them as links.
 pub fn append_progress(repo: &Path, entry: &str) -> Result<()> {
@@ -94,9 +105,26 @@ pub fn append_progress(repo: &Path, entry: &str) -> Result<()> {
             "# Progress\n\nWhat the agents did, newest last. Healer and the agents append here.\n",
         );
     }
-    text.push_str(&format!("\n{}\n", entry.trim_end()));
+    text.push_str(&format!("\n{}\n", plain(entry).trim_end()));
     folder
         .append(name, text.as_bytes())
         .map(|_| ())
         .map_err(|e| crate::beneath::engine_error(context(), e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_progress_entry_keeps_no_terminal_escapes() {
+        let dir = tempfile::tempdir().expect("test setup");
+        append_progress(
+            dir.path(),
+            "\u{1b}[32mAll tests pass\u{1b}[0m\u{7}\nnext:\tship\u{1b}]0;title\u{7}",
+        )
+        .expect("appended");
+        let log = read_progress(dir.path());
+        assert!(log.ends_with("\nAll tests pass\nnext:\tship\n"), "{log:?}");
+    }
 }

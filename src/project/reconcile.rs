@@ -4,9 +4,10 @@
 //! "in progress" again, for ever. So at start, and after every change made outside Healer,
 //! the file is compared with the sessions: a task in progress that no session of this Healer
 //! works on gets the end its last session had (closed with its commit, or open again); a task
-//! shown open by a line older than its last session, which closed it, is closed again; and a
-//! task a session works on that the file shows open is marked in progress again. This is the
-//! tasks doctor's rule, applied rather than only reported.
+//! shown open by a line older than its last session, which closed it, is closed again. A task
+//! a session is working on is left as the file says until that session ends (it ends by
+//! writing its own status, and the list is looked at again then). This is the tasks doctor's
+//! rule, applied rather than only reported.
 
 use std::collections::HashMap;
 
@@ -23,7 +24,6 @@ use crate::tasklist::{TaskFile, TaskStatus};
 enum Repair {
     Close { commit: String, summary: String },
     Reopen { why: String },
-    InProgress,
 }
 
 impl Projects {
@@ -75,7 +75,6 @@ impl Projects {
                     (TaskStatus::Open, false) => {
                         stale_open(&task.updated_at, last_session(&task.id))
                     }
-                    (TaskStatus::Open, true) => Some(Repair::InProgress),
                     _ => None,
                 };
                 if let Some(repair) = repair {
@@ -112,7 +111,6 @@ impl Projects {
                         t.assignee = None;
                         t.note = Some(why.clone());
                     }
-                    Repair::InProgress => t.status = TaskStatus::InProgress,
                 })?;
             }
             Ok(repairs.into_iter().map(|(id, _)| id).collect())

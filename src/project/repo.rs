@@ -123,6 +123,13 @@ pub fn inspect(path: &Path) -> RepoCheck {
             head.as_ref().map(|h| format!(" ({h})")).unwrap_or_default()
         ));
     }
+    if let Some(missing) = unfetched_submodules(&repo, path) {
+        notes.push(format!(
+            "Its submodules {missing} are not fetched in this folder, so they are empty in the \
+             tasks' worktrees (Healer copies submodules from here and fetches nothing from the \
+             network). Fetch them here with git to have them in every task."
+        ));
+    }
     RepoCheck {
         message: format!("A git repository on branch {branch}."),
         path: shown,
@@ -131,6 +138,18 @@ pub fn inspect(path: &Path) -> RepoCheck {
         head,
         notes,
     }
+}
+
+/// The submodules of the checkout at `path` that have no repository in their folder, listed.
+fn unfetched_submodules(repo: &Repository, path: &Path) -> Option<String> {
+    let missing: Vec<String> = repo
+        .submodules()
+        .ok()?
+        .iter()
+        .filter(|sm| Repository::open(path.join(sm.path())).is_err())
+        .map(|sm| sm.path().display().to_string())
+        .collect();
+    (!missing.is_empty()).then(|| missing.join(", "))
 }
 
 struct NoCommit;

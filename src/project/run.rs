@@ -128,6 +128,29 @@ pub(super) async fn run_session(
     ctx.projects.forget_stop(session_id);
 }
 
+/// What the session says about the repository's submodules in its worktree, if it has any.
+fn submodules_note(found: &worktree::Submodules) -> Option<String> {
+    let list = |paths: &[String]| paths.join(", ");
+    match (found.filled.is_empty(), found.empty.is_empty()) {
+        (true, true) => None,
+        (false, true) => Some(format!(
+            "Submodules copied from your checkout: {}.",
+            list(&found.filled)
+        )),
+        (_, false) => Some(format!(
+            "The submodules {} are empty in this worktree: your checkout has no copy of the \
+             commit the branch records, and Healer fetches nothing from the network. Fetch them \
+             in your checkout and run the task again.{}",
+            list(&found.empty),
+            if found.filled.is_empty() {
+                String::new()
+            } else {
+                format!(" Copied from your checkout: {}.", list(&found.filled))
+            }
+        )),
+    }
+}
+
 async fn drive(ctx: &Ctx<'_>, agent: Arc<dyn Agent>) -> Result<Ending> {
     let settings = &ctx.project.settings;
     let (repo, main, id, path) = (
@@ -157,6 +180,13 @@ async fn drive(ctx: &Ctx<'_>, agent: Arc<dyn Agent>) -> Result<Ending> {
             super::repo::short(&prepared.base)
         )
     })?;
+    let (repo, path) = (ctx.repo.clone(), ctx.worktree.clone());
+    let submodules = tokio::task::spawn_blocking(move || worktree::fill_submodules(&repo, &path))
+        .await
+        .unwrap_or_default();
+    if let Some(said) = submodules_note(&submodules) {
+        ctx.note(&said)?;
+    }
     std::fs::create_dir_all(&ctx.tmp)
         .map_err(|e| crate::error::Error::io(format!("cannot create {}", ctx.tmp.display()), e))?;
 

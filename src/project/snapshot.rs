@@ -405,6 +405,10 @@ fn present_files(repo: &Repository) -> Result<Vec<String>> {
         .index()
         .map_err(|e| git_error("cannot read the worktree's index", e))?;
     for entry in index.iter() {
+        // A submodule (a gitlink) is a repository of its own, not a file to put back.
+        if entry.mode == 0o160000 {
+            continue;
+        }
         out.push(String::from_utf8_lossy(&entry.path).into_owned());
     }
     let mut options = StatusOptions::new();

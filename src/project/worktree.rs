@@ -121,6 +121,92 @@ pub fn prepare(
     })
 }
 
+/// What filling a worktree's submodules found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Submodules {
+    /// Paths filled from the main checkout's own copy (at the commit the branch records).
+    pub filled: Vec<String>,
+    /// Paths left empty: the main checkout has no copy with that commit, and Healer fetches
+    /// nothing from the network.
+    pub empty: Vec<String>,
+}
+
+/// Fill the submodules of the worktree at `worktree` from the copies in the main checkout at
+/// `main` — a local clone of each, checked out at the commit the worktree's branch records —
+/// so that a check that passes in the main checkout can pass in the task's worktree. Nothing
+/// is fetched from the network. A submodule already at that commit is left as it is; the
+/// submodules of submodules are filled the same way.
+pub fn fill_submodules(main: &Path, worktree: &Path) -> Submodules {
+    let mut found = Submodules::default();
+    fill_below(main, worktree, "", &mut found);
+    found
+}
+
+fn fill_below(main: &Path, worktree: &Path, prefix: &str, found: &mut Submodules) {
+    let Ok(repo) = Repository::open(worktree) else {
+        return;
+    };
+    let Ok(submodules) = repo.submodules() else {
+        return;
+    };
+    for sm in submodules {
+        let rel = sm.path().to_path_buf();
+        let shown = format!("{prefix}{}", rel.display());
+        let Some(commit) = sm.head_id() else {
+            continue;
+        };
+        let target = worktree.join(&rel);
+        let source = main.join(&rel);
+        let at_commit = |path: &Path| {
+            Repository::open(path)
+                .ok()
+                .and_then(|r| r.head().ok()?.peel_to_commit().ok().map(|c| c.id()))
+                == Some(commit)
+        };
+        if at_commit(&target) || fill_one(&source, &target, commit).is_ok() {
+            found.filled.push(shown.clone());
+            fill_below(&source, &target, &format!("{shown}/"), found);
+        } else {
+            found.empty.push(shown);
+        }
+    }
+}
+
+/// A local clone of `source` at `target`, checked out (detached) at `commit`.
+fn fill_one(source: &Path, target: &Path, commit: Oid) -> Result<()> {
+    let from = Repository::open(source)
+        .map_err(|e| git_error("the main checkout has no copy of the submodule", e))?;
+    from.find_commit(commit)
+        .map_err(|e| git_error("the main checkout's copy lacks the commit", e))?;
+    if target.exists() {
+        // Only an empty folder (what a checkout leaves for a submodule) is filled.
+        let empty = std::fs::read_dir(target).is_ok_and(|mut d| d.next().is_none());
+        if !empty {
+            return Err(Error::InvalidInput(format!(
+                "{} is not empty",
+                target.display()
+            )));
+        }
+        std::fs::remove_dir(target)
+            .map_err(|e| Error::io(format!("cannot replace {}", target.display()), e))?;
+    }
+    let url = source.display().to_string();
+    let clone = git2::build::RepoBuilder::new()
+        .clone(&url, target)
+        .map_err(|e| git_error("cannot copy the submodule from the main checkout", e))?;
+    let object = clone
+        .find_object(commit, None)
+        .map_err(|e| git_error("the copy lacks the submodule's commit", e))?;
+    let mut checkout = CheckoutBuilder::new();
+    checkout.force();
+    clone
+        .checkout_tree(&object, Some(&mut checkout))
+        .map_err(|e| git_error("cannot check out the submodule", e))?;
+    clone
+        .set_head_detached(commit)
+        .map_err(|e| git_error("cannot check out the submodule", e))
+}
+
 /// Put the slot's HEAD on `branch` at `base` (creating the branch), its files matching.
 fn switch(slot: &Repository, branch: &str, base: Oid, create: bool) -> Result<()> {
     let commit = slot

@@ -227,6 +227,17 @@ fn parse_line(raw: &str) -> std::result::Result<Option<Task>, (ProblemKind, Stri
             ));
         }
     }
+    if let Some(priority) = object.get("priority").filter(|p| !p.is_null()) {
+        if !priority.as_i64().is_some_and(|p| (0..=9).contains(&p)) {
+            return Err((
+                ProblemKind::NotATask,
+                format!(
+                    "the task {id:?} has the priority {priority}, which is not a whole number \
+                     between 0 (most urgent) and 9; it is left off the board until it is"
+                ),
+            ));
+        }
+    }
     object.insert("id".to_string(), Value::from(id.clone()));
     serde_json::from_value::<Task>(Value::Object(object))
         .map(Some)

@@ -196,3 +196,21 @@ fn a_task_title_and_description_have_caps_that_say_so() {
         .add(&edit("Two\nlines".to_string(), String::new()), NOW)
         .is_err());
 }
+
+#[test]
+fn a_priority_outside_zero_to_nine_in_the_file_is_reported_with_its_line() {
+    let file = TaskFile::parse(
+        "{\"id\":\"t1\",\"title\":\"One\",\"priority\":-3}\n{\"id\":\"t2\",\"title\":\"Two\",\"priority\":4}\n{\"id\":\"t3\",\"title\":\"Three\",\"priority\":1.5}\n",
+    );
+    assert_eq!(ids(&file.tasks()), vec!["t2"]);
+    let lines: Vec<Option<u32>> = file.problems.iter().map(|p| p.line).collect();
+    assert_eq!(lines, vec![Some(1), Some(3)]);
+    assert!(
+        file.problems[0].message.contains("priority -3"),
+        "{:?}",
+        file.problems
+    );
+    assert!(file
+        .render()
+        .starts_with("{\"id\":\"t1\",\"title\":\"One\",\"priority\":-3}\n"));
+}

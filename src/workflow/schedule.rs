@@ -25,6 +25,9 @@ pub enum Schedule {
 /// The shortest interval allowed; shorter would be a busy loop, not a schedule.
 pub const MIN_INTERVAL_SECS: u32 = 10;
 
+/// The longest interval: a year (what comes round less often is a cron expression's job).
+pub const MAX_INTERVAL_SECS: u32 = 366 * 86_400;
+
 impl Schedule {
     /// Why this schedule is not valid, in words for the person.
     pub fn problem(&self) -> Option<String> {
@@ -35,6 +38,10 @@ impl Schedule {
             )),
             Schedule::Interval { seconds } if *seconds < MIN_INTERVAL_SECS => Some(format!(
                 "an interval must be at least {MIN_INTERVAL_SECS} seconds"
+            )),
+            Schedule::Interval { seconds } if *seconds > MAX_INTERVAL_SECS => Some(format!(
+                "an interval may be {} days at most; use a cron expression for rarer runs",
+                MAX_INTERVAL_SECS / 86_400
             )),
             Schedule::Interval { .. } => None,
             Schedule::Cron { expression } => parse_cron(expression).err(),
@@ -54,18 +61,31 @@ impl Schedule {
                 .find(|c: char| !c.is_ascii_digit())
                 .unwrap_or(every.len());
             let (number, unit) = every.split_at(split);
-            let number: u32 = number
-                .parse()
-                .map_err(|_| format!("{text:?}: write the interval like \"every 15m\""))?;
-            let factor = match unit.trim() {
+            let factor: u64 = match unit.trim() {
                 "s" | "sec" | "seconds" | "second" => 1,
                 "m" | "min" | "minutes" | "minute" => 60,
                 "h" | "hours" | "hour" => 3_600,
                 "d" | "days" | "day" => 86_400,
                 other => return Err(format!("{other:?} is not a unit: use s, m, h or d")),
             };
+            if number.is_empty() {
+                return Err(format!("{text:?}: write the interval like \"every 15m\""));
+            }
+            // Digits only, so the one way to fail is a number too large for any interval.
+            let seconds = number
+                .parse::<u64>()
+                .ok()
+                .and_then(|n| n.checked_mul(factor))
+                .filter(|s| *s <= u64::from(MAX_INTERVAL_SECS))
+                .ok_or_else(|| {
+                    format!(
+                        "{text:?} is longer than the longest interval, {} days; for something \
+                         that happens once a year or less, use a cron expression",
+                        MAX_INTERVAL_SECS / 86_400
+                    )
+                })?;
             let schedule = Schedule::Interval {
-                seconds: number.saturating_mul(factor),
+                seconds: u32::try_from(seconds).unwrap_or(MAX_INTERVAL_SECS),
             };
             return match schedule.problem() {
                 Some(p) => Err(p),
@@ -176,12 +196,30 @@ fn parse_cron(expression: &str) -> Result<Cron, String> {
     }
     let cron = Cron::from_str(expression)
         .map_err(|e| format!("{expression:?} is not a valid cron expression ({e})"))?;
+    if never_comes(&cron) {
+        return Err(format!(
+            "{expression:?} never comes round: no date matches it (like the 30th of February)"
+        ));
+    }
     if has_seconds(expression) && runs_too_often(&cron) {
         return Err(format!(
             "{expression:?} runs more often than every {MIN_INTERVAL_SECS} seconds; use \"every {MIN_INTERVAL_SECS}s\" or a longer interval"
         ));
     }
     Ok(cron)
+}
+
+/// Whether no time in the next eight years matches (every real schedule, leap days included,
+/// comes round within that).
+fn never_comes(cron: &Cron) -> bool {
+    let Some(start) = chrono::TimeZone::with_ymd_and_hms(&Local, 2030, 1, 1, 0, 0, 0).earliest()
+    else {
+        return false;
+    };
+    match cron.find_next_occurrence(&start, false) {
+        Ok(next) => next.signed_duration_since(start) > Duration::days(8 * 366),
+        Err(_) => true,
+    }
 }
 
 /// Six or seven fields: the first is seconds.
@@ -336,6 +374,18 @@ mod tests {
             })
         );
         assert!(Schedule::from_words("every 5 fortnights").is_err());
+        let huge = Schedule::from_words("every 99999999999999d").expect_err("too long");
+        assert!(
+            huge.contains("longer than the longest interval, 366 days"),
+            "{huge}"
+        );
+        assert!(Schedule::from_words("every 366d").is_ok());
+        let never = Schedule::from_words("0 0 30 2 *").expect_err("never");
+        assert!(never.contains("never comes round"), "{never}");
+        assert!(
+            Schedule::from_words("0 0 29 2 *").is_ok(),
+            "a leap day comes round"
+        );
         assert!(Schedule::from_words("soon").is_err());
     }
 

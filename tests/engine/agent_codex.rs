@@ -420,3 +420,27 @@ async fn codex_is_detected_with_its_version_and_the_npm_wrapper_gives_way_to_the
         None
     );
 }
+
+/// A Codex home under /tmp (the data folder itself there) is refused before Codex starts,
+/// with what to do about it.
+#[tokio::test]
+async fn a_codex_home_under_tmp_is_refused_saying_where_the_data_folder_should_go() {
+    use healer::agent::Agent;
+    let ws = workspace();
+    let mut spec = spec(&ws, "hello");
+    let home = tempfile::Builder::new()
+        .prefix("healer-data")
+        .tempdir_in("/tmp")
+        .expect("a folder under /tmp");
+    spec.env.retain(|(name, _)| name != "CODEX_HOME");
+    spec.env
+        .push(("CODEX_HOME".to_string(), home.path().display().to_string()));
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let refused = Codex::new(None)
+        .run(spec, tx, CancellationToken::new())
+        .await
+        .expect_err("refused");
+    let said = refused.to_string();
+    assert!(said.contains("is under /tmp"), "{said}");
+    assert!(said.contains("move the data folder out of /tmp"), "{said}");
+}

@@ -388,3 +388,154 @@ async fn healers_own_files_in_a_repository_are_never_written_through_a_link() {
     }
     assert_eq!(hashes(&outside), before, "nothing outside changed");
 }
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(["-c", "protocol.file.allow=always"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "Ada")
+        .env("GIT_AUTHOR_EMAIL", "ada@example.com")
+        .env("GIT_COMMITTER_NAME", "Ada")
+        .env("GIT_COMMITTER_EMAIL", "ada@example.com")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A repository with a submodule (issue 23, item 7): the task's worktree gets the submodule
+/// copied from the main checkout, offline, so a check that reads it passes there as it does
+/// in the checkout; a checkout that never fetched its submodule is told so on the project's
+/// page and in the session, and nothing is fetched from elsewhere.
+#[tokio::test]
+async fn a_submodule_fetched_in_the_checkout_is_filled_in_the_tasks_worktree() {
+    use healer::project::{ProjectInput, TaskEdit};
+    use healer::store::{ProjectSettings, VerifyCommand};
+
+    let bed = crate::maintainer::bed(false, true).await;
+    let folders = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
+    let lib = folders.path().join("greetings");
+    std::fs::create_dir_all(&lib).expect("lib");
+    git(&lib, &["init", "-q", "-b", "main"]);
+    std::fs::write(lib.join("greeting.txt"), "Hello, Ada!\n").expect("file");
+    git(&lib, &["add", "."]);
+    git(&lib, &["commit", "-q", "-m", "greeting"]);
+    let repo = folders.path().join("app");
+    std::fs::create_dir_all(&repo).expect("app");
+    git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("README.md"), "app\n").expect("file");
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "first"]);
+    git(
+        &repo,
+        &[
+            "submodule",
+            "add",
+            "-q",
+            lib.to_str().unwrap_or_default(),
+            "vendor/greetings",
+        ],
+    );
+    git(
+        &repo,
+        &["commit", "-q", "-m", "the greetings as a submodule"],
+    );
+    // The same repository cloned without its submodules.
+    let unfetched = folders.path().join("app-without");
+    git(
+        folders.path(),
+        &[
+            "clone",
+            "-q",
+            repo.to_str().unwrap_or_default(),
+            unfetched.to_str().unwrap_or_default(),
+        ],
+    );
+    std::fs::remove_dir_all(&lib).expect("the submodule's origin is gone: nothing to fetch");
+
+    let check = VerifyCommand {
+        name: "greeting".to_string(),
+        command: "grep -q 'Hello, Ada!' vendor/greetings/greeting.txt".to_string(),
+    };
+    for (name, path, filled) in [("with", &repo, true), ("without", &unfetched, false)] {
+        let project = bed
+            .engine
+            .add_project(ProjectInput {
+                path: path.display().to_string(),
+                name: format!("app {name}"),
+                settings: ProjectSettings {
+                    verify: vec![check.clone()],
+                    ..ProjectSettings::default()
+                },
+            })
+            .expect("project");
+        let notes = bed
+            .engine
+            .project_detail(project.id)
+            .expect("the project's page")
+            .repo
+            .notes;
+        let said = notes
+            .iter()
+            .any(|n| n.contains("submodules vendor/greetings are not fetched"));
+        assert_eq!(said, !filled, "{name}: {notes:?}");
+        bed.engine
+            .add_task(
+                project.id,
+                TaskEdit {
+                    title: "Check the greeting".to_string(),
+                    ..TaskEdit::default()
+                },
+            )
+            .expect("task");
+        let finish = serde_json::json!({"summary": "nothing to change"}).to_string();
+        bed.server.script([crate::model_server::openai::tool_calls(
+            &[("c1", "finish", &finish)],
+            TOKENS,
+        )]);
+        let session = bed
+            .engine
+            .run_project_and_wait(project.id, None)
+            .await
+            .expect("run");
+        let steps: Vec<String> = bed
+            .engine
+            .store()
+            .session_steps(session.id, 0)
+            .expect("steps")
+            .into_iter()
+            .map(|s| s.step.text)
+            .collect();
+        if filled {
+            assert_eq!(
+                session.status,
+                SessionStatus::Finished,
+                "{}",
+                session.summary
+            );
+            assert!(
+                steps
+                    .iter()
+                    .any(|s| s.contains("Submodules copied from your checkout: vendor/greetings")),
+                "{steps:?}"
+            );
+        } else {
+            assert_ne!(
+                session.status,
+                SessionStatus::Finished,
+                "{}",
+                session.summary
+            );
+            assert!(
+                steps
+                    .iter()
+                    .any(|s| s.contains("The submodules vendor/greetings are empty")),
+                "{steps:?}"
+            );
+        }
+    }
+}

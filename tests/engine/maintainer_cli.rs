@@ -188,6 +188,14 @@ async fn run_until_healed_task_list_show_notifications_and_replan_from_the_cli()
         "{said}"
     );
 
+    // The model fails: the command says why and does not claim success.
+    server.script([openai::error(400, "This model does not take tools", &[])]);
+    let out = healer(&paths, &["replan", "sales-total", "Weekdays only"], &[]);
+    let said = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}{}", text(&out.stdout));
+    assert!(said.contains("The planner could not answer"), "{said}");
+    assert!(said.contains("This model does not take tools"), "{said}");
+
     let out = healer(&paths, &["notifications", "--json"], &[]);
     let list: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert!(list["items"].is_array());

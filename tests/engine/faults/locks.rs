@@ -244,3 +244,109 @@ async fn a_full_disk_at_a_runs_end_keeps_the_result_and_tells_the_person() {
     }
     .print("full disk at a run's end");
 }
+
+/// The disk of the data folder fills while a command waits for the engine's answer: the
+/// command says, within seconds, what it waits for and how much room to make (before it was
+/// silent); a command that must write while the disk is full says the disk is full and how
+/// much it needs (before: "disk I/O error … make it writable"); once there is room, the
+/// waiting command gets its answer.
+#[tokio::test]
+async fn a_full_disk_is_said_as_such_by_a_command_that_waits_and_one_that_writes() {
+    use std::process::Stdio;
+    let tmp = tempfile::tempdir().expect("temp");
+    let disk = tmp.path().join("disk");
+    if let Err(why) = small_disk(&disk) {
+        println!("skipped: a full disk seen from the CLI: {why}");
+        return;
+    }
+    let _unmount = Unmount(disk.clone());
+    let paths = Paths::new(disk.join("data"));
+    paths.ensure().expect("data dir");
+    let (started, go) = (tmp.path().join("started"), tmp.path().join("go"));
+    {
+        let engine = engine(&paths).await;
+        engine
+            .create_workflow(input("Full", Runtime::Bash, &waiting_script(&started, &go)))
+            .expect("create");
+        engine.shutdown().await;
+    }
+    let _daemon = super::Daemon::start(
+        {
+            let mut cmd = super::healer(&paths);
+            cmd.arg("daemon").stdout(Stdio::null());
+            cmd
+        },
+        tmp.path().join("daemon.log"),
+    );
+    let waiting_said = tmp.path().join("waiting.err");
+    let mut waiting = super::healer(&paths)
+        .args(["workflow", "run", "full"])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&waiting_said).expect("stderr file"))
+        .spawn()
+        .expect("healer runs");
+    wait_for_file(&started).await;
+    let filler = disk.join("filler");
+    let _ = Command::new("dd")
+        .args(["if=/dev/zero", "bs=1M", "status=none"])
+        .arg(format!("of={}", filler.display()))
+        .status();
+    std::fs::write(&go, "").expect("go");
+
+    // A command that must write now.
+    let script = tmp.path().join("more.sh");
+    std::fs::write(&script, "echo more\n").expect("script");
+    let refused = super::healer(&paths)
+        .args([
+            "workflow",
+            "create",
+            "--title",
+            "More",
+            "--runtime",
+            "bash",
+            "--file",
+        ])
+        .arg(&script)
+        .output()
+        .expect("healer runs");
+    let said = crate::cli::text(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{said}");
+    assert!(said.contains("is full") && said.contains("64 MB"), "{said}");
+    assert!(!said.contains("writable"), "{said}");
+
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let notice = loop {
+        let text = std::fs::read_to_string(&waiting_said).unwrap_or_default();
+        if text.contains("Still waiting for the Healer engine") {
+            break text;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the waiting command said nothing: {text}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(
+        notice.contains("is full") && notice.contains("Free at least 64 MB"),
+        "{notice}"
+    );
+    std::fs::remove_file(&filler).expect("room again");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = waiting.try_wait().expect("status") {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "no answer once there was room");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(
+        status.success(),
+        "{}",
+        std::fs::read_to_string(&waiting_said).unwrap_or_default()
+    );
+    Figures {
+        faults: 2,
+        ..Figures::default()
+    }
+    .print("full disk seen from the CLI");
+}
