@@ -372,8 +372,8 @@ impl Dir {
         io::Error::new(
             io::ErrorKind::PermissionDenied,
             format!(
-                "{} is a symbolic link: Healer does not read or write through links in a \
-                 repository (replace it with a real file or folder)",
+                "{} is a symbolic link, and Healer does not read or write through links in \
+                 a repository: replace it with a real file or folder.",
                 self.path.join(name).display()
             ),
         )

@@ -143,7 +143,19 @@ pub fn summary(store: &Store, project: Project) -> Result<ProjectSummary> {
 }
 
 pub fn detail(store: &Store, project: Project) -> Result<ProjectDetail> {
-    let file = tasks_of(&project)?;
+    // A list that cannot be read (a link, a permission) leaves the rest of the page usable:
+    // its settings, its sessions, removing it — and says why the board is empty.
+    let (file, unreadable) = match tasks_of(&project) {
+        Ok(file) => (file, None),
+        Err(e) => (TaskFile::default(), Some(e.to_string())),
+    };
+    let mut repo = inspect(Path::new(&project.path));
+    if let Some(why) = unreadable {
+        repo.notes.insert(
+            0,
+            format!("The task list cannot be read, so the board is empty: {why}"),
+        );
+    }
     let index = TaskIndex::new(&file);
     let next = ready_order(&index.tasks);
     let ready_ids: HashSet<&str> = next.iter().map(|t| t.id.as_str()).collect();
@@ -153,7 +165,7 @@ pub fn detail(store: &Store, project: Project) -> Result<ProjectDetail> {
         .map(|t| board_task(&index, t, &ready_ids))
         .collect();
     Ok(ProjectDetail {
-        repo: inspect(Path::new(&project.path)),
+        repo,
         next: next.first().map(|t| t.id.clone()),
         progress: read_progress(Path::new(&project.path)),
         sessions: store.list_sessions(project.id, None, RECENT_SESSIONS)?,

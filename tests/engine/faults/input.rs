@@ -219,3 +219,57 @@ fn a_script_over_the_size_cap_is_refused_at_the_cap_with_bounded_memory() {
     }
     .print("scripts over the size cap");
 }
+
+/// A task list with a line in another encoding (not UTF-8), as an old editor saves it: the
+/// board shows every other task and the line's problem with its number, a task can be added,
+/// and the line is written back byte for byte (before, the whole board failed to load).
+#[tokio::test]
+async fn a_task_list_line_that_is_not_utf8_leaves_the_board_working() {
+    use healer::project::{ProjectInput, TaskEdit};
+    use healer::tasklist::TASKS_FILE;
+
+    let bed = crate::maintainer::bed(false, false).await;
+    let repo = bed.paths.data_dir().parent().expect("tmp").join("latin1");
+    crate::project_fixtures::git_repo(&repo, crate::project_fixtures::GREETER);
+    let mut bytes = b"{\"id\":\"t1\",\"title\":\"Greet\"}\n".to_vec();
+    bytes.extend_from_slice(b"{\"id\":\"t2\",\"title\":\"Caf\xe9 menu\"}\n");
+    bytes.extend_from_slice(b"{\"id\":\"t3\",\"title\":\"Three\"}\n");
+    std::fs::create_dir_all(repo.join(".healer")).expect(".healer");
+    std::fs::write(repo.join(TASKS_FILE), &bytes).expect("tasks");
+    let project = bed
+        .engine
+        .add_project(ProjectInput {
+            path: repo.display().to_string(),
+            name: "latin1".to_string(),
+            settings: healer::store::ProjectSettings::default(),
+        })
+        .expect("project");
+    let board = bed
+        .engine
+        .project_detail(project.id)
+        .expect("the board loads");
+    let ids: Vec<&str> = board.tasks.iter().map(|t| t.task.id.as_str()).collect();
+    assert_eq!(ids, vec!["t1", "t3"]);
+    assert_eq!(board.problems.len(), 1, "{:?}", board.problems);
+    assert_eq!(board.problems[0].line, Some(2));
+    bed.engine
+        .add_task(
+            project.id,
+            TaskEdit {
+                title: "Four".to_string(),
+                ..TaskEdit::default()
+            },
+        )
+        .expect("a task is added");
+    let written = std::fs::read(repo.join(TASKS_FILE)).expect("tasks");
+    let latin1: &[u8] = b"\n{\"id\":\"t2\",\"title\":\"Caf\xe9 menu\"}\n";
+    assert!(
+        written.windows(latin1.len()).any(|w| w == latin1),
+        "the line is kept byte for byte, in its place"
+    );
+    Figures {
+        faults: 1,
+        ..Figures::default()
+    }
+    .print("a task list line that is not UTF-8");
+}

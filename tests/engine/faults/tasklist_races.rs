@@ -162,3 +162,74 @@ async fn an_editors_saves_while_twenty_tasks_run_lose_no_line_and_leave_no_task_
     assert_eq!(saved, 200, "lost {} of the person's 200 lines", 200 - saved);
     assert_eq!(stuck, 0);
 }
+
+/// An editor saved an old copy of the list while Healer was closed: the task whose session
+/// had finished with a commit shows "in progress" again. At the next start Healer closes it
+/// again with its commit, before anything else looks at the list.
+#[tokio::test]
+async fn a_stale_copy_saved_while_healer_was_closed_is_put_right_at_the_next_start() {
+    use healer::project::{ProjectInput, TaskEdit};
+
+    let crate::maintainer::Bed {
+        _tmp,
+        paths,
+        engine,
+        server,
+    } = crate::maintainer::bed(false, true).await;
+    let repo = paths.data_dir().parent().expect("tmp").join("greeter");
+    crate::project_fixtures::git_repo(&repo, crate::project_fixtures::GREETER);
+    let project = engine
+        .add_project(ProjectInput {
+            path: repo.display().to_string(),
+            name: "greeter".to_string(),
+            settings: healer::store::ProjectSettings {
+                verify: vec![VerifyCommand {
+                    name: "check".to_string(),
+                    command: "true".to_string(),
+                }],
+                ..healer::store::ProjectSettings::default()
+            },
+        })
+        .expect("project");
+    engine
+        .add_task(
+            project.id,
+            TaskEdit {
+                title: "Write a note".to_string(),
+                ..TaskEdit::default()
+            },
+        )
+        .expect("task");
+    let file = repo.join(TASKS_FILE);
+    // The editor's copy, as it was while the agent worked.
+    let args = serde_json::json!({"path": "note.txt", "content": "done\n"});
+    let finish = serde_json::json!({"summary": "wrote a note"});
+    server.script([
+        openai::tool_calls(&[("c1", "write_file", &args.to_string())], TOKENS),
+        openai::tool_calls(&[("c2", "finish", &finish.to_string())], TOKENS),
+    ]);
+    let session = engine
+        .run_project_and_wait(project.id, Some("t1"))
+        .await
+        .expect("run");
+    let commit = session.commit_id.clone().expect("a commit");
+    engine.shutdown().await;
+    drop(engine);
+
+    let mut stale = read_file(&file).expect("list");
+    stale
+        .update("t1", "2020-01-01T00:00:00.000Z", |t| {
+            t.status = TaskStatus::InProgress;
+            t.commit = None;
+        })
+        .expect("stale");
+    std::fs::write(&file, stale.render_bytes()).expect("the editor's save");
+
+    let engine = crate::project_agent_fixtures::engine_at(&paths).await;
+    let list = read_file(&file).expect("list");
+    let task = list.task("t1").expect("t1");
+    assert_eq!(task.status, TaskStatus::Closed, "{task:?}");
+    assert_eq!(task.commit.as_deref(), Some(commit.as_str()));
+    engine.shutdown().await;
+    report("task-list stale copy at start", 1, 0, 0);
+}
