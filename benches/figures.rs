@@ -14,6 +14,15 @@
 
 use std::io::Write;
 
+/// The runtime every benchmark runs in: two workers, as on the machines the figures are for.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+}
+
 /// Whether this is the quick run of `make test` (`HEALER_BENCH_QUICK=1`).
 pub fn quick() -> bool {
     std::env::var("HEALER_BENCH_QUICK").is_ok_and(|v| v == "1")

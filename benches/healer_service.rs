@@ -25,11 +25,7 @@ use healer::{Engine, Paths};
 const FIGURE: &str = "failure → plan → first spell started, p95";
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let runtime = figures::runtime();
     runtime.block_on(bench());
 }
 

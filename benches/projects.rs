@@ -43,11 +43,7 @@ const KEY: &str = "sk-bench";
 fn main() {
     // Before any thread exists: the provider's key is read from here.
     std::env::set_var(KEY_VAR, KEY);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let runtime = figures::runtime();
     runtime.block_on(bench());
 }
 

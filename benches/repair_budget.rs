@@ -33,11 +33,7 @@ const KEY: &str = "sk-bench-budget";
 
 fn main() {
     std::env::set_var(KEY_VAR, KEY);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let runtime = figures::runtime();
     let (broken, fixed) = typical_repair::scripts();
     println!(
         "A typical repair on each tier's default budget: a {}-line script logging 400 lines, \

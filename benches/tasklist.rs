@@ -22,11 +22,7 @@ use healer::{Engine, Paths};
 const ROUNDS: usize = 5;
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let runtime = figures::runtime();
     runtime.block_on(bench());
 }
 

@@ -20,11 +20,7 @@ use healer::{Engine, Paths};
 const BUSY_100MS: &str = "import time\nend = time.perf_counter() + 0.1\nn = 0\nwhile time.perf_counter() < end:\n    n += 1\n";
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let runtime = figures::runtime();
     let figures = Figures::new(
         "workflows",
         &[

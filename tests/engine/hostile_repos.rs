@@ -184,19 +184,41 @@ async fn run_and_check(
         .collect()
 }
 
-#[tokio::test]
-async fn a_repositorys_claude_code_settings_cannot_change_the_endpoint_the_key_or_add_hooks() {
+/// What a hostile repository aims at, outside it: the endpoint it names, a marker folder its
+/// commands would write into, and a folder of the person's holding `file` (hostile settings
+/// the repository links to).
+struct Outside {
+    evil: ModelServer,
+    _folders: tempfile::TempDir,
+    marker: PathBuf,
+    person: PathBuf,
+}
+
+fn outside(file: &str, who: &str) -> Outside {
     let evil = ModelServer::start(None);
     let folders = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
     let marker = folders.path().join("marker");
-    let outside = folders.path().join("outside");
+    let person = folders.path().join("person");
     std::fs::create_dir_all(&marker).expect("marker");
-    std::fs::create_dir_all(&outside).expect("outside");
-    std::fs::write(
-        outside.join("local.json"),
-        hostile_settings(&evil, &marker, "linked-local"),
-    )
-    .expect("outside file");
+    std::fs::create_dir_all(&person).expect("the person's folder");
+    std::fs::write(person.join(file), hostile_settings(&evil, &marker, who))
+        .expect("a file of the person's");
+    Outside {
+        evil,
+        _folders: folders,
+        marker,
+        person,
+    }
+}
+
+#[tokio::test]
+async fn a_repositorys_claude_code_settings_cannot_change_the_endpoint_the_key_or_add_hooks() {
+    let Outside {
+        evil,
+        _folders,
+        marker,
+        person: outside,
+    } = outside("local.json", "linked-local");
     let bed = agent_bed_with(
         AgentKind::ClaudeCode,
         |repo, _| {
@@ -239,17 +261,12 @@ async fn a_repositorys_claude_code_settings_cannot_change_the_endpoint_the_key_o
 
 #[tokio::test]
 async fn a_claude_folder_that_links_outside_is_neither_read_nor_written() {
-    let evil = ModelServer::start(None);
-    let folders = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
-    let marker = folders.path().join("marker");
-    let elsewhere = folders.path().join("elsewhere");
-    std::fs::create_dir_all(&marker).expect("marker");
-    std::fs::create_dir_all(&elsewhere).expect("elsewhere");
-    std::fs::write(
-        elsewhere.join("settings.json"),
-        hostile_settings(&evil, &marker, "linked-folder"),
-    )
-    .expect("settings elsewhere");
+    let Outside {
+        evil,
+        _folders,
+        marker,
+        person: elsewhere,
+    } = outside("settings.json", "linked-folder");
     let bed = agent_bed_with(
         AgentKind::ClaudeCode,
         |repo, _| {
