@@ -87,19 +87,6 @@ pub fn read(root: &Path, rel: &Path) -> io::Result<Option<Vec<u8>>> {
     folder.read(name)
 }
 
-/// Replace the file `rel` below `root` with `bytes`, atomically (folders made as needed).
-pub fn write(root: &Path, rel: &Path, bytes: &[u8]) -> io::Result<()> {
-    let (folder, name) = parent(root, rel, true)?;
-    folder.replace(name, bytes)
-}
-
-/// Append `bytes` to the file `rel` below `root` (made, with its folders, when missing);
-/// whether the file was new.
-pub fn append(root: &Path, rel: &Path, bytes: &[u8]) -> io::Result<bool> {
-    let (folder, name) = parent(root, rel, true)?;
-    folder.append(name, bytes)
-}
-
 impl Dir {
     /// The folder's path, as given (for messages).
     pub fn path(&self) -> &Path {
@@ -487,6 +474,18 @@ mod tests {
             std::fs::read_to_string(bed.outside.join("secret")).expect("secret"),
             "outside\n"
         );
+    }
+
+    /// The file `rel` below `root` replaced with `bytes` (folders made as needed).
+    fn write(root: &Path, rel: &Path, bytes: &[u8]) -> io::Result<()> {
+        let (folder, name) = parent(root, rel, true)?;
+        folder.replace(name, bytes)
+    }
+
+    /// `bytes` appended to the file `rel` below `root`; whether it was new.
+    fn append(root: &Path, rel: &Path, bytes: &[u8]) -> io::Result<bool> {
+        let (folder, name) = parent(root, rel, true)?;
+        folder.append(name, bytes)
     }
 
     #[test]

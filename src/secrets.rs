@@ -108,21 +108,28 @@ pub fn redact_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
     let known = KNOWN.read().unwrap_or_else(|p| p.into_inner());
     let mut out = Cow::Borrowed(bytes);
     for secret in known.iter() {
-        let finder = memchr::memmem::Finder::new(secret.as_bytes());
-        if finder.find(&out).is_none() {
-            continue;
+        if let Cow::Owned(replaced) = redact_one(&out, secret) {
+            out = Cow::Owned(replaced);
         }
-        let mut replaced = Vec::with_capacity(out.len());
-        let mut last = 0;
-        for at in finder.find_iter(&out) {
-            replaced.extend_from_slice(out.get(last..at).unwrap_or_default());
-            replaced.extend_from_slice(REDACTED.as_bytes());
-            last = at + secret.len();
-        }
-        replaced.extend_from_slice(out.get(last..).unwrap_or_default());
-        out = Cow::Owned(replaced);
     }
     out
+}
+
+/// `bytes` with every `secret` replaced by [`REDACTED`]; borrowed when there is none.
+pub fn redact_one<'a>(bytes: &'a [u8], secret: &str) -> Cow<'a, [u8]> {
+    let finder = memchr::memmem::Finder::new(secret.as_bytes());
+    if secret.is_empty() || finder.find(bytes).is_none() {
+        return Cow::Borrowed(bytes);
+    }
+    let mut replaced = Vec::with_capacity(bytes.len());
+    let mut last = 0;
+    for at in finder.find_iter(bytes) {
+        replaced.extend_from_slice(bytes.get(last..at).unwrap_or_default());
+        replaced.extend_from_slice(REDACTED.as_bytes());
+        last = at + secret.len();
+    }
+    replaced.extend_from_slice(bytes.get(last..).unwrap_or_default());
+    Cow::Owned(replaced)
 }
 
 /// [`redact`] for an owned string, without a copy when nothing is secret.

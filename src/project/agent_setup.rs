@@ -114,8 +114,33 @@ pub fn scrub_home(home: &Path, key: &str) -> usize {
     if key.len() < crate::secrets::MIN_SECRET_CHARS {
         return 0;
     }
+    // A home only grows (a project's transcripts stay for resume): what was scrubbed already
+    // and has not changed since is not read again. The mark lives beside the home, not in it.
+    let mark = home.with_extension("scrubbed");
+    let since = std::fs::metadata(&mark).and_then(|m| m.modified()).ok();
+    let started = std::time::SystemTime::now();
+    let scrubbed = scrub_changed(home, key, since);
+    if std::fs::create_dir_all(home).is_ok() {
+        let marked = std::fs::File::create(&mark).and_then(|f| f.set_modified(started));
+        if let Err(e) = marked {
+            tracing::warn!("could not mark {} as scrubbed: {e}", home.display());
+        }
+    }
+    scrubbed
+}
+
+/// [`scrub_home`] for a folder that does not last (a session's temp folder): every file.
+pub fn scrub_folder(dir: &Path, key: &str) -> usize {
+    if key.len() < crate::secrets::MIN_SECRET_CHARS {
+        return 0;
+    }
+    scrub_changed(dir, key, None)
+}
+
+/// The key out of every file below `dir` changed at or after `since` (all with `None`).
+fn scrub_changed(dir: &Path, key: &str, since: Option<std::time::SystemTime>) -> usize {
     let mut files = Vec::new();
-    let mut todo = vec![home.to_path_buf()];
+    let mut todo = vec![dir.to_path_buf()];
     while let Some(folder) = todo.pop() {
         let Ok(entries) = std::fs::read_dir(&folder) else {
             continue;
@@ -123,30 +148,31 @@ pub fn scrub_home(home: &Path, key: &str) -> usize {
         for entry in entries.flatten() {
             match entry.file_type() {
                 Ok(kind) if kind.is_dir() => todo.push(entry.path()),
-                Ok(kind) if kind.is_file() => files.push(entry.path()),
+                Ok(kind) if kind.is_file() => {
+                    let changed = entry.metadata().and_then(|m| m.modified()).ok();
+                    if since.is_none_or(|since| changed.is_none_or(|c| c >= since)) {
+                        files.push(entry.path());
+                    }
+                }
                 _ => {}
             }
         }
     }
     // Databases first: scrubbing one checkpoints its write-ahead log into it, which leaves
-    // the log empty.
+    // the log empty. What a log still holds is SQLite's to rewrite, never ours: its frames
+    // are checksummed.
     let (databases, others): (Vec<_>, Vec<_>) = files.into_iter().partition(|f| is_sqlite(f));
     let mut scrubbed = 0;
-    for path in databases.iter().chain(others.iter()) {
-        let done = if is_sqlite(path) {
-            scrub_database(path, key).map_err(|e| e.to_string())
-        } else if is_sqlite_companion(path) {
-            // What a scrubbed database's log still holds is rewritten by SQLite, not by us:
-            // its frames are checksummed.
-            Ok(false)
-        } else {
-            scrub_file(path, key).map_err(|e| e.to_string())
-        };
-        match done {
-            Ok(true) => scrubbed += 1,
-            Ok(false) => {}
-            Err(e) => tracing::warn!("could not scrub {}: {e}", path.display()),
-        }
+    let mut count = |path: &Path, done: std::result::Result<bool, String>| match done {
+        Ok(true) => scrubbed += 1,
+        Ok(false) => {}
+        Err(e) => tracing::warn!("could not scrub {}: {e}", path.display()),
+    };
+    for path in &databases {
+        count(path, scrub_database(path, key).map_err(|e| e.to_string()));
+    }
+    for path in others.iter().filter(|p| !is_sqlite_companion(p)) {
+        count(path, scrub_file(path, key).map_err(|e| e.to_string()));
     }
     scrubbed
 }
@@ -210,18 +236,9 @@ fn scrub_database(path: &Path, key: &str) -> std::result::Result<bool, rusqlite:
 /// `key` replaced in `path`, written back atomically; whether it held the key.
 fn scrub_file(path: &Path, key: &str) -> std::io::Result<bool> {
     let bytes = std::fs::read(path)?;
-    let needle = key.as_bytes();
-    if !bytes.windows(needle.len()).any(|w| w == needle) {
+    let std::borrow::Cow::Owned(out) = crate::secrets::redact_one(&bytes, key) else {
         return Ok(false);
-    }
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut rest = bytes.as_slice();
-    while let Some(at) = rest.windows(needle.len()).position(|w| w == needle) {
-        out.extend_from_slice(&rest[..at]);
-        out.extend_from_slice(crate::secrets::REDACTED.as_bytes());
-        rest = &rest[at + needle.len()..];
-    }
-    out.extend_from_slice(rest);
+    };
     let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
         return Ok(false);
     };
@@ -257,6 +274,15 @@ mod tests {
             "{}"
         );
         assert_eq!(scrub_home(home.path(), key), 0, "nothing left");
+        // A file written since the last scrub is read again; the others are not.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(home.path().join("later.jsonl"), format!("key={key}\n"))
+            .expect("test setup");
+        assert_eq!(scrub_home(home.path(), key), 1);
+        assert_eq!(
+            std::fs::read_to_string(home.path().join("later.jsonl")).expect("later"),
+            "key=[redacted]\n"
+        );
     }
 
     #[test]

@@ -358,7 +358,7 @@ impl Ctx<'_> {
         };
         let key = key.expose();
         let scrubbed = agent_setup::scrub_home(&self.agent_home(), key)
-            + agent_setup::scrub_home(&self.tmp, key);
+            + agent_setup::scrub_folder(&self.tmp, key);
         if scrubbed > 0 {
             tracing::info!(
                 session_id = self.session_id,
