@@ -59,12 +59,13 @@ impl Projects {
             .filter(|s| s.project_id == project.id && self.is_running(s.id))
             .map(|s| (s.task_id.clone(), s))
             .collect();
-        let last_session = |task_id: &str| -> Option<SessionRecord> {
-            store
-                .list_sessions(project.id, Some(task_id), 1)
-                .ok()
-                .and_then(|s| s.into_iter().next())
-        };
+        // Each task's last session, from one query (newest first): a list of 10,000 tasks is
+        // looked at after every outside change, and a query per task would be 10,000.
+        let mut last: HashMap<String, SessionRecord> = HashMap::new();
+        for session in store.list_sessions(project.id, None, u32::MAX)? {
+            last.entry(session.task_id.clone()).or_insert(session);
+        }
+        let last_session = |task_id: &str| last.get(task_id).cloned();
         let plan = |file: &TaskFile| -> Vec<(String, Repair)> {
             let mut plan = Vec::new();
             for task in file.tasks() {
