@@ -100,16 +100,21 @@ async fn twenty_tasks_while(
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     person.join().expect("the person's program");
-    // The engine sees the last change of the person's and puts the list right.
-    let stuck = eventually("no task left in progress", Duration::from_secs(20), || {
-        let file = read_file(&file).ok()?;
-        let stuck = file
-            .tasks()
-            .iter()
-            .filter(|t| t.status == TaskStatus::InProgress)
-            .count();
-        (stuck == 0).then_some(0)
-    })
+    // The engine sees the last change of the person's (after its watcher's pause) and puts
+    // the list right: nothing left in progress, and every task of Healer's closed.
+    let stuck = eventually(
+        "no task left in progress and every task closed",
+        Duration::from_secs(20),
+        || {
+            let list = read_file(&file).ok()?;
+            let stuck = list
+                .tasks()
+                .iter()
+                .filter(|t| t.status == TaskStatus::InProgress)
+                .count();
+            (stuck == 0 && not_closed(&file) == 0).then_some(0)
+        },
+    )
     .await;
     assert_eq!(not_closed(&file), 0, "every task of Healer's is closed");
     (bed, stuck)
