@@ -9,8 +9,8 @@ mod signature;
 
 use serde::{Deserialize, Serialize};
 
-pub use classify::{classify, ExitInfo};
-pub use evidence::parse_evidence;
+pub use classify::{classify, judge, ExitInfo, Judgement};
+pub use evidence::{chain, parse_evidence, Link};
 pub use position::{broke_loading, entry_frames};
 pub use scenario::{type_error_lines, ProjectScenario};
 pub use signature::{normalize, normalize_text, sign};

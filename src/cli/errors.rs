@@ -1,14 +1,12 @@
 //! `healer errors …`: what Healer makes of a failure's raw output, without running anything.
-//! The same functions as a failed run: `parse_evidence`, `classify` (as for an exit with code
-//! 1), `normalize` and `sign`.
+//! The same functions as a failed run: `parse_evidence`, `judge` (the classifier, as for an exit
+//! with code 1, with what decided the class), `normalize` and `sign`.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
-use healer::failure::{
-    classify, normalize, parse_evidence, sign, Evidence, ExitInfo, FailureClass,
-};
+use healer::failure::{judge, normalize, parse_evidence, sign, Evidence, ExitInfo, FailureClass};
 use healer::{Error, Result};
 use serde::Serialize;
 
@@ -31,6 +29,11 @@ pub enum ErrorsCommand {
 pub struct Classified {
     pub class: FailureClass,
     pub error_type: Option<String>,
+    /// What decided the class: the exception (type and message) it was classed by, a line of
+    /// the output, or how the process ended; null when nothing did (unknown).
+    pub classed_by: Option<String>,
+    /// The first exception of a chain, when the one printed last wraps another.
+    pub root_cause: Option<String>,
     pub signature: String,
     pub normalized: String,
 }
@@ -57,7 +60,7 @@ pub fn classified(raw: &str, entry: &str) -> Classified {
         code: Some(1),
         ..ExitInfo::default()
     };
-    let class = classify(&exit, evidence.as_ref(), raw);
+    let judgement = judge(&exit, evidence.as_ref(), raw);
     // Output with no meaningful line (only `}` or carets) still gets a signature: of its text.
     let evidence = evidence.unwrap_or_else(|| Evidence {
         error_type: None,
@@ -66,8 +69,10 @@ pub fn classified(raw: &str, entry: &str) -> Classified {
     });
     let normalized = normalize(&evidence);
     Classified {
-        class,
+        class: judgement.class,
         error_type: evidence.error_type,
+        classed_by: judgement.by,
+        root_cause: judgement.root_cause,
         signature: sign(&normalized),
         normalized,
     }

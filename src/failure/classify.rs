@@ -8,10 +8,11 @@
 //! cut before its last line). Rules are plain substring and token checks, one pass over the
 //! output whatever their number.
 
+mod lookalike;
 mod text;
 
 use super::evidence::exception_head;
-use super::{Evidence, FailureClass};
+use super::{chain, Evidence, FailureClass, Link};
 use text::TextShows;
 
 /// How a process ended.
@@ -41,6 +42,20 @@ impl ExitInfo {
         matches!(self.code, Some(126 | 127))
     }
 
+    /// 124: `timeout(1)` stopped the command it ran (the script's own limit, not Healer's).
+    fn ran_out_of_time(&self) -> bool {
+        self.code == Some(124)
+    }
+
+    /// How it ended, as printed: "exit code 137", "signal 9".
+    fn describe(&self) -> String {
+        match (self.signal, self.code) {
+            (Some(signal), _) => format!("signal {signal}"),
+            (None, Some(code)) => format!("exit code {code}"),
+            (None, None) => "an ending Healer could not observe".to_string(),
+        }
+    }
+
     /// An exit with no code and no signal is an ending we could not observe: count it failed.
     fn failed(&self) -> bool {
         self.code != Some(0)
@@ -49,35 +64,89 @@ impl ExitInfo {
 
 /// The class of a failed attempt. `output` is the captured stderr followed by stdout.
 pub fn classify(exit: &ExitInfo, evidence: Option<&Evidence>, output: &str) -> FailureClass {
+    judge(exit, evidence, output).class
+}
+
+/// A class, and what it was read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Judgement {
+    pub class: FailureClass,
+    /// What decided it, as printed: the exception it was classed by ("KeyError: 'amount'"), a
+    /// line of the output, or how the process ended ("exit code 124"). `None` when nothing did.
+    pub by: Option<String>,
+    /// The first exception of a chain, when the one that ended the run wraps another:
+    /// "ConnectionRefusedError: [Errno 111] Connection refused".
+    pub root_cause: Option<String>,
+}
+
+/// [`classify`], with what decided the class.
+pub fn judge(exit: &ExitInfo, evidence: Option<&Evidence>, output: &str) -> Judgement {
+    let links = evidence.map(chain).unwrap_or_default();
+    let root_cause = (links.len() > 1)
+        .then(|| links.first().map(Link::describe))
+        .flatten();
+    let verdict = |class: FailureClass, by: Option<String>| Judgement {
+        class,
+        by,
+        root_cause: root_cause.clone(),
+    };
     if exit.timed_out {
-        return FailureClass::Timeout;
+        return verdict(
+            FailureClass::Timeout,
+            Some("Healer's time limit".to_string()),
+        );
     }
     if exit.spawn_failed {
-        return FailureClass::Environment;
+        return verdict(
+            FailureClass::Environment,
+            Some("the program could not be started".to_string()),
+        );
     }
     if exit.died_of_a_resource_signal() {
-        return FailureClass::Resource;
+        return verdict(FailureClass::Resource, Some(exit.describe()));
     }
-    // The parsed evidence is the failure that ended the run; the raw output also holds what
-    // came before (a cause, a log line), so it is only asked when the evidence is silent.
-    if let Some(class) = evidence.and_then(class_of_evidence) {
-        return class;
+    // Each exception of the chain, root cause first: a wrapper's own words rarely name what
+    // went wrong underneath. The raw output also holds what came before the report (a log
+    // line, a warning), which is only asked when there is no report.
+    for (i, link) in links.iter().enumerate() {
+        if let Some(class) = class_of_link(link) {
+            let class = lookalike::reconsidered(class, link, output);
+            return verdict(class, Some(link.describe()));
+        }
+        // A root cause in the code or the data (a missing key, a bad value) is what a retrying
+        // or friendly wrapper reports, whatever its words ("try again later").
+        if i == 0 && links.len() > 1 && link.error_type.as_deref().is_some_and(is_a_code_error) {
+            return verdict(FailureClass::Logic, Some(link.describe()));
+        }
+    }
+    let report = evidence.filter(|e| {
+        e.error_type.is_some() && e.stack.is_some() && !lookalike::reports_a_failed_child(e)
+    });
+    if let Some(report) = report {
+        // A full exception report whose chain names no outside cause: the code is at fault.
+        let by = links.first().map_or_else(|| report.said(), Link::describe);
+        return verdict(FailureClass::Logic, Some(by));
+    }
+    if exit.ran_out_of_time() {
+        return verdict(FailureClass::Resource, Some(exit.describe()));
     }
     if exit.could_not_run_a_command() {
-        return FailureClass::Environment;
+        return verdict(FailureClass::Environment, Some(exit.describe()));
     }
-    if let Some(class) = class_of_output(output) {
-        return class;
+    let quiet = lookalike::without_noise(output);
+    if let Some((class, line)) = class_of_output(&quiet) {
+        let class = match links.last() {
+            Some(link) => lookalike::reconsidered(class, link, output),
+            None => class,
+        };
+        return verdict(class, Some(line));
     }
-    let said_something = match evidence {
-        Some(e) if e.error_type.is_some() => return FailureClass::Logic,
-        Some(e) => !e.message.trim().is_empty(),
-        None => !output.trim().is_empty(),
-    };
-    if said_something && exit.failed() {
-        FailureClass::Logic
-    } else {
-        FailureClass::Unknown
+    match evidence {
+        Some(e) if e.error_type.is_some() => verdict(FailureClass::Logic, Some(e.said())),
+        Some(e) if exit.failed() && lookalike::names_a_failure(&e.message) => {
+            verdict(FailureClass::Logic, Some(e.said()))
+        }
+        _ => verdict(FailureClass::Unknown, None),
     }
 }
 
@@ -88,35 +157,48 @@ const ORDER: [FailureClass; 3] = [
     FailureClass::Transient,
 ];
 
-fn class_of_evidence(evidence: &Evidence) -> Option<FailureClass> {
-    if reads_a_missing_variable(evidence) {
+/// The class one exception of a chain proves: by its type, by what it says, or by a missing
+/// piece of configuration it reveals.
+fn class_of_link(link: &Link) -> Option<FailureClass> {
+    if lookalike::reads_a_missing_variable(link) || lookalike::url_from_an_unset_variable(link) {
         return Some(FailureClass::Environment);
     }
-    let type_class = evidence.error_type.as_deref().and_then(class_of_type);
-    let shown = TextShows::read(&evidence.message);
+    let type_class = link.error_type.as_deref().and_then(class_of_type);
+    if type_class == Some(FailureClass::Resource) || lookalike::short_write(&link.said) {
+        return Some(FailureClass::Resource);
+    }
+    let shown = TextShows::read(&link.said);
     ORDER
         .into_iter()
         .find(|&class| type_class == Some(class) || shown.shows(class))
 }
 
-fn class_of_output(output: &str) -> Option<FailureClass> {
+/// The class the output proves, with the line that proves it.
+fn class_of_output(output: &str) -> Option<(FailureClass, String)> {
     let types: Vec<Option<FailureClass>> = exception_types_in(output)
         .map(|t| class_of_type(&t))
         .collect();
     let shown = TextShows::read(output);
-    ORDER
-        .into_iter()
-        .find(|&class| types.contains(&Some(class)) || shown.shows(class))
-}
-
-/// Python's `KeyError` raised by `os.environ[...]`: the configuration lacks a variable, which
-/// no change to the code would supply.
-fn reads_a_missing_variable(evidence: &Evidence) -> bool {
-    evidence.error_type.as_deref() == Some("KeyError")
-        && evidence
-            .stack
-            .as_deref()
-            .is_some_and(|s| s.contains("os.environ") || s.contains("<frozen os>"))
+    let class = if lookalike::short_write(output) {
+        FailureClass::Resource
+    } else {
+        ORDER
+            .into_iter()
+            .find(|&class| types.contains(&Some(class)) || shown.shows(class))?
+    };
+    // The line to show: the last one that proves the class on its own.
+    let line = output
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|line| {
+            !line.is_empty()
+                && (TextShows::read(line).shows(class)
+                    || (class == FailureClass::Resource && lookalike::short_write(line))
+                    || exception_types_in(line).any(|t| class_of_type(&t) == Some(class)))
+        })
+        .unwrap_or_default();
+    Some((class, line.to_string()))
 }
 
 /// Exception names printed at the start of a line (Python's last traceback line, Node's header,
@@ -135,11 +217,34 @@ fn exception_types_in(output: &str) -> impl Iterator<Item = String> + '_ {
     })
 }
 
+/// Exceptions raised by a mistake in the code or a shape of data it did not expect.
+fn is_a_code_error(error_type: &str) -> bool {
+    let name = error_type.rsplit('.').next().unwrap_or(error_type);
+    matches!(
+        name,
+        "KeyError"
+            | "IndexError"
+            | "ValueError"
+            | "TypeError"
+            | "AttributeError"
+            | "NameError"
+            | "UnboundLocalError"
+            | "ZeroDivisionError"
+            | "JSONDecodeError"
+            | "UnicodeDecodeError"
+            | "AssertionError"
+            | "SyntaxError"
+            | "ReferenceError"
+            | "RangeError"
+    )
+}
+
 /// A class from an exception's name alone (Python's, Node's, or the shell names the evidence
 /// parser gives).
 fn class_of_type(error_type: &str) -> Option<FailureClass> {
     let name = error_type.rsplit('.').next().unwrap_or(error_type);
-    if name.ends_with("MemoryError") || name == "NoSpace" {
+    // subprocess.TimeoutExpired: a command the script ran needed more time than it gave it.
+    if name.ends_with("MemoryError") || name == "NoSpace" || name == "TimeoutExpired" {
         return Some(FailureClass::Resource);
     }
     if matches!(

@@ -5,11 +5,13 @@
 //! ends latest in the output wins: that is the one that ended the run. Plain string code, one
 //! pass per reader: linear in the output, nothing that can backtrack.
 
+mod chain;
 mod node;
 mod python;
 mod shell;
 
 use super::Evidence;
+pub use chain::{chain, Link};
 use node::node_error;
 use python::python_traceback;
 use shell::shell_error;

@@ -18,6 +18,9 @@ use tokio::sync::Semaphore;
 const AT_ONCE: usize = 6;
 /// No program takes long; one that hangs is a broken case.
 const LIMIT: Duration = Duration::from_secs(15);
+/// The corpus folders: each is its programs' label. `unknown` holds programs that fail and say
+/// nothing Healer can read a cause from.
+const CLASSES: [&str; 5] = ["logic", "environment", "transient", "resource", "unknown"];
 /// Below this share of right answers the test fails.
 const FLOOR: f64 = 0.95;
 
@@ -37,7 +40,7 @@ struct Outcome {
 fn corpus() -> Vec<Case> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/classes");
     let mut cases = Vec::new();
-    for class in ["logic", "environment", "transient", "resource"] {
+    for class in CLASSES {
         let expected = FailureClass::parse(class).expect("a class");
         let mut paths: Vec<PathBuf> = std::fs::read_dir(root.join(class))
             .expect("the corpus folder")
@@ -205,7 +208,7 @@ async fn the_classifier_is_right_on_real_failures_by_the_rule_of_what_fixes_them
             tail.into_iter().rev().collect::<Vec<_>>().join("\n    ")
         );
     }
-    for class in ["logic", "environment", "transient", "resource"] {
+    for class in CLASSES {
         let of: Vec<&Outcome> = outcomes
             .iter()
             .filter(|o| o.case.expected.as_str() == class)

@@ -105,6 +105,105 @@ fn shifted(code: &str) -> String {
     format!("\n\n\n\n\n{code}")
 }
 
+// --- Chains: the root cause is part of the signature ------------------------------------------
+
+/// A wrapper exception, always with the same words, around `cause` (Python statements that
+/// raise), after `noise` log lines with times, pids and request ids.
+fn wrapped(cause: &str, noise: u32) -> String {
+    format!(
+        r#"import logging, os, socket, sqlite3, sys
+logging.basicConfig(stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s", level=logging.INFO)
+for i in range({noise}):
+    logging.warning("retrying request req-%06d from pid %d after 503", i * 7919, os.getpid())
+
+class SyncError(Exception):
+    pass
+
+def closed_port():
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    return port
+
+def push():
+    try:
+        {cause}
+    except Exception as e:
+        raise SyncError("could not push the batch") from e
+
+push()
+"#
+    )
+}
+
+const REFUSED: &str = "socket.create_connection((\"127.0.0.1\", closed_port()), timeout=3)";
+const LOCKED: &str = "a = sqlite3.connect(\"q.db\", isolation_level=None); \
+    a.execute(\"CREATE TABLE IF NOT EXISTS t (x)\"); a.execute(\"BEGIN EXCLUSIVE\"); \
+    sqlite3.connect(\"q.db\", timeout=0.1).execute(\"INSERT INTO t VALUES (1)\")";
+const SHAPE: &str = "{\"total_cents\": 1}[\"amount\"]";
+
+#[test]
+fn a_wrapper_signs_by_its_root_cause_and_the_same_root_signs_the_same() {
+    let refused = run("main.py", &wrapped(REFUSED, 1));
+    // Another folder, another port, more log lines with other ids and pids, every line moved.
+    let refused_again = run("main.py", &shifted(&wrapped(REFUSED, 40)));
+    assert_eq!(refused.evidence.error_type.as_deref(), Some("SyncError"));
+    assert_same(&refused, &refused_again);
+    // The same wrapper around other root causes: never the same signature.
+    let locked = run("main.py", &wrapped(LOCKED, 1));
+    let shape = run("main.py", &wrapped(SHAPE, 1));
+    assert_differ(&refused, &locked);
+    assert_differ(&refused, &shape);
+    assert_differ(&locked, &shape);
+    assert!(
+        locked.normalized.contains("database is locked"),
+        "{}",
+        locked.normalized
+    );
+}
+
+fn node_wrapped(cause: &str) -> String {
+    format!(
+        r#"const net = require("net");
+function closedPort() {{
+  return new Promise((resolve) => {{
+    const probe = net.createServer().listen(0, "127.0.0.1", () => {{
+      const {{ port }} = probe.address();
+      probe.close(() => resolve(port));
+    }});
+  }});
+}}
+async function pull() {{
+  try {{
+    {cause}
+  }} catch (err) {{
+    throw new Error("the nightly pull did not complete", {{ cause: err }});
+  }}
+}}
+pull();
+"#
+    )
+}
+
+#[test]
+fn a_node_error_signs_by_its_cause() {
+    let connect = "const port = await closedPort(); await new Promise((ok, fail) => \
+        net.connect(port, \"127.0.0.1\", ok).on(\"error\", fail));";
+    let refused = run("main.js", &node_wrapped(connect));
+    let refused_again = run("main.js", &shifted(&node_wrapped(connect)));
+    assert_same(&refused, &refused_again);
+    assert!(
+        refused
+            .normalized
+            .contains("[cause]: Error: connect ECONNREFUSED <ip>:<port>"),
+        "{}",
+        refused.normalized
+    );
+    let shape = run("main.js", &node_wrapped("JSON.parse(\"<html>\");"));
+    assert_differ(&refused, &shape);
+}
+
 // --- Python ----------------------------------------------------------------------------------
 
 fn key_error(key: &str, rows: u32) -> String {
@@ -410,7 +509,62 @@ fn healer_errors_classify_prints_class_type_signature_and_text_for_a_file_and_st
     ));
     assert_eq!(untyped["error_type"], serde_json::Value::Null);
     assert_eq!(untyped["normalized"], "something odd happened <n> times");
-    assert_eq!(untyped["class"], "logic");
+    // A line that names no failure leaves the cause unclear (docs/classes.md, principle 5).
+    assert_eq!(untyped["class"], "unknown");
+    assert_eq!(untyped["classed_by"], serde_json::Value::Null);
+}
+
+#[test]
+fn healer_errors_classify_names_the_root_cause_of_a_chain() {
+    let chained = run(
+        "main.py",
+        r#"import socket
+class SyncError(Exception):
+    pass
+probe = socket.socket()
+probe.bind(('127.0.0.1', 0))
+port = probe.getsockname()[1]
+probe.close()
+try:
+    socket.create_connection(('127.0.0.1', port), timeout=3)
+except OSError as e:
+    raise SyncError('could not push the batch') from e
+"#,
+    );
+    let out = json_of(&classify_cli(&[], Some(&chained.stderr)));
+    assert_eq!(out["class"], "transient", "{out}\n{}", chained.stderr);
+    assert_eq!(out["error_type"], "SyncError");
+    assert_eq!(
+        out["root_cause"],
+        "ConnectionRefusedError: [Errno 111] Connection refused"
+    );
+    assert_eq!(
+        out["classed_by"],
+        "ConnectionRefusedError: [Errno 111] Connection refused"
+    );
+    // A wrapper around a changed data shape is the code's to fix.
+    let shape = run(
+        "main.py",
+        r#"class ImportFailed(Exception):
+    pass
+try:
+    {'total_cents': 1}['amount']
+except KeyError as e:
+    raise ImportFailed('could not sum the orders') from e
+"#,
+    );
+    let out = json_of(&classify_cli(&[], Some(&shape.stderr)));
+    assert_eq!(out["class"], "logic");
+    assert_eq!(out["root_cause"], "KeyError: 'amount'");
+    // Not chained: no root cause of its own, classed by the exception itself.
+    let plain = run(
+        "main.py",
+        "{}['total']
+",
+    );
+    let out = json_of(&classify_cli(&[], Some(&plain.stderr)));
+    assert_eq!(out["root_cause"], serde_json::Value::Null);
+    assert_eq!(out["classed_by"], "KeyError: 'total'");
 }
 
 #[test]

@@ -42,6 +42,19 @@ const PATTERNS: &[(&str, FailureClass, Kind)] = {
         ("enfile", Res, Token),
         ("can't start new thread", Res, Phrase),
         ("cpu time limit exceeded", Res, Phrase),
+        // A child the script ran was killed by the kernel (Python's CalledProcessError "died
+        // with <Signals.SIGKILL: 9>", Node's `signal: 'SIGKILL'`) or hit a CPU or file limit.
+        ("died with <signals.sigkill", Res, Phrase),
+        ("died with <signals.sigxcpu", Res, Phrase),
+        ("died with <signals.sigxfsz", Res, Phrase),
+        ("signal: 'sigkill'", Res, Phrase),
+        ("signal: 'sigabrt'", Res, Phrase),
+        ("signal: 'sigbus'", Res, Phrase),
+        ("signal: 'sigsegv'", Res, Phrase),
+        ("signal: 'sigxcpu'", Res, Phrase),
+        ("signal: 'sigxfsz'", Res, Phrase),
+        // A write the disk or a file size limit cut short (see also `lookalike::short_write`).
+        ("short write", Res, Phrase),
         ("no module named", Env, Phrase),
         ("cannot find module", Env, Phrase),
         ("cannot find package", Env, Phrase),
@@ -51,6 +64,10 @@ const PATTERNS: &[(&str, FailureClass, Kind)] = {
         ("operation not permitted", Env, Phrase),
         ("[errno 13]", Env, Phrase),
         ("read-only file system", Env, Phrase),
+        // SQLite's words for a database file or folder it may not write or cannot open.
+        ("readonly database", Env, Phrase),
+        ("read-only database", Env, Phrase),
+        ("unable to open database file", Env, Phrase),
         ("eacces", Env, Token),
         ("eperm", Env, Token),
         ("erofs", Env, Token),

@@ -7,6 +7,12 @@ use crate::failure::Evidence;
 /// The last exception line that closes an indented block of frames. Keying on the block rather
 /// than on the `Traceback (most recent call last):` header also reads a `SyntaxError` (which has
 /// no header) and a traceback whose header was cut away by the output cap.
+///
+/// A chained traceback ("The above exception was the direct cause of the following
+/// exception:", "During handling of the above exception, another exception occurred:") keeps
+/// the whole chain in the stack, root first: each earlier block's frames, its exception line and
+/// the sentence that links it to the next. The class and the signature come from the root cause
+/// (docs/classes.md), which a wrapper's own type and message do not name.
 pub(super) fn python_traceback(lines: &[&str]) -> Option<Found> {
     for (i, line) in lines.iter().enumerate().rev() {
         if is_indented(line) || line.trim().is_empty() || is_cut_marker(line) {
@@ -24,9 +30,17 @@ pub(super) fn python_traceback(lines: &[&str]) -> Option<Found> {
         if !has_frame && !was_cut {
             continue;
         }
-        let stack: Vec<&str> = block
+        let first = chain_start(lines, start);
+        let stack: Vec<&str> = lines
+            .get(first..i)
+            .unwrap_or_default()
             .iter()
-            .filter(|l| !is_caret_line(l) && !is_cut_marker(l) && !l.trim().is_empty())
+            .filter(|l| {
+                !is_caret_line(l)
+                    && !is_cut_marker(l)
+                    && !l.trim().is_empty()
+                    && l.trim_end() != TRACEBACK_HEADER
+            })
             .map(|l| l.trim_end())
             .collect();
         return Some(Found {
@@ -39,6 +53,60 @@ pub(super) fn python_traceback(lines: &[&str]) -> Option<Found> {
         });
     }
     None
+}
+
+const TRACEBACK_HEADER: &str = "Traceback (most recent call last):";
+
+/// The sentences Python prints between the tracebacks of a chain.
+pub(in crate::failure) const CHAIN_LINKS: [&str; 2] = [
+    "The above exception was the direct cause of the following exception:",
+    "During handling of the above exception, another exception occurred:",
+];
+
+/// Where the chain that ends in the frame block starting at `block_start` begins: the first
+/// line of its root's frames, or `block_start` when the traceback is not chained.
+fn chain_start(lines: &[&str], block_start: usize) -> usize {
+    let mut first = block_start;
+    // A chain is a handful of links; the bound keeps a pathological output linear.
+    for _ in 0..32 {
+        let Some(previous) = previous_link(lines, first) else {
+            break;
+        };
+        first = previous;
+    }
+    first
+}
+
+/// The first frame line of the exception printed before the traceback whose frames start at
+/// `block_start`, when the two are linked by one of [`CHAIN_LINKS`].
+fn previous_link(lines: &[&str], block_start: usize) -> Option<usize> {
+    let header = block_start.checked_sub(1)?;
+    if lines.get(header)?.trim_end() != TRACEBACK_HEADER {
+        return None;
+    }
+    let above = |from: usize| {
+        (0..from)
+            .rev()
+            .find(|&j| lines.get(j).is_some_and(|l| !l.trim().is_empty()))
+    };
+    let link = above(header)?;
+    if !CHAIN_LINKS.contains(&lines.get(link)?.trim_end()) {
+        return None;
+    }
+    // The earlier exception's line, possibly followed by more lines of its message.
+    let last = above(link)?;
+    (last.saturating_sub(20)..=last).rev().find_map(|e| {
+        let line = lines.get(e)?;
+        if is_indented(line) || exception_head(line).is_none() {
+            return None;
+        }
+        let start = frame_block_start(lines, e);
+        let frames = lines.get(start..e)?;
+        frames
+            .iter()
+            .any(|l| l.trim_start().starts_with("File \""))
+            .then_some(start)
+    })
 }
 
 /// Index of the first line of the indented run directly above `end`. A cut marker and the

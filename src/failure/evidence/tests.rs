@@ -56,7 +56,7 @@ fn a_bare_exception_has_an_empty_message() {
 }
 
 #[test]
-fn of_chained_python_exceptions_the_last_one_is_reported() {
+fn of_chained_python_exceptions_the_last_one_is_reported_with_the_chain_in_its_stack() {
     let text = format!(
         "{KEY_ERROR}\nDuring handling of the above exception, another exception \
              occurred:\n\nTraceback (most recent call last):\n  File \"main.py\", line 7, in \
@@ -65,8 +65,45 @@ fn of_chained_python_exceptions_the_last_one_is_reported() {
     let e = parse(&text);
     assert_eq!(e.error_type.as_deref(), Some("ValueError"));
     assert_eq!(e.message, "no total");
-    let stack = e.stack.expect("stack");
-    assert!(!stack.contains("line 5"), "{stack}");
+    let stack = e.stack.clone().expect("stack");
+    assert_eq!(
+        stack,
+        "  File \"/tmp/w/main.py\", line 5, in <module>\n    f({})\n  File \"/tmp/w/main.py\", \
+         line 3, in f\n    return d[\"total\"]\nKeyError: 'total'\nDuring handling of the above \
+         exception, another exception occurred:\n  File \"main.py\", line 7, in <module>\n    \
+         raise ValueError('no total')"
+    );
+    let links = crate::failure::chain(&e);
+    let described: Vec<String> = links.iter().map(|l| l.describe()).collect();
+    assert_eq!(described, ["KeyError: 'total'", "ValueError: no total"]);
+}
+
+#[test]
+fn a_node_errors_causes_are_its_chain_deepest_first() {
+    let text = "/tmp/w/main.js:9\n    throw new Error(\"sync failed\", { cause: err });\n    ^\n\n\
+        Error: sync failed\n    at sync (/tmp/w/main.js:9:11) {\n  [cause]: Error: transport \
+        failed\n      at read (/tmp/w/main.js:3:9) {\n    [cause]: Error: connect ECONNREFUSED \
+        127.0.0.1:4000\n        at TCPConnectWrap.afterConnect [as oncomplete] \
+        (node:net:1607:16) {\n      errno: -111,\n      code: 'ECONNREFUSED'\n    }\n  }\n}\n\n\
+        Node.js v20.20.2\n";
+    let e = parse_evidence(text, "", "main.js").expect("evidence");
+    assert_eq!(e.said(), "Error: sync failed");
+    let links = crate::failure::chain(&e);
+    let described: Vec<String> = links.iter().map(|l| l.describe()).collect();
+    assert_eq!(
+        described,
+        [
+            "Error: connect ECONNREFUSED 127.0.0.1:4000",
+            "Error: transport failed",
+            "Error: sync failed"
+        ]
+    );
+    assert!(
+        links[0].said.contains("code: 'ECONNREFUSED'"),
+        "{:?}",
+        links[0]
+    );
+    assert!(!links[2].said.contains("ECONNREFUSED"), "{:?}", links[2]);
 }
 
 #[test]
@@ -142,7 +179,8 @@ fn a_multi_line_node_message_keeps_its_first_line_as_the_header() {
         e.stack.as_deref(),
         Some(
             "    at Module._resolveFilename (node:internal/modules/cjs/loader:1207:15)\n    \
-                 at Object.<anonymous> (/tmp/w/main.js:1:1)"
+                 at Object.<anonymous> (/tmp/w/main.js:1:1)\n  code: 'MODULE_NOT_FOUND',\n  \
+                 requireStack: [ '/tmp/w/main.js' ]"
         )
     );
 }

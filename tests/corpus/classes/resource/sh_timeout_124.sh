@@ -1,0 +1,4 @@
+set -euo pipefail
+echo "exporting the warehouse snapshot"
+timeout 0.5 sleep 5
+echo "exported"

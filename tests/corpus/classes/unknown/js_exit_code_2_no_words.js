@@ -1,0 +1,2 @@
+console.log("processed 40 of 40 records");
+process.exitCode = 2;

@@ -1,0 +1,3 @@
+console.log("starting sync");
+console.error("sync failed");
+process.exit(1);

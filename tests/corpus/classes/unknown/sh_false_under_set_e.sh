@@ -1,0 +1,4 @@
+set -e
+echo "checking the mirror"
+test -n ""
+echo "mirror is fine"

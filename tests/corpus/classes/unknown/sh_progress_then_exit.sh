@@ -1,0 +1,3 @@
+echo "fetched 120 rows"
+echo "writing report.csv"
+exit 3

@@ -1,0 +1,2 @@
+echo "upload step failed" >&2
+exit 1
