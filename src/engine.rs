@@ -230,6 +230,16 @@ impl Engine {
             handle.inner.projects.clone(),
             cancel.clone(),
         ));
+        // A question answered while no engine carried its invocation on (the one that recorded
+        // the answer stopped first) is acted on now.
+        {
+            let (services, projects) = (handle.services.clone(), handle.inner.projects.clone());
+            tasks.spawn(async move {
+                if let Err(e) = crate::spells::resume_answered(&services, &projects).await {
+                    tracing::warn!("could not carry on the answered healer questions: {e}");
+                }
+            });
+        }
         tasks.spawn(healer::scan_loop(handle.clone(), cancel.clone()));
         tasks.spawn(projects::judge_loop(handle.clone(), cancel.clone()));
         if handle.inner.scheduling {

@@ -32,8 +32,8 @@ pub use doctor::{doctor, Doctor};
 pub use plan::{plan, Facts};
 pub use policy::{should_run, Decision};
 pub use scan::{scan, StuckKind, StuckReport, StuckTask, REPEATED_SESSIONS};
-pub(crate) use service::run_loop;
 pub use service::HealerService;
+pub(crate) use service::{resume, resume_answered, run_loop};
 
 pub use crate::store::{
     HealerCounters, HealerInvocation, HealerMode, HealerScenarios, InvocationStatus,
@@ -66,6 +66,9 @@ pub struct SpellReport {
     pub followup_task: Option<String>,
     /// The person chose Pause: no further spell runs.
     pub stop: bool,
+    /// It asked the person (this checkpoint) and is cast again with the answer: the invocation
+    /// waits, stored, until then.
+    pub waits_for: Option<i64>,
 }
 
 impl SpellReport {
@@ -87,6 +90,7 @@ impl SpellReport {
 }
 
 /// What a spell acts with.
+#[derive(Clone, Copy)]
 pub struct SpellContext<'a> {
     pub(crate) services: &'a Services,
     pub(crate) projects: &'a std::sync::Arc<Projects>,
@@ -95,6 +99,8 @@ pub struct SpellContext<'a> {
     pub failure: &'a Failure,
     pub context: &'a InvocationContext,
     pub invocation_id: i64,
+    /// The person's answer to the question this spell asked, when it is cast again with it.
+    pub answer: Option<crate::checkpoint::CheckpointAction>,
 }
 
 #[async_trait]

@@ -49,7 +49,9 @@ pub use healer_config::{
 pub use heals::{HealRecord, Outcome, RemedyAttempt, RemedyStatus};
 pub use holds::RepairHold;
 pub use inbox::{InboxItem, InboxKind, SettledItems};
-pub use invocations::{HealerInvocation, InvocationStatus, NewInvocation, SpellRun};
+pub use invocations::{
+    HealerInvocation, InvocationState, InvocationStatus, NewInvocation, SpellRun,
+};
 pub use judgements::{PendingReplace, TaskJudgement};
 pub use maintenance::{Entered, FixResult};
 pub use projects::{
@@ -95,6 +97,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0013_steering.sql"),
     include_str!("store/migrations/0014_healer_service.sql"),
     include_str!("store/migrations/0015_steering_judge.sql"),
+    include_str!("store/migrations/0016_durable_invocations.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

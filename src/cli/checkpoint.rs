@@ -2,7 +2,7 @@
 //! option, `decide` shows the checkpoint and asks (Enter takes the recommended option); it reads
 //! lines, so it works when standard input is not a terminal, and exits 2 when it is closed.
 
-use std::io::{BufRead, Write};
+use std::io::{BufRead, IsTerminal, Write};
 
 use clap::Subcommand;
 use healer::checkpoint::{Checkpoint, CheckpointAction};
@@ -114,6 +114,60 @@ pub async fn run(command: CheckpointCommand, paths: &Paths) -> Result<bool> {
             Ok(true)
         }
     }
+}
+
+/// Exit status of `project run --wait` when Healer waits for the person's answer and there is
+/// no terminal to ask it on.
+pub const WAITS_FOR_ANSWER: i32 = 3;
+
+/// After `project run --wait`: when the healer service waits for the person's answer about the
+/// session's failure, ask it on the terminal as `checkpoint decide` does; without a terminal,
+/// print the question and how to answer it, and exit with [`WAITS_FOR_ANSWER`].
+pub async fn answer_healer_question(
+    paths: &Paths,
+    session: &healer::store::SessionRecord,
+) -> Result<()> {
+    let store = open(paths)?;
+    let waiting = store
+        .invocations(Some(session.project_id), Some(&session.task_id), 20)?
+        .into_iter()
+        .find(|inv| inv.session_id == Some(session.id) && inv.waiting_checkpoint.is_some());
+    let Some(checkpoint) = waiting.and_then(|inv| inv.waiting_checkpoint) else {
+        return Ok(());
+    };
+    let checkpoint = store.checkpoint(checkpoint)?;
+    drop(store);
+    println!();
+    print!("{}", checkpoint.formatted());
+    if !std::io::stdin().is_terminal() {
+        let choices: Vec<String> = checkpoint
+            .options
+            .iter()
+            .enumerate()
+            .map(|(i, o)| format!("{} ({})", i + 1, o.label))
+            .collect();
+        println!(
+            "Healer waits for your answer. Answer it with: healer checkpoint decide {} OPTION — {}",
+            checkpoint.id,
+            choices.join(", ")
+        );
+        let _ = std::io::stdout().flush();
+        std::process::exit(WAITS_FOR_ANSWER);
+    }
+    let stdin = std::io::stdin();
+    let mut lines = stdin.lock();
+    let option = ask_option(&checkpoint, &mut lines)?;
+    drop(lines);
+    let request = Request::DecideCheckpoint {
+        id: checkpoint.id,
+        option: Some(option),
+        notes: None,
+    };
+    let Response::Checkpoint { checkpoint } = act(paths, request, DECIDE_WAIT).await? else {
+        return unexpected().map(|_| ());
+    };
+    println!("{}", decided_line(&checkpoint));
+    Ok(())
 }
 
 fn decided_line(c: &Checkpoint) -> String {

@@ -323,6 +323,9 @@ pub async fn run(command: ProjectCommand, paths: &Paths) -> Result<bool> {
                             "Session {} on \u{201c}{}\u{201d}: {}",
                             session.id, session.task_title, session.summary
                         );
+                        if wait {
+                            crate::checkpoint::answer_healer_question(paths, &session).await?;
+                        }
                     } else {
                         println!(
                             "Session {} started on \u{201c}{}\u{201d}; follow it with: healer session show {}",

@@ -74,8 +74,24 @@ impl Handle {
             }
             (None, _) => match store.replace_checkpoint(id)? {
                 Some(pending) => self.decide_replace(&pending, chosen.action),
-                // What waits on it (a healer spell) reads the decision itself.
-                None => format!("Healer goes on as you chose: {}", chosen.label),
+                None => match store.invocation_waiting_on(id)? {
+                    // The healer service's question: its invocation carries on here, in this
+                    // engine, and the outcome says what was done.
+                    Some(invocation) => {
+                        match crate::spells::resume(
+                            &self.services,
+                            self.projects(),
+                            invocation,
+                            chosen.action,
+                        )
+                        .await
+                        {
+                            Ok(done) => done,
+                            Err(e) => format!("Healer could not carry on: {e}"),
+                        }
+                    }
+                    None => format!("Recorded: {}", chosen.label),
+                },
             },
         };
         store.set_checkpoint_outcome(id, &outcome)?;

@@ -32,6 +32,11 @@ pub(super) fn agents(services: &Arc<Services>) -> AgentRegistry {
     agents
 }
 
+/// How long a failed session's failure takes at most to reach the healer service.
+const HEALER_APPEARS: std::time::Duration = std::time::Duration::from_secs(3);
+/// How long `project run --wait` waits at most for the healer service's own work.
+const HEALER_WORKS: std::time::Duration = std::time::Duration::from_secs(600);
+
 impl Handle {
     pub(super) fn projects(&self) -> &Arc<project::Projects> {
         &self.inner.projects
@@ -315,7 +320,35 @@ impl Handle {
         task_id: Option<&str>,
     ) -> Result<SessionRecord> {
         let session = self.run_project(project_id, task_id)?;
-        self.projects().wait(session.id).await
+        let ended = self.projects().wait(session.id).await?;
+        self.wait_for_healer(&ended).await?;
+        Ok(ended)
+    }
+
+    /// After a failed session: until the healer service has done what it does without the
+    /// person — its invocation ended, or waits for the person's answer (a stored state any
+    /// engine carries on). A command's own engine must not stop while it works.
+    async fn wait_for_healer(&self, session: &SessionRecord) -> Result<()> {
+        if session.status == crate::session::SessionStatus::Finished {
+            return Ok(());
+        }
+        let store = &self.services.store;
+        let started = std::time::Instant::now();
+        loop {
+            let open = store
+                .invocations(Some(session.project_id), Some(&session.task_id), 20)?
+                .into_iter()
+                .filter(|inv| inv.session_id == Some(session.id))
+                .map(|inv| inv.status)
+                .collect::<Vec<_>>();
+            let under_way = open.contains(&crate::store::InvocationStatus::Running);
+            // The failure reaches the service through the pipeline a moment after the session.
+            let not_yet = open.is_empty() && started.elapsed() < HEALER_APPEARS;
+            if !(under_way || not_yet) || started.elapsed() > HEALER_WORKS {
+                return Ok(());
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
     }
 
     /// Resume the agent's own session `previous_session_id` of `task_id` with `message` (a new
@@ -328,6 +361,16 @@ impl Handle {
         message: &str,
     ) -> Result<SessionRecord> {
         let project = self.services.store.project(project_id)?;
+        if self
+            .services
+            .store
+            .open_invocation_for_task(project_id, task_id)?
+            .is_some()
+        {
+            return Err(Error::InvalidInput(format!(
+                "Healer is handling a failure of task {task_id:?}; it can be resumed once Healer is done or you answered its question"
+            )));
+        }
         self.projects()
             .resume_session(&project, task_id, previous_session_id, message)
     }

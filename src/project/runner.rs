@@ -179,9 +179,36 @@ impl Projects {
         project: &Project,
         task_id: Option<&str>,
     ) -> Result<SessionRecord> {
+        self.start_with(project, task_id, true)
+    }
+
+    /// Start the next session of a task the healer service holds and has just fixed: the
+    /// invocation that holds it starts it.
+    pub fn start_for_healer(
+        self: &Arc<Self>,
+        project: &Project,
+        task_id: &str,
+    ) -> Result<SessionRecord> {
+        self.start_with(project, Some(task_id), false)
+    }
+
+    fn start_with(
+        self: &Arc<Self>,
+        project: &Project,
+        task_id: Option<&str>,
+        respect_holds: bool,
+    ) -> Result<SessionRecord> {
         let agent = self.agents.get(project.settings.agent)?;
         self.check_room(project)?;
-        let chosen = self.claim(project, task_id, agent.kind())?;
+        let held = if respect_holds {
+            self.services.store.held_tasks(project.id)?
+        } else {
+            Vec::new()
+        };
+        if let Some(id) = task_id.filter(|id| held.iter().any(|h| h == id)) {
+            return Err(Error::InvalidInput(self.held_reason(project, id)?));
+        }
+        let chosen = self.claim(project, task_id, agent.kind(), &held)?;
         let worktree = chosen
             .worktree
             .as_ref()
@@ -397,11 +424,32 @@ impl Projects {
     }
 
     /// Mark the chosen task in progress in the task list (one write, under its lock).
+    /// Why a held task cannot start: what the healer service is doing about it.
+    fn held_reason(&self, project: &Project, task_id: &str) -> Result<String> {
+        let store = &self.services.store;
+        let title = tasklist::read_file(&PathBuf::from(&project.path).join(tasklist::TASKS_FILE))
+            .ok()
+            .and_then(|f| f.task(task_id).map(|t| t.title.clone()))
+            .unwrap_or_else(|| task_id.to_string());
+        let waiting = store
+            .open_invocation_for_task(project.id, task_id)?
+            .and_then(|inv| inv.waiting_checkpoint);
+        Ok(match waiting {
+            Some(checkpoint) => format!(
+                "Healer is handling a failure of the task \u{201c}{title}\u{201d} and waits for your answer to its question (checkpoint {checkpoint}): answer it first, and the task is free again"
+            ),
+            None => format!(
+                "Healer is handling a failure of the task \u{201c}{title}\u{201d}; it can run again once Healer is done"
+            ),
+        })
+    }
+
     fn claim(
         &self,
         project: &Project,
         task_id: Option<&str>,
         agent: crate::session::AgentKind,
+        held: &[String],
     ) -> Result<Task> {
         let branch_of = |id: &str| branch_name(id);
         self.modify_tasks(project, "a task started", |file| {
@@ -419,7 +467,8 @@ impl Projects {
                     id.to_string()
                 }
                 None => ready(file)
-                    .first()
+                    .into_iter()
+                    .find(|t| !held.contains(&t.id))
                     .map(|t| t.id.clone())
                     .ok_or_else(|| Error::InvalidInput(no_ready_task(project, file)))?,
             };

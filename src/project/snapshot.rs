@@ -98,6 +98,19 @@ pub fn pin(worktree: &Path, task_id: &str, reason: &str) -> Result<Pinned> {
     })
 }
 
+/// Whether the worktree is still what the snapshot `commit` holds: the same files (tracked and
+/// untracked, as a snapshot takes them) on the same HEAD.
+pub fn matches(worktree: &Path, commit: &str) -> Result<bool> {
+    let repo = open(worktree)?;
+    let oid = git2::Oid::from_str(commit).map_err(|e| git_error("not a snapshot", e))?;
+    let snap = repo
+        .find_commit(oid)
+        .map_err(|e| git_error("cannot read the snapshot", e))?;
+    let head = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+    let same_head = snap.parent_ids().next() == head.map(|h| h.id());
+    Ok(same_head && worktree_tree(&repo)? == snap.tree_id())
+}
+
 /// Pin the worktree and record the snapshot in the store (the ref first: a crash between the
 /// two leaves a ref that [`record_unrecorded`] finds at the next start).
 pub fn take(

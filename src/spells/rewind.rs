@@ -4,7 +4,6 @@
 //! snapshot named.
 
 use std::path::Path;
-use std::time::Duration;
 
 use async_trait::async_trait;
 
@@ -20,9 +19,6 @@ use crate::store::{HealerMode, SnapshotRecord};
 pub const UNCOMMITTED: &str = "rewind_uncommitted_changes";
 pub const LAST_GREEN: &str = "rewind_to_last_green_commit";
 
-/// How often a pending question is looked at.
-const DECISION_POLL: Duration = Duration::from_millis(200);
-
 pub struct RewindUncommitted;
 pub struct RewindToLastGreen;
 
@@ -30,13 +26,22 @@ fn short(commit: &str) -> &str {
     commit.get(..7).unwrap_or(commit)
 }
 
+/// The task's worktree, which must still be there (a person may have deleted it while Healer
+/// asked).
 fn worktree<'a>(cx: &'a SpellContext<'_>) -> Result<&'a Path> {
-    cx.context
+    let path = cx
+        .context
         .worktree
         .as_deref()
         .ok_or_else(|| Error::NotFound {
             what: format!("the worktree of task {}", cx.context.task_id),
-        })
+        })?;
+    if !path.is_dir() {
+        return Err(Error::NotFound {
+            what: format!("the worktree {}", path.display()),
+        });
+    }
+    Ok(path)
 }
 
 /// Pin and record a snapshot of the task's worktree, linked to the invocation.
@@ -59,18 +64,27 @@ async fn pin(cx: &SpellContext<'_>, reason: &str) -> Result<SnapshotRecord> {
     Ok(snap)
 }
 
-/// What the person chose.
+/// What the person chose, or that the question is asked.
 enum Choice {
     Go,
     Skip,
     Pause,
+    /// The question is asked (this checkpoint); the spell is cast again with the answer.
+    Asked(i64),
 }
 
-/// In conservative mode, ask through a checkpoint (Proceed / Skip / Pause) and wait for the
-/// answer; in aggressive mode, go.
-async fn ask_first(cx: &SpellContext<'_>, snap: &SnapshotRecord, what: &str) -> Result<Choice> {
+/// In conservative mode, ask through a checkpoint (Proceed / Skip / Pause) — the invocation
+/// waits, stored, and the spell is cast again with the answer; in aggressive mode, go.
+fn ask_first(cx: &SpellContext<'_>, snap: &SnapshotRecord, what: &str) -> Result<Choice> {
     if cx.config.mode == HealerMode::Aggressive {
         return Ok(Choice::Go);
+    }
+    if let Some(answer) = cx.answer {
+        return Ok(match answer {
+            CheckpointAction::Proceed => Choice::Go,
+            CheckpointAction::Pause => Choice::Pause,
+            _ => Choice::Skip,
+        });
     }
     let title = cx
         .context
@@ -84,7 +98,7 @@ async fn ask_first(cx: &SpellContext<'_>, snap: &SnapshotRecord, what: &str) -> 
         task_id: None,
         signature: Some(cx.failure.signature.clone()),
         context: format!(
-            "The task \u{201c}{title}\u{201d} of \u{201c}{}\u{201d} failed: {}. Healer wants to {what}. Nothing is lost: the work as it is now is kept as this task's snapshot {}, which you can bring back from the task's page.",
+            "The task \u{201c}{title}\u{201d} of the project \u{201c}{}\u{201d} failed: {}. Healer wants to {what}. Nothing is lost: the work as it is now is kept as this task's snapshot {}, which you can bring back from the task's page. Until you answer, no agent works on this task.",
             cx.project.name,
             cx.failure.summary().trim_end_matches('.'),
             snap.seq
@@ -101,33 +115,62 @@ async fn ask_first(cx: &SpellContext<'_>, snap: &SnapshotRecord, what: &str) -> 
             why: "the changes did not pass the checks, and they are kept in a snapshot".to_string(),
         }),
     })?;
-    loop {
-        let now = cx.services.store.checkpoint(checkpoint.id)?;
-        if let Some(decision) = now.decision {
-            let chosen = usize::try_from(decision.option)
-                .ok()
-                .and_then(|n| n.checked_sub(1))
-                .and_then(|i| now.options.get(i))
-                .map(|o| o.action);
-            return Ok(match chosen {
-                Some(CheckpointAction::Proceed) => Choice::Go,
-                Some(CheckpointAction::Pause) => Choice::Pause,
-                _ => Choice::Skip,
-            });
+    Ok(Choice::Asked(checkpoint.id))
+}
+
+/// The snapshot pinned before the question, when the spell is cast again with the answer;
+/// else a new one.
+async fn pinned_or_pin(cx: &SpellContext<'_>, reason: &str) -> Result<SnapshotRecord> {
+    if cx.answer.is_some() {
+        if let Some(id) = cx.services.store.invocation(cx.invocation_id)?.snapshot_id {
+            return cx.services.store.snapshot(id);
         }
-        tokio::time::sleep(DECISION_POLL).await;
     }
+    pin(cx, reason).await
+}
+
+/// The worktree as it is now, compared with the snapshot the question named: when anything
+/// changed since (the person's editor, a late write), a second snapshot holds it before the
+/// rewind, so no rewind writes over work that no snapshot holds. The snapshot that holds the
+/// work as it is now is returned.
+async fn current(cx: &SpellContext<'_>, asked: SnapshotRecord) -> Result<SnapshotRecord> {
+    if cx.answer.is_none() {
+        return Ok(asked);
+    }
+    let (path, commit) = (worktree(cx)?.to_path_buf(), asked.commit_id.clone());
+    let same = tokio::task::spawn_blocking(move || snapshot::matches(&path, &commit))
+        .await
+        .map_err(|e| Error::Internal(format!("the comparison stopped: {e}")))??;
+    if same {
+        return Ok(asked);
+    }
+    pin(
+        cx,
+        "the worktree as it was when you answered (it changed after Healer asked)",
+    )
+    .await
+}
+
+/// The spell asked: the invocation waits for the answer.
+fn asked(checkpoint: i64, snap: &SnapshotRecord) -> SpellReport {
+    let mut report = SpellReport::not_done(format!(
+        "Healer asked you before undoing anything; the work is kept as snapshot {}",
+        snap.seq
+    ));
+    report.snapshot_id = Some(snap.id);
+    report.waits_for = Some(checkpoint);
+    report
 }
 
 fn declined(choice: Choice, snap: &SnapshotRecord) -> SpellReport {
     let mut report = SpellReport::not_done(match choice {
         Choice::Pause => format!(
             "You paused Healer here; the worktree was left as it is (also kept as snapshot {})",
-            snap.id
+            snap.seq
         ),
         _ => format!(
             "You chose to keep the worktree as it is (also kept as snapshot {})",
-            snap.id
+            snap.seq
         ),
     });
     report.snapshot_id = Some(snap.id);
@@ -157,6 +200,7 @@ impl Spell for RewindUncommitted {
     }
 
     async fn cast(&self, cx: &SpellContext<'_>) -> Result<SpellReport> {
+        worktree(cx)?;
         if cx.context.git_status.is_empty() {
             return Ok(SpellReport::not_done(
                 "The worktree has no uncommitted change to undo",
@@ -165,21 +209,23 @@ impl Spell for RewindUncommitted {
         let head = cx.context.head.clone().ok_or_else(|| {
             Error::Internal("the worktree has no commit to go back to".to_string())
         })?;
-        let snap = pin(
+        let snap = pinned_or_pin(
             cx,
             "the agent's uncommitted changes, before Healer rewound them",
         )
         .await?;
-        match ask_first(cx, &snap, "undo the agent's uncommitted changes").await? {
+        match ask_first(cx, &snap, "undo the agent's uncommitted changes")? {
             Choice::Go => {}
+            Choice::Asked(checkpoint) => return Ok(asked(checkpoint, &snap)),
             other => return Ok(declined(other, &snap)),
         }
+        let snap = current(cx, snap).await?;
         let done = rewind_to(cx, head.clone(), false).await?;
         let mut report = SpellReport::done(format!(
             "The worktree is back at its last commit ({}); the {} changed file(s) are kept as snapshot {}{}",
             short(&head),
             cx.context.git_status.len(),
-            snap.id,
+            snap.seq,
             done.index_left.map(|n| format!(" ({n})")).unwrap_or_default()
         ));
         report.snapshot_id = Some(snap.id);
@@ -220,7 +266,7 @@ impl Spell for RewindToLastGreen {
                 "The worktree is at its last green commit already",
             ));
         }
-        let snap = pin(
+        let snap = pinned_or_pin(
             cx,
             "the branch and worktree, before Healer rewound to the last green commit",
         )
@@ -232,17 +278,17 @@ impl Spell for RewindToLastGreen {
                 "put the branch back to {}, its last commit that passed the checks",
                 short(&commit)
             ),
-        )
-        .await?
-        {
+        )? {
             Choice::Go => {}
+            Choice::Asked(checkpoint) => return Ok(asked(checkpoint, &snap)),
             other => return Ok(declined(other, &snap)),
         }
+        let snap = current(cx, snap).await?;
         let done = rewind_to(cx, commit.clone(), true).await?;
         let mut report = SpellReport::done(format!(
             "The branch is back at {}, its last commit that passed the checks; what came after is kept as snapshot {}{}",
             short(&commit),
-            snap.id,
+            snap.seq,
             done.index_left.map(|n| format!(" ({n})")).unwrap_or_default()
         ));
         report.snapshot_id = Some(snap.id);

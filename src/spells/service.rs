@@ -19,6 +19,7 @@ use super::context::{gather, InvocationContext};
 use super::plan::plan;
 use super::policy::should_run;
 use super::{spell, spell_in_words, SpellContext, SpellReport};
+use crate::checkpoint::CheckpointAction;
 use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::failure::{Failure, FailureSource, ProjectScenario};
@@ -219,7 +220,9 @@ pub(crate) async fn run_loop(
     running.abort_all();
 }
 
-/// One invocation, after the policy let it run: context → plan → spells → outcome.
+/// One invocation, after the policy let it run: context → plan → spells → outcome. The plan
+/// and the failure are stored first: a spell that asks the person leaves the invocation
+/// waiting, stored, and [`resume`] carries it on with the answer in whichever engine runs then.
 pub(crate) async fn maybe_run(
     services: &Services,
     projects: &Arc<Projects>,
@@ -228,21 +231,23 @@ pub(crate) async fn maybe_run(
     let failure = &item.failure;
     let FailureSource::ProjectTask {
         project_id,
-        task_id,
         session_id,
+        ..
     } = &failure.source
     else {
         return Err(Error::Internal("not a project failure".to_string()));
     };
-    let inv = inv_of(item.invocation_id, *project_id, task_id, &failure.scenario);
     let project = services.store.project(*project_id)?;
     let config = services.store.healer_config(*project_id)?;
     let context = gather(&services.store, &project, failure)?;
     let scenario = ProjectScenario::parse(&failure.scenario)
         .ok_or_else(|| Error::Internal(format!("unknown scenario {}", failure.scenario)))?;
     let chosen = plan(scenario, context.facts(), &config);
+    services
+        .store
+        .set_invocation_plan(item.invocation_id, failure, &chosen)?;
     tracing::debug!(
-        invocation = inv.id,
+        invocation = item.invocation_id,
         ms = item.at.elapsed().as_millis() as u64,
         "plan chosen: {chosen:?}"
     );
@@ -259,44 +264,203 @@ pub(crate) async fn maybe_run(
         config: &config,
         failure,
         context: &context,
-        invocation_id: inv.id,
+        invocation_id: item.invocation_id,
+        answer: None,
     };
-    let (status, reason, tried) = cast_all(&cx, &chosen, &|cx| Box::pin(recheck(cx))).await?;
-    let reason = if status == InvocationStatus::Resolved {
-        match continue_task(projects, &project, task_id) {
-            Ok(Some(next)) => format!("{reason}; the task continues (session {next})"),
-            Ok(None) => reason,
-            Err(e) => format!("{reason}; the task could not continue: {e}"),
-        }
-    } else {
-        reason
-    };
-    finish(services, &inv, status, &reason, tried)?;
-    if status == InvocationStatus::Unresolved {
-        tell_person(services, &project, &context, status, &reason)?;
-    }
+    let names: Vec<String> = chosen.iter().map(|n| n.to_string()).collect();
+    let cast = cast_all(&cx, &names, 0, Vec::new(), &|cx| Box::pin(recheck(cx))).await?;
+    let (status, _) = conclude(&cx, cast)?;
     Ok(status)
+}
+
+/// Carry on the invocation that waits for the answer to its question: the spell that asked is
+/// cast again with `answer`, then the rest of the plan. Returns what was done, in a sentence
+/// for the person (the checkpoint's outcome). Any engine may do it: the app, the daemon, or a
+/// CLI command that decides the question.
+pub(crate) async fn resume(
+    services: &Services,
+    projects: &Arc<Projects>,
+    invocation_id: i64,
+    answer: CheckpointAction,
+) -> Result<String> {
+    let store = &services.store;
+    if !store.claim_waiting_invocation(invocation_id)? {
+        return Ok("Healer had carried on already".to_string());
+    }
+    let inv = store.invocation(invocation_id)?;
+    let before = inv.spells.len();
+    let state = store.invocation_state(invocation_id)?;
+    let Some(failure) = state.failure else {
+        let why = "Healer no longer knows which failure this was about";
+        finish(
+            services,
+            &inv_of(inv.id, inv.project_id, &inv.task_id, &inv.scenario),
+            InvocationStatus::Unresolved,
+            why,
+            vec![],
+        )?;
+        return Ok(why.to_string());
+    };
+    let project = store.project(inv.project_id)?;
+    let config = store.healer_config(inv.project_id)?;
+    let context = gather(store, &project, &failure)?;
+    let cx = SpellContext {
+        services,
+        projects,
+        project: &project,
+        config: &config,
+        failure: &failure,
+        context: &context,
+        invocation_id,
+        answer: Some(answer),
+    };
+    let cast = cast_all(&cx, &state.plan, state.next_spell, state.worked, &|cx| {
+        Box::pin(recheck(cx))
+    })
+    .await?;
+    let (status, reason) = conclude(&cx, cast)?;
+    // What each spell did since the answer, in its own sentence.
+    let done: Vec<String> = store
+        .invocation(invocation_id)?
+        .spells
+        .into_iter()
+        .skip(before)
+        .map(|s| s.summary.trim_end_matches('.').to_string())
+        .collect();
+    let done = if done.is_empty() {
+        reason.trim_end_matches('.').to_string()
+    } else {
+        done.join(". ")
+    };
+    Ok(match status {
+        InvocationStatus::Waiting => format!("{done}. Healer asks you once more"),
+        InvocationStatus::Unresolved => format!("Healer could not fix it: {done}."),
+        InvocationStatus::Contained if matches!(answer, CheckpointAction::Pause) => {
+            format!("{done}.")
+        }
+        _ => format!("Done: {done}."),
+    })
+}
+
+/// Take up, in this engine, every invocation whose question was answered while no engine
+/// carried it on (the one that recorded the answer stopped first). Returns how many.
+pub(crate) async fn resume_answered(
+    services: &Services,
+    projects: &Arc<Projects>,
+) -> Result<usize> {
+    let mut resumed = 0;
+    for (invocation, checkpoint) in services.store.waiting_invocations()? {
+        let decided = services.store.checkpoint(checkpoint)?;
+        let Some(decision) = decided.decision else {
+            continue;
+        };
+        let action = usize::try_from(decision.option)
+            .ok()
+            .and_then(|n| n.checked_sub(1))
+            .and_then(|i| decided.options.get(i))
+            .map_or(CheckpointAction::Skip, |o| o.action);
+        let outcome = resume(services, projects, invocation, action).await?;
+        services
+            .store
+            .set_checkpoint_outcome(checkpoint, &outcome)?;
+        resumed += 1;
+    }
+    Ok(resumed)
+}
+
+/// How casting the plan ended.
+pub(crate) enum Cast {
+    Finished(InvocationStatus, String, Vec<String>),
+    /// A spell asked the person: the invocation waits at spell `at` of its plan.
+    Waiting {
+        at: usize,
+        checkpoint: i64,
+        worked: Vec<String>,
+        summary: String,
+        tried: Vec<String>,
+    },
+}
+
+/// Store and announce how casting ended: a waiting invocation keeps its place in the plan; a
+/// finished one ends with its outcome (a resolved task that is not closed goes on).
+fn conclude(cx: &SpellContext<'_>, cast: Cast) -> Result<(InvocationStatus, String)> {
+    let services = cx.services;
+    let task_id = &cx.context.task_id;
+    let inv = inv_of(
+        cx.invocation_id,
+        cx.project.id,
+        task_id,
+        &cx.failure.scenario,
+    );
+    match cast {
+        Cast::Waiting {
+            at,
+            checkpoint,
+            worked,
+            summary,
+            tried,
+        } => {
+            services
+                .store
+                .wait_invocation(inv.id, at, &worked, checkpoint, &summary)?;
+            services.bus.emit(Event::HealerInvocationComplete {
+                invocation_id: inv.id,
+                project_id: inv.project_id,
+                task_id: task_id.clone(),
+                scenario: inv.scenario.to_string(),
+                status: InvocationStatus::Waiting,
+                spells: tried,
+                reason: summary.clone(),
+            })?;
+            Ok((InvocationStatus::Waiting, summary))
+        }
+        Cast::Finished(status, reason, tried) => {
+            let reason = if status == InvocationStatus::Resolved {
+                match continue_task(cx.projects, cx.project, task_id) {
+                    Ok(Some(next)) => format!("{reason}; the task continues (session {next})"),
+                    Ok(None) => reason,
+                    Err(e) => format!("{reason}; the task could not continue: {e}"),
+                }
+            } else {
+                reason
+            };
+            finish(services, &inv, status, &reason, tried)?;
+            if status == InvocationStatus::Unresolved {
+                tell_person(services, cx.project, cx.context, status, &reason)?;
+            }
+            Ok((status, reason))
+        }
+    }
 }
 
 /// A second look at the failing check.
 type Recheck<'a> = dyn Fn(&'a SpellContext<'a>) -> Pin<Box<dyn Future<Output = Result<(bool, String)>> + Send + 'a>>
     + Sync;
 
-/// Cast the spells in order: a spell that errors or panics is recorded and the next one runs;
-/// a claimed fix is checked again; the person's Pause ends it.
+/// Cast the spells of `plan` from index `from` (the spells before it ran already and achieved
+/// `worked`): a spell that errors or panics is recorded and the next one runs; a claimed fix
+/// is checked again; the person's Pause ends it; a spell that asks the person stops here with
+/// the invocation's place kept.
 pub(crate) async fn cast_all<'a>(
     cx: &'a SpellContext<'a>,
-    chosen: &[&'static str],
+    plan: &[String],
+    from: usize,
+    mut worked: Vec<String>,
     recheck: &Recheck<'a>,
-) -> Result<(InvocationStatus, String, Vec<String>)> {
-    let mut tried = Vec::new();
-    let mut worked = Vec::new();
-    for name in chosen {
+) -> Result<Cast> {
+    let mut tried: Vec<String> = plan.iter().take(from).cloned().collect();
+    for (at, name) in plan.iter().enumerate().skip(from) {
+        let name = name.as_str();
         let Some(spell) = spell(name) else { continue };
         let started_at = now();
+        // The answer is for the spell that asked; the ones after it decide for themselves.
+        let spell_cx = SpellContext {
+            answer: if at == from { cx.answer } else { None },
+            ..*cx
+        };
         let casting = async {
             crate::failpoint::panic_at(&format!("spell.{name}"));
-            spell.cast(cx).await
+            spell.cast(&spell_cx).await
         };
         let report = match CatchPanic(Box::pin(casting)).await {
             Ok(Ok(report)) => report,
@@ -317,10 +481,24 @@ pub(crate) async fn cast_all<'a>(
                 )
             }
         };
-        record(cx, name, &report, started_at)?;
         tried.push(name.to_string());
+        if let Some(checkpoint) = report.waits_for {
+            // Not a step of its own yet: the spell is cast again with the answer.
+            return Ok(Cast::Waiting {
+                at,
+                checkpoint,
+                worked,
+                summary: report.summary,
+                tried,
+            });
+        }
+        record(cx, name, &report, started_at)?;
         if report.stop {
-            return Ok((InvocationStatus::Contained, report.summary, tried));
+            return Ok(Cast::Finished(
+                InvocationStatus::Contained,
+                report.summary,
+                tried,
+            ));
         }
         if report.success {
             worked.push(format!(
@@ -335,7 +513,7 @@ pub(crate) async fn cast_all<'a>(
                 Err(e) => (false, format!("the check could not run again: {e}")),
             };
             if passed {
-                return Ok((
+                return Ok(Cast::Finished(
                     InvocationStatus::Resolved,
                     format!("{}; {said}", report.summary.trim_end_matches('.')),
                     tried,
@@ -347,17 +525,17 @@ pub(crate) async fn cast_all<'a>(
         }
     }
     Ok(match worked.is_empty() {
-        true if tried.is_empty() => (
+        true if tried.is_empty() => Cast::Finished(
             InvocationStatus::Unresolved,
             "No spell fits this failure under the project's settings".to_string(),
             tried,
         ),
-        true => (
+        true => Cast::Finished(
             InvocationStatus::Unresolved,
             "Nothing Healer tried helped".to_string(),
             tried,
         ),
-        false => (InvocationStatus::Contained, worked.join("; "), tried),
+        false => Cast::Finished(InvocationStatus::Contained, worked.join("; "), tried),
     })
 }
 
@@ -457,7 +635,7 @@ fn continue_task(
     let file = read_file(&PathBuf::from(&project.path).join(TASKS_FILE))?;
     match file.task(task_id) {
         Some(t) if t.status == TaskStatus::Open => {
-            Ok(Some(projects.start(project, Some(task_id))?.id))
+            Ok(Some(projects.start_for_healer(project, task_id)?.id))
         }
         _ => Ok(None),
     }

@@ -14,6 +14,9 @@ use crate::error::{Error, Result};
 #[serde(rename_all = "snake_case")]
 pub enum InvocationStatus {
     Running,
+    /// It asked the person a question (its checkpoint) and carries on when it is answered, in
+    /// whichever engine runs then.
+    Waiting,
     /// A spell fixed it, and the check that failed passes now.
     Resolved,
     /// Not fixed, but made safe: work pinned and rewound, the task blocked with a follow-up,
@@ -29,6 +32,7 @@ impl InvocationStatus {
     pub fn as_str(self) -> &'static str {
         match self {
             InvocationStatus::Running => "running",
+            InvocationStatus::Waiting => "waiting",
             InvocationStatus::Resolved => "resolved",
             InvocationStatus::Contained => "contained",
             InvocationStatus::Unresolved => "unresolved",
@@ -39,6 +43,7 @@ impl InvocationStatus {
     pub fn parse(s: &str) -> Option<Self> {
         [
             InvocationStatus::Running,
+            InvocationStatus::Waiting,
             InvocationStatus::Resolved,
             InvocationStatus::Contained,
             InvocationStatus::Unresolved,
@@ -83,6 +88,18 @@ pub struct HealerInvocation {
     pub signature: String,
     pub started_at: String,
     pub ended_at: Option<String>,
+    /// The question it waits for the person to answer (while `waiting`).
+    pub waiting_checkpoint: Option<i64>,
+}
+
+/// Where a durable invocation stands: what it works on, its plan, the next spell, and what its
+/// spells achieved so far.
+#[derive(Debug, Clone)]
+pub struct InvocationState {
+    pub failure: Option<crate::failure::Failure>,
+    pub plan: Vec<String>,
+    pub next_spell: usize,
+    pub worked: Vec<String>,
 }
 
 /// An invocation to record.
@@ -100,7 +117,7 @@ pub struct NewInvocation<'a> {
 }
 
 const COLUMNS: &str = "id, project_id, task_id, session_id, heal_id, scenario, status, reason, \
-     spells, snapshot_id, followup_task, signature, started_at, ended_at";
+     spells, snapshot_id, followup_task, signature, started_at, ended_at, waiting_checkpoint";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<HealerInvocation> {
     let status: String = r.get(6)?;
@@ -120,7 +137,13 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<HealerInvocation> {
         signature: r.get(11)?,
         started_at: r.get(12)?,
         ended_at: r.get(13)?,
+        waiting_checkpoint: r.get(14)?,
     })
+}
+
+fn to_json<T: Serialize>(value: &T) -> Result<String> {
+    serde_json::to_string(value)
+        .map_err(|e| Error::Internal(format!("cannot keep an invocation's state: {e}")))
 }
 
 impl Store {
@@ -220,6 +243,146 @@ impl Store {
             )
         })?;
         Ok(())
+    }
+
+    /// Keep what an invocation works on and its plan, before its first spell.
+    pub fn set_invocation_plan(
+        &self,
+        id: i64,
+        failure: &crate::failure::Failure,
+        plan: &[&str],
+    ) -> Result<()> {
+        let (failure, plan) = (to_json(failure)?, to_json(&plan)?);
+        self.call(|c| {
+            c.execute(
+                "UPDATE healer_invocations SET failure = ?2, plan = ?3, next_spell = 0 WHERE id = ?1",
+                params![id, failure, plan],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// The invocation waits for the person's answer to `checkpoint`; it carries on at spell
+    /// `next_spell` of its plan, with `worked` achieved so far.
+    pub fn wait_invocation(
+        &self,
+        id: i64,
+        next_spell: usize,
+        worked: &[String],
+        checkpoint: i64,
+        reason: &str,
+    ) -> Result<()> {
+        let worked = to_json(&worked)?;
+        let next = i64::try_from(next_spell).unwrap_or(i64::MAX);
+        self.call(|c| {
+            c.execute(
+                "UPDATE healer_invocations SET status = 'waiting', next_spell = ?2, worked = ?3,
+                     waiting_checkpoint = ?4, reason = ?5 WHERE id = ?1",
+                params![id, next, worked, checkpoint, reason],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// Take a waiting invocation up again: true for the one engine that gets it.
+    pub fn claim_waiting_invocation(&self, id: i64) -> Result<bool> {
+        let changed = self.call(|c| {
+            c.execute(
+                "UPDATE healer_invocations SET status = 'running', waiting_checkpoint = NULL
+                 WHERE id = ?1 AND status = 'waiting'",
+                [id],
+            )
+        })?;
+        Ok(changed == 1)
+    }
+
+    pub fn invocation_state(&self, id: i64) -> Result<InvocationState> {
+        let (failure, plan, next, worked): (Option<String>, String, i64, String) =
+            self.call(|c| {
+                c.query_row(
+                    "SELECT failure, plan, next_spell, worked FROM healer_invocations WHERE id = ?1",
+                    [id],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                )
+            })?;
+        let failure = match failure {
+            Some(json) => Some(serde_json::from_str(&json).map_err(|e| {
+                Error::Internal(format!(
+                    "invocation {id} keeps a failure Healer cannot read: {e}"
+                ))
+            })?),
+            None => None,
+        };
+        let read = |json: &str| -> Result<Vec<String>> {
+            serde_json::from_str(json).map_err(|e| {
+                Error::Internal(format!(
+                    "invocation {id} keeps a plan Healer cannot read: {e}"
+                ))
+            })
+        };
+        Ok(InvocationState {
+            failure,
+            plan: read(&plan)?,
+            next_spell: usize::try_from(next).unwrap_or(0),
+            worked: read(&worked)?,
+        })
+    }
+
+    /// The invocation waiting for the answer to `checkpoint`, if any.
+    pub fn invocation_waiting_on(&self, checkpoint: i64) -> Result<Option<i64>> {
+        self.call(|c| {
+            c.query_row(
+                "SELECT id FROM healer_invocations WHERE waiting_checkpoint = ?1 AND status = 'waiting'",
+                [checkpoint],
+                |r| r.get(0),
+            )
+            .optional()
+        })
+    }
+
+    /// Invocations waiting for the person: `(invocation, checkpoint)`, oldest first.
+    pub fn waiting_invocations(&self) -> Result<Vec<(i64, i64)>> {
+        self.call(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT id, waiting_checkpoint FROM healer_invocations
+                 WHERE status = 'waiting' AND waiting_checkpoint IS NOT NULL ORDER BY id",
+            )?;
+            let rows = stmt
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })
+    }
+
+    /// The invocation that holds a task: one under way or waiting for the person.
+    pub fn open_invocation_for_task(
+        &self,
+        project_id: i64,
+        task_id: &str,
+    ) -> Result<Option<HealerInvocation>> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM healer_invocations
+             WHERE project_id = ?1 AND task_id = ?2 AND status IN ('running', 'waiting')
+             ORDER BY id DESC LIMIT 1"
+        );
+        self.call(|c| {
+            c.query_row(&sql, params![project_id, task_id], from_row)
+                .optional()
+        })
+    }
+
+    /// Tasks of a project that an open invocation holds.
+    pub fn held_tasks(&self, project_id: i64) -> Result<Vec<String>> {
+        self.call(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT DISTINCT task_id FROM healer_invocations
+                 WHERE project_id = ?1 AND status IN ('running', 'waiting')",
+            )?;
+            let rows = stmt
+                .query_map([project_id], |r| r.get(0))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })
     }
 
     /// Invocations still marked running (Healer stopped while they ran).

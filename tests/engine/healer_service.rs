@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::project_fixtures::*;
 
-fn task(title: &str) -> TaskEdit {
+pub(crate) fn task(title: &str) -> TaskEdit {
     TaskEdit {
         title: title.to_string(),
         description: "greet() must say Hello, with a comma and an exclamation mark.".to_string(),
@@ -22,7 +22,7 @@ fn task(title: &str) -> TaskEdit {
 }
 
 /// The agent changes the wrong thing and says it is done: verification fails.
-fn wrong_change(server: &crate::model_server::ModelServer) {
+pub(crate) fn wrong_change(server: &crate::model_server::ModelServer) {
     server.script([
         call(
             "c1",
@@ -106,7 +106,13 @@ async fn ended_invocations(engine: &healer::Engine, task: &str, n: usize) -> Vec
         let all = engine
             .healer_invocations(None, Some(task), 50)
             .expect("invocations");
-        (all.len() >= n && all.iter().all(|i| i.status != InvocationStatus::Running)).then_some(all)
+        let open = |i: &HealerInvocation| {
+            matches!(
+                i.status,
+                InvocationStatus::Running | InvocationStatus::Waiting
+            )
+        };
+        (all.len() >= n && !all.iter().any(open)).then_some(all)
     })
     .await
 }
@@ -123,20 +129,20 @@ fn aggressive(engine: &healer::Engine, project_id: i64, change: impl FnOnce(&mut
 }
 
 /// The healer service on, at its defaults (the runner's beds have it off).
-fn healer_on(engine: &healer::Engine, project_id: i64) {
+pub(crate) fn healer_on(engine: &healer::Engine, project_id: i64) {
     engine
         .set_healer_config(project_id, HealerConfig::default())
         .expect("healer settings");
 }
 
-fn spells_of(inv: &HealerInvocation) -> Vec<(&str, bool)> {
+pub(crate) fn spells_of(inv: &HealerInvocation) -> Vec<(&str, bool)> {
     inv.spells
         .iter()
         .map(|s| (s.spell.as_str(), s.success))
         .collect()
 }
 
-const WRONG: &str = "def greet(name):\n    return 'Hey ' + name\n";
+pub(crate) const WRONG: &str = "def greet(name):\n    return 'Hey ' + name\n";
 
 #[tokio::test]
 async fn a_red_verification_is_rewound_after_a_snapshot_and_the_task_blocked_with_a_follow_up() {
@@ -292,16 +298,29 @@ async fn in_conservative_mode_a_rewind_asks_first_naming_the_snapshot() {
         std::fs::read(worktree.join("greet.py")).expect("greet.py"),
         WRONG.as_bytes()
     );
-    let running = engine
+    // It waits, stored, for the answer: nothing in memory holds it.
+    let waiting = engine
         .healer_invocations(None, Some(&t.id), 5)
         .expect("invocations");
-    assert_eq!(running[0].status, InvocationStatus::Running);
+    assert_eq!(waiting[0].status, InvocationStatus::Waiting);
+    assert_eq!(waiting[0].waiting_checkpoint, Some(checkpoint.id));
 
-    engine
+    let decided = engine
         .decide_checkpoint(checkpoint.id, Some(1), None)
         .await
         .expect("proceed");
+    // The answer says what was done, once it is done.
+    let outcome = decided.decision.expect("decided").outcome;
+    assert!(
+        outcome.starts_with("Done: ") && outcome.contains("back at its last commit"),
+        "{outcome}"
+    );
+    assert!(
+        outcome.contains(&format!("snapshot {}", snap.seq)),
+        "{outcome}"
+    );
     let inv = ended_invocations(engine, &t.id, 1).await.remove(0);
+    assert_eq!(inv.status, InvocationStatus::Contained, "{}", inv.reason);
     assert_eq!(spells_of(&inv)[0], ("rewind_uncommitted_changes", true));
     assert!(std::fs::read_to_string(worktree.join("greet.py"))
         .expect("greet.py")
@@ -576,7 +595,7 @@ async fn the_cli_lists_heals_and_snapshots_restores_one_and_scans() {
 
 /// An engine on `paths` as the desktop app would start it (no scheduler, keys from the
 /// environment only).
-async fn engine_on(paths: &healer::Paths) -> healer::Engine {
+pub(crate) async fn engine_on(paths: &healer::Paths) -> healer::Engine {
     let lease = healer::lease::Lease::acquire(paths, "test").expect("lease");
     let options = healer::engine::EngineOptions {
         scheduler: false,

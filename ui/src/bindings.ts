@@ -747,6 +747,8 @@ export type HealerInvocation = {
 	signature: string,
 	started_at: string,
 	ended_at: string | null,
+	/**  The question it waits for the person to answer (while `waiting`). */
+	waiting_checkpoint: number | null,
 };
 
 /**  Whether a spell that discards work asks first. */
@@ -780,6 +782,11 @@ export type InstalledAgent = {
 
 /**  How an invocation ended (or that it still runs). */
 export type InvocationStatus = "running" | 
+/**
+ *  It asked the person a question (its checkpoint) and carries on when it is answered, in
+ *  whichever engine runs then.
+ */
+"waiting" | 
 /**  A spell fixed it, and the check that failed passes now. */
 "resolved" | 
 /**

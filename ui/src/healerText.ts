@@ -33,6 +33,7 @@ export function spellInWords(spell: string): string {
 
 export const outcomeWords: Record<InvocationStatus, string> = {
   running: "Working on it",
+  waiting: "Waiting for your answer",
   resolved: "Fixed",
   contained: "Made safe",
   unresolved: "Not fixed",
@@ -41,6 +42,7 @@ export const outcomeWords: Record<InvocationStatus, string> = {
 
 export const outcomeTone: Record<InvocationStatus, "good" | "bad" | "working" | "neutral"> = {
   running: "working",
+  waiting: "working",
   resolved: "good",
   contained: "neutral",
   unresolved: "bad",
@@ -50,6 +52,8 @@ export const outcomeTone: Record<InvocationStatus, "good" | "bad" | "working" | 
 /** One sentence on why it was left alone or how it ended, without Healer's internal names. */
 export function outcomeSentence(inv: HealerInvocation): string {
   if (inv.status === "running") return "Healer is working on it now.";
+  if (inv.status === "waiting")
+    return "Healer asked you a question and waits for your answer; nothing has been undone yet, and no agent works on this task until you answer.";
   if (inv.status === "skipped") return `Healer did not step in: ${lowerFirst(inv.reason)}.`.replace("..", ".");
   if (inv.status === "resolved") return "The failing check passes now.";
   if (inv.status === "contained") return "Nothing is lost, and the task is waiting for a person.";

@@ -229,7 +229,7 @@ test("a task shows what Healer did when it failed, in words, and the put-aside w
   healer.projects.heals = [
     {
       id: 5, project_id: 1, task_id: "t1", session_id: 7, heal_id: 2, scenario: "VerificationFailed", status: "contained",
-      reason: "rewound; blocked", snapshot_id: 3, followup_task: "t2", signature: "abc", started_at: new Date().toISOString(), ended_at: new Date().toISOString(),
+      reason: "rewound; blocked", snapshot_id: 3, followup_task: "t2", signature: "abc", started_at: new Date().toISOString(), ended_at: new Date().toISOString(), waiting_checkpoint: null,
       spells: [
         { spell: "rewind_uncommitted_changes", success: true, summary: "The worktree is back at its last commit", started_at: "", finished_at: "" },
         { spell: "mark_task_blocked_with_followup", success: true, summary: "The task is blocked with the reason", started_at: "", finished_at: "" },
@@ -250,6 +250,33 @@ test("a task shows what Healer did when it failed, in words, and the put-aside w
   within(card).getByTestId("restore-snapshot").click();
   await within(card).findByTestId("restore-done");
   expect(healer.callsTo("restore_snapshot")[0]?.args).toMatchObject({ id: 3 });
+});
+
+test("while Healer waits for the person's answer, the card says so, links to the question, and offers nothing to bring back", async () => {
+  const healer = healerWithProject();
+  healer.projects.tasks = [task("t1", "Greet properly")];
+  healer.projects.session(7, "t1", "failed", [step("Your task: Greet properly", { source: "user" })]);
+  healer.projects.snapshots = [
+    {
+      id: 3, project_id: 1, task_id: "t1", seq: 1, ref_name: "refs/healer/snapshots/t1/1", commit_id: "9f8e7d6c5b4a",
+      worktree: "/data/worktrees/1/slot-1", reason: "before a rewind", created_at: new Date().toISOString(), restored_at: null,
+    },
+  ];
+  healer.projects.heals = [
+    {
+      id: 5, project_id: 1, task_id: "t1", session_id: 7, heal_id: 2, scenario: "VerificationFailed", status: "waiting",
+      reason: "Healer asked you before undoing anything", snapshot_id: 3, followup_task: null, signature: "abc",
+      started_at: new Date().toISOString(), ended_at: null, waiting_checkpoint: 4, spells: [],
+    },
+  ];
+  renderApp("#/projects/1/tasks/t1");
+
+  const card = await screen.findByTestId("healer-card");
+  expect(card).toHaveTextContent("Waiting for your answer");
+  expect(card).toHaveTextContent("nothing has been undone yet");
+  expect(card).not.toHaveTextContent("put aside");
+  expect(within(card).queryByTestId("restore-snapshot")).toBeNull();
+  expect(within(card).getByTestId("healer-question-link")).toHaveAttribute("href", "#/checkpoints");
 });
 
 test("a project's settings say in words when Healer steps in, and save the choices", async () => {

@@ -8,7 +8,7 @@ import { StatusBadge } from "../../components/StatusBadge";
 import { outcomeSentence, outcomeTone, outcomeWords, scenarioInWords, spellInWords } from "../../healerText";
 import { useRestoreSnapshot } from "../../projectQueries";
 import { relativeTime, useNow } from "../../time";
-import { projectTaskHref } from "../../usePage";
+import { pageHref, projectTaskHref } from "../../usePage";
 
 function Restore({ projectId, taskId, snapshot }: { projectId: number; taskId: string; snapshot: SnapshotRecord }) {
   const restore = useRestoreSnapshot(projectId, taskId);
@@ -60,7 +60,14 @@ function Card({ inv, projectId, snapshots }: { inv: HealerInvocation; projectId:
         </ol>
       )}
       <p className="healer-outcome">{outcomeSentence(inv)}</p>
-      {snapshot && <Restore projectId={projectId} taskId={inv.task_id} snapshot={snapshot} />}
+      {inv.status === "waiting" && (
+        <p>
+          <a href={pageHref("checkpoints")} data-testid="healer-question-link">
+            Answer Healer's question
+          </a>
+        </p>
+      )}
+      {snapshot && inv.status !== "waiting" && <Restore projectId={projectId} taskId={inv.task_id} snapshot={snapshot} />}
       {inv.followup_task && (
         <p>
           <a href={projectTaskHref(projectId, inv.followup_task)} data-testid="followup-link">

@@ -1,0 +1,310 @@
+//! Durable healing for project tasks (issue 24): an invocation that asks the person is a stored
+//! state, not a loop in memory. Through the CLI with no daemon, and with a daemon killed with
+//! SIGKILL while the question waits: the decision carries out the plan (rewind with the
+//! snapshot holding the untracked files, the task blocked, the follow-up written), the task is
+//! held while Healer works on it, and a rewind after the worktree changed pins a second
+//! snapshot first. Real git repositories, the real runner and verification, the built-in
+//! agent against the scripted model server.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use healer::store::{InvocationStatus, MergePolicy, Store};
+use healer::tasklist::{read_file, TaskStatus, TASKS_FILE};
+use serde_json::json;
+
+use crate::faults::{healer, Daemon};
+use crate::healer_service::{engine_on, healer_on, spells_of, task, WRONG};
+use crate::maintainer::{configure_model, KEY, KEY_VAR};
+use crate::model_server::ModelServer;
+use crate::project_fixtures::*;
+
+/// The exit status of `project run --wait` when Healer waits for the person's answer.
+const WAITS_FOR_ANSWER: i32 = 3;
+
+/// The greeter project at the healer service's defaults (conservative: a rewind asks first),
+/// its agent scripted to make the wrong change and leave an untracked file.
+struct Bed {
+    server: ModelServer,
+    _tmp: tempfile::TempDir,
+    paths: healer::Paths,
+    task_id: String,
+}
+
+async fn bed() -> Bed {
+    let server = ModelServer::start(Some(KEY));
+    let (tmp, paths) = crate::data_dir();
+    let repo = tmp.path().join("greeter");
+    git_repo(&repo, GREETER);
+    let engine = engine_on(&paths).await;
+    configure_model(&engine, &server);
+    let project = engine
+        .add_project(healer::project::ProjectInput {
+            path: repo.display().to_string(),
+            name: "greeter".to_string(),
+            settings: healer::store::ProjectSettings {
+                verify: vec![python_check()],
+                merge: MergePolicy::LeaveBranch,
+                ..healer::store::ProjectSettings::default()
+            },
+        })
+        .expect("project");
+    healer_on(&engine, project.id);
+    let t = engine
+        .add_task(project.id, task("Greet properly"))
+        .expect("task");
+    engine.shutdown().await;
+    drop(engine);
+    server.script([
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "greet.py", "content": WRONG}),
+        ),
+        call(
+            "c2",
+            "write_file",
+            json!({"path": "notes.txt", "content": "what I tried\n"}),
+        ),
+        call("c3", "finish", json!({"summary": "done"})),
+    ]);
+    Bed {
+        server,
+        _tmp: tmp,
+        paths,
+        task_id: t.id,
+    }
+}
+
+impl Bed {
+    fn cli(&self, args: &[&str]) -> Output {
+        healer(&self.paths)
+            .env(KEY_VAR, KEY)
+            .args(args)
+            .output()
+            .expect("healer runs")
+    }
+
+    fn store(&self) -> Store {
+        Store::open(&self.paths.db()).expect("store")
+    }
+
+    fn repo(&self) -> PathBuf {
+        self._tmp.path().join("greeter")
+    }
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// The checkpoint number in "healer checkpoint decide N OPTION".
+fn question_of(said: &str) -> i64 {
+    said.split("healer checkpoint decide ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no question in:\n{said}"))
+}
+
+/// `project run --wait` without a terminal: the session fails, Healer pins a snapshot and asks;
+/// the command prints the question and how to answer it, and exits 3.
+fn run_until_asked(bed: &Bed) -> (i64, PathBuf) {
+    let out = bed.cli(&[
+        "project",
+        "run",
+        "greeter",
+        "--task",
+        &bed.task_id,
+        "--wait",
+    ]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(WAITS_FOR_ANSWER), "{said}");
+    assert!(
+        said.contains("Healer wants to undo an agent's changes"),
+        "{said}"
+    );
+    assert!(said.contains("1 (Proceed)"), "{said}");
+    let checkpoint = question_of(&said);
+    let store = bed.store();
+    let inv = store
+        .invocations(None, Some(&bed.task_id), 5)
+        .expect("invocations")
+        .remove(0);
+    assert_eq!(inv.status, InvocationStatus::Waiting, "{}", inv.reason);
+    assert_eq!(inv.waiting_checkpoint, Some(checkpoint));
+    let worktree = PathBuf::from(
+        &store
+            .list_sessions(inv.project_id, None, 5)
+            .expect("sessions")
+            .remove(0)
+            .worktree,
+    );
+    // Nothing is undone while the question waits.
+    assert_eq!(
+        std::fs::read(worktree.join("greet.py")).expect("greet.py"),
+        WRONG.as_bytes()
+    );
+    (checkpoint, worktree)
+}
+
+/// What the decision must have done: rewound, blocked, a follow-up written, the invocation
+/// contained, the untracked file kept in a snapshot.
+fn assert_carried_out(bed: &Bed, worktree: &Path, said: &str) {
+    assert!(said.contains("Done: "), "{said}");
+    assert!(said.contains("back at its last commit"), "{said}");
+    let now = std::fs::read_to_string(worktree.join("greet.py")).expect("greet.py");
+    assert!(now.contains("'Hi '"), "not rewound: {now}");
+    assert!(
+        !worktree.join("notes.txt").exists(),
+        "the untracked file is still there"
+    );
+    let file = read_file(&bed.repo().join(TASKS_FILE)).expect("tasks");
+    let blocked = file.task(&bed.task_id).expect("task");
+    assert_eq!(blocked.status, TaskStatus::Blocked);
+    let store = bed.store();
+    let inv = store
+        .invocations(None, Some(&bed.task_id), 5)
+        .expect("invocations")
+        .remove(0);
+    assert_eq!(inv.status, InvocationStatus::Contained, "{}", inv.reason);
+    assert_eq!(
+        spells_of(&inv),
+        [
+            ("rewind_uncommitted_changes", true),
+            ("mark_task_blocked_with_followup", true)
+        ]
+    );
+    let followup = inv.followup_task.clone().expect("a follow-up");
+    assert_eq!(
+        file.task(&followup).expect("follow-up task").status,
+        TaskStatus::Open
+    );
+    // The snapshot the question named holds the untracked file.
+    let snap = store
+        .snapshot(inv.snapshot_id.expect("a snapshot"))
+        .expect("snapshot");
+    let git = git2::Repository::open(bed.repo()).expect("repo");
+    let tree = git
+        .find_commit(git2::Oid::from_str(&snap.commit_id).expect("oid"))
+        .expect("snapshot commit")
+        .tree()
+        .expect("tree");
+    assert!(
+        tree.get_name("notes.txt").is_some(),
+        "the snapshot lost notes.txt"
+    );
+}
+
+#[tokio::test]
+async fn with_no_daemon_the_rewind_question_decided_from_the_cli_rewinds_blocks_and_writes_the_follow_up(
+) {
+    let bed = bed().await;
+    let (checkpoint, worktree) = run_until_asked(&bed);
+
+    // The task is held while Healer waits: a second run is refused with the reason.
+    let again = bed.cli(&["project", "run", "greeter", "--task", &bed.task_id]);
+    assert_eq!(again.status.code(), Some(1), "{}", text(&again));
+    assert!(
+        text(&again).contains("waits for your answer to its question"),
+        "{}",
+        text(&again)
+    );
+    assert_eq!(
+        bed.store()
+            .list_sessions(1, None, 10)
+            .expect("sessions")
+            .len(),
+        1,
+        "no second session started"
+    );
+
+    // The CLI becomes the engine for the decision, and the decision acts.
+    let out = bed.cli(&["checkpoint", "decide", &checkpoint.to_string(), "1"]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("snapshot 1"), "{said}");
+    assert_carried_out(&bed, &worktree, &said);
+    // One snapshot: nothing changed between the question and the answer.
+    assert_eq!(
+        bed.store().snapshots(None, None).expect("snapshots").len(),
+        1
+    );
+    drop(bed.server);
+}
+
+#[tokio::test]
+async fn a_rewind_after_the_worktree_changed_while_healer_asked_pins_a_second_snapshot_first() {
+    let bed = bed().await;
+    let (checkpoint, worktree) = run_until_asked(&bed);
+    // The person's editor writes in the worktree while the question waits.
+    std::fs::write(
+        worktree.join("notes.txt"),
+        "my own notes, written after Healer asked\n",
+    )
+    .expect("edited");
+
+    let out = bed.cli(&["checkpoint", "decide", &checkpoint.to_string(), "1"]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    // The answer names the snapshot that holds the work as it was when the person answered.
+    assert!(said.contains("snapshot 2"), "{said}");
+    let snaps = bed.store().snapshots(None, None).expect("snapshots");
+    assert_eq!(snaps.len(), 2, "{snaps:?}");
+    let second = snaps.iter().find(|s| s.seq == 2).expect("snapshot 2");
+    assert!(
+        second.reason.contains("changed after Healer asked"),
+        "{}",
+        second.reason
+    );
+
+    // Nothing is lost: the second snapshot brings the person's edit back.
+    let out = bed.cli(&["snapshot", "restore", &second.id.to_string()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(worktree.join("notes.txt")).expect("notes"),
+        "my own notes, written after Healer asked\n"
+    );
+    drop(bed.server);
+}
+
+#[tokio::test]
+async fn a_daemon_killed_while_healer_waits_for_the_answer_carries_it_out_after_its_restart() {
+    let bed = bed().await;
+    let daemon_cmd = || {
+        let mut cmd: Command = healer(&bed.paths);
+        cmd.env(KEY_VAR, KEY).arg("daemon");
+        cmd
+    };
+    let logs = bed._tmp.path().join("daemon.log");
+    let mut daemon = Daemon::start(daemon_cmd(), logs.clone());
+    let (checkpoint, worktree) = run_until_asked(&bed);
+
+    // SIGKILL: nothing is left in memory, only the stored state.
+    daemon.child.kill().expect("killed");
+    daemon.child.wait().expect("reaped");
+    drop(daemon);
+    let daemon = Daemon::start(daemon_cmd(), bed._tmp.path().join("daemon2.log"));
+    let inv = bed
+        .store()
+        .invocations(None, Some(&bed.task_id), 5)
+        .expect("invocations")
+        .remove(0);
+    assert_eq!(
+        inv.status,
+        InvocationStatus::Waiting,
+        "a restart must not end a question that waits: {}",
+        inv.reason
+    );
+
+    let out = bed.cli(&["checkpoint", "decide", &checkpoint.to_string(), "1"]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert_carried_out(&bed, &worktree, &said);
+    drop(daemon);
+    drop(bed.server);
+}
