@@ -14,6 +14,7 @@ mod plan;
 mod policy;
 mod progress;
 mod rerun;
+mod resume;
 mod rewind;
 mod scan;
 mod service;
@@ -31,9 +32,10 @@ pub use context::InvocationContext;
 pub use doctor::{doctor, Doctor};
 pub use plan::{plan, Facts};
 pub use policy::{should_run, Decision};
+pub(crate) use resume::{resume, resume_answered};
 pub use scan::{scan, StuckKind, StuckReport, StuckTask, REPEATED_SESSIONS};
+pub(crate) use service::run_loop;
 pub use service::HealerService;
-pub(crate) use service::{resume, resume_answered, run_loop};
 
 pub use crate::store::{
     HealerCounters, HealerInvocation, HealerMode, HealerScenarios, InvocationStatus,

@@ -19,7 +19,6 @@ use super::context::{gather, InvocationContext};
 use super::plan::plan;
 use super::policy::should_run;
 use super::{spell, spell_in_words, SpellContext, SpellReport};
-use crate::checkpoint::CheckpointAction;
 use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::failure::{Failure, FailureSource, ProjectScenario};
@@ -136,14 +135,19 @@ impl Remedy for HealerService {
 }
 
 /// What `finish` needs to say about an invocation.
-struct InvOf<'a> {
+pub(super) struct InvOf<'a> {
     id: i64,
     project_id: i64,
     task_id: &'a str,
     scenario: &'a str,
 }
 
-fn inv_of<'a>(id: i64, project_id: i64, task_id: &'a str, scenario: &'a str) -> InvOf<'a> {
+pub(super) fn inv_of<'a>(
+    id: i64,
+    project_id: i64,
+    task_id: &'a str,
+    scenario: &'a str,
+) -> InvOf<'a> {
     InvOf {
         id,
         project_id,
@@ -152,7 +156,7 @@ fn inv_of<'a>(id: i64, project_id: i64, task_id: &'a str, scenario: &'a str) -> 
     }
 }
 
-fn finish(
+pub(super) fn finish(
     services: &Services,
     inv: &InvOf<'_>,
     status: InvocationStatus,
@@ -273,103 +277,8 @@ pub(crate) async fn maybe_run(
     Ok(status)
 }
 
-/// Carry on the invocation that waits for the answer to its question: the spell that asked is
-/// cast again with `answer`, then the rest of the plan. Returns what was done, in a sentence
-/// for the person (the checkpoint's outcome). Any engine may do it: the app, the daemon, or a
-/// CLI command that decides the question.
-pub(crate) async fn resume(
-    services: &Services,
-    projects: &Arc<Projects>,
-    invocation_id: i64,
-    answer: CheckpointAction,
-) -> Result<String> {
-    let store = &services.store;
-    if !store.claim_waiting_invocation(invocation_id)? {
-        return Ok("Healer had carried on already".to_string());
-    }
-    let inv = store.invocation(invocation_id)?;
-    let before = inv.spells.len();
-    let state = store.invocation_state(invocation_id)?;
-    let Some(failure) = state.failure else {
-        let why = "Healer no longer knows which failure this was about";
-        finish(
-            services,
-            &inv_of(inv.id, inv.project_id, &inv.task_id, &inv.scenario),
-            InvocationStatus::Unresolved,
-            why,
-            vec![],
-        )?;
-        return Ok(why.to_string());
-    };
-    let project = store.project(inv.project_id)?;
-    let config = store.healer_config(inv.project_id)?;
-    let context = gather(store, &project, &failure)?;
-    let cx = SpellContext {
-        services,
-        projects,
-        project: &project,
-        config: &config,
-        failure: &failure,
-        context: &context,
-        invocation_id,
-        answer: Some(answer),
-    };
-    let cast = cast_all(&cx, &state.plan, state.next_spell, state.worked, &|cx| {
-        Box::pin(recheck(cx))
-    })
-    .await?;
-    let (status, reason) = conclude(&cx, cast)?;
-    // What each spell did since the answer, in its own sentence.
-    let done: Vec<String> = store
-        .invocation(invocation_id)?
-        .spells
-        .into_iter()
-        .skip(before)
-        .map(|s| s.summary.trim_end_matches('.').to_string())
-        .collect();
-    let done = if done.is_empty() {
-        reason.trim_end_matches('.').to_string()
-    } else {
-        done.join(". ")
-    };
-    Ok(match status {
-        InvocationStatus::Waiting => format!("{done}. Healer asks you once more"),
-        InvocationStatus::Unresolved => format!("Healer could not fix it: {done}."),
-        InvocationStatus::Contained if matches!(answer, CheckpointAction::Pause) => {
-            format!("{done}.")
-        }
-        _ => format!("Done: {done}."),
-    })
-}
-
-/// Take up, in this engine, every invocation whose question was answered while no engine
-/// carried it on (the one that recorded the answer stopped first). Returns how many.
-pub(crate) async fn resume_answered(
-    services: &Services,
-    projects: &Arc<Projects>,
-) -> Result<usize> {
-    let mut resumed = 0;
-    for (invocation, checkpoint) in services.store.waiting_invocations()? {
-        let decided = services.store.checkpoint(checkpoint)?;
-        let Some(decision) = decided.decision else {
-            continue;
-        };
-        let action = usize::try_from(decision.option)
-            .ok()
-            .and_then(|n| n.checked_sub(1))
-            .and_then(|i| decided.options.get(i))
-            .map_or(CheckpointAction::Skip, |o| o.action);
-        let outcome = resume(services, projects, invocation, action).await?;
-        services
-            .store
-            .set_checkpoint_outcome(checkpoint, &outcome)?;
-        resumed += 1;
-    }
-    Ok(resumed)
-}
-
 /// How casting the plan ended.
-pub(crate) enum Cast {
+pub(super) enum Cast {
     Finished(InvocationStatus, String, Vec<String>),
     /// A spell asked the person: the invocation waits at spell `at` of its plan.
     Waiting {
@@ -383,7 +292,7 @@ pub(crate) enum Cast {
 
 /// Store and announce how casting ended: a waiting invocation keeps its place in the plan; a
 /// finished one ends with its outcome (a resolved task that is not closed goes on).
-fn conclude(cx: &SpellContext<'_>, cast: Cast) -> Result<(InvocationStatus, String)> {
+pub(super) fn conclude(cx: &SpellContext<'_>, cast: Cast) -> Result<(InvocationStatus, String)> {
     let services = cx.services;
     let task_id = &cx.context.task_id;
     let inv = inv_of(
@@ -568,7 +477,7 @@ fn record(
 
 /// Run the check that failed again in the worktree: the init script for an init failure,
 /// else the project's verification commands. `(passed, what it said)`.
-async fn recheck(cx: &SpellContext<'_>) -> Result<(bool, String)> {
+pub(super) async fn recheck(cx: &SpellContext<'_>) -> Result<(bool, String)> {
     let worktree = cx.context.worktree.clone().ok_or_else(|| Error::NotFound {
         what: format!("the worktree of task {}", cx.context.task_id),
     })?;

@@ -295,6 +295,34 @@ fn table() -> BTreeMap<String, u32> {
     table
 }
 
+/// A file that grows past this many lines is split by job (issue 24): one file, one job.
+const MOST_LINES: usize = 700;
+
+#[test]
+fn no_source_file_is_over_700_lines() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    library_files(&src, &src, &mut files);
+    let mut cli = Vec::new();
+    library_files(&src.join("cli"), &src, &mut cli);
+    let long: Vec<String> = files
+        .iter()
+        .chain(&cli)
+        .filter_map(|(rel, path)| {
+            let lines = std::fs::read_to_string(path)
+                .expect("a source file")
+                .lines()
+                .count();
+            (lines > MOST_LINES).then(|| format!("src/{rel}: {lines} lines"))
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "split these by job (at most {MOST_LINES} lines each):\n{}",
+        long.join("\n")
+    );
+}
+
 #[test]
 fn no_module_uses_one_from_a_higher_layer() {
     let layers = table();
