@@ -9,6 +9,7 @@
 mod agent_setup;
 mod board;
 mod command;
+mod commit;
 mod detect;
 mod hooks;
 mod looped;
@@ -95,6 +96,10 @@ pub struct AddProject {
     pub program: Option<String>,
     /// Make the folder a repository (git init and a first commit) when it is not one.
     pub git_init: bool,
+    /// With no check found or given, the person says an agent's work may be committed
+    /// without one (`--no-checks`).
+    #[serde(default)]
+    pub no_checks: bool,
 }
 
 /// A folder, looked at for the add-project form: what it is, and what Healer proposes.

@@ -55,6 +55,9 @@ pub enum ProjectCommand {
         /// Make the folder a git repository (git init and a first commit) if it is not one
         #[arg(long)]
         git_init: bool,
+        /// With no check found and no --verify: commit an agent's work without checks
+        #[arg(long)]
+        no_checks: bool,
         #[arg(long)]
         json: bool,
     },
@@ -138,6 +141,7 @@ pub async fn run(command: ProjectCommand, paths: &Paths) -> Result<bool> {
             init,
             leave_branch,
             git_init,
+            no_checks,
             json,
         } => {
             let agent = agent
@@ -167,6 +171,7 @@ pub async fn run(command: ProjectCommand, paths: &Paths) -> Result<bool> {
                 program: program
                     .map(|p| std::path::absolute(&p).unwrap_or(p).display().to_string()),
                 git_init,
+                no_checks,
             };
             let request = Request::AddProject { add: Box::new(add) };
             match act(paths, request, ADD_WAIT).await? {
@@ -314,7 +319,7 @@ pub async fn run(command: ProjectCommand, paths: &Paths) -> Result<bool> {
             match act(paths, request, RUN_WAIT).await? {
                 Response::Session { session } if json => {
                     print_json(&session)?;
-                    Ok(!wait || session.status == healer::session::SessionStatus::Finished)
+                    Ok(!wait || task_closed(paths, &session))
                 }
                 Response::Session { session } => {
                     let ended = session.status != healer::session::SessionStatus::Running;
@@ -332,12 +337,27 @@ pub async fn run(command: ProjectCommand, paths: &Paths) -> Result<bool> {
                             session.id, session.task_title, session.id
                         );
                     }
-                    Ok(!ended || session.status == healer::session::SessionStatus::Finished)
+                    Ok(!ended || task_closed(paths, &session))
                 }
                 _ => unexpected(),
             }
         }
     }
+}
+
+/// Whether the session's task was closed (its work done and committed): `--wait` exits 1
+/// otherwise — a session that ended without a change, or handed back to Healer, did not do it.
+fn task_closed(paths: &Paths, session: &healer::store::SessionRecord) -> bool {
+    if session.status != healer::session::SessionStatus::Finished {
+        return false;
+    }
+    let Ok(project) = open(paths).and_then(|store| store.project(session.project_id)) else {
+        return false;
+    };
+    tasklist::read_file(&PathBuf::from(&project.path).join(tasklist::TASKS_FILE))
+        .ok()
+        .and_then(|file| file.task(&session.task_id).map(|t| t.status))
+        == Some(TaskStatus::Closed)
 }
 
 fn add_task(command: TaskCommand, paths: &Paths) -> Result<bool> {

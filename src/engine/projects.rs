@@ -151,6 +151,13 @@ impl Handle {
         if add.program.is_some() {
             input.settings.agent_program = add.program;
         }
+        let unchecked = input.settings.verify.is_empty();
+        input.settings.commit_without_checks = add.no_checks && unchecked;
+        let mut problems = self.validate_project(&input, None)?;
+        for p in problems.iter_mut().filter(|p| p.field == "verify") {
+            p.message = "No check was found in the repository and none was given: add one with --verify NAME=COMMAND (its tests, a type check), or say that an agent's work may be committed without checks with --no-checks".to_string();
+        }
+        refuse(problems)?;
         self.add_project(input)
     }
 

@@ -1,6 +1,7 @@
 //! What Healer can tell about a repository before the person confirms it: verification
-//! commands (package.json scripts, Cargo, pytest, a Makefile `test` target), an init script,
-//! and the coding agents installed on this machine with their versions.
+//! commands (package.json scripts, `node --test`, a TypeScript check, Cargo, Go, pytest or
+//! unittest, mypy or pyright, a Makefile `test` or `check` target), an init script, and the
+//! coding agents installed on this machine with their versions.
 
 use std::path::Path;
 
@@ -60,23 +61,95 @@ pub fn verification_commands(root: &Path) -> (Vec<String>, Vec<VerifyCommand>) {
                 add(&mut verify, name, format!("{runner} run {name}"));
             }
         }
+        for (name, command) in node_without_scripts(root, &scripts, runner) {
+            add(&mut verify, name, command);
+        }
     }
     if root.join("Cargo.toml").is_file() {
         found.push("a Rust project (Cargo.toml)".to_string());
         add(&mut verify, "check", "cargo check".to_string());
         add(&mut verify, "test", "cargo test".to_string());
     }
-    if python_tests(root) {
-        found.push("a Python project with pytest".to_string());
-        add(&mut verify, "test", "python3 -m pytest -q".to_string());
+    if root.join("go.mod").is_file() {
+        found.push("a Go module (go.mod)".to_string());
+        add(&mut verify, "test", "go test ./...".to_string());
     }
-    if make_test_target(root) {
-        found.push("a Makefile with a test target".to_string());
-        if !verify.iter().any(|v| v.command.contains("test")) {
-            add(&mut verify, "test", "make test".to_string());
+    match python_tests(root) {
+        Some(PythonTests::Pytest) => {
+            found.push("a Python project with pytest".to_string());
+            add(&mut verify, "test", "python3 -m pytest -q".to_string());
+        }
+        Some(PythonTests::Unittest(command)) => {
+            found.push("Python tests written with unittest".to_string());
+            add(&mut verify, "test", command);
+        }
+        None => {}
+    }
+    if let Some((what, command)) = python_type_check(root) {
+        found.push(format!("a Python type check ({what})"));
+        add(&mut verify, "typecheck", command);
+    }
+    for target in ["test", "check"] {
+        if make_target(root, target) && !verify.iter().any(|v| v.name == target) {
+            found.push(format!("a Makefile with a {target} target"));
+            add(&mut verify, target, format!("make {target}"));
         }
     }
     (found, verify)
+}
+
+/// Node tests and a TypeScript check that package.json does not name as scripts: `node --test`
+/// when test files are there, `npx tsc --noEmit` when the project has a tsconfig.json and
+/// TypeScript.
+fn node_without_scripts(
+    root: &Path,
+    scripts: &[String],
+    runner: &str,
+) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    if !scripts.iter().any(|s| s == "typecheck")
+        && root.join("tsconfig.json").is_file()
+        && std::fs::read_to_string(root.join("package.json"))
+            .is_ok_and(|t| t.contains("\"typescript\""))
+    {
+        let exec = if runner == "npm" { "npx" } else { runner };
+        out.push(("typecheck", format!("{exec} tsc --noEmit")));
+    }
+    if !scripts.iter().any(|s| s == "test") && node_test_files(root) {
+        out.push(("test", "node --test".to_string()));
+    }
+    out
+}
+
+/// `*.test.js`-like files at the top, or a `test/` or `tests/` folder with JavaScript in it.
+fn node_test_files(root: &Path) -> bool {
+    let is_test = |name: &str| {
+        [
+            ".test.js",
+            ".test.mjs",
+            ".test.cjs",
+            ".spec.js",
+            ".spec.mjs",
+        ]
+        .iter()
+        .any(|ext| name.ends_with(ext))
+    };
+    let names = |dir: &Path| -> Vec<String> {
+        std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    names(root).iter().any(|n| is_test(n))
+        || ["test", "tests"].iter().any(|d| {
+            names(&root.join(d))
+                .iter()
+                .any(|n| n.ends_with(".js") || n.ends_with(".mjs") || n.ends_with(".cjs"))
+        })
 }
 
 /// The package.json script names, when the file is there and readable. npm's placeholder test
@@ -112,21 +185,116 @@ fn node_runner(root: &Path) -> &'static str {
     }
 }
 
-fn python_tests(root: &Path) -> bool {
-    let mentions_pytest =
-        |file: &str| std::fs::read_to_string(root.join(file)).is_ok_and(|t| t.contains("pytest"));
-    root.join("pyproject.toml").is_file()
-        || root.join("pytest.ini").is_file()
-        || root.join("conftest.py").is_file()
-        || mentions_pytest("setup.cfg")
-        || mentions_pytest("tox.ini")
+/// How a Python project's tests run.
+#[derive(Debug, PartialEq, Eq)]
+enum PythonTests {
+    Pytest,
+    /// `python3 -m unittest discover …`, with where and what to discover.
+    Unittest(String),
 }
 
-fn make_test_target(root: &Path) -> bool {
+fn read(root: &Path, file: &str) -> String {
+    std::fs::read_to_string(root.join(file)).unwrap_or_default()
+}
+
+/// pytest when the project says so (its configuration, a conftest.py, a pyproject.toml, pytest
+/// in its requirements) or its test files are pytest's (plain `def test_…` functions); else
+/// unittest, when test files are there: `test_*.py` or `*_test.py` at the top, or a `tests/` or
+/// `test/` folder of them.
+fn python_tests(root: &Path) -> Option<PythonTests> {
+    let mentions_pytest = |file: &str| read(root, file).contains("pytest");
+    let configured = root.join("pyproject.toml").is_file()
+        || root.join("pytest.ini").is_file()
+        || root.join("conftest.py").is_file()
+        || [
+            "setup.cfg",
+            "tox.ini",
+            "requirements.txt",
+            "requirements-dev.txt",
+        ]
+        .iter()
+        .any(|f| mentions_pytest(f));
+    if configured {
+        return Some(PythonTests::Pytest);
+    }
+    let py_files = |dir: &Path| -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|e| e == "py"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let name_of = |p: &std::path::PathBuf| {
+        p.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let top: Vec<_> = py_files(root);
+    let top_tests: Vec<_> = top
+        .iter()
+        .filter(|p| name_of(p).starts_with("test_"))
+        .collect();
+    let suffixed: Vec<_> = top
+        .iter()
+        .filter(|p| name_of(p).ends_with("_test.py"))
+        .collect();
+    let folder = ["tests", "test"].into_iter().find(|d| {
+        py_files(&root.join(d))
+            .iter()
+            .any(|p| name_of(p).starts_with("test"))
+    });
+    let files: Vec<std::path::PathBuf> = match folder {
+        Some(d) => py_files(&root.join(d)),
+        None => top_tests
+            .iter()
+            .chain(&suffixed)
+            .map(|p| (*p).clone())
+            .collect(),
+    };
+    if files.is_empty() {
+        return None;
+    }
+    let uses_unittest = files
+        .iter()
+        .any(|f| std::fs::read_to_string(f).is_ok_and(|t| t.contains("unittest")));
+    if !uses_unittest {
+        return Some(PythonTests::Pytest);
+    }
+    Some(PythonTests::Unittest(match folder {
+        Some(d) => format!("python3 -m unittest discover -s {d}"),
+        None if top_tests.is_empty() => "python3 -m unittest discover -p '*_test.py'".to_string(),
+        None => "python3 -m unittest discover -p 'test_*.py'".to_string(),
+    }))
+}
+
+/// A type checker the project configures: mypy or pyright.
+fn python_type_check(root: &Path) -> Option<(&'static str, String)> {
+    let pyproject = read(root, "pyproject.toml");
+    if root.join("mypy.ini").is_file()
+        || root.join(".mypy.ini").is_file()
+        || pyproject.contains("[tool.mypy]")
+        || read(root, "setup.cfg").contains("[mypy")
+    {
+        return Some(("mypy", "python3 -m mypy .".to_string()));
+    }
+    if root.join("pyrightconfig.json").is_file() || pyproject.contains("[tool.pyright]") {
+        return Some(("pyright", "pyright".to_string()));
+    }
+    None
+}
+
+fn make_target(root: &Path, target: &str) -> bool {
     ["Makefile", "makefile", "GNUmakefile"].iter().any(|name| {
         std::fs::read_to_string(root.join(name)).is_ok_and(|text| {
-            text.lines()
-                .any(|l| l.starts_with("test:") || l.starts_with("test :"))
+            text.lines().any(|l| {
+                l.strip_prefix(target)
+                    .is_some_and(|rest| rest.trim_start().starts_with(':'))
+            })
         })
     })
 }
@@ -152,4 +320,116 @@ pub fn version_number(said: &str) -> String {
         })
         .unwrap_or(said)
         .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("temp dir");
+        for (path, text) in files {
+            let full = dir.path().join(path);
+            std::fs::create_dir_all(full.parent().expect("a parent")).expect("folder");
+            std::fs::write(full, text).expect("file");
+        }
+        dir
+    }
+
+    fn commands(files: &[(&str, &str)]) -> Vec<(String, String)> {
+        let dir = repo(files);
+        verification_commands(dir.path())
+            .1
+            .into_iter()
+            .map(|v| (v.name, v.command))
+            .collect()
+    }
+
+    fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
+        p.iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    }
+
+    const UNITTEST: &str =
+        "import unittest\nclass T(unittest.TestCase):\n    def test_x(self):\n        pass\n";
+
+    #[test]
+    fn python_tests_are_found_with_unittest_or_pytest_as_written() {
+        assert_eq!(
+            commands(&[("calc.py", "x = 1\n"), ("test_calc.py", UNITTEST)]),
+            pairs(&[("test", "python3 -m unittest discover -p 'test_*.py'")])
+        );
+        assert_eq!(
+            commands(&[("calc_test.py", UNITTEST)]),
+            pairs(&[("test", "python3 -m unittest discover -p '*_test.py'")])
+        );
+        assert_eq!(
+            commands(&[("tests/test_calc.py", UNITTEST)]),
+            pairs(&[("test", "python3 -m unittest discover -s tests")])
+        );
+        // Plain test functions are pytest's.
+        assert_eq!(
+            commands(&[("test_calc.py", "def test_x():\n    assert 1\n")]),
+            pairs(&[("test", "python3 -m pytest -q")])
+        );
+        assert_eq!(
+            commands(&[
+                ("requirements.txt", "pytest==8\n"),
+                ("tests/test_a.py", UNITTEST)
+            ]),
+            pairs(&[("test", "python3 -m pytest -q")])
+        );
+        // A script that is not a test says nothing.
+        assert!(commands(&[("main.py", "print(1)\n")]).is_empty());
+    }
+
+    #[test]
+    fn a_configured_type_checker_is_a_check() {
+        assert_eq!(
+            commands(&[("mypy.ini", "[mypy]\n"), ("test_a.py", UNITTEST)]),
+            pairs(&[
+                ("test", "python3 -m unittest discover -p 'test_*.py'"),
+                ("typecheck", "python3 -m mypy .")
+            ])
+        );
+        assert_eq!(
+            commands(&[("pyrightconfig.json", "{}")]),
+            pairs(&[("typecheck", "pyright")])
+        );
+    }
+
+    #[test]
+    fn node_go_and_make_checks_are_found() {
+        assert_eq!(
+            commands(&[
+                (
+                    "package.json",
+                    r#"{"name":"x","devDependencies":{"typescript":"5"}}"#
+                ),
+                ("tsconfig.json", "{}"),
+                ("test/calc.test.js", "")
+            ]),
+            pairs(&[("typecheck", "npx tsc --noEmit"), ("test", "node --test")])
+        );
+        // npm's placeholder test script is not a test; node --test files are.
+        assert_eq!(
+            commands(&[
+                (
+                    "package.json",
+                    r#"{"scripts":{"test":"echo \"Error: no test specified\" && exit 1"}}"#
+                ),
+                ("calc.test.mjs", "")
+            ]),
+            pairs(&[("test", "node --test")])
+        );
+        assert_eq!(
+            commands(&[("go.mod", "module x\n")]),
+            pairs(&[("test", "go test ./...")])
+        );
+        assert_eq!(
+            commands(&[("Makefile", "check:\n\t./lint\ntest :\n\t./t\n")]),
+            pairs(&[("test", "make test"), ("check", "make check")])
+        );
+    }
 }

@@ -23,7 +23,7 @@ use crate::error::Result;
 use crate::failure::{Evidence, FailureClass, ProjectScenario};
 use crate::llm::{scrub, ApiKey};
 use crate::session::{AgentKind, SessionStatus, SessionStep, StepKind, StepSource};
-use crate::store::{MergePolicy, Project, StoredStep};
+use crate::store::{Project, StoredStep};
 use crate::tasklist::Task;
 
 /// The variable that marks every process of a session with its id (with `HEALER_INSTANCE`:
@@ -302,6 +302,12 @@ async fn drive(ctx: &Ctx<'_>, agent: Arc<dyn Agent>) -> Result<Ending> {
         return Ok(Ending::HandedBack {
             summary: end.summary,
         });
+    }
+    if settings.verify.is_empty() && !settings.commit_without_checks {
+        // Never skipped silently: with no check and no word from the person, nothing is
+        // committed.
+        ctx.note("This project has no check, and its settings do not say that an agent's work may be committed without one: nothing is committed.")?;
+        return Ok(Ending::Unchecked);
     }
     for check in &settings.verify {
         ctx.note(&format!("Verifying: {} ({})", check.name, check.command))?;
@@ -594,71 +600,6 @@ impl Ctx<'_> {
     pub fn note(&self, text: &str) -> Result<()> {
         self.record(system_step(text.to_string()))
     }
-
-    async fn commit(&self, merge: MergePolicy, summary: &str) -> Result<Ending> {
-        let message = commit_message(&self.task, summary);
-        let path = self.worktree.clone();
-        let committed = blocking(move || worktree::commit_all(&path, &message)).await?;
-        let Some(commit) = committed else {
-            self.note(
-                "Verification passed; the agent changed no file, so there is nothing to commit.",
-            )?;
-            return Ok(Ending::Closed {
-                commit: None,
-                merged: false,
-                summary: summary.to_string(),
-                left: None,
-            });
-        };
-        let short = super::repo::short(&commit);
-        let branch = worktree::branch_name(&self.task.id);
-        let left = match merge {
-            MergePolicy::LeaveBranch => Some(format!(
-                "left on {branch} for review, as the project's settings say"
-            )),
-            MergePolicy::FastForward => {
-                let (repo, main, b) = (
-                    self.repo.clone(),
-                    self.project.settings.main_branch.clone(),
-                    branch.clone(),
-                );
-                match blocking(move || worktree::fast_forward(&repo, &main, &b, commit)).await? {
-                    worktree::Merge::Merged => None,
-                    worktree::Merge::Left(why) => Some(why),
-                }
-            }
-        };
-        self.note(&match &left {
-            None => format!(
-                "Committed {short} on {branch} and fast-forwarded {} to it.",
-                self.project.settings.main_branch
-            ),
-            Some(why) => format!("Committed {short} on {branch}; {why}."),
-        })?;
-        Ok(Ending::Closed {
-            commit: Some(commit.to_string()),
-            merged: left.is_none(),
-            summary: summary.to_string(),
-            left,
-        })
-    }
-}
-
-async fn blocking<T: Send + 'static>(
-    job: impl FnOnce() -> Result<T> + Send + 'static,
-) -> Result<T> {
-    tokio::task::spawn_blocking(job)
-        .await
-        .map_err(|e| crate::error::Error::Internal(format!("a git step stopped: {e}")))?
-}
-
-fn commit_message(task: &Task, summary: &str) -> String {
-    let mut message = task.title.trim().to_string();
-    if !summary.trim().is_empty() {
-        message.push_str(&format!("\n\n{}", summary.trim()));
-    }
-    message.push_str(&format!("\n\nHealer task: {}", task.id));
-    message
 }
 
 fn system_step(text: String) -> SessionStep {

@@ -24,6 +24,12 @@ pub(super) enum Ending {
     /// An emergency subtask of the healer service (no verification, no commit) finished: the
     /// task goes back to open for the service to check and continue.
     HandedBack { summary: String },
+    /// The agent said it was done but changed no file: nothing to commit, so nothing is done.
+    /// The task goes back to open with a note for the person; it is not a failure to heal.
+    NoChange { summary: String },
+    /// The project has no check and may not commit unchecked work: nothing is committed, the
+    /// task goes back to open with a note for the person.
+    Unchecked,
     /// The person stopped it.
     Stopped,
     /// The engine stopped while it ran.
@@ -132,6 +138,43 @@ pub(super) async fn settle(ctx: &Ctx<'_>, ending: Ending) -> Result<()> {
                 None,
             )
         }
+        Ending::NoChange { summary } => {
+            let said = summary.trim().trim_end_matches('.');
+            let entry = format!(
+                "## {day} — {} ({})\nNo change made: {agent} said it was done but changed no file{}.",
+                task.title,
+                task.id,
+                if said.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (it said: {said})")
+                }
+            );
+            (
+                SessionStatus::Finished,
+                SessionOutcome {
+                    summary: "No change made: the agent said it was done but changed no file; the task is open again".to_string(),
+                    ..SessionOutcome::default()
+                },
+                reopen(format!(
+                    "No change made on {day}: {agent} said it was done without changing any file. Look at the task's description, then run it again"
+                )),
+                Some((entry, false)),
+                None,
+            )
+        }
+        Ending::Unchecked => (
+            SessionStatus::Finished,
+            SessionOutcome {
+                summary: "Not committed: the project has no check, and its settings do not allow committing without one".to_string(),
+                ..SessionOutcome::default()
+            },
+            reopen(format!(
+                "Not committed on {day}: the project has no check. Add one in the project's settings (or allow committing without checks), then run it again; the work is kept in its worktree (branch {branch})"
+            )),
+            None,
+            None,
+        ),
         Ending::HandedBack { summary } => (
             SessionStatus::Finished,
             SessionOutcome {

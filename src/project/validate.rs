@@ -91,6 +91,12 @@ pub fn validate(
     problems.extend(super::validate_agent::model(s, providers));
     problems.extend(super::validate_agent::allowed_tools(s));
 
+    if s.verify.is_empty() && !s.commit_without_checks {
+        problems.push(problem(
+            "verify",
+            "Add a command that checks the agent's work (its tests, a type check), or choose to commit its work without checks",
+        ));
+    }
     for (i, v) in s.verify.iter().enumerate() {
         let field = format!("verify.{i}");
         if v.name.trim().is_empty() {

@@ -269,6 +269,29 @@ pub fn make_spare(repo_path: &Path, main_branch: &str, path: &Path) -> Result<()
 
 /// Commit everything the agent changed in the worktree (Healer's own `.healer/` aside) on the
 /// task's branch. `None` when nothing changed.
+/// The worktree's HEAD when its branch holds commits the main branch does not (the agent
+/// committed its work itself); `None` when it is the main branch's tip or behind it.
+pub fn ahead_of_main(worktree: &Path, main: &str) -> Result<Option<Oid>> {
+    let repo = Repository::open(worktree).map_err(|e| git_error("cannot open the worktree", e))?;
+    let head = repo
+        .head()
+        .and_then(|h| h.peel_to_commit())
+        .map_err(|e| git_error("cannot read the branch's last commit", e))?
+        .id();
+    let Ok(main_tip) = repo
+        .find_branch(main, git2::BranchType::Local)
+        .and_then(|b| b.get().peel_to_commit())
+        .map(|c| c.id())
+    else {
+        return Ok(None);
+    };
+    let behind_or_same = head == main_tip
+        || repo
+            .graph_descendant_of(main_tip, head)
+            .map_err(|e| git_error("cannot compare the branch with the main branch", e))?;
+    Ok((!behind_or_same).then_some(head))
+}
+
 pub fn commit_all(worktree: &Path, message: &str) -> Result<Option<Oid>> {
     let repo = Repository::open(worktree).map_err(|e| git_error("cannot open the worktree", e))?;
     let mut index = repo
@@ -529,5 +552,39 @@ mod tests {
             ]
         );
         assert!(changes_since(root, "not-a-commit").is_err());
+    }
+
+    #[test]
+    fn a_branch_the_agent_committed_to_itself_is_ahead_of_main() {
+        let dir = tempfile::tempdir().expect("test setup");
+        let root = dir.path();
+        std::fs::write(root.join("a.txt"), "one\n").expect("test setup");
+        crate::project::init_with_first_commit(root).expect("test setup");
+        let repo = Repository::open(root).expect("test setup");
+        let main = repo
+            .head()
+            .expect("test setup")
+            .shorthand()
+            .expect("test setup")
+            .to_string();
+        // At main's tip: nothing of its own.
+        assert_eq!(ahead_of_main(root, &main).expect("read"), None);
+        let tip = repo
+            .head()
+            .and_then(|h| h.peel_to_commit())
+            .expect("test setup");
+        repo.branch("healer/t1", &tip, false).expect("test setup");
+        repo.set_head("refs/heads/healer/t1").expect("test setup");
+        std::fs::write(root.join("b.txt"), "two\n").expect("test setup");
+        let own = commit_all(root, "the agent's own commit")
+            .expect("commit")
+            .expect("a commit");
+        assert_eq!(ahead_of_main(root, &main).expect("read"), Some(own));
+        // Behind main (main moved on, the branch did not): nothing of its own either.
+        repo.set_head(&format!("refs/heads/{main}"))
+            .expect("test setup");
+        assert_eq!(ahead_of_main(root, "healer/t1").expect("read"), None);
+        // No such main branch: nothing to compare with.
+        assert_eq!(ahead_of_main(root, "no-such-branch").expect("read"), None);
     }
 }

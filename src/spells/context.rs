@@ -115,14 +115,6 @@ pub(crate) fn gather(
         .unwrap_or_default();
     let same_signature_sessions =
         store.sessions_with_signature(project.id, task_id, &failure.signature, *session_id)?;
-    let flaky = git_status.is_empty()
-        && head.as_deref().is_some_and(|h| {
-            store
-                .list_sessions(project.id, None, 500)
-                .unwrap_or_default()
-                .iter()
-                .any(|s| s.status == SessionStatus::Finished && s.commit_id.as_deref() == Some(h))
-        });
     Ok(InvocationContext {
         task_id: task_id.clone(),
         task,
@@ -138,7 +130,8 @@ pub(crate) fn gather(
         files_named,
         failures,
         same_signature_sessions,
-        flaky,
+        // Known only once the failing check ran again (`service::verify_again`).
+        flaky: false,
     })
 }
 

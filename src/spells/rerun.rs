@@ -103,7 +103,7 @@ impl Spell for ResumeWithGuidance {
             ));
         }
         let guidance = if cx.context.flaky {
-            "The same check passed on this commit before, so this may be a flaky failure. Run the check again; if it fails again, fix what it names. Do not change unrelated code."
+            "Healer ran the same check again on the unchanged worktree and it passed, so this was a flaky failure. Run the check yourself; if it passes, finish; if it fails, fix what it names. Do not change unrelated code."
         } else {
             "Fix what the output names, run the check yourself, and finish only when it passes. Do not change unrelated code."
         };

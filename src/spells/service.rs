@@ -243,9 +243,28 @@ pub(crate) async fn maybe_run(
     };
     let project = services.store.project(*project_id)?;
     let config = services.store.healer_config(*project_id)?;
-    let context = gather(&services.store, &project, failure)?;
+    // The session that failed is still settling (it handed the failure up as its last act):
+    // a spell that starts a session of the task, or a check run again, must find it gone.
+    let deadline = Instant::now() + SETTLE_WAIT;
+    while projects.is_running(*session_id) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut context = gather(&services.store, &project, failure)?;
     let scenario = ProjectScenario::parse(&failure.scenario)
         .ok_or_else(|| Error::Internal(format!("unknown scenario {}", failure.scenario)))?;
+    if scenario == ProjectScenario::VerificationFailed {
+        let probe = SpellContext {
+            services,
+            projects,
+            project: &project,
+            config: &config,
+            failure,
+            context: &context,
+            invocation_id: item.invocation_id,
+            answer: None,
+        };
+        context.flaky = verify_again(&probe).await?;
+    }
     let chosen = plan(scenario, context.facts(), &config);
     services
         .store
@@ -255,12 +274,6 @@ pub(crate) async fn maybe_run(
         ms = item.at.elapsed().as_millis() as u64,
         "plan chosen: {chosen:?}"
     );
-    // The session that failed is still settling (it handed the failure up as its last act):
-    // a spell that starts a session of the task must find it gone.
-    let deadline = Instant::now() + SETTLE_WAIT;
-    while projects.is_running(*session_id) && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
     let cx = SpellContext {
         services,
         projects,
@@ -275,6 +288,32 @@ pub(crate) async fn maybe_run(
     let cast = cast_all(&cx, &names, 0, Vec::new(), &|cx| Box::pin(recheck(cx))).await?;
     let (status, _) = conclude(&cx, cast)?;
     Ok(status)
+}
+
+/// The name a check run again is recorded under on the invocation's card.
+pub const VERIFY_AGAIN: &str = "verify_again";
+
+/// Flaky means flaky: after a red verification the checks run once more on the unchanged
+/// worktree. Green this time → the failure was flaky; red again → the rules as written. The
+/// re-run and what it said are a step of the invocation.
+async fn verify_again(cx: &SpellContext<'_>) -> Result<bool> {
+    let started_at = now();
+    let (passed, said) = match recheck(cx).await {
+        Ok(r) => r,
+        Err(e) => (false, format!("the check could not run again: {e}")),
+    };
+    let said = said.trim_start_matches("checked again: ");
+    let report = if passed {
+        SpellReport::done(format!(
+            "Ran the checks again on the unchanged worktree: {said}; the failure was flaky"
+        ))
+    } else {
+        SpellReport::not_done(format!(
+            "Ran the checks again on the unchanged worktree: {said}; it fails every time"
+        ))
+    };
+    record(cx, VERIFY_AGAIN, &report, started_at)?;
+    Ok(passed)
 }
 
 /// How casting the plan ended.

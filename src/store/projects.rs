@@ -64,6 +64,17 @@ pub struct ProjectSettings {
     pub agent_provider: Option<String>,
     /// Where an external agent's program is, when it is not the one found on PATH.
     pub agent_program: Option<String>,
+    /// With no verification command, the person said an agent's work may be committed
+    /// unchecked. Without it a project needs a check: none is never skipped silently. (A
+    /// project saved before this setting existed keeps committing as it did.)
+    #[serde(default = "committed_unchecked_before")]
+    pub commit_without_checks: bool,
+}
+
+/// Projects saved before [`ProjectSettings::commit_without_checks`] committed an agent's work
+/// without checks when they had none; they keep doing so.
+fn committed_unchecked_before() -> bool {
+    true
 }
 
 /// The tools Claude Code may use when a project names none: enough to read, find, edit and
@@ -96,6 +107,7 @@ impl Default for ProjectSettings {
             model: None,
             agent_provider: None,
             agent_program: None,
+            commit_without_checks: false,
         }
     }
 }

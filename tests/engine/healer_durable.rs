@@ -14,7 +14,7 @@ use healer::tasklist::{read_file, TaskStatus, TASKS_FILE};
 use serde_json::json;
 
 use crate::faults::{healer, Daemon};
-use crate::healer_service::{engine_on, healer_on, spells_of, task, WRONG};
+use crate::healer_service::{engine_on, healer_on, repairs_of, task, WRONG};
 use crate::maintainer::{configure_model, KEY, KEY_VAR};
 use crate::model_server::ModelServer;
 use crate::project_fixtures::*;
@@ -173,7 +173,7 @@ fn assert_carried_out(bed: &Bed, worktree: &Path, said: &str) {
         .remove(0);
     assert_eq!(inv.status, InvocationStatus::Contained, "{}", inv.reason);
     assert_eq!(
-        spells_of(&inv),
+        repairs_of(&inv),
         [
             ("rewind_uncommitted_changes", true),
             ("mark_task_blocked_with_followup", true)

@@ -135,6 +135,20 @@ pub(crate) fn healer_on(engine: &healer::Engine, project_id: i64) {
         .expect("healer settings");
 }
 
+/// The repairs of a red verification's invocation: what came after its first step, the failing
+/// checks run once more on the unchanged worktree — asserted red again (a real failure, not a
+/// flaky one).
+pub(crate) fn repairs_of(inv: &HealerInvocation) -> Vec<(&str, bool)> {
+    let all = spells_of(inv);
+    assert_eq!(
+        all.first(),
+        Some(&("verify_again", false)),
+        "the checks run again first: {:?}",
+        inv.spells
+    );
+    all.get(1..).unwrap_or_default().to_vec()
+}
+
 pub(crate) fn spells_of(inv: &HealerInvocation) -> Vec<(&str, bool)> {
     inv.spells
         .iter()
@@ -165,7 +179,7 @@ async fn a_red_verification_is_rewound_after_a_snapshot_and_the_task_blocked_wit
     assert_eq!(inv.scenario, "VerificationFailed");
     assert_eq!(inv.status, InvocationStatus::Contained, "{}", inv.reason);
     assert_eq!(
-        spells_of(&inv),
+        repairs_of(&inv),
         [
             ("rewind_uncommitted_changes", true),
             ("mark_task_blocked_with_followup", true)
@@ -225,6 +239,7 @@ async fn a_red_verification_is_rewound_after_a_snapshot_and_the_task_blocked_wit
             "healer_invocation_start",
             "healer_spell_applied",
             "healer_spell_applied",
+            "healer_spell_applied",
             "healer_invocation_complete"
         ]
     );
@@ -242,8 +257,13 @@ async fn a_red_verification_is_rewound_after_a_snapshot_and_the_task_blocked_wit
     let sub = &reference["extra"]["trajectory"];
     assert_eq!(sub["agent"]["name"], json!("healer"));
     assert_eq!(sub["agent"]["extra"]["type"], json!("healing-agent"));
+    // The checks run again, then the rewind.
     assert_eq!(
         sub["steps"][1]["tool_calls"][0]["function_name"],
+        json!("verify_again")
+    );
+    assert_eq!(
+        sub["steps"][2]["tool_calls"][0]["function_name"],
         json!("rewind_uncommitted_changes")
     );
 }
@@ -321,7 +341,7 @@ async fn in_conservative_mode_a_rewind_asks_first_naming_the_snapshot() {
     );
     let inv = ended_invocations(engine, &t.id, 1).await.remove(0);
     assert_eq!(inv.status, InvocationStatus::Contained, "{}", inv.reason);
-    assert_eq!(spells_of(&inv)[0], ("rewind_uncommitted_changes", true));
+    assert_eq!(repairs_of(&inv)[0], ("rewind_uncommitted_changes", true));
     assert!(std::fs::read_to_string(worktree.join("greet.py"))
         .expect("greet.py")
         .contains("'Hi '"));
@@ -571,8 +591,9 @@ async fn the_cli_lists_heals_and_snapshots_restores_one_and_scans() {
 
     let heals = json(&["heals", "--project", "greeter", "--json"]);
     assert_eq!(heals[0]["status"], json!("contained"));
+    assert_eq!(heals[0]["spells"][0]["spell"], json!("verify_again"));
     assert_eq!(
-        heals[0]["spells"][0]["spell"],
+        heals[0]["spells"][1]["spell"],
         json!("rewind_uncommitted_changes")
     );
     let snaps = json(&["snapshot", "list", "--json"]);
@@ -749,14 +770,15 @@ fn flaky_check() -> healer::store::VerifyCommand {
     }
 }
 
-/// A flaky check on a green commit, with a real agent: task 1 goes green (`green`, scripted
-/// once the bed exists), task 2 changes nothing (`then`: the agent's two answers, before and
-/// after its resume) and its check fails once. The service resumes the agent's own session with
-/// the failure and guidance, and the task closes.
+/// A flaky check after real edits, with a real agent: task 1 goes green (`green`, scripted once
+/// the bed exists), task 2 adds a changelog (`then`: the agent's answers, before and after its
+/// resume) and its check fails once. The service runs the check again on the unchanged
+/// worktree, sees it pass (flaky), resumes the agent's own session with the failure and
+/// guidance, and the task closes with the agent's change committed.
 async fn a_flaky_check_resumes_the_agents_own_session(
     kind: healer::session::AgentKind,
     green: impl FnOnce(&crate::project_agent_fixtures::AgentBed) -> Vec<crate::model_server::Reply>,
-    then: [crate::model_server::Reply; 2],
+    then: impl FnOnce(&crate::project_agent_fixtures::AgentBed) -> Vec<crate::model_server::Reply>,
 ) {
     use crate::project_agent_fixtures::agent_bed;
     let bed = agent_bed(kind, |s| {
@@ -788,10 +810,10 @@ async fn a_flaky_check_resumes_the_agents_own_session(
         .expect("run");
     assert_eq!(green.status, SessionStatus::Finished, "{}", green.summary);
 
-    // Task 2: the agent changes nothing, and the check fails once on the green commit.
-    let t2 = bed.task("Check the greeting");
+    // Task 2: the agent adds a changelog, and the check fails once.
+    let t2 = bed.task("Write a changelog");
     std::fs::write(bed.first_worktree().join("flaky.mark"), "").expect("mark");
-    bed.server.script(then);
+    bed.server.script(then(&bed));
     let first = bed
         .engine
         .run_project_and_wait(bed.project.id, Some(&t2.id))
@@ -803,7 +825,19 @@ async fn a_flaky_check_resumes_the_agents_own_session(
     let inv = all[0].clone();
     assert_eq!(inv.scenario, "VerificationFailed");
     assert_eq!(inv.status, InvocationStatus::Resolved, "{}", inv.reason);
-    assert_eq!(spells_of(&inv), [("retry_with_claude_code_resume", true)]);
+    // The checks ran again on the unchanged worktree and passed: flaky, so the agent resumes.
+    assert_eq!(
+        spells_of(&inv),
+        [
+            ("verify_again", true),
+            ("retry_with_claude_code_resume", true)
+        ]
+    );
+    assert!(
+        inv.spells[0].summary.contains("the failure was flaky"),
+        "{}",
+        inv.spells[0].summary
+    );
     assert!(inv.reason.contains("test passed"), "{}", inv.reason);
 
     // The resume was the agent's own session, told the failure and guidance.
@@ -829,16 +863,27 @@ async fn a_flaky_check_resumes_the_agents_own_session(
     let chats = bed.server.chats();
     let last = chats.last().expect("a request").body.to_string();
     assert!(
-        last.contains("The greeting is already right"),
+        last.contains(WROTE_IT),
         "the earlier turn was resumed: {last}"
     );
     assert!(last.contains("flaky"), "the guidance: {last}");
     let file = read_file(&bed.repo_dir.join(TASKS_FILE)).expect("tasks");
-    assert_eq!(file.task(&t2.id).expect("t2").status, TaskStatus::Closed);
+    let closed = file.task(&t2.id).expect("t2");
+    assert_eq!(closed.status, TaskStatus::Closed, "{:?}", closed.note);
+    // The agent's change, made before the flaky failure, is what was committed.
+    let commit = resumed.commit_id.clone().expect("a commit");
+    let git = git2::Repository::open(&bed.repo_dir).expect("repo");
+    let tree = git
+        .find_commit(git2::Oid::from_str(&commit).expect("oid"))
+        .expect("commit")
+        .tree()
+        .expect("tree");
+    assert!(tree.get_name("CHANGELOG.md").is_some());
 }
 
-const ALREADY_RIGHT: &str = "The greeting is already right; nothing to change.";
-const PASSES_NOW: &str = "I ran the check again: it passes. Nothing to change.";
+const CHANGELOG: &str = "- greet() says Hello, with a comma and an exclamation mark\n";
+const WROTE_IT: &str = "I wrote CHANGELOG.md.";
+const PASSES_NOW: &str = "I ran the check again: it passes. Nothing more to change.";
 
 #[tokio::test]
 async fn a_flaky_check_resumes_the_real_claude_codes_own_session_with_guidance_and_resolves() {
@@ -862,10 +907,22 @@ async fn a_flaky_check_resumes_the_real_claude_codes_own_session_with_guidance_a
                 anthropic::text("greet() now says Hello, Ada!", TOKENS),
             ]
         },
-        [
-            anthropic::text(ALREADY_RIGHT, TOKENS),
-            anthropic::text(PASSES_NOW, TOKENS),
-        ],
+        |bed| {
+            let changelog = bed.first_worktree().join("CHANGELOG.md");
+            vec![
+                anthropic::tool_calls(
+                    "",
+                    &[(
+                        "toolu_2",
+                        "Write",
+                        &json!({"file_path": changelog, "content": CHANGELOG}).to_string(),
+                    )],
+                    TOKENS,
+                ),
+                anthropic::text(WROTE_IT, TOKENS),
+                anthropic::text(PASSES_NOW, TOKENS),
+            ]
+        },
     )
     .await;
 }
@@ -883,10 +940,17 @@ async fn a_flaky_check_resumes_the_real_codexs_own_thread_with_guidance_and_reso
                 responses::reply(&[responses::text("greet() now says Hello, Ada!")], TOKENS),
             ]
         },
-        [
-            responses::reply(&[responses::text(ALREADY_RIGHT)], TOKENS),
-            responses::reply(&[responses::text(PASSES_NOW)], TOKENS),
-        ],
+        |_| {
+            let add = format!(
+                "*** Begin Patch\n*** Add File: CHANGELOG.md\n+{}\n*** End Patch",
+                CHANGELOG.trim_end()
+            );
+            vec![
+                responses::reply(&[responses::patch("c2", &add)], TOKENS),
+                responses::reply(&[responses::text(WROTE_IT)], TOKENS),
+                responses::reply(&[responses::text(PASSES_NOW)], TOKENS),
+            ]
+        },
     )
     .await;
 }
@@ -929,15 +993,15 @@ async fn a_worktree_deleted_and_the_task_list_edited_by_hand_while_healer_waits_
         .expect("proceed");
     let inv = ended_invocations(engine, &t.id, 1).await.remove(0);
     // The rewind could not run and says why; the next spell ran.
-    assert_eq!(inv.spells[0].spell, "rewind_uncommitted_changes");
-    assert!(!inv.spells[0].success);
+    assert_eq!(inv.spells[1].spell, "rewind_uncommitted_changes");
+    assert!(!inv.spells[1].success);
     assert!(
-        inv.spells[0].summary.contains("not found"),
+        inv.spells[1].summary.contains("not found"),
         "{}",
-        inv.spells[0].summary
+        inv.spells[1].summary
     );
-    assert_eq!(inv.spells[1].spell, "mark_task_blocked_with_followup");
-    assert!(inv.spells[1].success, "{}", inv.spells[1].summary);
+    assert_eq!(inv.spells[2].spell, "mark_task_blocked_with_followup");
+    assert!(inv.spells[2].success, "{}", inv.spells[2].summary);
     assert_eq!(inv.status, InvocationStatus::Contained);
     // No write lost: the person's edits are kept beside Healer's.
     let file = read_file(&tasks_path).expect("tasks");
@@ -1071,7 +1135,7 @@ async fn a_task_failing_three_times_after_committing_red_work_goes_back_to_the_l
             .expect("run");
         assert_eq!(s.status, SessionStatus::Failed, "{}", s.summary);
         let inv = ended_invocations(engine, &t.id, n).await.remove(0);
-        assert_eq!(spells_of(&inv), [("rewind_uncommitted_changes", true)]);
+        assert_eq!(repairs_of(&inv), [("rewind_uncommitted_changes", true)]);
         worktree = std::path::PathBuf::from(&s.worktree);
     }
     std::fs::write(worktree.join("greet.py"), WRONG).expect("red work");
@@ -1101,7 +1165,7 @@ async fn a_task_failing_three_times_after_committing_red_work_goes_back_to_the_l
     let inv = ended_invocations(engine, &t.id, 3).await.remove(0);
     assert_eq!(inv.session_id, Some(third.id));
     assert_eq!(
-        spells_of(&inv),
+        repairs_of(&inv),
         [
             ("rewind_to_last_green_commit", true),
             ("update_progress_with_guidance", true)
@@ -1111,9 +1175,9 @@ async fn a_task_failing_three_times_after_committing_red_work_goes_back_to_the_l
     );
     assert_eq!(inv.status, InvocationStatus::Contained, "{}", inv.reason);
     assert!(
-        inv.spells[0].summary.contains(&green_commit[..7]),
+        inv.spells[1].summary.contains(&green_commit[..7]),
         "{}",
-        inv.spells[0].summary
+        inv.spells[1].summary
     );
     let git = git2::Repository::open(&worktree).expect("worktree");
     let head = git.head().expect("head");
@@ -1199,7 +1263,7 @@ async fn a_spell_that_panics_inside_an_invocation_is_recorded_and_the_next_spell
         .expect("invocations")
         .remove(0);
     assert_eq!(
-        spells_of(&inv),
+        repairs_of(&inv),
         [
             ("rewind_uncommitted_changes", false),
             ("mark_task_blocked_with_followup", true)
@@ -1208,9 +1272,9 @@ async fn a_spell_that_panics_inside_an_invocation_is_recorded_and_the_next_spell
         inv.spells
     );
     assert!(
-        inv.spells[0].summary.contains("internal error"),
+        inv.spells[1].summary.contains("internal error"),
         "{}",
-        inv.spells[0].summary
+        inv.spells[1].summary
     );
     assert_eq!(inv.status, InvocationStatus::Contained, "{}", inv.reason);
     let file = read_file(&repo.join(TASKS_FILE)).expect("tasks");
@@ -1327,7 +1391,7 @@ async fn a_worktree_locked_by_another_git_program_is_still_rewound_and_its_lock_
         .expect("proceed");
     let inv = ended_invocations(engine, &t.id, 1).await.remove(0);
     assert_eq!(
-        spells_of(&inv),
+        repairs_of(&inv),
         [
             ("rewind_uncommitted_changes", true),
             ("mark_task_blocked_with_followup", true)
@@ -1336,9 +1400,9 @@ async fn a_worktree_locked_by_another_git_program_is_still_rewound_and_its_lock_
         inv.spells
     );
     assert!(
-        inv.spells[0].summary.contains("holds the worktree's index"),
+        inv.spells[1].summary.contains("holds the worktree's index"),
         "{}",
-        inv.spells[0].summary
+        inv.spells[1].summary
     );
     let now = std::fs::read_to_string(worktree.join("greet.py")).expect("greet.py");
     assert!(now.contains("'Hi '"), "{now}");

@@ -140,7 +140,21 @@ async fn a_person_adds_a_project_and_a_task_runs_it_and_reads_the_session() {
         "{}",
         text(&wrong.stderr)
     );
-    let own = cc(&["--name", "other", "--model", "claude-sonnet-4-5"]);
+    // The repository has no check: it is refused until the person adds one or says so.
+    let unchecked = cc(&["--name", "other", "--model", "claude-sonnet-4-5"]);
+    assert_eq!(unchecked.status.code(), Some(1));
+    assert!(
+        text(&unchecked.stderr).contains("--no-checks"),
+        "{}",
+        text(&unchecked.stderr)
+    );
+    let own = cc(&[
+        "--name",
+        "other",
+        "--model",
+        "claude-sonnet-4-5",
+        "--no-checks",
+    ]);
     assert_eq!(own.status.code(), Some(0), "{}", text(&own.stderr));
     assert!(
         text(&own.stdout).contains("model: claude-sonnet-4-5, on the agent's own login"),
@@ -163,10 +177,12 @@ async fn a_person_adds_a_project_and_a_task_runs_it_and_reads_the_session() {
             "--git-init",
             "--name",
             "plain",
+            "--no-checks",
             "--json",
         ],
     ));
     assert_eq!(made["name"], "plain");
+    assert_eq!(made["settings"]["commit_without_checks"], true);
 
     let task = json_of(&healer(
         &paths,

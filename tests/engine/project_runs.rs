@@ -168,11 +168,32 @@ async fn the_built_in_agent_edits_a_file_passes_verification_commits_and_closes_
     let there = std::fs::read_to_string(std::path::Path::new(&second.worktree).join("greet.py"))
         .expect("file");
     assert!(there.contains("Hello, "), "main's new commit: {there}");
+    // The agent said it was done without changing a file: nothing is done, the task is open
+    // again with a note for the person — never "Done".
     assert!(
-        second.summary.contains("no change to commit"),
+        second.summary.starts_with("No change made"),
         "{}",
         second.summary
     );
+    let tasks = read_file(&pb.repo_dir.join(TASKS_FILE)).expect("tasks");
+    let waved = tasks.task(&wave.id).expect("task");
+    assert_eq!(waved.status, TaskStatus::Open);
+    assert!(
+        waved
+            .note
+            .as_deref()
+            .is_some_and(|n| n.contains("without changing any file")),
+        "{:?}",
+        waved.note
+    );
+    assert_eq!(waved.closed_reason, None);
+    let progress = std::fs::read_to_string(pb.repo_dir.join(PROGRESS_FILE)).expect("progress.md");
+    assert!(progress.contains("No change made"), "{progress}");
+    // It is not a failure: nothing was handed to the healer service.
+    assert!(engine
+        .healer_invocations(None, Some(&wave.id), 5)
+        .expect("invocations")
+        .is_empty());
 
     // The session exports as an ATIF trajectory.
     let atif: Value =

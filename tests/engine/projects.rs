@@ -283,7 +283,10 @@ async fn the_form_is_checked_field_by_field() {
         let mut input = ProjectInput {
             path: dir.display().to_string(),
             name: "app".to_string(),
-            settings: ProjectSettings::default(),
+            settings: ProjectSettings {
+                verify: vec![python_check()],
+                ..ProjectSettings::default()
+            },
         };
         change(&mut input);
         b.engine.validate_project(&input, None).expect("validate")
@@ -292,6 +295,20 @@ async fn the_form_is_checked_field_by_field() {
     let fields = |problems: Vec<healer::workflow::FieldProblem>| -> Vec<(String, String)> {
         problems.into_iter().map(|p| (p.field, p.message)).collect()
     };
+    // No check is never skipped silently: the person adds one, or says so.
+    let unchecked = fields(input(&|i| i.settings.verify.clear()));
+    assert_eq!(unchecked.len(), 1, "{unchecked:?}");
+    assert_eq!(unchecked[0].0, "verify");
+    assert!(
+        unchecked[0].1.contains("without checks"),
+        "{}",
+        unchecked[0].1
+    );
+    assert!(input(&|i| {
+        i.settings.verify.clear();
+        i.settings.commit_without_checks = true;
+    })
+    .is_empty());
     let p = fields(input(&|i| i.settings.agent = AgentKind::ClaudeCode));
     if let Some((field, message)) = p.first() {
         assert_eq!(field, "agent");
@@ -336,7 +353,10 @@ async fn the_form_is_checked_field_by_field() {
         .add_project(ProjectInput {
             path: dir.display().to_string(),
             name: "app".to_string(),
-            settings: ProjectSettings::default(),
+            settings: ProjectSettings {
+                verify: vec![python_check()],
+                ..ProjectSettings::default()
+            },
         })
         .expect("added");
     let again = input(&|i| i.name = "other".to_string());

@@ -1119,6 +1119,12 @@ export type ProjectSettings = {
 	agent_provider?: string | null,
 	/**  Where an external agent's program is, when it is not the one found on PATH. */
 	agent_program?: string | null,
+	/**
+	 *  With no verification command, the person said an agent's work may be committed
+	 *  unchecked. Without it a project needs a check: none is never skipped silently. (A
+	 *  project saved before this setting existed keeps committing as it did.)
+	 */
+	commit_without_checks?: boolean,
 };
 
 export type ProjectSummary = {

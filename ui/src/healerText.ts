@@ -17,6 +17,7 @@ export function scenarioInWords(scenario: string): string {
 }
 
 const spellWords: Record<string, string> = {
+  verify_again: "Ran the failing check again, to tell a flaky failure from a real one",
   rewind_uncommitted_changes: "Put the files back as they were at the last save point",
   rewind_to_last_green_commit: "Went back to the last version that passed the checks",
   mark_task_blocked_with_followup: "Paused the task and wrote a follow-up task",

@@ -50,6 +50,30 @@ test("adding a project: the chosen folder is looked at, the detected checks prop
   expect(added.settings.verify[0].command).toBe("npm test");
 });
 
+test("with no check, the form asks: add one, or say the agent's work may be committed without checks", async () => {
+  const healer = new FakeHealer().install();
+  const { user } = renderApp("#/projects");
+  await user.click(await screen.findByTestId("new-project"));
+  await user.click(await screen.findByTestId("pick-folder"));
+  await screen.findByTestId("verify-command-0");
+  expect(screen.queryByTestId("no-checks")).toBeNull();
+
+  await user.click(screen.getByRole("button", { name: "Remove check test" }));
+  const question = await screen.findByTestId("no-checks");
+  expect(question).toHaveTextContent("No check was found in this repository");
+  expect(await within(question).findByTestId("field-error-verify")).toHaveTextContent("commit its work without checks");
+  await waitFor(() => expect(screen.getByTestId("save-project")).toBeDisabled());
+
+  await user.click(within(question).getByTestId("commit-without-checks"));
+  await waitFor(() => expect(screen.queryByTestId("field-error-verify")).toBeNull());
+  await waitFor(() => expect(screen.getByTestId("save-project")).toBeEnabled());
+  await user.click(screen.getByTestId("save-project"));
+  await screen.findByTestId("page-project");
+  const added = healer.callsTo("add_project")[0].args.input as { settings: { verify: unknown[]; commit_without_checks: boolean } };
+  expect(added.settings.verify).toEqual([]);
+  expect(added.settings.commit_without_checks).toBe(true);
+});
+
 test("a folder that is not a repository offers to make it one", async () => {
   const healer = new FakeHealer().install();
   healer.projects.picked = "/home/ada/notes";

@@ -241,7 +241,10 @@ async fn a_task_list_line_that_is_not_utf8_leaves_the_board_working() {
         .add_project(ProjectInput {
             path: repo.display().to_string(),
             name: "latin1".to_string(),
-            settings: healer::store::ProjectSettings::default(),
+            settings: healer::store::ProjectSettings {
+                commit_without_checks: true,
+                ..healer::store::ProjectSettings::default()
+            },
         })
         .expect("project");
     let board = bed

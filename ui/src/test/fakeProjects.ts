@@ -96,6 +96,9 @@ export class FakeProjects {
     if (input.settings.agent === "claude-code" && input.settings.agent_provider === "openai") {
       problems.push({ field: "agent_provider", message: "Claude Code speaks only Anthropic's API; choose an Anthropic provider" });
     }
+    if ((input.settings.verify ?? []).length === 0 && !input.settings.commit_without_checks) {
+      problems.push({ field: "verify", message: "Add a command that checks the agent's work (its tests, a type check), or choose to commit its work without checks" });
+    }
     (input.settings.verify ?? []).forEach((v, i) => {
       if (!v.command.trim()) problems.push({ field: `verify.${i}`, message: "The command is empty; fill it in or remove the row" });
     });

@@ -58,7 +58,7 @@ export function ProjectSettingsForm({
   more?: ReactNode;
 }) {
   const [form, setForm] = useState(initial);
-  const ids = { name: useId(), branch: useId(), init: useId(), errors: useId() };
+  const ids = { name: useId(), branch: useId(), init: useId(), unchecked: useId(), errors: useId() };
   const input = toInput(form);
   const settled = useSettled(input);
   const validation = useProjectValidation(settled, projectId);
@@ -174,7 +174,26 @@ export function ProjectSettingsForm({
               </div>
             ))}
           </div>
-          {form.verify.length === 0 && <p className="field-hint">No checks: an agent's work is committed when it says it is done.</p>}
+          {form.verify.length === 0 && (
+            <div className="field" data-testid="no-checks">
+              <p className="field-hint">
+                No check was found in this repository. Add one (its tests, a type check) so an agent's work is committed only when it passes — or say that it may be committed without checks.
+              </p>
+              <label className="toggle-row" htmlFor={ids.unchecked}>
+                <input
+                  id={ids.unchecked}
+                  type="checkbox"
+                  checked={form.commitWithoutChecks}
+                  onChange={(e) => change({ commitWithoutChecks: e.target.checked })}
+                  data-testid="commit-without-checks"
+                />
+                <span className="toggle-text">
+                  <span className="toggle-title">Commit an agent's work without checks, when it says it is done</span>
+                </span>
+              </label>
+              <FieldProblems problems={under("verify")} id={`${ids.errors}-verify`} testId="field-error-verify" />
+            </div>
+          )}
           <button type="button" className="button button-small" onClick={() => change({ verify: [...form.verify, verifyRow()] })}>
             <PlusIcon size={15} />
             Add a check

@@ -10,6 +10,8 @@ export type ProjectForm = {
   mainBranch: string;
   agent: AgentKind;
   verify: VerifyRow[];
+  /** With no check: the person says an agent's work may be committed unchecked. */
+  commitWithoutChecks: boolean;
   initScript: string;
   merge: MergePolicy;
   maxParallel: string;
@@ -43,6 +45,7 @@ export function formFrom(input: ProjectInput): ProjectForm {
     mainBranch: s.main_branch ?? "main",
     agent: s.agent ?? "builtin",
     verify: (s.verify ?? []).map((v) => verifyRow(v.name, v.command)),
+    commitWithoutChecks: s.commit_without_checks ?? false,
     initScript: s.init_script ?? "",
     merge: s.merge ?? "fast_forward",
     maxParallel: String(s.max_parallel ?? 1),
@@ -90,6 +93,7 @@ export function toInput(form: ProjectForm): ProjectInput {
       main_branch: form.mainBranch,
       agent: form.agent,
       verify: form.verify.map(({ name, command }) => ({ name, command })),
+      commit_without_checks: form.verify.length === 0 && form.commitWithoutChecks,
       init_script: form.initScript.trim() ? form.initScript : null,
       merge: form.merge,
       max_parallel: number(form.maxParallel),
