@@ -41,9 +41,15 @@ pub(super) async fn replaced(ctx: &Ctx<'_>, reason: &str) -> Result<()> {
     let (summary, comment) = match &kept {
         Ok(snapshot) => (
             format!("Replaced by Healer's steering: {reason}. Its work is kept as a snapshot ({snapshot})"),
-            format!(
-                "Healer replaced the agent: {reason}. Its work is kept as a snapshot; the next agent starts fresh."
-            ),
+            if ctx.project.settings.start_reopened_tasks {
+                format!(
+                    "Healer replaced the agent: {reason}. Its work is kept as a snapshot; a new agent starts on the task afresh."
+                )
+            } else {
+                format!(
+                    "Healer replaced the agent: {reason}. Its work is kept as a snapshot; the next agent starts fresh."
+                )
+            },
         ),
         Err(e) => (
             format!("Replaced by Healer's steering: {reason}. Its work could not be pinned ({e}), so the worktree is kept"),
@@ -104,5 +110,37 @@ pub(super) async fn replaced(ctx: &Ctx<'_>, reason: &str) -> Result<()> {
         summary,
         commit: None,
     })?;
+    if removed && ctx.project.settings.start_reopened_tasks {
+        start_again(ctx);
+    }
     Ok(())
+}
+
+/// A task Healer reopened starts again by itself, in a fresh worktree, once the replaced
+/// session is let go (it counts against the project's parallel limit until then) — if the
+/// project has room; otherwise it waits, open, for the next run.
+fn start_again(ctx: &Ctx<'_>) {
+    let (projects, project, task_id, replaced) = (
+        ctx.projects.clone(),
+        ctx.project.clone(),
+        ctx.task.id.clone(),
+        ctx.session_id,
+    );
+    tokio::spawn(async move {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while projects.is_running(replaced) && std::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        if projects.shutdown.is_cancelled() {
+            return;
+        }
+        match projects.start(&project, Some(&task_id)) {
+            Ok(session) => tracing::info!(
+                replaced,
+                session = session.id,
+                "the replaced task started again by itself"
+            ),
+            Err(e) => tracing::info!(replaced, "the replaced task waits for a run: {e}"),
+        }
+    });
 }

@@ -99,13 +99,16 @@ pub async fn judge_due(projects: &Arc<Projects>, now: DateTime<Utc>) -> Result<V
         let Some(task) = task_in_progress(projects, &session)? else {
             continue;
         };
-        let since = services
-            .store
-            .task_judgement(session.project_id, &session.task_id)?
-            .map_or(session.started_at.clone(), |j| j.judged_at);
-        let Some(since) = parse_time(&since) else {
+        // The clock starts with each session: a new session of a task judged before is first
+        // judged a whole period after it started, not at once on "(no turn yet)".
+        let Some(started) = parse_time(&session.started_at) else {
             continue;
         };
+        let judged_at = services
+            .store
+            .task_judgement(session.project_id, &session.task_id)?
+            .and_then(|j| parse_time(&j.judged_at));
+        let since = judged_at.map_or(started, |j| j.max(started));
         if now.signed_duration_since(since) < every {
             continue;
         }

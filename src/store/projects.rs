@@ -69,6 +69,9 @@ pub struct ProjectSettings {
     /// project saved before this setting existed keeps committing as it did.)
     #[serde(default = "committed_unchecked_before")]
     pub commit_without_checks: bool,
+    /// A task Healer reopened (the steering judge replaced its agent) starts again by itself,
+    /// in a fresh worktree, when the project has room for it.
+    pub start_reopened_tasks: bool,
 }
 
 /// Projects saved before [`ProjectSettings::commit_without_checks`] committed an agent's work
@@ -108,6 +111,7 @@ impl Default for ProjectSettings {
             agent_provider: None,
             agent_program: None,
             commit_without_checks: false,
+            start_reopened_tasks: true,
         }
     }
 }

@@ -185,6 +185,67 @@ async fn continue_only_moves_the_timestamp_and_the_task_is_not_judged_again_with
 }
 
 #[tokio::test]
+async fn a_new_session_of_a_task_judged_before_is_first_judged_a_whole_period_after_it_started() {
+    let pb = project_bed(false, |_| {}).await;
+    let engine = pb.engine();
+    pb.bed.server.script([
+        wait_for_go(),
+        judge_says(r#"{"action": "continue", "message": null}"#),
+        call("c2", "finish", json!({"summary": "done"})),
+    ]);
+    // The task was judged two hours ago, in an earlier session of it.
+    let t = engine
+        .add_task(pb.project.id, task("Be brief"))
+        .expect("task");
+    let long_ago = (Utc::now() - chrono::Duration::hours(2)).to_rfc3339();
+    engine
+        .store()
+        .set_task_judgement(
+            pb.project.id,
+            &t.id,
+            &long_ago,
+            JudgeAction::Continue,
+            false,
+        )
+        .expect("an earlier judgement");
+    let session = engine
+        .run_project(pb.project.id, Some(&t.id))
+        .expect("started");
+    eventually(
+        "the agent's waiting command",
+        Duration::from_secs(30),
+        || {
+            let steps = engine.store().session_steps(session.id, 0).ok()?;
+            steps
+                .iter()
+                .any(|s| s.step.tool.as_deref() == Some("run_command"))
+                .then_some(())
+        },
+    )
+    .await;
+    let session = engine.store().session(session.id).expect("session");
+    let start = started(&session);
+
+    // A minute into the new session: not judged, whatever the task's last judgement.
+    let early = engine
+        .judge_tasks(start + chrono::Duration::minutes(1))
+        .await
+        .expect("looked");
+    assert!(early.is_empty(), "{early:?}");
+    assert_eq!(pb.bed.server.chats().len(), 1, "only the agent's request");
+    // A whole period after the session started: judged, on the session's own turns.
+    let judged = engine
+        .judge_tasks(start + chrono::Duration::minutes(15))
+        .await
+        .expect("judged");
+    assert_eq!(judged.len(), 1, "{judged:?}");
+    let asked = pb.bed.server.chats()[1].body.to_string();
+    assert!(asked.contains("while [ ! -e go ]"), "{asked}");
+    let_go(&session);
+    finished(engine, session.id).await;
+}
+
+#[tokio::test]
 async fn steer_reaches_the_agent_as_its_next_message_and_is_commented_on_the_task() {
     let pb = project_bed(false, |_| {}).await;
     let engine = pb.engine();
@@ -362,16 +423,7 @@ async fn assert_replaced(
     assert_eq!(record.status, SessionStatus::Stopped);
     assert!(record.summary.contains(WHY), "{}", record.summary);
     assert!(marked_processes(marker).is_empty(), "no process is left");
-    assert!(
-        !Path::new(&session.worktree).exists(),
-        "the worktree is removed"
-    );
     let repo = git2::Repository::open(&pb.repo_dir).expect("repo");
-    assert!(
-        repo.find_branch(&session.branch, git2::BranchType::Local)
-            .is_err(),
-        "the next agent starts fresh"
-    );
     let snapshots = engine
         .store()
         .snapshots(Some(pb.project.id), Some(task_id))
@@ -390,13 +442,44 @@ async fn assert_replaced(
         .to_object(&repo)
         .expect("blob");
     assert_eq!(blob.as_blob().expect("blob").content(), b"half-done\n");
+    // The task starts again by itself (the shipped default), afresh: a new session in a new
+    // worktree without the replaced agent's work.
+    let next = eventually("the task started again", Duration::from_secs(30), || {
+        engine
+            .store()
+            .list_sessions(pb.project.id, Some(task_id), 5)
+            .ok()?
+            .into_iter()
+            .find(|s| s.id != session.id)
+    })
+    .await;
+    let next = finished(engine, next.id).await;
+    // The replaced worktree and branch were removed: the new one is made again from the main
+    // branch, without the replaced agent's work.
+    assert!(
+        !Path::new(&next.worktree).join("wip.txt").exists(),
+        "the new agent starts fresh"
+    );
+    let first = engine
+        .store()
+        .session_steps(next.id, 0)
+        .expect("steps")
+        .remove(0)
+        .step
+        .text;
+    assert!(first.contains("new branch"), "{first}");
     let file = read_file(&pb.repo_dir.join(TASKS_FILE)).expect("tasks");
     let t = file.task(task_id).expect("task");
-    assert_eq!(t.status, TaskStatus::Open);
-    assert_eq!(t.assignee, None);
-    assert_eq!(t.worktree, None);
-    let comment = t.comments.last().expect("a comment");
-    assert!(comment.text.contains(WHY), "{}", comment.text);
+    let comment = t
+        .comments
+        .iter()
+        .find(|c| c.text.contains(WHY))
+        .expect("the replace is commented on the task");
+    assert!(
+        comment.text.contains("a new agent starts"),
+        "{}",
+        comment.text
+    );
     let notes = engine.notifications().expect("notifications");
     assert!(
         notes
@@ -421,6 +504,8 @@ async fn replace_in_aggressive_mode_ends_the_agent_keeps_its_work_and_reopens_th
     pb.bed.server.script([
         work_then_wait(),
         judge_says(&json!({"action": "replace", "message": WHY}).to_string()),
+        // The new agent, on the task started again by itself.
+        call("n1", "finish", json!({"summary": "looked at it"})),
     ]);
     let (task_id, session) = waiting_session(&pb, "Be polite").await;
     let marker = marker_of(engine, session.id);
@@ -464,6 +549,7 @@ async fn replace_in_conservative_mode_asks_first_and_replaces_when_the_person_ag
     pb.bed.server.script([
         work_then_wait(),
         judge_says(&json!({"action": "replace", "message": WHY}).to_string()),
+        call("n1", "finish", json!({"summary": "looked at it"})),
     ]);
     let (task_id, session) = waiting_session(&pb, "Be polite").await;
     let marker = marker_of(engine, session.id);

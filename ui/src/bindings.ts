@@ -1125,6 +1125,11 @@ export type ProjectSettings = {
 	 *  project saved before this setting existed keeps committing as it did.)
 	 */
 	commit_without_checks?: boolean,
+	/**
+	 *  A task Healer reopened (the steering judge replaced its agent) starts again by itself,
+	 *  in a fresh worktree, when the project has room for it.
+	 */
+	start_reopened_tasks?: boolean,
 };
 
 export type ProjectSummary = {

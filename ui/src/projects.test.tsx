@@ -64,14 +64,19 @@ test("with no check, the form asks: add one, or say the agent's work may be comm
   expect(await within(question).findByTestId("field-error-verify")).toHaveTextContent("commit its work without checks");
   await waitFor(() => expect(screen.getByTestId("save-project")).toBeDisabled());
 
+  expect(screen.getByTestId("start-reopened")).toBeChecked();
   await user.click(within(question).getByTestId("commit-without-checks"));
   await waitFor(() => expect(screen.queryByTestId("field-error-verify")).toBeNull());
   await waitFor(() => expect(screen.getByTestId("save-project")).toBeEnabled());
   await user.click(screen.getByTestId("save-project"));
   await screen.findByTestId("page-project");
-  const added = healer.callsTo("add_project")[0].args.input as { settings: { verify: unknown[]; commit_without_checks: boolean } };
+  const added = healer.callsTo("add_project")[0].args.input as {
+    settings: { verify: unknown[]; commit_without_checks: boolean; start_reopened_tasks: boolean };
+  };
   expect(added.settings.verify).toEqual([]);
   expect(added.settings.commit_without_checks).toBe(true);
+  // A task Healer reopens starts again by itself unless the person says otherwise.
+  expect(added.settings.start_reopened_tasks).toBe(true);
 });
 
 test("a folder that is not a repository offers to make it one", async () => {

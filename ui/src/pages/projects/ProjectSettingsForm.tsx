@@ -58,7 +58,7 @@ export function ProjectSettingsForm({
   more?: ReactNode;
 }) {
   const [form, setForm] = useState(initial);
-  const ids = { name: useId(), branch: useId(), init: useId(), unchecked: useId(), errors: useId() };
+  const ids = { name: useId(), branch: useId(), init: useId(), unchecked: useId(), restart: useId(), errors: useId() };
   const input = toInput(form);
   const settled = useSettled(input);
   const validation = useProjectValidation(settled, projectId);
@@ -227,6 +227,21 @@ export function ProjectSettingsForm({
               <span>Leave it on the task's own branch for me to review</span>
             </label>
           </div>
+        </Section>
+
+        <Section title="When Healer replaces an agent">
+          <label className="toggle-row" htmlFor={ids.restart}>
+            <input
+              id={ids.restart}
+              type="checkbox"
+              checked={form.startReopened}
+              onChange={(e) => change({ startReopened: e.target.checked })}
+              data-testid="start-reopened"
+            />
+            <span className="toggle-text">
+              <span className="toggle-title">Start the task again by itself, with a new agent in a fresh copy of the project</span>
+            </span>
+          </label>
         </Section>
 
         <Section title="Limits" description="Every run is bounded; these are the bounds.">

@@ -12,6 +12,8 @@ export type ProjectForm = {
   verify: VerifyRow[];
   /** With no check: the person says an agent's work may be committed unchecked. */
   commitWithoutChecks: boolean;
+  /** A task Healer reopened starts again by itself. */
+  startReopened: boolean;
   initScript: string;
   merge: MergePolicy;
   maxParallel: string;
@@ -46,6 +48,7 @@ export function formFrom(input: ProjectInput): ProjectForm {
     agent: s.agent ?? "builtin",
     verify: (s.verify ?? []).map((v) => verifyRow(v.name, v.command)),
     commitWithoutChecks: s.commit_without_checks ?? false,
+    startReopened: s.start_reopened_tasks ?? true,
     initScript: s.init_script ?? "",
     merge: s.merge ?? "fast_forward",
     maxParallel: String(s.max_parallel ?? 1),
@@ -94,6 +97,7 @@ export function toInput(form: ProjectForm): ProjectInput {
       agent: form.agent,
       verify: form.verify.map(({ name, command }) => ({ name, command })),
       commit_without_checks: form.verify.length === 0 && form.commitWithoutChecks,
+      start_reopened_tasks: form.startReopened,
       init_script: form.initScript.trim() ? form.initScript : null,
       merge: form.merge,
       max_parallel: number(form.maxParallel),
