@@ -181,6 +181,7 @@ impl Remedy for SystemicBreaker {
             hits.len()
         );
         let c = services.raise_checkpoint(NewCheckpoint {
+            project_task: None,
             trigger: CheckpointTrigger::Systemic,
             workflow_id: None,
             run_id: Some(run_id),
@@ -285,6 +286,7 @@ impl Remedy for CostBreaker {
                 .filter(|o| o.action != CheckpointAction::Proceed),
         );
         let c = services.raise_checkpoint(NewCheckpoint {
+            project_task: None,
             trigger: CheckpointTrigger::Cost,
             workflow_id: Some(workflow_id),
             run_id: Some(run_id),

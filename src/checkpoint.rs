@@ -189,6 +189,17 @@ pub struct Checkpoint {
     /// When it is about several workflows (SYSTEMIC): each of them and its failed run.
     /// Deciding acts on every one.
     pub affected: Vec<AffectedWorkflow>,
+    /// When it is about a project's task: the project and the task, by name.
+    pub project_task: Option<ProjectTaskRef>,
+}
+
+/// A project's task a checkpoint is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct ProjectTaskRef {
+    pub project_id: i64,
+    pub project_name: String,
+    pub task_id: String,
+    pub task_title: String,
 }
 
 /// A workflow a checkpoint about several workflows names.
@@ -255,6 +266,8 @@ pub struct NewCheckpoint {
     /// What happened, when the trigger alone says too little (a time limit is not "a run
     /// keeps failing").
     pub situation: Option<Situation>,
+    /// The project's task it is about: (project id, task id, task title).
+    pub project_task: Option<(i64, String, String)>,
 }
 
 /// A checkpoint's own title, and what to recommend when the person has no history to go by.

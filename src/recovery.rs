@@ -295,6 +295,7 @@ fn ask_in(
         FailureSource::SelfCheck | FailureSource::ProjectTask { .. } => (None, None),
     };
     services.raise_checkpoint(NewCheckpoint {
+        project_task: None,
         trigger,
         workflow_id,
         run_id,

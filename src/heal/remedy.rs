@@ -107,17 +107,27 @@ fn project_notice(
     project_id: i64,
     task_id: &str,
 ) -> (NotificationKind, String, String) {
-    let project = cx
-        .store
-        .project(project_id)
-        .map_or_else(|_| format!("project {project_id}"), |p| p.name);
+    let project = cx.store.project(project_id).ok();
+    // The task by its title, as the board shows it (its id only when the list cannot be read).
+    let title = project
+        .as_ref()
+        .and_then(|p| {
+            crate::tasklist::read_file(
+                &std::path::Path::new(&p.path).join(crate::tasklist::TASKS_FILE),
+            )
+            .ok()
+        })
+        .and_then(|file| file.task(task_id).map(|t| t.title.clone()))
+        .unwrap_or_else(|| format!("task {task_id}"));
+    let project = project.map_or_else(|| format!("project {project_id}"), |p| p.name);
     let what = crate::failure::ProjectScenario::parse(&failure.scenario)
         .map_or("it failed", |s| s.describe());
     (
         NotificationKind::Heal,
-        format!("A task of \u{201c}{project}\u{201d} needs a look"),
+        format!("\u{201c}{title}\u{201d} in \u{201c}{project}\u{201d} needs a look"),
         format!(
-            "Task {task_id}: {what}. {}",
+            "{}: {}",
+            crate::workflow::capitalise(what),
             failure.summary().trim_end_matches('.')
         ),
     )

@@ -336,6 +336,7 @@ async fn ask(
         ),
     ];
     let checkpoint = services.raise_checkpoint(NewCheckpoint {
+        project_task: None,
         trigger: CheckpointTrigger::Environment,
         affected: Vec::new(),
         workflow_id: Some(workflow.id),
@@ -390,6 +391,7 @@ fn ask_about_setup(
         report(services, workflow.id, version, "", &interpreter)?
     );
     services.raise_checkpoint(NewCheckpoint {
+        project_task: None,
         trigger: CheckpointTrigger::Environment,
         affected: Vec::new(),
         workflow_id: Some(workflow.id),

@@ -42,7 +42,15 @@ impl Services {
             self.store
                 .add_affected(checkpoint.id, *workflow_id, *run_id)?;
         }
-        let checkpoint = if new.affected.is_empty() {
+        if let Some((project_id, task_id, task_title)) = &new.project_task {
+            self.store.set_checkpoint_project_task(
+                checkpoint.id,
+                *project_id,
+                task_id,
+                task_title,
+            )?;
+        }
+        let checkpoint = if new.affected.is_empty() && new.project_task.is_none() {
             checkpoint
         } else {
             self.store.checkpoint(checkpoint.id)?

@@ -92,6 +92,7 @@ fn ask_first(cx: &SpellContext<'_>, snap: &SnapshotRecord, what: &str) -> Result
         .as_ref()
         .map_or(cx.context.task_id.clone(), |t| t.title.clone());
     let checkpoint = cx.services.raise_checkpoint(NewCheckpoint {
+        project_task: Some((cx.project.id, cx.context.task_id.clone(), title.clone())),
         trigger: CheckpointTrigger::Approval,
         workflow_id: None,
         run_id: None,

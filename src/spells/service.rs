@@ -373,9 +373,8 @@ pub(super) fn conclude(cx: &SpellContext<'_>, cast: Cast) -> Result<(InvocationS
                 reason
             };
             finish(services, &inv, status, &reason, tried)?;
-            if status == InvocationStatus::Unresolved {
-                tell_person(services, cx.project, cx.context, status, &reason)?;
-            }
+            // Every outcome reaches the person: fixed, made safe, or not fixed.
+            tell_person(services, cx.project, cx.context, status, &reason)?;
             Ok((status, reason))
         }
     }
@@ -601,18 +600,20 @@ fn tell_person(
         .task
         .as_ref()
         .map_or(context.task_id.clone(), |t| t.title.clone());
-    let head = match status {
-        InvocationStatus::Contained => "Healer made it safe",
-        _ => "Healer could not fix it",
+    let (heading, head) = match status {
+        InvocationStatus::Resolved => ("Healer fixed", "Fixed"),
+        InvocationStatus::Contained => ("Healer made safe", "Made safe, and waiting for you"),
+        _ => ("Healer could not fix", "Not fixed, and waiting for you"),
     };
-    // The pipeline told the person of the failure already; this says how the repair ended.
+    // The pipeline told the person of the failure already; this says how the repair ended,
+    // under the task's own title and its project.
     let notification = services.store.insert_notification(&NewNotification::new(
         NotificationKind::Heal,
-        format!("A task of \u{201c}{}\u{201d} needs a look", project.name),
         format!(
-            "\u{201c}{title}\u{201d}: {head}. {}.",
-            reason.trim_end_matches('.')
+            "{heading} \u{201c}{title}\u{201d} in \u{201c}{}\u{201d}",
+            project.name
         ),
+        format!("{head}: {}.", reason.trim_end_matches('.')),
     ))?;
     services
         .bus

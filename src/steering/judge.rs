@@ -316,6 +316,11 @@ fn replace(projects: &Projects, session: &SessionRecord, reason: &str) -> Result
     }
     let project = services.store.project(session.project_id)?;
     let checkpoint = services.raise_checkpoint(NewCheckpoint {
+        project_task: Some((
+            session.project_id,
+            session.task_id.clone(),
+            session.task_title.clone(),
+        )),
         trigger: CheckpointTrigger::Approval,
         workflow_id: None,
         run_id: None,

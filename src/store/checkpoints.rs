@@ -68,6 +68,7 @@ impl Store {
                 what: format!("checkpoint {id}"),
             })?;
         checkpoint.affected = self.affected(id)?;
+        checkpoint.project_task = self.checkpoint_project_task(id)?;
         Ok(checkpoint)
     }
 
@@ -99,8 +100,50 @@ impl Store {
         })?;
         for c in &mut checkpoints {
             c.affected = self.affected(c.id)?;
+            c.project_task = self.checkpoint_project_task(c.id)?;
         }
         Ok(checkpoints)
+    }
+
+    /// Say which project's task a checkpoint is about.
+    pub fn set_checkpoint_project_task(
+        &self,
+        checkpoint_id: i64,
+        project_id: i64,
+        task_id: &str,
+        task_title: &str,
+    ) -> Result<()> {
+        self.call(|c| {
+            c.execute(
+                "INSERT OR REPLACE INTO checkpoint_project_tasks (checkpoint_id, project_id, task_id, task_title)
+                 VALUES (?1, ?2, ?3, ?4)",
+                params![checkpoint_id, project_id, task_id, task_title],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// The project's task a checkpoint is about, with the project's name.
+    pub fn checkpoint_project_task(
+        &self,
+        checkpoint_id: i64,
+    ) -> Result<Option<crate::checkpoint::ProjectTaskRef>> {
+        self.call(|c| {
+            c.query_row(
+                "SELECT t.project_id, p.name, t.task_id, t.task_title FROM checkpoint_project_tasks t
+                 JOIN projects p ON p.id = t.project_id WHERE t.checkpoint_id = ?1",
+                [checkpoint_id],
+                |r| {
+                    Ok(crate::checkpoint::ProjectTaskRef {
+                        project_id: r.get(0)?,
+                        project_name: r.get(1)?,
+                        task_id: r.get(2)?,
+                        task_title: r.get(3)?,
+                    })
+                },
+            )
+            .optional()
+        })
     }
 
     /// Whether a workflow has a checkpoint waiting for the person.
@@ -334,5 +377,6 @@ fn checkpoint_from_row(r: &Row<'_>) -> rusqlite::Result<Checkpoint> {
         created_at: r.get(10)?,
         decision,
         affected: Vec::new(),
+        project_task: None,
     })
 }

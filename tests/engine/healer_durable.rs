@@ -198,6 +198,23 @@ fn assert_carried_out(bed: &Bed, worktree: &Path, said: &str) {
         tree.get_name("notes.txt").is_some(),
         "the snapshot lost notes.txt"
     );
+    // The person heard of the failure and of how Healer's work ended, by the task's title.
+    let titles: Vec<String> = store
+        .list_notifications()
+        .expect("notifications")
+        .items
+        .into_iter()
+        .map(|n| n.title)
+        .collect();
+    for expected in [
+        "\u{201c}Greet properly\u{201d} in \u{201c}greeter\u{201d} needs a look",
+        "Healer made safe \u{201c}Greet properly\u{201d} in \u{201c}greeter\u{201d}",
+    ] {
+        assert!(
+            titles.iter().any(|t| t == expected),
+            "{expected:?} in {titles:?}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -313,6 +313,17 @@ async fn in_conservative_mode_a_rewind_asks_first_naming_the_snapshot() {
         .map(|o| o.label.as_str())
         .collect();
     assert_eq!(labels, ["Proceed", "Skip", "Pause"]);
+    // It names the project and the task it is about.
+    let about = checkpoint.project_task.clone().expect("a project's task");
+    assert_eq!(
+        (
+            about.project_id,
+            about.task_id.as_str(),
+            about.task_title.as_str()
+        ),
+        (pb.project.id, t.id.as_str(), "Greet properly")
+    );
+    assert_eq!(about.project_name, pb.project.name);
     // Nothing was discarded while it waits.
     assert_eq!(
         std::fs::read(worktree.join("greet.py")).expect("greet.py"),

@@ -313,6 +313,8 @@ export type Checkpoint = {
 	 *  Deciding acts on every one.
 	 */
 	affected: AffectedWorkflow[],
+	/**  When it is about a project's task: the project and the task, by name. */
+	project_task: ProjectTaskRef | null,
 };
 
 /**  What choosing an option does. */
@@ -1186,6 +1188,14 @@ export type ProjectTaskEdit = {
 	labels: string[],
 	/**  Ids of tasks this one waits for. */
 	deps: string[],
+};
+
+/**  A project's task a checkpoint is about. */
+export type ProjectTaskRef = {
+	project_id: number,
+	project_name: string,
+	task_id: string,
+	task_title: string,
 };
 
 export type ProjectTaskStatus = "open" | "in_progress" | "blocked" | "closed";

@@ -153,3 +153,28 @@ test("questions, decisions and recovery read as plain sentences in Activity", as
   // Only the record of it: nothing is waiting in this fake, so nothing asks.
   expect(screen.queryByTestId("checkpoint-dialog")).not.toBeInTheDocument();
 });
+
+test("a question about a project's task names the task and the project, links to the task, and says what waits", async () => {
+  const healer = new FakeHealer().install();
+  const { user } = renderApp("#/checkpoints");
+  await healer.checkpoints.raise({
+    trigger: "approval",
+    title: "Healer wants to undo an agent's changes",
+    context: "The task “Greet properly” of the project “greeter” failed. Healer wants to undo the agent's uncommitted changes.",
+    project_task: { project_id: 1, project_name: "greeter", task_id: "t1", task_title: "Greet properly" },
+  });
+  const dialog = await readyDialog();
+  expect(dialog.querySelector(".checkpoint-about")).toHaveTextContent("The task “Greet properly” of the project “greeter”");
+  expect(dialog).not.toHaveTextContent("About Healer itself");
+
+  await user.click(within(dialog).getByTestId("checkpoint-later"));
+  await waitFor(() => expect(screen.queryByTestId("checkpoint-dialog")).not.toBeInTheDocument());
+  const banner = screen.getByTestId("postponed-banner");
+  expect(banner).toHaveTextContent("about the task “Greet properly” of “greeter”");
+  expect(banner).toHaveTextContent("No agent works on this task until you decide.");
+  expect(banner).not.toHaveTextContent("workflow");
+
+  const about = await screen.findByTestId("checkpoint-project-task");
+  expect(within(about).getByText("“Greet properly”")).toHaveAttribute("href", "#/projects/1/tasks/t1");
+  expect(within(about).getByText("“greeter”")).toHaveAttribute("href", "#/projects/1");
+});

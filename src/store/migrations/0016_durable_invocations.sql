@@ -36,3 +36,12 @@ ALTER TABLE healer_invocations_new RENAME TO healer_invocations;
 CREATE INDEX healer_invocations_by_task ON healer_invocations (project_id, task_id, id);
 CREATE INDEX healer_invocations_by_session ON healer_invocations (session_id);
 CREATE INDEX healer_invocations_by_checkpoint ON healer_invocations (waiting_checkpoint);
+
+-- A checkpoint about a project's task (the healer service's rewind, the steering judge's
+-- replace) names the project and the task: the window says what waits for the decision.
+CREATE TABLE checkpoint_project_tasks (
+    checkpoint_id INTEGER PRIMARY KEY REFERENCES checkpoints (id) ON DELETE CASCADE,
+    project_id    INTEGER NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+    task_id       TEXT NOT NULL,
+    task_title    TEXT NOT NULL
+);

@@ -192,11 +192,13 @@ export function CheckpointDialog({
               {checkpoint.title}
             </h2>
             <p className="checkpoint-about" id={aboutId}>
-              {checkpoint.workflow_title
-                ? `“${checkpoint.workflow_title}”`
-                : checkpoint.affected.length > 0
-                  ? `${checkpoint.affected.length} workflows`
-                  : "About Healer itself"}
+              {checkpoint.project_task
+                ? `The task “${checkpoint.project_task.task_title}” of the project “${checkpoint.project_task.project_name}”`
+                : checkpoint.workflow_title
+                  ? `“${checkpoint.workflow_title}”`
+                  : checkpoint.affected.length > 0
+                    ? `${checkpoint.affected.length} workflows`
+                    : "About Healer itself"}
               <span aria-hidden="true"> · </span>
               <span>
                 asked <RelativeTime iso={checkpoint.created_at} now={now} />

@@ -6,7 +6,20 @@ import { FlagIcon } from "./icons";
 export function PostponedBanner({ waiting }: { waiting: Checkpoint[] }) {
   if (waiting.length === 0) return null;
   const first = waiting[0];
-  const about = first.workflow_title ? ` about “${first.workflow_title}”` : "";
+  const task = first.project_task;
+  const about = task
+    ? ` about the task “${task.task_title}” of “${task.project_name}”`
+    : first.workflow_title
+      ? ` about “${first.workflow_title}”`
+      : "";
+  const waits =
+    waiting.length > 1
+      ? "What they are about waits until you decide."
+      : task
+        ? "No agent works on this task until you decide."
+        : first.workflow_id !== null || first.affected.length > 0
+          ? "The workflow it is about does not run until you decide."
+          : "Healer waits for your decision before it goes on.";
   const text =
     waiting.length === 1
       ? `Healer is waiting for your decision${about}: ${first.title}.`
@@ -18,7 +31,7 @@ export function PostponedBanner({ waiting }: { waiting: Checkpoint[] }) {
       </span>
       <div className="safety-banner-text">
         <p className="safety-banner-reason">{text}</p>
-        <p className="safety-banner-hint">The workflow it is about does not run until you decide.</p>
+        <p className="safety-banner-hint">{waits}</p>
       </div>
       <button type="button" className="button button-small button-primary" data-testid="decide-now" onClick={decideNow}>
         Decide now

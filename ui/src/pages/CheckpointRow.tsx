@@ -4,11 +4,19 @@ import { chosenOption, triggerTone } from "../checkpointText";
 import { CheckpointContext } from "../components/CheckpointContext";
 import { RelativeTime } from "../components/RelativeTime";
 import { StatusBadge } from "../components/StatusBadge";
-import { runHref, workflowHref } from "../usePage";
+import { projectHref, projectTaskHref, runHref, workflowHref } from "../usePage";
 
 /** The workflow it is about, and the run, as links. */
 function About({ checkpoint }: { checkpoint: Checkpoint }) {
-  const { workflow_id, workflow_title, run_id, affected } = checkpoint;
+  const { workflow_id, workflow_title, run_id, affected, project_task } = checkpoint;
+  if (project_task) {
+    return (
+      <span className="checkpoint-about" data-testid="checkpoint-project-task">
+        <a href={projectTaskHref(project_task.project_id, project_task.task_id)}>“{project_task.task_title}”</a> of the project{" "}
+        <a href={projectHref(project_task.project_id)}>“{project_task.project_name}”</a>
+      </span>
+    );
+  }
   if (workflow_id === null && affected.length > 0) {
     return (
       <span className="checkpoint-about" data-testid="checkpoint-affected">

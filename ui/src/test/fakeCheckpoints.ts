@@ -62,7 +62,7 @@ export class FakeCheckpoints {
       title: fields.title ?? triggerTitles[fields.trigger ?? "hiccup"],
       workflow_title: workflowId === null ? null : this.engine.kept(workflowId).workflow.title,
       signature: null, context: "", recommendation: `${options[recommend - 1].label} — it is what was planned`,
-      created_at: new Date().toISOString(), decision: null, affected: [], ...fields, options,
+      created_at: new Date().toISOString(), decision: null, affected: [], ...fields, project_task: fields.project_task ?? null, options,
     };
   }
 
