@@ -29,6 +29,7 @@ describe("The healer service in the real window", { timeout: 300_000 }, () => {
   const app = new ScriptedApp("healer-service");
   let session;
   let folder;
+  let asked;
   const shot = (name) => app.shot(name);
 
   before(
@@ -37,6 +38,10 @@ describe("The healer service in the real window", { timeout: 300_000 }, () => {
       session = await app.start(["cheap", "standard"]);
       await app.cli("project", "add", folder, "--name", "strict", "--verify", `test=${CHECK}`, "--git-init");
       await app.cli("project", "task", "add", "strict", "--title", "Greet properly", "--description", "greet('Ada') must say Hello there, Ada!");
+      // A second project at the shipped defaults (Healer asks before it undoes anything).
+      asked = strictGreeter();
+      await app.cli("project", "add", asked, "--name", "asked", "--verify", `test=${CHECK}`, "--git-init");
+      await app.cli("project", "task", "add", "asked", "--title", "Greet properly", "--description", "greet('Ada') must say Hello there, Ada!");
     },
     { timeout: 150_000 },
   );
@@ -45,9 +50,54 @@ describe("The healer service in the real window", { timeout: 300_000 }, () => {
     async () => {
       await app.stop();
       if (folder) rmSync(folder, { recursive: true, force: true });
+      if (asked) rmSync(asked, { recursive: true, force: true });
     },
     { timeout: 60_000 },
   );
+
+  test("asked first (the default): the question names the task and the project, and the card waits with a link to it", { timeout: 150_000 }, async () => {
+    await session.waitFor('[data-testid="nav-projects"]', { timeoutMs: 30_000, failFast: STARTUP_ERROR });
+    await go(session, "#/projects/2/tasks/t1");
+    const run = await session.waitFor('[data-testid="run-task"]:not([disabled])', { timeoutMs: 15_000, what: "Run this task" });
+    await session.click(run.id);
+    await session.waitFor('[data-testid="checkpoint-dialog"][data-ready="true"]', {
+      timeoutMs: 90_000,
+      predicate: (text) => text.includes("Healer wants to undo"),
+      what: "Healer's question",
+    });
+    // Its heading names what it is about: the task and the project, not "Healer itself".
+    await session.waitFor('[data-testid="checkpoint-dialog"] .checkpoint-about', {
+      timeoutMs: 5_000,
+      predicate: (text) => text.includes("The task “Greet properly” of the project “asked”") && !text.includes("About Healer itself"),
+      what: "the question's heading naming the task and the project",
+    });
+    await shot("question");
+    const later = await session.waitFor('[data-testid="checkpoint-later"]', { timeoutMs: 5_000 });
+    await session.click(later.id);
+    const card = await session.waitFor('[data-testid="healer-card"][data-status="waiting"]', {
+      timeoutMs: 30_000,
+      predicate: (text) => text.includes("Waiting for your answer") && text.includes("nothing has been undone yet"),
+      what: "the card that waits for the answer",
+    });
+    const said = await session.getText(card.id);
+    assert.ok(!said.includes("Bring the work back"), said);
+    await session.waitFor('[data-testid="healer-question-link"]', { timeoutMs: 5_000, what: "the link to the question" });
+    const banner = await session.waitFor('[data-testid="postponed-banner"]', {
+      timeoutMs: 5_000,
+      predicate: (text) => text.includes("No agent works on this task until you decide"),
+      what: "the banner saying what waits",
+    });
+    assert.ok(banner);
+    await session.executeScript("document.querySelector('[data-testid=healer-card]').scrollIntoView({ block: 'center' });");
+    await session.settlePaint();
+    await shot("waiting-card");
+    // Pause: nothing is undone, Healer stops there.
+    const now = await session.waitFor('[data-testid="decide-now"]', { timeoutMs: 5_000 });
+    await session.click(now.id);
+    await session.waitFor('[data-testid="checkpoint-dialog"][data-ready="true"]', { timeoutMs: 10_000, what: "the question again" });
+    await session.executeScript("document.querySelectorAll('[data-testid=checkpoint-option]')[2].click();");
+    await session.waitFor('[data-testid="healer-card"][data-status="contained"]', { timeoutMs: 30_000, what: "the card after Pause" });
+  });
 
   test("the person lets Healer go ahead without asking, in the project's settings", { timeout: 60_000 }, async () => {
     await session.waitFor('[data-testid="nav-projects"]', { timeoutMs: 30_000, failFast: STARTUP_ERROR });

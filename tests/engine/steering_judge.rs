@@ -40,10 +40,19 @@ fn judge_says(answer: &str) -> Reply {
 
 /// Start the agent on a new task and wait until it sits in its waiting command.
 async fn waiting_session(pb: &ProjectBed, title: &str) -> (String, SessionRecord) {
+    let t = pb
+        .engine()
+        .add_task(pb.project.id, task(title))
+        .expect("task");
+    let session = run_until_waiting(pb, &t.id).await;
+    (t.id, session)
+}
+
+/// Start the agent on `task_id` and wait until it sits in its waiting command.
+async fn run_until_waiting(pb: &ProjectBed, task_id: &str) -> SessionRecord {
     let engine = pb.engine();
-    let t = engine.add_task(pb.project.id, task(title)).expect("task");
     let session = engine
-        .run_project(pb.project.id, Some(&t.id))
+        .run_project(pb.project.id, Some(task_id))
         .expect("started");
     eventually(
         "the agent's waiting command",
@@ -57,8 +66,7 @@ async fn waiting_session(pb: &ProjectBed, title: &str) -> (String, SessionRecord
         },
     )
     .await;
-    let session = engine.store().session(session.id).expect("session");
-    (t.id, session)
+    engine.store().session(session.id).expect("session")
 }
 
 fn started(session: &SessionRecord) -> DateTime<Utc> {
@@ -208,22 +216,7 @@ async fn a_new_session_of_a_task_judged_before_is_first_judged_a_whole_period_af
             false,
         )
         .expect("an earlier judgement");
-    let session = engine
-        .run_project(pb.project.id, Some(&t.id))
-        .expect("started");
-    eventually(
-        "the agent's waiting command",
-        Duration::from_secs(30),
-        || {
-            let steps = engine.store().session_steps(session.id, 0).ok()?;
-            steps
-                .iter()
-                .any(|s| s.step.tool.as_deref() == Some("run_command"))
-                .then_some(())
-        },
-    )
-    .await;
-    let session = engine.store().session(session.id).expect("session");
+    let session = run_until_waiting(&pb, &t.id).await;
     let start = started(&session);
 
     // A minute into the new session: not judged, whatever the task's last judgement.

@@ -32,6 +32,12 @@ export function spellInWords(spell: string): string {
   return spellWords[spell] ?? "Tried a repair";
 }
 
+/** How a step ended, in a word or two: the check run again passes or fails; a repair helps or not. */
+export function spellResult(spell: string, success: boolean): string {
+  if (spell === "verify_again") return success ? "passed: it was flaky" : "failed again";
+  return success ? "done" : "didn't help";
+}
+
 export const outcomeWords: Record<InvocationStatus, string> = {
   running: "Working on it",
   waiting: "Waiting for your answer",

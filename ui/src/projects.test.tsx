@@ -295,13 +295,17 @@ test("while Healer waits for the person's answer, the card says so, links to the
     {
       id: 5, project_id: 1, task_id: "t1", session_id: 7, heal_id: 2, scenario: "VerificationFailed", status: "waiting",
       reason: "Healer asked you before undoing anything", snapshot_id: 3, followup_task: null, signature: "abc",
-      started_at: new Date().toISOString(), ended_at: null, waiting_checkpoint: 4, spells: [],
+      started_at: new Date().toISOString(), ended_at: null, waiting_checkpoint: 4,
+      spells: [{ spell: "verify_again", success: false, summary: "Ran the checks again: test failed", started_at: "", finished_at: "" }],
     },
   ];
   renderApp("#/projects/1/tasks/t1");
 
   const card = await screen.findByTestId("healer-card");
   expect(card).toHaveTextContent("Waiting for your answer");
+  expect(card).toHaveTextContent("Ran the failing check again");
+  expect(card).toHaveTextContent("failed again");
+  expect(card).not.toHaveTextContent("verify_again");
   expect(card).toHaveTextContent("nothing has been undone yet");
   expect(card).not.toHaveTextContent("put aside");
   expect(within(card).queryByTestId("restore-snapshot")).toBeNull();

@@ -5,7 +5,7 @@ import type { HealerInvocation, SnapshotRecord } from "../../bindings";
 import { InlineError } from "../../components/InlineError";
 import { Spinner } from "../../components/Loading";
 import { StatusBadge } from "../../components/StatusBadge";
-import { outcomeSentence, outcomeTone, outcomeWords, scenarioInWords, spellInWords } from "../../healerText";
+import { outcomeSentence, outcomeTone, outcomeWords, scenarioInWords, spellInWords, spellResult } from "../../healerText";
 import { useRestoreSnapshot } from "../../projectQueries";
 import { relativeTime, useNow } from "../../time";
 import { pageHref, projectTaskHref } from "../../usePage";
@@ -54,7 +54,7 @@ function Card({ inv, projectId, snapshots }: { inv: HealerInvocation; projectId:
           {inv.spells.map((s, i) => (
             <li key={i} data-success={s.success}>
               <span className="healer-spell">{spellInWords(s.spell)}</span>
-              <span className={s.success ? "healer-worked" : "muted"}>{s.success ? "done" : "didn't help"}</span>
+              <span className={s.success ? "healer-worked" : "muted"}>{spellResult(s.spell, s.success)}</span>
             </li>
           ))}
         </ol>

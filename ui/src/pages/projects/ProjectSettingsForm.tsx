@@ -35,6 +35,18 @@ function useSettled(input: ProjectInput): ProjectInput {
   return JSON.parse(settled) as ProjectInput;
 }
 
+/** A checkbox with its sentence, as the form's yes/no choices are shown. */
+function ToggleRow({ id, testId, checked, onChange, title }: { id: string; testId: string; checked: boolean; onChange: (on: boolean) => void; title: string }) {
+  return (
+    <label className="toggle-row" htmlFor={id}>
+      <input id={id} type="checkbox" checked={checked} onChange={(e) => onChange(e.target.checked)} data-testid={testId} />
+      <span className="toggle-text">
+        <span className="toggle-title">{title}</span>
+      </span>
+    </label>
+  );
+}
+
 export function ProjectSettingsForm({
   initial,
   agents,
@@ -179,18 +191,13 @@ export function ProjectSettingsForm({
               <p className="field-hint">
                 No check was found in this repository. Add one (its tests, a type check) so an agent's work is committed only when it passes — or say that it may be committed without checks.
               </p>
-              <label className="toggle-row" htmlFor={ids.unchecked}>
-                <input
-                  id={ids.unchecked}
-                  type="checkbox"
-                  checked={form.commitWithoutChecks}
-                  onChange={(e) => change({ commitWithoutChecks: e.target.checked })}
-                  data-testid="commit-without-checks"
-                />
-                <span className="toggle-text">
-                  <span className="toggle-title">Commit an agent's work without checks, when it says it is done</span>
-                </span>
-              </label>
+              <ToggleRow
+                id={ids.unchecked}
+                testId="commit-without-checks"
+                checked={form.commitWithoutChecks}
+                onChange={(on) => change({ commitWithoutChecks: on })}
+                title="Commit an agent's work without checks, when it says it is done"
+              />
               <FieldProblems problems={under("verify")} id={`${ids.errors}-verify`} testId="field-error-verify" />
             </div>
           )}
@@ -230,18 +237,13 @@ export function ProjectSettingsForm({
         </Section>
 
         <Section title="When Healer replaces an agent">
-          <label className="toggle-row" htmlFor={ids.restart}>
-            <input
-              id={ids.restart}
-              type="checkbox"
-              checked={form.startReopened}
-              onChange={(e) => change({ startReopened: e.target.checked })}
-              data-testid="start-reopened"
-            />
-            <span className="toggle-text">
-              <span className="toggle-title">Start the task again by itself, with a new agent in a fresh copy of the project</span>
-            </span>
-          </label>
+          <ToggleRow
+            id={ids.restart}
+            testId="start-reopened"
+            checked={form.startReopened}
+            onChange={(on) => change({ startReopened: on })}
+            title="Start the task again by itself, with a new agent in a fresh copy of the project"
+          />
         </Section>
 
         <Section title="Limits" description="Every run is bounded; these are the bounds.">
