@@ -878,6 +878,16 @@ async fn a_flaky_check_resumes_the_agents_own_session(
         "the earlier turn was resumed: {last}"
     );
     assert!(last.contains("flaky"), "the guidance: {last}");
+    // What the failed session did last, and the progress notes, come with the failure.
+    assert!(
+        last.contains("What the failed session did last"),
+        "the last steps: {last}"
+    );
+    assert!(last.contains(WROTE_IT), "{last}");
+    assert!(
+        last.contains("The end of the project's progress notes"),
+        "{last}"
+    );
     let file = read_file(&bed.repo_dir.join(TASKS_FILE)).expect("tasks");
     let closed = file.task(&t2.id).expect("t2");
     assert_eq!(closed.status, TaskStatus::Closed, "{:?}", closed.note);
@@ -1074,6 +1084,11 @@ async fn a_configured_agent_that_cannot_run_is_replaced_by_the_built_in_agent_to
         "{told}"
     );
     assert!(told.contains("cannot find its native binary"), "{told}");
+    // With the end of the project's progress notes (what was done before on the project).
+    assert!(
+        told.contains("The end of the project's progress notes"),
+        "{told}"
+    );
     let file = read_file(&bed.repo_dir.join(TASKS_FILE)).expect("tasks");
     assert_eq!(file.task(&t.id).expect("task").status, TaskStatus::Closed);
 }
