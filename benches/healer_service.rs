@@ -76,7 +76,10 @@ async fn bench() {
         .add_project(ProjectInput {
             path: repo.display().to_string(),
             name: "bench".to_string(),
-            settings: ProjectSettings::default(),
+            settings: ProjectSettings {
+                commit_without_checks: true,
+                ..ProjectSettings::default()
+            },
         })
         .expect("project");
     let mut config = HealerConfig {

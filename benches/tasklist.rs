@@ -94,7 +94,10 @@ async fn bench() {
             .add_project(ProjectInput {
                 path: repo.display().to_string(),
                 name: format!("big {size}"),
-                settings: ProjectSettings::default(),
+                settings: ProjectSettings {
+                    commit_without_checks: true,
+                    ..ProjectSettings::default()
+                },
             })
             .expect("project");
         let mut times: Vec<Duration> = (0..figures::size(ROUNDS, 1))
