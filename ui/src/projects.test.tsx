@@ -60,7 +60,7 @@ test("with no check, the form asks: add one, or say the agent's work may be comm
 
   await user.click(screen.getByRole("button", { name: "Remove check test" }));
   const question = await screen.findByTestId("no-checks");
-  expect(question).toHaveTextContent("No check was found in this repository");
+  expect(question).toHaveTextContent("This project has no check yet");
   expect(await within(question).findByTestId("field-error-verify")).toHaveTextContent("commit its work without checks");
   await waitFor(() => expect(screen.getByTestId("save-project")).toBeDisabled());
 

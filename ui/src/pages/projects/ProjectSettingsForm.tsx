@@ -189,7 +189,7 @@ export function ProjectSettingsForm({
           {form.verify.length === 0 && (
             <div className="field" data-testid="no-checks">
               <p className="field-hint">
-                No check was found in this repository. Add one (its tests, a type check) so an agent's work is committed only when it passes — or say that it may be committed without checks.
+                This project has no check yet. Add one (its tests, a type check) so an agent's work is committed only when it passes — or say that it may be committed without checks.
               </p>
               <ToggleRow
                 id={ids.unchecked}
