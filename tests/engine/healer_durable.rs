@@ -9,13 +9,13 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use healer::store::{InvocationStatus, MergePolicy, Store};
+use healer::store::{HealerConfig, InvocationStatus, Store};
 use healer::tasklist::{read_file, TaskStatus, TASKS_FILE};
 use serde_json::json;
 
 use crate::faults::{healer, Daemon};
-use crate::healer_service::{engine_on, healer_on, repairs_of, task, WRONG};
-use crate::maintainer::{configure_model, KEY, KEY_VAR};
+use crate::healer_service::{greeter_on_disk, repairs_of, GreeterOnDisk, WRONG};
+use crate::maintainer::{KEY, KEY_VAR};
 use crate::model_server::ModelServer;
 use crate::project_fixtures::*;
 
@@ -32,29 +32,14 @@ struct Bed {
 }
 
 async fn bed() -> Bed {
-    let server = ModelServer::start(Some(KEY));
-    let (tmp, paths) = crate::data_dir();
-    let repo = tmp.path().join("greeter");
-    git_repo(&repo, GREETER);
-    let engine = engine_on(&paths).await;
-    configure_model(&engine, &server);
-    let project = engine
-        .add_project(healer::project::ProjectInput {
-            path: repo.display().to_string(),
-            name: "greeter".to_string(),
-            settings: healer::store::ProjectSettings {
-                verify: vec![python_check()],
-                merge: MergePolicy::LeaveBranch,
-                ..healer::store::ProjectSettings::default()
-            },
-        })
-        .expect("project");
-    healer_on(&engine, project.id);
-    let t = engine
-        .add_task(project.id, task("Greet properly"))
-        .expect("task");
-    engine.shutdown().await;
-    drop(engine);
+    // The shipped defaults: conservative, a rewind asks first.
+    let GreeterOnDisk {
+        server,
+        tmp,
+        paths,
+        t,
+        ..
+    } = greeter_on_disk(HealerConfig::default().mode).await;
     server.script([
         call(
             "c1",

@@ -651,8 +651,19 @@ struct CliRun {
     out: std::process::Output,
 }
 
-async fn task_run_by_the_cli_with_failpoint(failpoint: &str) -> CliRun {
-    use crate::maintainer::{configure_model, KEY, KEY_VAR};
+/// The greeter project in a data folder of its own, for the CLI to run (no engine left open):
+/// its model set up on the scripted server, the healer service in `mode`, one task.
+pub(crate) struct GreeterOnDisk {
+    pub server: crate::model_server::ModelServer,
+    pub tmp: tempfile::TempDir,
+    pub paths: healer::Paths,
+    pub repo: std::path::PathBuf,
+    pub project: healer::project::Project,
+    pub t: healer::tasklist::Task,
+}
+
+pub(crate) async fn greeter_on_disk(mode: HealerMode) -> GreeterOnDisk {
+    use crate::maintainer::{configure_model, KEY};
     let server = crate::model_server::ModelServer::start(Some(KEY));
     let (tmp, paths) = crate::data_dir();
     let repo = tmp.path().join("greeter");
@@ -670,13 +681,40 @@ async fn task_run_by_the_cli_with_failpoint(failpoint: &str) -> CliRun {
             },
         })
         .expect("project");
-    aggressive(&engine, project.id, |_| {});
+    engine
+        .set_healer_config(
+            project.id,
+            HealerConfig {
+                mode,
+                ..HealerConfig::default()
+            },
+        )
+        .expect("healer settings");
     let t = engine
         .add_task(project.id, task("Greet properly"))
         .expect("task");
     engine.shutdown().await;
     drop(engine);
+    GreeterOnDisk {
+        server,
+        tmp,
+        paths,
+        repo,
+        project,
+        t,
+    }
+}
 
+async fn task_run_by_the_cli_with_failpoint(failpoint: &str) -> CliRun {
+    use crate::maintainer::{KEY, KEY_VAR};
+    let GreeterOnDisk {
+        server,
+        tmp,
+        paths,
+        repo,
+        project,
+        t,
+    } = greeter_on_disk(HealerMode::Aggressive).await;
     wrong_change(&server);
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_healer"))
         .env("HEALER_DATA_DIR", paths.data_dir())
