@@ -109,8 +109,7 @@ fn node_without_scripts(
     let mut out = Vec::new();
     if !scripts.iter().any(|s| s == "typecheck")
         && root.join("tsconfig.json").is_file()
-        && std::fs::read_to_string(root.join("package.json"))
-            .is_ok_and(|t| t.contains("\"typescript\""))
+        && read(root, "package.json").contains("\"typescript\"")
     {
         let exec = if runner == "npm" { "npx" } else { runner };
         out.push(("typecheck", format!("{exec} tsc --noEmit")));
@@ -155,7 +154,7 @@ fn node_test_files(root: &Path) -> bool {
 /// The package.json script names, when the file is there and readable. npm's placeholder test
 /// script ("no test specified") does not count.
 fn package_scripts(root: &Path) -> Option<Vec<String>> {
-    let text = std::fs::read_to_string(root.join("package.json")).ok()?;
+    let text = read(root, "package.json");
     let json: Value = serde_json::from_str(&text).ok()?;
     let scripts = json.get("scripts").and_then(Value::as_object);
     Some(
@@ -193,8 +192,15 @@ enum PythonTests {
     Unittest(String),
 }
 
-fn read(root: &Path, file: &str) -> String {
-    std::fs::read_to_string(root.join(file)).unwrap_or_default()
+/// A file of the repository as text, read without following a link and only when it is a
+/// regular file (a repository is untrusted input: `requirements.txt -> /dev/zero` must not hang
+/// detection, nor a link make it read outside); "" when it is absent or refused.
+fn read(root: &Path, rel: impl AsRef<Path>) -> String {
+    crate::beneath::read(root, rel.as_ref())
+        .ok()
+        .flatten()
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .unwrap_or_default()
 }
 
 /// pytest when the project says so (its configuration, a conftest.py, a pyproject.toml, pytest
@@ -261,7 +267,8 @@ fn python_tests(root: &Path) -> Option<PythonTests> {
     }
     let uses_unittest = files
         .iter()
-        .any(|f| std::fs::read_to_string(f).is_ok_and(|t| t.contains("unittest")));
+        .filter_map(|f| f.strip_prefix(root).ok())
+        .any(|rel| read(root, rel).contains("unittest"));
     if !uses_unittest {
         return Some(PythonTests::Pytest);
     }
@@ -290,11 +297,9 @@ fn python_type_check(root: &Path) -> Option<(&'static str, String)> {
 
 fn make_target(root: &Path, target: &str) -> bool {
     ["Makefile", "makefile", "GNUmakefile"].iter().any(|name| {
-        std::fs::read_to_string(root.join(name)).is_ok_and(|text| {
-            text.lines().any(|l| {
-                l.strip_prefix(target)
-                    .is_some_and(|rest| rest.trim_start().starts_with(':'))
-            })
+        read(root, name).lines().any(|l| {
+            l.strip_prefix(target)
+                .is_some_and(|rest| rest.trim_start().starts_with(':'))
         })
     })
 }
@@ -396,6 +401,25 @@ mod tests {
         assert_eq!(
             commands(&[("pyrightconfig.json", "{}")]),
             pairs(&[("typecheck", "pyright")])
+        );
+    }
+
+    #[test]
+    fn a_link_in_the_repository_is_not_followed() {
+        let dir = repo(&[("test_a.py", UNITTEST)]);
+        for name in ["requirements.txt", "package.json", "Makefile", "setup.cfg"] {
+            std::os::unix::fs::symlink("/dev/zero", dir.path().join(name)).expect("link");
+        }
+        std::os::unix::fs::symlink("/etc/hostname", dir.path().join("test_b.py")).expect("link");
+        // Answers at once, from the repository's own files only.
+        let (found, verify) = verification_commands(dir.path());
+        assert_eq!(
+            verify
+                .into_iter()
+                .map(|v| (v.name, v.command))
+                .collect::<Vec<_>>(),
+            pairs(&[("test", "python3 -m unittest discover -p 'test_*.py'")]),
+            "{found:?}"
         );
     }
 

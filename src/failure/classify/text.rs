@@ -173,17 +173,7 @@ impl TextShows {
     pub(super) fn read(text: &str) -> Self {
         let lower = text.to_ascii_lowercase();
         let bytes = lower.as_bytes();
-        let mut by_first: [Vec<(&[u8], FailureClass, Kind)>; 256] =
-            std::array::from_fn(|_| Vec::new());
-        for &(pattern, class, kind) in PATTERNS {
-            let pattern = pattern.as_bytes();
-            if let Some(list) = pattern
-                .first()
-                .and_then(|&b| by_first.get_mut(usize::from(b)))
-            {
-                list.push((pattern, class, kind));
-            }
-        }
+        let by_first = by_first_byte();
         let mut shown = TextShows {
             resource: shell_reports_a_killed_job(text),
             environment: false,
@@ -243,6 +233,27 @@ impl TextShows {
             _ => {}
         }
     }
+}
+
+/// The patterns by their first byte, built once: `read` runs on every line when the classifier
+/// looks for the line that proves a class.
+type ByFirst = [Vec<(&'static [u8], FailureClass, Kind)>; 256];
+
+fn by_first_byte() -> &'static ByFirst {
+    static TABLE: std::sync::OnceLock<ByFirst> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut by_first: ByFirst = std::array::from_fn(|_| Vec::new());
+        for &(pattern, class, kind) in PATTERNS {
+            let pattern = pattern.as_bytes();
+            if let Some(list) = pattern
+                .first()
+                .and_then(|&b| by_first.get_mut(usize::from(b)))
+            {
+                list.push((pattern, class, kind));
+            }
+        }
+        by_first
+    })
 }
 
 /// After "status" and the like: separators, an optional "code", then exactly three digits: the
