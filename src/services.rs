@@ -64,6 +64,8 @@ pub(crate) struct HandedOver {
     pub failure: Failure,
     /// When the failure reached the pipeline (the bench measures from here).
     pub at: std::time::Instant,
+    /// Past the project's limit: only containment may run.
+    pub contain_only: bool,
 }
 
 impl Default for HealerDesk {

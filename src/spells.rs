@@ -38,8 +38,7 @@ pub(crate) use service::run_loop;
 pub use service::HealerService;
 
 pub use crate::store::{
-    HealerCounters, HealerInvocation, HealerMode, HealerScenarios, InvocationStatus,
-    SnapshotRecord, SpellRun,
+    HealerInvocation, HealerMode, HealerScenarios, InvocationStatus, SnapshotRecord, SpellRun,
 };
 
 /// Every spell's stable name, in the order the docs list them. Stored with every invocation:

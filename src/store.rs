@@ -43,8 +43,8 @@ use crate::error::{Error, Result};
 
 pub use autofixes::{AutoFix, AutoFixStatus};
 pub use healer_config::{
-    HealerConfig, HealerCounters, HealerMode, HealerScenarios, DEFAULT_MAX_INVOCATIONS_PER_SESSION,
-    DEFAULT_MAX_INVOCATIONS_PER_TASK, DEFAULT_STUCK_AFTER_HOURS,
+    HealerConfig, HealerMode, HealerScenarios, DEFAULT_MAX_INVOCATIONS_PER_TASK,
+    DEFAULT_STUCK_AFTER_HOURS,
 };
 pub use heals::{HealRecord, Outcome, RemedyAttempt, RemedyStatus};
 pub use holds::RepairHold;

@@ -89,14 +89,7 @@ pub(crate) fn gather(
         .into_iter()
         .filter(|s| s.id != *session_id)
         .collect();
-    let failures = u32::try_from(
-        related
-            .iter()
-            .chain(session.iter())
-            .filter(|s| matches!(s.status, SessionStatus::Failed | SessionStatus::TimedOut))
-            .count(),
-    )
-    .unwrap_or(u32::MAX);
+    let failures = failed(related.iter().chain(session.iter()));
     let worktree = session
         .as_ref()
         .map(|s| PathBuf::from(&s.worktree))
@@ -133,6 +126,40 @@ pub(crate) fn gather(
         // Known only once the failing check ran again (`service::verify_again`).
         flaky: false,
     })
+}
+
+/// Sessions among `sessions` that failed.
+fn failed<'a>(sessions: impl Iterator<Item = &'a SessionRecord>) -> u32 {
+    let n = sessions
+        .filter(|s| matches!(s.status, SessionStatus::Failed | SessionStatus::TimedOut))
+        .count();
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// The facts the policy needs before the service takes a failure over: whether it gives up
+/// (the task's failed sessions, this one included, and earlier ones that failed the same way).
+pub(crate) fn give_up_facts(store: &Store, project_id: i64, failure: &Failure) -> Result<Facts> {
+    let FailureSource::ProjectTask {
+        task_id,
+        session_id,
+        ..
+    } = &failure.source
+    else {
+        return Ok(Facts::default());
+    };
+    let sessions = store.list_sessions(project_id, Some(task_id), MAX_RELATED)?;
+    let mut failures = failed(sessions.iter());
+    if !sessions.iter().any(|s| s.id == *session_id) {
+        failures = failures.saturating_add(1);
+    }
+    let same =
+        store.sessions_with_signature(project_id, task_id, &failure.signature, *session_id)?;
+    Ok(InvocationContext {
+        failures,
+        same_signature_sessions: same,
+        ..InvocationContext::default()
+    }
+    .facts())
 }
 
 /// The worktree's changes as short status lines, and its HEAD commit.

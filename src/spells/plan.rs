@@ -22,10 +22,23 @@ pub struct Facts {
     pub type_errors: bool,
 }
 
+impl Facts {
+    /// The give-up condition: the task failed [`FAILURES_BEFORE_BLOCKING`] times, or the same
+    /// way again. Then Healer contains the task rather than trying again.
+    pub fn gives_up(&self) -> bool {
+        self.failures >= FAILURES_BEFORE_BLOCKING || self.repeated
+    }
+}
+
+/// The spells that try to repair (a new attempt of the agent, an emergency subtask): the
+/// invocation limits cap these. Containment — a rewind, a block with a follow-up, a progress
+/// note — is never capped once the give-up condition holds, so a task cannot fail forever.
+pub const REPAIRS: [&str; 3] = [rerun::RESUME, rerun::MINIMAL, rerun::TYPECHECK];
+
 /// The spells for a failure, in order, as the rules say (before the project's lists).
 pub fn rules(scenario: ProjectScenario, facts: Facts) -> Vec<&'static str> {
     use ProjectScenario::*;
-    let give_up = facts.failures >= FAILURES_BEFORE_BLOCKING || facts.repeated;
+    let give_up = facts.gives_up();
     match scenario {
         InitScriptTypecheckFailure => vec![rerun::TYPECHECK, progress::NAME],
         // The tests fail before the agent changed anything: the main branch is red.
@@ -46,11 +59,17 @@ pub fn rules(scenario: ProjectScenario, facts: Facts) -> Vec<&'static str> {
     }
 }
 
-/// The plan: the rules' spells the project's lists allow.
-pub fn plan(scenario: ProjectScenario, facts: Facts, config: &HealerConfig) -> Vec<&'static str> {
+/// The plan: the rules' spells the project's lists allow; past the project's limit
+/// (`contain_only`), only containment.
+pub fn plan(
+    scenario: ProjectScenario,
+    facts: Facts,
+    config: &HealerConfig,
+    contain_only: bool,
+) -> Vec<&'static str> {
     rules(scenario, facts)
         .into_iter()
-        .filter(|s| config.allows(s))
+        .filter(|s| config.allows(s) && !(contain_only && REPAIRS.contains(s)))
         .collect()
 }
 
@@ -65,18 +84,18 @@ mod tests {
         let f = Facts::default();
         let c = HealerConfig::default();
         assert_eq!(
-            plan(InitScriptTypecheckFailure, f, &c),
+            plan(InitScriptTypecheckFailure, f, &c, false),
             ["fix_typecheck_errors", "update_progress_with_guidance"]
         );
         assert_eq!(
-            plan(InitScriptTestFailure, f, &c),
+            plan(InitScriptTestFailure, f, &c, false),
             [
                 "update_progress_with_guidance",
                 "mark_task_blocked_with_followup"
             ]
         );
         assert_eq!(
-            plan(InitScriptEnvironmentFailure, f, &c),
+            plan(InitScriptEnvironmentFailure, f, &c, false),
             [
                 "run_tasks_doctor_like_checks",
                 "update_progress_with_guidance",
@@ -84,21 +103,21 @@ mod tests {
             ]
         );
         assert_eq!(
-            plan(VerificationFailed, Facts { flaky: true, ..f }, &c),
+            plan(VerificationFailed, Facts { flaky: true, ..f }, &c, false),
             [
                 "retry_with_claude_code_resume",
                 "update_progress_with_guidance"
             ]
         );
         assert_eq!(
-            plan(VerificationFailed, f, &c),
+            plan(VerificationFailed, f, &c, false),
             [
                 "rewind_uncommitted_changes",
                 "mark_task_blocked_with_followup"
             ]
         );
         assert_eq!(
-            plan(VerificationFailed, Facts { failures: 3, ..f }, &c),
+            plan(VerificationFailed, Facts { failures: 3, ..f }, &c, false),
             [
                 "rewind_to_last_green_commit",
                 "mark_task_blocked_with_followup",
@@ -113,12 +132,13 @@ mod tests {
                     failures: 1,
                     ..f
                 },
-                &c
+                &c,
+                false
             ),
             ["fix_typecheck_errors", "update_progress_with_guidance"]
         );
         assert_eq!(
-            plan(SubtaskFailed, Facts { failures: 2, ..f }, &c),
+            plan(SubtaskFailed, Facts { failures: 2, ..f }, &c, false),
             [
                 "retry_with_claude_code_resume",
                 "update_progress_with_guidance"
@@ -132,7 +152,8 @@ mod tests {
                     type_errors: true,
                     ..f
                 },
-                &c
+                &c,
+                false
             ),
             [
                 "mark_task_blocked_with_followup",
@@ -146,7 +167,8 @@ mod tests {
                     repeated: true,
                     ..f
                 },
-                &c
+                &c,
+                false
             ),
             [
                 "mark_task_blocked_with_followup",
@@ -154,7 +176,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            plan(SubtaskStuck, f, &c),
+            plan(SubtaskStuck, f, &c, false),
             [
                 "run_tasks_doctor_like_checks",
                 "update_progress_with_guidance",
@@ -162,14 +184,14 @@ mod tests {
             ]
         );
         assert_eq!(
-            plan(RuntimeError, f, &c),
+            plan(RuntimeError, f, &c, false),
             [
                 "retry_with_minimal_subagent",
                 "update_progress_with_guidance"
             ]
         );
         assert_eq!(
-            plan(RuntimeError, Facts { failures: 3, ..f }, &c),
+            plan(RuntimeError, Facts { failures: 3, ..f }, &c, false),
             [
                 "update_progress_with_guidance",
                 "mark_task_blocked_with_followup"
@@ -185,7 +207,7 @@ mod tests {
             ..HealerConfig::default()
         };
         assert_eq!(
-            plan(VerificationFailed, f, &forbidden),
+            plan(VerificationFailed, f, &forbidden, false),
             ["mark_task_blocked_with_followup"]
         );
         let only = HealerConfig {
@@ -193,9 +215,34 @@ mod tests {
             ..HealerConfig::default()
         };
         assert_eq!(
-            plan(InitScriptTypecheckFailure, f, &only),
+            plan(InitScriptTypecheckFailure, f, &only, false),
             ["update_progress_with_guidance"]
         );
-        assert!(plan(VerificationFailed, f, &only).is_empty());
+        assert!(plan(VerificationFailed, f, &only, false).is_empty());
+    }
+
+    #[test]
+    fn past_the_limit_only_containment_is_left() {
+        let c = HealerConfig::default();
+        let given_up = Facts {
+            failures: 3,
+            flaky: true,
+            ..Facts::default()
+        };
+        assert_eq!(
+            plan(VerificationFailed, given_up, &c, true),
+            ["update_progress_with_guidance"]
+        );
+        assert_eq!(
+            plan(SubtaskFailed, given_up, &c, true),
+            [
+                "mark_task_blocked_with_followup",
+                "update_progress_with_guidance"
+            ]
+        );
+        assert_eq!(
+            plan(InitScriptTypecheckFailure, Facts::default(), &c, true),
+            ["update_progress_with_guidance"]
+        );
     }
 }

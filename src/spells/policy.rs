@@ -1,9 +1,11 @@
 //! Whether the service runs on a failure: the project's switch, the scenario's switch, and the
-//! invocation limits per session and per task (counted from the store, so a restart does not
-//! reset them). Pure.
+//! invocation limit per task (counted from the store, so a restart does not reset it). The
+//! limit caps repairs: past it, the service still runs to contain a task that gave up (the
+//! plan keeps no repair spell), so a task cannot fail forever. Pure.
 
+use super::plan::FAILURES_BEFORE_BLOCKING;
 use crate::failure::{Failure, FailureSource, ProjectScenario};
-use crate::store::{HealerConfig, HealerCounters};
+use crate::store::HealerConfig;
 
 /// The policy's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,6 +15,8 @@ pub struct Decision {
     pub scenario: Option<ProjectScenario>,
     /// Why not, in a sentence (or why yes).
     pub reason: String,
+    /// Past the limit: only containment may run.
+    pub contain_only: bool,
 }
 
 fn no(scenario: Option<ProjectScenario>, reason: impl Into<String>) -> Decision {
@@ -20,6 +24,7 @@ fn no(scenario: Option<ProjectScenario>, reason: impl Into<String>) -> Decision 
         run: false,
         scenario,
         reason: reason.into(),
+        contain_only: false,
     }
 }
 
@@ -31,7 +36,14 @@ fn times(n: u32) -> String {
     }
 }
 
-pub fn should_run(event: &Failure, config: &HealerConfig, counters: HealerCounters) -> Decision {
+/// `ran_for_task`: invocations that ran for the task before; `gives_up`: the give-up condition
+/// holds for this failure ([`super::plan::Facts::gives_up`]).
+pub fn should_run(
+    event: &Failure,
+    config: &HealerConfig,
+    ran_for_task: u32,
+    gives_up: bool,
+) -> Decision {
     if !matches!(event.source, FailureSource::ProjectTask { .. }) {
         return no(None, "not a project's task");
     }
@@ -70,28 +82,34 @@ pub fn should_run(event: &Failure, config: &HealerConfig, counters: HealerCounte
             format!("the project's settings leave {what} to you"),
         );
     }
-    if counters.session >= config.max_invocations_per_session {
-        return no(
-            Some(scenario),
-            format!(
-                "Healer already stepped in {} for this session, the project's limit",
-                times(counters.session)
-            ),
+    if ran_for_task >= config.max_invocations_per_subtask {
+        let stepped_in = format!(
+            "Healer already stepped in {} for this task, the project's limit",
+            times(ran_for_task)
         );
-    }
-    if counters.task >= config.max_invocations_per_subtask {
-        return no(
-            Some(scenario),
-            format!(
-                "Healer already stepped in {} for this task, the project's limit",
-                times(counters.task)
+        if !gives_up {
+            return no(
+                Some(scenario),
+                format!(
+                    "{stepped_in}; it steps in again to block the task once it has failed \
+                     {FAILURES_BEFORE_BLOCKING} times or the same way again"
+                ),
+            );
+        }
+        return Decision {
+            run: true,
+            scenario: Some(scenario),
+            reason: format!(
+                "{stepped_in}, and the task gave up: Healer only makes it safe, with no new attempt"
             ),
-        );
+            contain_only: true,
+        };
     }
     Decision {
         run: true,
         scenario: Some(scenario),
         reason: format!("{} is on for this project", what),
+        contain_only: false,
     }
 }
 
@@ -114,69 +132,31 @@ mod tests {
     }
 
     #[test]
-    fn at_the_defaults_two_per_session_and_one_per_task() {
+    fn at_the_defaults_one_repair_per_task_then_containment_once_it_gave_up() {
         let config = HealerConfig::default();
         let f = failure(ProjectScenario::VerificationFailed);
-        let first = should_run(
-            &f,
-            &config,
-            HealerCounters {
-                session: 0,
-                task: 0,
-            },
-        );
-        assert!(first.run, "{first:?}");
+        let first = should_run(&f, &config, 0, false);
+        assert!(first.run && !first.contain_only, "{first:?}");
         assert_eq!(first.scenario, Some(ProjectScenario::VerificationFailed));
-        let second = should_run(
-            &f,
-            &config,
-            HealerCounters {
-                session: 1,
-                task: 1,
-            },
-        );
+        let second = should_run(&f, &config, 1, false);
         assert!(!second.run);
         assert!(
-            second.reason.contains("once for this task"),
+            second.reason.contains("once for this task")
+                && second.reason.contains("failed 3 times"),
             "{}",
             second.reason
         );
-        let more_per_task = HealerConfig {
-            max_invocations_per_subtask: 10,
-            ..HealerConfig::default()
-        };
-        assert!(
-            should_run(
-                &f,
-                &more_per_task,
-                HealerCounters {
-                    session: 1,
-                    task: 1
-                }
-            )
-            .run
-        );
-        let third = should_run(
-            &f,
-            &more_per_task,
-            HealerCounters {
-                session: 2,
-                task: 2,
-            },
-        );
-        assert!(!third.run);
-        assert!(
-            third.reason.contains("twice for this session"),
-            "{}",
-            third.reason
-        );
+        let third = should_run(&f, &config, 1, true);
+        assert!(third.run && third.contain_only, "{third:?}");
+        assert!(third.reason.contains("no new attempt"), "{}", third.reason);
+        let later = should_run(&f, &config, 5, true);
+        assert!(later.run && later.contain_only);
     }
 
     #[test]
     fn switches_turn_scenarios_off_and_stuck_tasks_are_off_by_default() {
         let config = HealerConfig::default();
-        let zero = HealerCounters::default();
-        let stuck = should_run(&failure(ProjectScenario::SubtaskStuck), &config, zero);
+        let stuck = should_run(&failure(ProjectScenario::SubtaskStuck), &config, 0, false);
         assert!(!stuck.run);
         assert!(stuck.reason.contains("stuck tasks"), "{}", stuck.reason);
         for s in [
@@ -187,13 +167,18 @@ mod tests {
             ProjectScenario::SubtaskFailed,
             ProjectScenario::RuntimeError,
         ] {
-            assert!(should_run(&failure(s), &config, zero).run, "{s:?}");
+            assert!(should_run(&failure(s), &config, 0, false).run, "{s:?}");
         }
         let off = HealerConfig {
             enabled: false,
             ..HealerConfig::default()
         };
-        let d = should_run(&failure(ProjectScenario::VerificationFailed), &off, zero);
+        let d = should_run(
+            &failure(ProjectScenario::VerificationFailed),
+            &off,
+            0,
+            false,
+        );
         assert!(!d.run && d.reason.contains("turned off"));
         let mut no_init = HealerConfig::default();
         no_init.scenarios.on_init_failure = false;
@@ -201,7 +186,8 @@ mod tests {
             !should_run(
                 &failure(ProjectScenario::InitScriptTestFailure),
                 &no_init,
-                zero
+                0,
+                false
             )
             .run
         );
@@ -214,6 +200,6 @@ mod tests {
             FailureClass::Logic,
             Evidence::default(),
         );
-        assert!(!should_run(&script, &config, zero).run);
+        assert!(!should_run(&script, &config, 0, false).run);
     }
 }

@@ -15,7 +15,7 @@ use async_trait::async_trait;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::context::{gather, InvocationContext};
+use super::context::{gather, give_up_facts, InvocationContext};
 use super::plan::plan;
 use super::policy::should_run;
 use super::{spell, spell_in_words, SpellContext, SpellReport};
@@ -67,8 +67,9 @@ impl Remedy for HealerService {
         let at = Instant::now();
         let store = &services.store;
         let config = store.healer_config(*project_id)?;
-        let counters = store.healer_counters(*project_id, task_id, Some(*session_id))?;
-        let decision = should_run(failure, &config, counters);
+        let ran = store.healer_invocations_of_task(*project_id, task_id)?;
+        let gives_up = give_up_facts(store, *project_id, failure)?.gives_up();
+        let decision = should_run(failure, &config, ran, gives_up);
         let inv = store.insert_invocation(&NewInvocation {
             project_id: *project_id,
             task_id,
@@ -110,6 +111,7 @@ impl Remedy for HealerService {
             invocation_id: inv.id,
             failure: failure.clone(),
             at,
+            contain_only: decision.contain_only,
         });
         if !handed {
             let why = "the healer service is not running in this process";
@@ -265,7 +267,7 @@ pub(crate) async fn maybe_run(
         };
         context.flaky = verify_again(&probe).await?;
     }
-    let chosen = plan(scenario, context.facts(), &config);
+    let chosen = plan(scenario, context.facts(), &config, item.contain_only);
     services
         .store
         .set_invocation_plan(item.invocation_id, failure, &chosen)?;

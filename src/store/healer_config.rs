@@ -9,7 +9,6 @@ use super::{now, Store};
 use crate::error::{Error, Result};
 
 /// Defaults, named so the docs and the tests at the defaults can point at them.
-pub const DEFAULT_MAX_INVOCATIONS_PER_SESSION: u32 = 2;
 pub const DEFAULT_MAX_INVOCATIONS_PER_TASK: u32 = 1;
 /// Hours a task may stay in progress before the stuck scan reports it.
 pub const DEFAULT_STUCK_AFTER_HOURS: u32 = 2;
@@ -52,9 +51,8 @@ impl Default for HealerScenarios {
 #[serde(default, rename_all = "camelCase")]
 pub struct HealerConfig {
     pub enabled: bool,
-    /// Invocations (not skipped) for one agent session.
-    pub max_invocations_per_session: u32,
-    /// Invocations (not skipped) for one task, all its sessions together.
+    /// Invocations (not skipped) that may try to repair one task, all its sessions together.
+    /// Past it, Healer still makes the task safe (blocks it with a follow-up) once it gave up.
     pub max_invocations_per_subtask: u32,
     pub scenarios: HealerScenarios,
     /// Spells that may run; empty: all.
@@ -70,7 +68,6 @@ impl Default for HealerConfig {
     fn default() -> Self {
         HealerConfig {
             enabled: true,
-            max_invocations_per_session: DEFAULT_MAX_INVOCATIONS_PER_SESSION,
             max_invocations_per_subtask: DEFAULT_MAX_INVOCATIONS_PER_TASK,
             scenarios: HealerScenarios::default(),
             allowed_spells: vec![],
@@ -97,15 +94,6 @@ impl HealerConfig {
         (self.allowed_spells.is_empty() || self.allowed_spells.iter().any(|s| s == spell))
             && !self.forbidden_spells.iter().any(|s| s == spell)
     }
-}
-
-/// How often the service already ran (skipped invocations aside).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, specta::Type)]
-pub struct HealerCounters {
-    /// For the session that failed.
-    pub session: u32,
-    /// For the task, all its sessions together.
-    pub task: u32,
 }
 
 impl Store {
@@ -146,31 +134,16 @@ impl Store {
         Ok(())
     }
 
-    /// The policy's counters: invocations that ran (not skipped) for this session and for
-    /// this task.
-    pub fn healer_counters(
-        &self,
-        project_id: i64,
-        task_id: &str,
-        session_id: Option<i64>,
-    ) -> Result<HealerCounters> {
+    /// The policy's counter: invocations that ran (not skipped) for this task, all its
+    /// sessions together.
+    pub fn healer_invocations_of_task(&self, project_id: i64, task_id: &str) -> Result<u32> {
         self.call(|c| {
-            let task: u32 = c.query_row(
+            c.query_row(
                 "SELECT COUNT(*) FROM healer_invocations
                  WHERE project_id = ?1 AND task_id = ?2 AND status != 'skipped'",
                 params![project_id, task_id],
                 |r| r.get(0),
-            )?;
-            let session: u32 = match session_id {
-                None => 0,
-                Some(id) => c.query_row(
-                    "SELECT COUNT(*) FROM healer_invocations
-                     WHERE session_id = ?1 AND status != 'skipped'",
-                    [id],
-                    |r| r.get(0),
-                )?,
-            };
-            Ok(HealerCounters { session, task })
+            )
         })
     }
 }
@@ -189,7 +162,6 @@ mod tests {
             .expect("test setup");
         let config = store.healer_config(p.id).expect("test setup");
         assert!(config.enabled);
-        assert_eq!(config.max_invocations_per_session, 2);
         assert_eq!(config.max_invocations_per_subtask, 1);
         assert!(config.scenarios.on_init_failure);
         assert!(config.scenarios.on_verification_failure);
@@ -227,5 +199,13 @@ mod tests {
         };
         assert!(store.set_healer_config(p.id, &bad).is_err());
         assert!(store.set_healer_config(p.id + 99, &config).is_err());
+    }
+
+    #[test]
+    fn settings_saved_with_the_old_per_session_limit_still_read() {
+        let old = r#"{"enabled":true,"maxInvocationsPerSession":2,"maxInvocationsPerSubtask":3}"#;
+        let config: HealerConfig = serde_json::from_str(old).expect("reads");
+        assert_eq!(config.max_invocations_per_subtask, 3);
+        assert_eq!(config.mode, HealerMode::Conservative);
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use healer::project::TaskEdit;
 use healer::session::SessionStatus;
 use healer::store::{HealerConfig, HealerInvocation, HealerMode, InvocationStatus, MergePolicy};
-use healer::tasklist::{read_file, Dep, TaskStatus, PROGRESS_FILE, TASKS_FILE};
+use healer::tasklist::{read_file, Dep, TaskStatus, TASKS_FILE};
 use serde_json::{json, Value};
 
 use crate::project_fixtures::*;
@@ -101,7 +101,11 @@ async fn a_resumed_built_in_session_continues_its_thread_with_the_message_and_is
 }
 
 /// Wait for an invocation of `task` to end and read it back (newest first).
-async fn ended_invocations(engine: &healer::Engine, task: &str, n: usize) -> Vec<HealerInvocation> {
+pub(crate) async fn ended_invocations(
+    engine: &healer::Engine,
+    task: &str,
+    n: usize,
+) -> Vec<HealerInvocation> {
     eventually("the healer service to end", Duration::from_secs(90), || {
         let all = engine
             .healer_invocations(None, Some(task), 50)
@@ -117,7 +121,11 @@ async fn ended_invocations(engine: &healer::Engine, task: &str, n: usize) -> Vec
     .await
 }
 
-fn aggressive(engine: &healer::Engine, project_id: i64, change: impl FnOnce(&mut HealerConfig)) {
+pub(crate) fn aggressive(
+    engine: &healer::Engine,
+    project_id: i64,
+    change: impl FnOnce(&mut HealerConfig),
+) {
     let mut config = HealerConfig {
         mode: HealerMode::Aggressive,
         ..HealerConfig::default()
@@ -359,7 +367,7 @@ async fn in_conservative_mode_a_rewind_asks_first_naming_the_snapshot() {
 }
 
 /// A real type checker: TypeScript's `tsc`, as the UI installs it.
-fn tsc() -> String {
+pub(crate) fn tsc() -> String {
     let tsc = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/node_modules/.bin/tsc");
     assert!(
         tsc.exists(),
@@ -432,138 +440,6 @@ async fn an_init_type_error_is_fixed_by_an_emergency_subtask_and_the_task_contin
         "{}",
         sessions[1].summary
     );
-}
-
-#[tokio::test]
-async fn a_task_failing_three_times_gets_a_follow_up_and_progress_guidance() {
-    // The built-in agent may make one model call: each session ends at its step limit
-    // without finishing (the agent could not do the task).
-    let pb = project_bed(false, |s| {
-        s.merge = MergePolicy::LeaveBranch;
-        s.max_steps = 1;
-    })
-    .await;
-    let engine = pb.engine();
-    aggressive(engine, pb.project.id, |c| {
-        c.max_invocations_per_subtask = 10
-    });
-    let t = engine
-        .add_task(pb.project.id, task("Greet properly"))
-        .expect("task");
-    pb.bed.server.script([
-        call("a1", "read_file", json!({"path": "greet.py"})),
-        call("a2", "read_file", json!({"path": "greet.py"})),
-        call("a3", "read_file", json!({"path": "greet.py"})),
-    ]);
-    let first = engine
-        .run_project_and_wait(pb.project.id, Some(&t.id))
-        .await
-        .expect("run");
-    assert_eq!(first.status, SessionStatus::Failed, "{}", first.summary);
-
-    // 1st and 2nd failure: the agent resumes its own session with the failure; the 3rd:
-    // blocked with a follow-up, and guidance in progress.md.
-    let all = ended_invocations(engine, &t.id, 3).await;
-    assert!(all.iter().all(|i| i.scenario == "SubtaskFailed"));
-    let third = &all[0];
-    assert_eq!(
-        spells_of(third),
-        [
-            ("mark_task_blocked_with_followup", true),
-            ("update_progress_with_guidance", true)
-        ]
-    );
-    assert_eq!(
-        spells_of(&all[2])[0],
-        ("retry_with_claude_code_resume", false)
-    );
-    let file = read_file(&pb.repo_dir.join(TASKS_FILE)).expect("tasks");
-    assert_eq!(file.task(&t.id).expect("task").status, TaskStatus::Blocked);
-    assert!(file
-        .task(third.followup_task.as_deref().expect("follow-up"))
-        .is_some());
-    let progress = std::fs::read_to_string(pb.repo_dir.join(PROGRESS_FILE)).expect("progress");
-    assert!(progress.contains("## Healer summary"), "{progress}");
-    assert!(progress.contains("Recommended next steps"), "{progress}");
-    assert!(progress.contains("failed 3 times"), "{progress}");
-    let sessions = engine
-        .store()
-        .list_sessions(pb.project.id, Some(&t.id), 10)
-        .expect("sessions");
-    assert_eq!(sessions.len(), 3);
-    assert_eq!(sessions[0].resumed_from, Some(sessions[1].id));
-}
-
-#[tokio::test]
-async fn a_third_failure_of_one_session_past_its_limit_of_two_is_recorded_as_skipped() {
-    let pb = project_bed(false, |s| s.merge = MergePolicy::LeaveBranch).await;
-    let engine = pb.engine();
-    // Only progress notes, so the task stays as it is between scans; stuck tasks are on.
-    aggressive(engine, pb.project.id, |c| {
-        c.max_invocations_per_subtask = 10;
-        c.scenarios.on_stuck_subtask = true;
-        c.allowed_spells = vec!["update_progress_with_guidance".into()];
-    });
-    assert_eq!(
-        engine
-            .healer_config(pb.project.id)
-            .expect("c")
-            .max_invocations_per_session,
-        2
-    );
-    let t = engine
-        .add_task(pb.project.id, task("Greet properly"))
-        .expect("task");
-    wrong_change(&pb.bed.server);
-    let session = engine
-        .run_project_and_wait(pb.project.id, Some(&t.id))
-        .await
-        .expect("run");
-    ended_invocations(engine, &t.id, 1).await;
-    // Someone marks it in progress again and nothing happens for three hours.
-    healer::tasklist::modify(&pb.repo_dir, |f| {
-        f.update(&t.id, "2026-01-01T00:00:00Z", |task| {
-            task.status = TaskStatus::InProgress
-        })
-    })
-    .expect("a hand edit");
-    let later = chrono::Utc::now() + chrono::Duration::hours(3);
-    let set_status = |status: TaskStatus| {
-        healer::tasklist::modify(&pb.repo_dir, |f| {
-            f.update(&t.id, "2026-01-01T00:00:00Z", |task| task.status = status)
-        })
-        .expect("a hand edit")
-    };
-    for round in 0..2 {
-        if round == 1 {
-            // Unstuck for one scan (it is forgotten), then stuck again: told again.
-            set_status(TaskStatus::Open);
-            let report = engine.act_on_stuck(later).await.expect("scan");
-            assert!(report.tasks.iter().all(|s| s.task_id != t.id));
-            set_status(TaskStatus::InProgress);
-        }
-        let report = engine.act_on_stuck(later).await.expect("scan");
-        assert!(report
-            .tasks
-            .iter()
-            .any(|s| s.task_id == t.id && s.session_id == Some(session.id)));
-    }
-    let all = ended_invocations(engine, &t.id, 3).await;
-    assert_eq!(all.len(), 3);
-    assert!(all.iter().all(|i| i.session_id == Some(session.id)));
-    // The verification failure's own plan holds no progress note: nothing the lists allow.
-    assert_eq!(all[2].status, InvocationStatus::Unresolved);
-    assert!(all[2].reason.contains("No spell fits"), "{}", all[2].reason);
-    assert_eq!(all[1].scenario, "SubtaskStuck");
-    assert_eq!(all[1].status, InvocationStatus::Contained);
-    assert_eq!(all[0].scenario, "SubtaskStuck");
-    assert_eq!(all[0].status, InvocationStatus::Skipped);
-    assert!(
-        all[0].reason.contains("twice for this session"),
-        "{}",
-        all[0].reason
-    );
-    assert!(all[0].spells.is_empty());
 }
 
 #[tokio::test]
@@ -1131,11 +1007,11 @@ async fn a_configured_agent_that_cannot_run_is_replaced_by_the_built_in_agent_to
     assert_eq!(file.task(&t.id).expect("task").status, TaskStatus::Closed);
 }
 
-const GREEN: &str = "def greet(name):\n    return 'Hello, ' + name + '!'\n";
+pub(crate) const GREEN: &str = "def greet(name):\n    return 'Hello, ' + name + '!'\n";
 
 /// Commit everything in `worktree` (as an agent that commits its own work would) and return
 /// the new commit.
-fn commit_in(worktree: &std::path::Path, message: &str) -> String {
+pub(crate) fn commit_in(worktree: &std::path::Path, message: &str) -> String {
     let repo = git2::Repository::open(worktree).expect("worktree");
     let mut index = repo.index().expect("index");
     index
@@ -1150,155 +1026,6 @@ fn commit_in(worktree: &std::path::Path, message: &str) -> String {
     repo.commit(Some("HEAD"), &me, &me, message, &tree, &[&parent])
         .expect("commit")
         .to_string()
-}
-
-/// The issue's `rewind_to_last_green_commit`, end to end: a task Healer verified green (its
-/// commit recorded on the finished session), a later task on top of it whose agent commits
-/// red work and fails three times, then the rewind — the branch back at the green commit,
-/// what came after pinned first, and that snapshot restorable byte for byte.
-#[tokio::test]
-async fn a_task_failing_three_times_after_committing_red_work_goes_back_to_the_last_green_commit() {
-    let pb = project_bed(false, |_| {}).await;
-    let engine = pb.engine();
-    aggressive(engine, pb.project.id, |c| {
-        c.max_invocations_per_subtask = 10;
-        // Blocking would end the story before its third failure; the rewind is what is told.
-        c.forbidden_spells = vec!["mark_task_blocked_with_followup".to_string()];
-    });
-
-    // 1. A green task: verification passes, Healer commits and fast-forwards main.
-    let first = engine
-        .add_task(pb.project.id, task("Greet properly"))
-        .expect("task");
-    pb.bed.server.script([
-        call(
-            "g1",
-            "write_file",
-            json!({"path": "greet.py", "content": GREEN}),
-        ),
-        call("g2", "finish", json!({"summary": "done"})),
-    ]);
-    let green = engine
-        .run_project_and_wait(pb.project.id, Some(&first.id))
-        .await
-        .expect("green run");
-    assert_eq!(green.status, SessionStatus::Finished, "{}", green.summary);
-    let green_commit = green.commit_id.clone().expect("a green commit");
-
-    // 2. Later work on top of it: a second task fails twice (each time its uncommitted change
-    // rewound), then its agent commits red work and fails a third time.
-    let t = engine
-        .add_task(pb.project.id, task("Greet loudly"))
-        .expect("task");
-    let mut worktree = std::path::PathBuf::new();
-    for n in 1..=2 {
-        wrong_change(&pb.bed.server);
-        let s = engine
-            .run_project_and_wait(pb.project.id, Some(&t.id))
-            .await
-            .expect("run");
-        assert_eq!(s.status, SessionStatus::Failed, "{}", s.summary);
-        let inv = ended_invocations(engine, &t.id, n).await.remove(0);
-        assert_eq!(repairs_of(&inv), [("rewind_uncommitted_changes", true)]);
-        worktree = std::path::PathBuf::from(&s.worktree);
-    }
-    std::fs::write(worktree.join("greet.py"), WRONG).expect("red work");
-    let red_commit = commit_in(&worktree, "louder (red)");
-    assert_ne!(red_commit, green_commit);
-    const LATER: &str = "def greet(name):\n    return 'HEY ' + name\n";
-    pb.bed.server.script([
-        call(
-            "r1",
-            "write_file",
-            json!({"path": "greet.py", "content": LATER}),
-        ),
-        call(
-            "r2",
-            "write_file",
-            json!({"path": "notes/loud.txt", "content": "untracked\n"}),
-        ),
-        call("r3", "finish", json!({"summary": "done"})),
-    ]);
-    let third = engine
-        .run_project_and_wait(pb.project.id, Some(&t.id))
-        .await
-        .expect("run");
-    assert_eq!(third.status, SessionStatus::Failed, "{}", third.summary);
-
-    // 3. The rewind: snapshot first, then the branch back at the green commit.
-    let inv = ended_invocations(engine, &t.id, 3).await.remove(0);
-    assert_eq!(inv.session_id, Some(third.id));
-    assert_eq!(
-        repairs_of(&inv),
-        [
-            ("rewind_to_last_green_commit", true),
-            ("update_progress_with_guidance", true)
-        ],
-        "{:?}",
-        inv.spells
-    );
-    assert_eq!(inv.status, InvocationStatus::Contained, "{}", inv.reason);
-    assert!(
-        inv.spells[1].summary.contains(&green_commit[..7]),
-        "{}",
-        inv.spells[1].summary
-    );
-    let git = git2::Repository::open(&worktree).expect("worktree");
-    let head = git.head().expect("head");
-    assert!(head.is_branch(), "the branch moved, HEAD is not detached");
-    assert_eq!(
-        head.peel_to_commit().expect("commit").id().to_string(),
-        green_commit
-    );
-    assert_eq!(
-        std::fs::read(worktree.join("greet.py")).expect("greet.py"),
-        GREEN.as_bytes()
-    );
-    assert!(!worktree.join("notes/loud.txt").exists());
-    let statuses = git
-        .statuses(Some(
-            git2::StatusOptions::new()
-                .include_untracked(true)
-                .exclude_submodules(true),
-        ))
-        .expect("status");
-    let dirty: Vec<String> = statuses
-        .iter()
-        .filter_map(|s| s.path().ok().map(str::to_string))
-        .filter(|p| !p.starts_with(".healer"))
-        .collect();
-    assert!(dirty.is_empty(), "{dirty:?}");
-
-    // The snapshot keeps what came after: the red commit in its history and the last
-    // session's files, which come back byte for byte.
-    let snap_id = inv.snapshot_id.expect("a snapshot");
-    let snap = engine
-        .snapshots(Some(pb.project.id), Some(&t.id))
-        .expect("snapshots")
-        .into_iter()
-        .find(|s| s.id == snap_id)
-        .expect("recorded");
-    let pinned = git
-        .find_reference(&snap.ref_name)
-        .expect("the ref")
-        .peel_to_commit()
-        .expect("commit");
-    assert!(
-        git.graph_descendant_of(pinned.id(), git2::Oid::from_str(&red_commit).expect("oid"))
-            .expect("graph")
-            || pinned.id().to_string() == red_commit,
-        "the snapshot keeps the red commit"
-    );
-    let said = engine.restore_snapshot(snap_id).await.expect("restore");
-    assert!(said.contains("Restored"), "{said}");
-    assert_eq!(
-        std::fs::read(worktree.join("greet.py")).expect("greet.py"),
-        LATER.as_bytes()
-    );
-    assert_eq!(
-        std::fs::read(worktree.join("notes/loud.txt")).expect("untracked"),
-        b"untracked\n"
-    );
 }
 
 /// A spell that panics inside a full invocation (a real `healer project run` process whose

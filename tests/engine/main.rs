@@ -19,6 +19,7 @@ mod faults;
 mod fix_judgement;
 mod glance;
 mod heal_story;
+mod healer_defaults;
 mod healer_durable;
 mod healer_service;
 mod hostile_repos;

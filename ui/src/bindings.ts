@@ -711,9 +711,10 @@ export type HealRecord = {
 /**  A project's healer settings (the defaults are the issue's). */
 export type HealerConfig = {
 	enabled?: boolean,
-	/**  Invocations (not skipped) for one agent session. */
-	maxInvocationsPerSession?: number,
-	/**  Invocations (not skipped) for one task, all its sessions together. */
+	/**
+	 *  Invocations (not skipped) that may try to repair one task, all its sessions together.
+	 *  Past it, Healer still makes the task safe (blocks it with a follow-up) once it gave up.
+	 */
 	maxInvocationsPerSubtask?: number,
 	scenarios?: HealerScenarios,
 	/**  Spells that may run; empty: all. */

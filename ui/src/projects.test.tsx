@@ -331,6 +331,6 @@ test("a project's settings say in words when Healer steps in, and save the choic
   await waitFor(() => expect(healer.callsTo("update_project")).toHaveLength(1));
   expect(healer.callsTo("set_healer_config")[0]?.args).toMatchObject({
     projectId: 1,
-    config: { mode: "aggressive", forbiddenSpells: ["rewind_to_last_green_commit"], maxInvocationsPerSession: 2 },
+    config: { mode: "aggressive", forbiddenSpells: ["rewind_to_last_green_commit"], maxInvocationsPerSubtask: 1 },
   });
 });

@@ -43,7 +43,6 @@ export class FakeProjects {
   /** The engine's defaults (src/store/healer_config.rs). */
   healerConfig: HealerConfig = {
     enabled: true,
-    maxInvocationsPerSession: 2,
     maxInvocationsPerSubtask: 1,
     scenarios: { onInitFailure: true, onVerificationFailure: true, onSubtaskFailure: true, onRuntimeError: true, onStuckSubtask: false },
     allowedSpells: [],

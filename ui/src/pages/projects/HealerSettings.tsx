@@ -34,7 +34,7 @@ function Toggle({ id, title, checked, onChange }: { id: string; title: string; c
   );
 }
 
-function NumberField({ id, label, value, min, onChange }: { id: string; label: string; value: number; min: number; onChange: (n: number) => void }) {
+function NumberField({ id, label, hint, value, min, onChange }: { id: string; label: string; hint?: string; value: number; min: number; onChange: (n: number) => void }) {
   return (
     <div className="field">
       <label className="field-label" htmlFor={id}>
@@ -49,6 +49,7 @@ function NumberField({ id, label, value, min, onChange }: { id: string; label: s
         onChange={(e) => onChange(Math.max(min, Number(e.target.value) || min))}
         data-testid={id}
       />
+      {hint && <p className="field-hint">{hint}</p>}
     </div>
   );
 }
@@ -96,8 +97,14 @@ export function HealerSettings({ value: form, onChange }: { value: HealerForm; o
                   <span className="choice-hint">The work is still put aside first, and you can bring it back from the task's page.</span>
                 </label>
               </div>
-              <NumberField id="healer-per-session" label="Times Healer may step in for one agent session" value={form.maxInvocationsPerSession} min={0} onChange={(n) => change({ maxInvocationsPerSession: n })} />
-              <NumberField id="healer-per-task" label="Times Healer may step in for one task" value={form.maxInvocationsPerSubtask} min={0} onChange={(n) => change({ maxInvocationsPerSubtask: n })} />
+              <NumberField
+                id="healer-per-task"
+                label="Times Healer may try to repair one task"
+                hint="After that, Healer still blocks a task that keeps failing (three failed sessions, or the same failure again) and writes a follow-up, so no task fails forever."
+                value={form.maxInvocationsPerSubtask}
+                min={0}
+                onChange={(n) => change({ maxInvocationsPerSubtask: n })}
+              />
               <NumberField id="healer-stuck-hours" label="Hours a task may stay in progress before it counts as stuck" value={form.stuckAfterHours} min={1} onChange={(n) => change({ stuckAfterHours: n })} />
               <p className="field-label">What Healer may do</p>
               {SPELLS.map((spell) => (
