@@ -4,13 +4,19 @@
 //! a longer cycle (edit, test, revert, test, edit, test …). Pure and incremental: each new
 //! step costs a bounded amount of work whatever the session's length, and no model is asked.
 //!
-//! "The same" is judged on actions and results, never on the assistant's prose: an action is
-//! the tool and its arguments (prose arguments such as Claude Code's `description` left out);
-//! a result is its text normalised the way error signatures are (times, durations, pids, temp
-//! paths, addresses replaced), plus the counts a test runner prints next to `failed`,
-//! `passed`, `errors` … — so `3 failed` then `1 failed` is progress, not a repeat.
+//! "The same" is judged on effects, never on the assistant's prose or spelling: an action is
+//! the tool and its arguments (prose arguments such as Claude Code's `description` left out), a
+//! shell command reduced to the program and the files it runs on (`./check.sh`, `cd . &&
+//! ./check.sh`, `bash check.sh -v` are one action: `effect.rs`). With nothing changed in the
+//! worktree in between, a result is its text normalised the way error signatures are (times,
+//! durations, pids, temp paths, addresses replaced), plus the counts a test runner prints next
+//! to `failed`, `passed`, `errors` … — so `3 failed` then `1 failed` is progress, not a repeat.
+//! After a change (an edit, a write, a command that writes), only what varies between runs is
+//! taken out and every other number kept: a failure whose numbers moved after real edits is
+//! progress too.
 
 mod action;
+mod effect;
 mod rules;
 #[cfg(test)]
 mod tests;
@@ -112,6 +118,8 @@ pub struct Detector {
     since: usize,
     pending: VecDeque<PendingCall>,
     monologue: Vec<u32>,
+    /// Changes to the worktree so far (edits, writes, commands that write).
+    epoch: u32,
 }
 
 impl Detector {
@@ -160,7 +168,11 @@ impl Detector {
         }
     }
 
-    fn add(&mut self, action: Action) -> Option<Detection> {
+    fn add(&mut self, mut action: Action) -> Option<Detection> {
+        action.epoch = self.epoch;
+        if action.changes {
+            self.epoch += 1;
+        }
         if self.actions.len() >= WINDOW {
             self.actions.pop_front();
         }

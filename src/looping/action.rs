@@ -7,6 +7,7 @@ use std::hash::{Hash, Hasher};
 
 use serde_json::Value;
 
+use super::effect::{as_they_were, canonical_command, changes_files};
 use crate::failure::normalize_text;
 use crate::session::SessionStep;
 
@@ -51,6 +52,7 @@ pub(super) struct PendingCall {
     key: u64,
     label: String,
     step: u32,
+    changes: bool,
 }
 
 impl PendingCall {
@@ -60,17 +62,21 @@ impl PendingCall {
             .arguments
             .as_deref()
             .and_then(|a| serde_json::from_str::<Value>(a).ok());
+        let command = args.as_ref().and_then(command_of);
         let mut hasher = DefaultHasher::new();
         tool.hash(&mut hasher);
-        match &args {
-            Some(v) => hash_value(v, true, &mut hasher),
-            None => step.arguments.as_deref().unwrap_or("").hash(&mut hasher),
+        // A command is its effect (the program and its files), however it is spelled.
+        match (&command, &args) {
+            (Some(c), _) => canonical_command(c).hash(&mut hasher),
+            (None, Some(v)) => hash_value(v, true, &mut hasher),
+            (None, None) => step.arguments.as_deref().unwrap_or("").hash(&mut hasher),
         }
         PendingCall {
             call_id: step.call_id.clone(),
             key: hasher.finish(),
             label: label(tool, args.as_ref()),
             step: n,
+            changes: changes_files(tool, command.as_deref()),
         }
     }
 
@@ -81,13 +87,19 @@ impl PendingCall {
         result.is_error.hash(&mut hasher);
         normalised.hash(&mut hasher);
         counts(text, &mut hasher);
+        let mut exact = DefaultHasher::new();
+        result.is_error.hash(&mut exact);
+        as_they_were(text).hash(&mut exact);
         Action {
             key: self.key,
             result: hasher.finish(),
+            exact: exact.finish(),
             is_error: result.is_error,
             label: self.label,
             outcome: outcome(text, result.is_error),
             call_step: self.step,
+            changes: self.changes,
+            epoch: 0,
         }
     }
 }
@@ -99,17 +111,31 @@ pub(super) struct Action {
     pub key: u64,
     /// The normalised result, its counts and whether it failed.
     pub result: u64,
+    /// The result with only what varies between runs taken out (its numbers kept).
+    pub exact: u64,
     pub is_error: bool,
     /// What was done, for a person: "ran `bash check.sh`", "edited greet.py".
     pub label: String,
     /// The result's telling line.
     pub outcome: String,
     pub call_step: u32,
+    /// It changes the worktree (an edit, a write, a command that writes).
+    pub changes: bool,
+    /// How many changes to the worktree came before it in the session.
+    pub epoch: u32,
 }
 
 impl Action {
+    /// One action with one result: the same call (by effect) and, with nothing changed in
+    /// between, the same normalised result; after a change, the same result as it was (a
+    /// failure whose numbers moved after real edits is progress, not a repeat).
     pub fn same(&self, other: &Action) -> bool {
-        self.key == other.key && self.result == other.result
+        self.key == other.key
+            && if self.epoch == other.epoch {
+                self.result == other.result
+            } else {
+                self.exact == other.exact
+            }
     }
 
     pub fn evidence(&self) -> String {
@@ -151,22 +177,27 @@ fn hash_value(value: &Value, top: bool, h: &mut DefaultHasher) {
     }
 }
 
+/// The shell command a call runs, if it runs one.
+fn command_of(args: &Value) -> Option<String> {
+    let command = args.get("command").or_else(|| args.get("cmd"))?;
+    Some(match command {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => {
+            let parts: Vec<&str> = parts.iter().filter_map(Value::as_str).collect();
+            // Codex wraps commands as ["bash", "-lc", "…"].
+            match parts.as_slice() {
+                [_, flag, script] if flag.starts_with('-') => script.to_string(),
+                _ => parts.join(" "),
+            }
+        }
+        other => other.to_string(),
+    })
+}
+
 /// The action in a few words.
 fn label(tool: &str, args: Option<&Value>) -> String {
     let get = |k: &str| args.and_then(|a| a.get(k));
-    if let Some(command) = get("command").or_else(|| get("cmd")) {
-        let text = match command {
-            Value::String(s) => s.clone(),
-            Value::Array(parts) => {
-                let parts: Vec<&str> = parts.iter().filter_map(Value::as_str).collect();
-                // Codex wraps commands as ["bash", "-lc", "…"].
-                match parts.as_slice() {
-                    [_, flag, script] if flag.starts_with('-') => script.to_string(),
-                    _ => parts.join(" "),
-                }
-            }
-            other => other.to_string(),
-        };
+    if let Some(text) = args.and_then(command_of) {
         return format!("ran `{}`", short(text.trim(), 100));
     }
     if let Some(path) = ["file_path", "path", "file", "filename"]

@@ -24,10 +24,9 @@ fn repeated_error(recent: &[&Action], step: u32) -> Option<Detection> {
     if same.len() < ERROR_REPEATS {
         return None;
     }
-    let error = if last.outcome.is_empty() {
-        String::new()
-    } else {
-        format!(" with `{}`", last.outcome)
+    let error = match quoted(&same) {
+        q if q.is_empty() => String::new(),
+        q => format!(" with {q}"),
     };
     Some(Detection {
         rule: LoopRule::RepeatedError,
@@ -48,10 +47,9 @@ fn repeat(recent: &[&Action], step: u32) -> Option<Detection> {
     if !tail.iter().all(|a| a.same(first)) {
         return None;
     }
-    let result = if first.outcome.is_empty() {
-        String::new()
-    } else {
-        format!(" (`{}`)", first.outcome)
+    let result = match quoted(tail) {
+        q if q.is_empty() => String::new(),
+        q => format!(" ({q})"),
     };
     Some(Detection {
         rule: LoopRule::Repeat,
@@ -134,6 +132,24 @@ pub(super) fn monologue(steps: &[u32], step: u32) -> Detection {
             .collect(),
         step,
     }
+}
+
+/// The outputs of `actions` as they were: one quote when they read the same, else each
+/// different one in turn ("`1 failed in 0.2s`, then `1 failed in 0.3s`").
+fn quoted(actions: &[&Action]) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    for a in actions {
+        if !a.outcome.is_empty() && !seen.contains(&a.outcome.as_str()) {
+            seen.push(&a.outcome);
+        }
+    }
+    let shown: Vec<String> = seen.iter().take(3).map(|o| format!("`{o}`")).collect();
+    let more = seen.len().saturating_sub(3);
+    let mut out = shown.join(", then ");
+    if more > 0 {
+        out.push_str(&format!(" and {more} more like them"));
+    }
+    out
 }
 
 fn tail<'a, 'b>(recent: &'b [&'a Action], n: usize) -> Option<&'b [&'a Action]> {

@@ -205,3 +205,86 @@ fn healers_own_checks_and_calls_without_results_do_not_count() {
     }
     assert_eq!(s.verdict().verdict, "progressing");
 }
+
+#[test]
+fn one_check_under_other_spellings_with_nothing_changed_is_a_loop() {
+    let mut s = Session::new();
+    for command in ["./check.sh", "cd . && ./check.sh", "bash check.sh -v"] {
+        s.bash(command, "FAIL: greet('Ada') returned 'Hey Ada'", true);
+    }
+    let v = s.verdict();
+    assert_eq!(v.rule, Some(LoopRule::RepeatedError), "{v:?}");
+    assert_eq!(v.evidence.len(), 3);
+}
+
+#[test]
+fn a_failure_whose_numbers_move_after_real_edits_is_progress() {
+    let mut s = Session::new();
+    for got in [7, 8, 9] {
+        s.bash(
+            "python3 check.py",
+            &format!("AssertionError: expected 10 lines, got {got}"),
+            true,
+        );
+        s.run(
+            "Edit",
+            serde_json::json!({"file_path": "a.txt", "old_string": format!("{got}"), "new_string": format!("{}", got + 1)}),
+            "The file a.txt has been updated.",
+            false,
+        );
+    }
+    assert_eq!(s.verdict().verdict, "progressing", "{:?}", s.verdict());
+    // With nothing changed in between, the same numbers moving (a clock, a count of
+    // retries) are still one result: a loop.
+    let mut idle = Session::new();
+    for got in [7, 8, 9] {
+        idle.bash(
+            "python3 check.py",
+            &format!("AssertionError: expected 10 lines, got {got}"),
+            true,
+        );
+    }
+    assert_eq!(idle.verdict().rule, Some(LoopRule::RepeatedError));
+    // The same output after edits that changed nothing it prints: a loop.
+    let mut futile = Session::new();
+    for n in 0..3 {
+        futile.bash(
+            "python3 check.py",
+            "AssertionError: expected 10 lines, got 7",
+            true,
+        );
+        futile.run(
+            "Edit",
+            serde_json::json!({"file_path": "b.txt", "old_string": format!("v{n}"), "new_string": format!("v{}", n + 1)}),
+            "The file b.txt has been updated.",
+            false,
+        );
+    }
+    assert_eq!(futile.verdict().rule, Some(LoopRule::RepeatedError));
+}
+
+#[test]
+fn the_message_quotes_each_output_as_it_was() {
+    let mut idle = Session::new();
+    for got in [7, 8, 9] {
+        idle.bash(
+            "python3 check.py",
+            &format!("AssertionError: expected 10 lines, got {got}"),
+            true,
+        );
+    }
+    let message = idle.verdict().message.unwrap_or_default();
+    assert!(
+        message.contains("`AssertionError: expected 10 lines, got 7`, then `AssertionError: expected 10 lines, got 8`, then `AssertionError: expected 10 lines, got 9`"),
+        "{message}"
+    );
+    let mut same = Session::new();
+    for _ in 0..3 {
+        same.bash("./check.sh", "error: config.ini missing", true);
+    }
+    let message = same.verdict().message.unwrap_or_default();
+    assert!(
+        message.contains("failed each time with `error: config.ini missing`."),
+        "{message}"
+    );
+}

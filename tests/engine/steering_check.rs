@@ -2,8 +2,9 @@
 //! offline against the scripted server, which makes it go in circles (or not); the transcript
 //! it writes is then checked by the real `healer` binary. Looping: identical repeats, repeats
 //! whose thoughts differ, outputs that differ only by time and pid, an alternation, an
-//! edit/revert cycle. Progressing: read, fix, re-run a test that then passes; a test re-run
-//! after each edit while its output improves.
+//! edit/revert cycle, one check under other spellings with nothing changed. Progressing: read,
+//! fix, re-run a test that then passes; a test re-run after each edit while its output
+//! improves; a failure whose numbers move after real edits.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -210,6 +211,56 @@ async fn a_test_rerun_after_each_edit_while_its_output_improves_is_progressing()
         bash("Again.", test),
     ];
     let file = transcript_of(&ws, turns).await;
+    assert_progressing(&check(&file));
+}
+
+/// Judged by effect: the same failing check under four spellings (`./check.sh`, through
+/// `cd . &&`, with a harmless flag, through `bash`), nothing changed in between, is one action
+/// repeated; the message quotes the output as it was.
+#[tokio::test]
+async fn one_check_under_other_spellings_with_nothing_changed_is_looping() {
+    use std::os::unix::fs::PermissionsExt;
+    let ws = workspace();
+    let script = ws.repo.join("check.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\ngrep -q 'line TWO' hello.txt && echo passed || { echo 'FAIL: hello.txt has no line TWO'; exit 1; }\n",
+    )
+    .expect("check.sh");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let turns = vec![
+        bash("Running the check.", "./check.sh"),
+        bash("From the folder itself.", "cd . && ./check.sh"),
+        bash("With more detail.", "./check.sh -v"),
+        bash("Through bash.", "bash check.sh"),
+    ];
+    let file = transcript_of(&ws, turns).await;
+    let verdict = check(&file);
+    assert_looping(&verdict, &["repeat", "repeated-error"]);
+    let message = verdict["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("`FAIL: hello.txt has no line TWO`"),
+        "{message}"
+    );
+}
+
+/// A failure repeated after real edits, whose numbers moved with them, is progress — though
+/// it fails every time (the signature's normalisation would call the outputs the same).
+#[tokio::test]
+async fn a_failure_whose_numbers_move_after_real_edits_is_progressing() {
+    let ws = workspace();
+    let test = "n=$(wc -l < hello.txt); if [ \"$n\" -lt 7 ]; then echo \"AssertionError: expected 7 lines, got $n\"; exit 1; fi; echo ok";
+    let turns = vec![
+        bash("Running the test.", test),
+        edit(&ws, "hello.txt", "line three", "line three\nline four"),
+        bash("Again.", test),
+        edit(&ws, "hello.txt", "line four", "line four\nline five"),
+        bash("Again.", test),
+        edit(&ws, "hello.txt", "line five", "line five\nline six"),
+        bash("Again.", test),
+    ];
+    let file = transcript_of(&ws, turns).await;
+    assert_eq!(ws.read("hello.txt").lines().count(), 6);
     assert_progressing(&check(&file));
 }
 
