@@ -72,6 +72,17 @@ impl Paths {
         self.data_dir.join("pending")
     }
 
+    /// Agent sessions' ATIF trajectories, written when Healer points at one (a follow-up task,
+    /// a session a healer spell started): `session-<id>.json`.
+    pub fn trajectories_dir(&self) -> PathBuf {
+        self.data_dir.join("trajectories")
+    }
+
+    pub fn session_trajectory(&self, session_id: i64) -> PathBuf {
+        self.trajectories_dir()
+            .join(format!("session-{session_id}.json"))
+    }
+
     pub fn lock_file(&self) -> PathBuf {
         self.data_dir.join("engine.lock")
     }

@@ -70,6 +70,8 @@ pub struct SpellReport {
     /// It asked the person (this checkpoint) and is cast again with the answer: the invocation
     /// waits, stored, until then.
     pub waits_for: Option<i64>,
+    /// The agent session it started (linked from the invocation's trajectory).
+    pub session_id: Option<i64>,
 }
 
 impl SpellReport {

@@ -74,7 +74,7 @@ pub fn trajectory(session: &SessionRecord, steps: &[StoredStep]) -> Trajectory {
     let model_name = steps.iter().find_map(|s| s.step.model.clone());
     Trajectory {
         schema_version: SCHEMA_VERSION,
-        session_id: format!("healer-session-{}", session.id),
+        session_id: session_trajectory_id(session.id),
         agent: Agent {
             name: session.agent.as_str(),
             version: env!("CARGO_PKG_VERSION"),
@@ -145,4 +145,9 @@ fn arguments(text: Option<&str>) -> Value {
         None => Value::Object(serde_json::Map::new()),
         Some(_) => serde_json::json!({"unparsed_arguments": text.unwrap_or_default()}),
     }
+}
+
+/// The id a session's trajectory goes by.
+pub fn session_trajectory_id(session_id: i64) -> String {
+    format!("healer-session-{session_id}")
 }

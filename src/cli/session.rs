@@ -101,7 +101,7 @@ pub async fn run(command: SessionCommand, paths: &Paths) -> Result<bool> {
         SessionCommand::ExportAtif { id, out } => {
             let store = open(paths)?;
             // With a step for each healer invocation, linked to its own trajectory.
-            let text = healer::spells::session_trajectory_with_heals(&store, id)?;
+            let text = healer::spells::session_trajectory_with_heals(&store, Some(paths), id)?;
             match out {
                 Some(path) => {
                     std::fs::write(&path, format!("{text}\n"))

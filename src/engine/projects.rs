@@ -405,7 +405,11 @@ impl Handle {
 
     /// A session as an ATIF-v1.7 trajectory (pretty JSON).
     pub fn export_session_atif(&self, session_id: i64) -> Result<String> {
-        crate::spells::session_trajectory_with_heals(&self.services.store, session_id)
+        crate::spells::session_trajectory_with_heals(
+            &self.services.store,
+            Some(&self.services.paths),
+            session_id,
+        )
     }
 
     /// Steps of running sessions as they are stored.

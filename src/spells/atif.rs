@@ -11,6 +11,8 @@ use crate::llm::atif::{
     Agent, AtifToolCall, FinalMetrics, Observation, ObservationResult, Step, SubagentTrajectoryRef,
     Trajectory, SCHEMA_VERSION,
 };
+use crate::paths::Paths;
+use crate::services::Services;
 use crate::store::{HealerInvocation, Store};
 
 /// The id an invocation's trajectory goes by.
@@ -31,7 +33,9 @@ fn step(out: &[Step], at: &str, source: &'static str, message: String) -> Step {
     }
 }
 
-pub fn invocation_trajectory(inv: &HealerInvocation) -> Trajectory {
+/// The invocation's trajectory; `paths`: where the trajectories of sessions its spells started
+/// are written (`subagent_trajectory_ref` points at each).
+pub fn invocation_trajectory(inv: &HealerInvocation, paths: Option<&Paths>) -> Trajectory {
     let mut steps: Vec<Step> = Vec::new();
     let woke = format!(
         "Healer woke on task {} ({}){}: {}",
@@ -59,7 +63,16 @@ pub fn invocation_trajectory(inv: &HealerInvocation) -> Trajectory {
                     if spell.success { "done" } else { "not done" },
                     spell.summary
                 ),
-                subagent_trajectory_ref: vec![],
+                subagent_trajectory_ref: spell
+                    .session_id
+                    .map(|id| SubagentTrajectoryRef {
+                        session_id: trajectory::session_trajectory_id(id),
+                        trajectory_path: paths
+                            .map(|p| p.session_trajectory(id).display().to_string()),
+                        extra: Some(json!({"healer_session": id})),
+                    })
+                    .into_iter()
+                    .collect(),
             }],
         });
         steps.push(s);
@@ -96,7 +109,11 @@ pub fn invocation_trajectory(inv: &HealerInvocation) -> Trajectory {
 
 /// A session's trajectory (pretty JSON) with a step for every invocation that healed it,
 /// linked to the invocation's own trajectory.
-pub fn session_trajectory_with_heals(store: &Store, session_id: i64) -> Result<String> {
+pub fn session_trajectory_with_heals(
+    store: &Store,
+    paths: Option<&Paths>,
+    session_id: i64,
+) -> Result<String> {
     let session = store.session(session_id)?;
     let mut t = trajectory::trajectory(&session, &store.session_steps(session_id, 0)?);
     let invocations: Vec<HealerInvocation> = store
@@ -106,7 +123,7 @@ pub fn session_trajectory_with_heals(store: &Store, session_id: i64) -> Result<S
         .rev()
         .collect();
     for inv in invocations {
-        let sub = invocation_trajectory(&inv);
+        let sub = invocation_trajectory(&inv, paths);
         let embedded = serde_json::to_value(&sub)
             .map_err(|e| Error::Internal(format!("the trajectory does not serialise: {e}")))?;
         let mut s = step(
@@ -134,4 +151,23 @@ pub fn session_trajectory_with_heals(store: &Store, session_id: i64) -> Result<S
     t.final_metrics.total_steps = u32::try_from(t.steps.len()).unwrap_or(u32::MAX);
     serde_json::to_string_pretty(&t)
         .map_err(|e| Error::Internal(format!("the trajectory does not serialise: {e}")))
+}
+
+/// Write a session's trajectory (with the invocations that healed it) where Healer points at
+/// it; its path.
+pub(crate) fn write_session_trajectory(
+    services: &Services,
+    session_id: i64,
+) -> Result<std::path::PathBuf> {
+    let paths = &services.paths;
+    let text = session_trajectory_with_heals(&services.store, Some(paths), session_id)?;
+    let dir = paths.trajectories_dir();
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+    let path = paths.session_trajectory(session_id);
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, format!("{text}\n"))
+        .and_then(|()| std::fs::rename(&tmp, &path))
+        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+    Ok(path)
 }

@@ -7,8 +7,10 @@
 use async_trait::async_trait;
 
 use super::{Spell, SpellContext, SpellReport};
+use crate::agent::agent_name;
 use crate::error::{Error, Result};
 use crate::failure::ProjectScenario;
+use crate::project::SessionRecord;
 use crate::store::now;
 use crate::tasklist::{Dep, TaskEdit, TaskStatus};
 
@@ -27,21 +29,14 @@ impl Spell for MarkBlocked {
         let what =
             ProjectScenario::parse(&cx.failure.scenario).map_or("it failed", |s| s.describe());
         let reason = format!("Blocked by Healer: {what}. A follow-up task holds the details.");
-        let mut sessions: Vec<String> = cx
+        let sessions: Vec<String> = cx
             .context
             .session
             .iter()
             .chain(cx.context.related.iter())
-            .map(|s| {
-                format!(
-                    "session {} ({}, {})",
-                    s.id,
-                    super::status_words(s.status),
-                    s.started_at
-                )
-            })
+            .take(10)
+            .map(|s| session_line(cx, s))
             .collect();
-        sessions.truncate(10);
         let at = now();
         let result = cx.projects.modify_tasks(cx.project, "Healer blocked a task", |file| {
             let Some(task) = file.task(&task_id).cloned() else {
@@ -64,7 +59,10 @@ impl Spell for MarkBlocked {
                 cx.context.failing_output.lines().rev().take(20).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n")
             );
             if !sessions.is_empty() {
-                description.push_str(&format!("\nSessions: {}.\n", sessions.join("; ")));
+                description.push_str(&format!(
+                    "\nSessions of this task, newest first (each trajectory is an ATIF file; `healer session export-atif` writes one again):\n{}\n",
+                    sessions.join("\n")
+                ));
             }
             if let Some(w) = &cx.context.worktree {
                 description.push_str(&format!("Worktree: {} (branch healer/{}).\n", w.display(), task.id));
@@ -116,4 +114,26 @@ impl Spell for MarkBlocked {
         report.followup_task = Some(followup);
         Ok(report)
     }
+}
+
+/// A session for the follow-up: its title, agent, when it started and how it ended, and the
+/// path of its trajectory (written now).
+fn session_line(cx: &SpellContext<'_>, s: &SessionRecord) -> String {
+    let when = chrono::DateTime::parse_from_rfc3339(&s.started_at)
+        .map(|t| {
+            t.with_timezone(&chrono::Utc)
+                .format("%-d %b %Y at %H:%M UTC")
+                .to_string()
+        })
+        .unwrap_or_else(|_| s.started_at.clone());
+    let trajectory = match super::atif::write_session_trajectory(cx.services, s.id) {
+        Ok(path) => format!("trajectory: {}", path.display()),
+        Err(e) => format!("its trajectory could not be written ({e})"),
+    };
+    format!(
+        "- \u{201c}{}\u{201d} with {}, started {when}: {}; {trajectory}",
+        s.task_title,
+        agent_name(s.agent),
+        super::status_words(s.status),
+    )
 }

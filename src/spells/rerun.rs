@@ -139,15 +139,19 @@ fn report_of(session: &SessionRecord, what: &str) -> SpellReport {
                 session.id,
                 session.summary.trim_end_matches('.')
             ),
+            session_id: Some(session.id),
             ..SpellReport::default()
         }
     } else {
-        SpellReport::not_done(format!(
-            "{what} (session {}), but it ended {}: {}",
-            session.id,
-            super::status_words(session.status),
-            session.summary.trim_end_matches('.')
-        ))
+        SpellReport {
+            session_id: Some(session.id),
+            ..SpellReport::not_done(format!(
+                "{what} (session {}), but it ended {}: {}",
+                session.id,
+                super::status_words(session.status),
+                session.summary.trim_end_matches('.')
+            ))
+        }
     }
 }
 

@@ -500,7 +500,14 @@ fn record(
         summary: report.summary.clone(),
         started_at,
         finished_at: now(),
+        session_id: report.session_id,
     };
+    if let Some(session) = report.session_id {
+        // The invocation's trajectory points at it: written now that the session ended.
+        if let Err(e) = super::atif::write_session_trajectory(cx.services, session) {
+            tracing::warn!(session, "cannot write the session's trajectory: {e}");
+        }
+    }
     cx.services
         .store
         .add_invocation_spell(cx.invocation_id, &run)?;

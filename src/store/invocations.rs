@@ -64,6 +64,9 @@ pub struct SpellRun {
     pub summary: String,
     pub started_at: String,
     pub finished_at: String,
+    /// The agent session the spell started, if it started one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]

@@ -114,6 +114,59 @@ async fn a_task_that_keeps_failing_is_repaired_once_then_blocked_at_its_third_fa
         .is_some());
     let progress = std::fs::read_to_string(pb.repo_dir.join(PROGRESS_FILE)).expect("progress");
     assert!(progress.contains("failed 3 times"), "{progress}");
+
+    // The follow-up names the sessions by title and time, each with its trajectory's path.
+    let followup = file
+        .task(last.followup_task.as_deref().expect("follow-up"))
+        .expect("follow-up")
+        .description
+        .clone();
+    let sessions = engine
+        .store()
+        .list_sessions(pb.project.id, Some(&t.id), 10)
+        .expect("sessions");
+    assert_eq!(sessions.len(), 3);
+    assert!(!followup.contains("session 1 ("), "{followup}");
+    for s in &sessions {
+        let path = pb.bed.paths.session_trajectory(s.id).display().to_string();
+        assert!(followup.contains(&path), "{path} in {followup}");
+        let written: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect("trajectory written"))
+                .expect("ATIF");
+        assert_eq!(written["session_id"], format!("healer-session-{}", s.id));
+    }
+    assert!(
+        followup.contains("\u{201c}Greet properly\u{201d} with Healer's built-in agent, started "),
+        "{followup}"
+    );
+    assert!(followup.contains(" UTC: failed"), "{followup}");
+
+    // The first invocation's trajectory links the session its resume started.
+    let resumed = sessions
+        .iter()
+        .find(|s| s.resumed_from == Some(first.id))
+        .expect("the resumed session");
+    let exported: serde_json::Value =
+        serde_json::from_str(&engine.export_session_atif(first.id).expect("atif")).expect("json");
+    let refs: Vec<&serde_json::Value> = exported["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .filter_map(|s| {
+            s["observation"]["results"][0]["subagent_trajectory_ref"][0]["extra"]["trajectory"]
+                .as_object()
+        })
+        .flat_map(|inv| inv["steps"].as_array().into_iter().flatten())
+        .filter_map(|s| s["observation"]["results"][0]["subagent_trajectory_ref"].as_array())
+        .flatten()
+        .collect();
+    assert_eq!(refs.len(), 1, "{exported:#}");
+    assert_eq!(
+        refs[0]["session_id"],
+        format!("healer-session-{}", resumed.id)
+    );
+    let path = refs[0]["trajectory_path"].as_str().expect("a path");
+    assert!(std::path::Path::new(path).is_file(), "{path}");
     // The limit held: one repair in all.
     let repairs = all
         .iter()

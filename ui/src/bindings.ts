@@ -1505,6 +1505,8 @@ export type SpellRun = {
 	summary: string,
 	started_at: string,
 	finished_at: string,
+	/**  The agent session the spell started, if it started one. */
+	session_id?: number | null,
 };
 
 /**  One entry of a task's steering timeline. */
