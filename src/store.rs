@@ -64,8 +64,8 @@ pub use runs::{AttemptEnd, InterruptedAttempt};
 pub use sessions::{NewSession, SessionOutcome, SessionRecord, StoredStep};
 pub use snapshots::{NewSnapshot, SnapshotRecord};
 pub use steering::{
-    JudgeAction, NewSteeringEntry, SessionPulse, SteeringEntry, SteeringKind, SteeringMessage,
-    SteeringOrigin, HEARTBEAT_NOTE_SECS,
+    DeliveryState, JudgeAction, MessageDelivery, NewSteeringEntry, SessionPulse, SteeringEntry,
+    SteeringKind, SteeringMessage, SteeringOrigin, HEARTBEAT_NOTE_SECS,
 };
 pub use steering_settings::{
     SteeringSettings, DEFAULT_JUDGE_EVERY_SECS, DEFAULT_MAX_LOOP_MESSAGES,
@@ -98,6 +98,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0014_healer_service.sql"),
     include_str!("store/migrations/0015_steering_judge.sql"),
     include_str!("store/migrations/0016_durable_invocations.sql"),
+    include_str!("store/migrations/0017_steering_delivery.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -74,7 +74,7 @@ impl Ctx<'_> {
         entry.evidence = detection.evidence.clone();
         entry.detail = if tell {
             format!(
-                "The agent went in circles ({}), so Healer told it what it saw. No model was asked.",
+                "The agent went in circles ({}), so Healer wrote it what it saw (the message below). No model was asked.",
                 detection.rule.describe()
             )
         } else if can {
@@ -89,14 +89,14 @@ impl Ctx<'_> {
                 detection.rule.describe()
             )
         };
-        store.record_steering(&entry)?;
-        if tell {
-            store.queue_steering_message(
+        store.record_steering_telling(
+            &entry,
+            tell.then_some((
                 self.session_id,
                 SteeringOrigin::Loop,
-                &detection.message,
-            )?;
-        }
+                detection.message.as_str(),
+            )),
+        )?;
         tracing::info!(
             session_id = self.session_id,
             rule = detection.rule.as_str(),

@@ -192,7 +192,8 @@ async fn judge_one(
             "The steering model looked at the progress and let the agent go on.".to_string()
         }
         (None, JudgeAction::Steer) => {
-            "The steering model saw the agent drifting and told it what to do.".to_string()
+            "The steering model saw the agent drifting and wrote it what to do (the message below)."
+                .to_string()
         }
         (None, JudgeAction::Replace) => {
             if store.healer_config(session.project_id)?.mode == HealerMode::Aggressive {
@@ -202,7 +203,13 @@ async fn judge_one(
             }
         }
     };
-    store.record_steering(&entry)?;
+    // A steer's message goes into the session's mailbox with the entry, which then shows
+    // whether it still waits or was delivered.
+    let tell = match (answer.action, answer.message.as_deref()) {
+        (JudgeAction::Steer, Some(message)) => Some((session.id, SteeringOrigin::Judge, message)),
+        _ => None,
+    };
+    store.record_steering_telling(&entry, tell)?;
     tracing::info!(
         session_id = session.id,
         action = answer.action.as_str(),
@@ -286,11 +293,9 @@ async fn ask(
     }
 }
 
-/// Put the message in the session's mailbox (delivered at the agent's next chance) and say so
-/// on the task.
+/// Say on the task what the agent is told (the message is in its mailbox already, put there
+/// with the judgement's entry; delivered at the agent's next chance).
 fn steer(projects: &Projects, session: &SessionRecord, message: &str) -> Result<()> {
-    let store = &projects.services.store;
-    store.queue_steering_message(session.id, SteeringOrigin::Judge, message)?;
     comment(
         projects,
         session,

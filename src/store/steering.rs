@@ -97,6 +97,30 @@ pub struct SteeringEntry {
     pub tokens: u64,
     /// A judgement's action.
     pub action: Option<JudgeAction>,
+    /// The message this entry put in the session's mailbox: waiting, or delivered and how.
+    pub delivery: Option<MessageDelivery>,
+}
+
+/// Where a message put in a session's mailbox is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryState {
+    /// Still in the mailbox: the agent has not had its next chance yet.
+    Waiting,
+    /// Given to the agent.
+    Delivered,
+    /// The session ended before it could be given.
+    Dropped,
+}
+
+/// A message's delivery, as a timeline entry shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct MessageDelivery {
+    pub state: DeliveryState,
+    /// How it reached the agent: `thread` (the built-in agent's conversation), `hook` (Claude
+    /// Code, before its next step), `resume` (Codex, resumed after its turn).
+    pub via: Option<String>,
+    pub delivered_at: Option<String>,
 }
 
 /// An entry to record (the time is now).
@@ -176,22 +200,47 @@ pub struct SessionPulse {
 /// the millisecond.
 pub const HEARTBEAT_NOTE_SECS: i64 = 300;
 
-const ENTRY_COLUMNS: &str =
-    "id, project_id, task_id, session_id, at, kind, rule, message, evidence, detail, tokens, action";
+const ENTRY_COLUMNS: &str = "e.id, e.project_id, e.task_id, e.session_id, e.at, e.kind, e.rule, \
+     e.message, e.evidence, e.detail, e.tokens, e.action, e.message_id, m.delivered_at, m.via";
+
+/// The entries with their message's delivery.
+const ENTRY_FROM: &str = "steering_events e LEFT JOIN steering_messages m ON m.id = e.message_id";
 
 impl Store {
     pub fn record_steering(&self, new: &NewSteeringEntry) -> Result<SteeringEntry> {
+        self.record_steering_telling(new, None)
+    }
+
+    /// Record `new` and, with `tell`, put its message in the session's mailbox (from `tell`'s
+    /// origin) — one transaction, the entry pointing at the message so it can say where it is.
+    pub fn record_steering_telling(
+        &self,
+        new: &NewSteeringEntry,
+        tell: Option<(i64, SteeringOrigin, &str)>,
+    ) -> Result<SteeringEntry> {
         let evidence = serde_json::to_string(&new.evidence).unwrap_or_else(|_| "[]".to_string());
+        let at = now();
         let id = self.call(|c| {
-            c.execute(
+            let tx = c.transaction()?;
+            let message_id = match tell {
+                Some((session_id, origin, text)) => {
+                    tx.execute(
+                        "INSERT INTO steering_messages (session_id, origin, text, created_at) VALUES (?1, ?2, ?3, ?4)",
+                        params![session_id, origin.as_str(), text, at],
+                    )?;
+                    Some(tx.last_insert_rowid())
+                }
+                None => None,
+            };
+            tx.execute(
                 "INSERT INTO steering_events (project_id, task_id, session_id, at, kind, rule,
-                     message, evidence, detail, tokens, action)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                     message, evidence, detail, tokens, action, message_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 params![
                     new.project_id,
                     new.task_id,
                     new.session_id,
-                    now(),
+                    at,
                     new.kind.as_str(),
                     new.rule.map(LoopRule::as_str),
                     new.message,
@@ -199,22 +248,25 @@ impl Store {
                     new.detail,
                     i64::try_from(new.tokens).unwrap_or(i64::MAX),
                     new.action.map(JudgeAction::as_str),
+                    message_id,
                 ],
             )?;
-            Ok(c.last_insert_rowid())
+            let id = tx.last_insert_rowid();
+            tx.commit()?;
+            Ok(id)
         })?;
         self.steering_entry(id)
     }
 
     pub fn steering_entry(&self, id: i64) -> Result<SteeringEntry> {
-        let sql = format!("SELECT {ENTRY_COLUMNS} FROM steering_events WHERE id = ?1");
+        let sql = format!("SELECT {ENTRY_COLUMNS} FROM {ENTRY_FROM} WHERE e.id = ?1");
         self.call(|c| c.query_row(&sql, [id], entry_from_row))
     }
 
     /// A task's timeline, oldest first.
     pub fn steering_timeline(&self, project_id: i64, task_id: &str) -> Result<Vec<SteeringEntry>> {
         let sql = format!(
-            "SELECT {ENTRY_COLUMNS} FROM steering_events WHERE project_id = ?1 AND task_id = ?2 ORDER BY id"
+            "SELECT {ENTRY_COLUMNS} FROM {ENTRY_FROM} WHERE e.project_id = ?1 AND e.task_id = ?2 ORDER BY e.id"
         );
         self.call(|c| {
             let mut stmt = c.prepare_cached(&sql)?;
@@ -403,5 +455,24 @@ fn entry_from_row(r: &Row<'_>) -> rusqlite::Result<SteeringEntry> {
         detail: r.get(9)?,
         tokens: u64::try_from(tokens).unwrap_or(0),
         action: action.as_deref().and_then(JudgeAction::parse),
+        delivery: delivery_of(r)?,
     })
+}
+
+fn delivery_of(r: &Row<'_>) -> rusqlite::Result<Option<MessageDelivery>> {
+    let message_id: Option<i64> = r.get(12)?;
+    let delivered_at: Option<String> = r.get(13)?;
+    let via: Option<String> = r.get(14)?;
+    Ok(message_id.map(|_| {
+        let state = match (delivered_at.as_ref(), via.as_deref()) {
+            (None, _) => DeliveryState::Waiting,
+            (Some(_), Some("dropped")) => DeliveryState::Dropped,
+            (Some(_), _) => DeliveryState::Delivered,
+        };
+        MessageDelivery {
+            state,
+            via: via.filter(|v| v != "dropped"),
+            delivered_at,
+        }
+    }))
 }

@@ -253,10 +253,14 @@ async fn a_loop_in_claude_code_is_told_through_its_hook_at_zero_tokens() {
         .expect("the loop");
     assert_eq!(looped.tokens, 0);
     assert!(
-        looped.detail.contains("told it"),
+        looped.detail.contains("wrote it what it saw"),
         "Claude Code can be told: {}",
         looped.detail
     );
+    // Delivered through Claude Code's hook, and the loop's entry says so.
+    let delivered = looped.delivery.clone().expect("a message");
+    assert_eq!(delivered.state, healer::store::DeliveryState::Delivered);
+    assert_eq!(delivered.via.as_deref(), Some("hook"));
     let told = looped.message.clone().expect("what it was told");
     // The message is in a later request Claude Code made, and no request was steering's own.
     let chats: Vec<_> = bed

@@ -259,6 +259,13 @@ async fn steer_reaches_the_agent_as_its_next_message_and_is_commented_on_the_tas
         .store()
         .steering_waiting(session.id)
         .expect("waiting"));
+    // The judgement's entry says the message waits: nothing was delivered yet.
+    let waiting = judgements(&pb, &task_id);
+    let waiting = waiting.last().expect("the judgement");
+    assert_eq!(
+        waiting.delivery.as_ref().map(|d| d.state),
+        Some(healer::store::DeliveryState::Waiting)
+    );
     let file = read_file(&pb.repo_dir.join(TASKS_FILE)).expect("tasks");
     let t = file.task(&task_id).expect("task");
     assert_eq!(
@@ -303,6 +310,11 @@ async fn steer_reaches_the_agent_as_its_next_message_and_is_commented_on_the_tas
         .position(|e| e.kind == SteeringKind::Delivery && e.message.as_deref() == Some(told))
         .expect("its delivery");
     assert!(delivery > judgement);
+    // Then the judgement says how it was delivered: the built-in agent's conversation.
+    let delivered = timeline[judgement].delivery.clone().expect("a message");
+    assert_eq!(delivered.state, healer::store::DeliveryState::Delivered);
+    assert_eq!(delivered.via.as_deref(), Some("thread"));
+    assert!(delivered.delivered_at.is_some());
 }
 
 #[tokio::test]

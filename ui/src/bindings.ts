@@ -412,6 +412,15 @@ export type DecisionKind =
 /**  The person acted on a held workflow: repairs may start again. */
 "repairs_resumed";
 
+/**  Where a message put in a session's mailbox is. */
+export type DeliveryState = 
+/**  Still in the mailbox: the agent has not had its next chance yet. */
+"waiting" | 
+/**  Given to the agent. */
+"delivered" | 
+/**  The session ended before it could be given. */
+"dropped";
+
 /**  The Dependencies section of a workflow. */
 export type Dependencies = {
 	workflow_id: number,
@@ -869,6 +878,17 @@ export type MergePolicy =
 "fast_forward" | 
 /**  Leave the branch `healer/<task>` for the person to review and merge. */
 "leave_branch";
+
+/**  A message's delivery, as a timeline entry shows it. */
+export type MessageDelivery = {
+	state: DeliveryState,
+	/**
+	 *  How it reached the agent: `thread` (the built-in agent's conversation), `hook` (Claude
+	 *  Code, before its next step), `resume` (Codex, resumed after its turn).
+	 */
+	via: string | null,
+	delivered_at: string | null,
+};
 
 export type MessageRole = "system" | "user" | "assistant" | "tool" | 
 /**
@@ -1527,6 +1547,8 @@ export type SteeringEntry = {
 	tokens: number,
 	/**  A judgement's action. */
 	action: JudgeAction | null,
+	/**  The message this entry put in the session's mailbox: waiting, or delivered and how. */
+	delivery: MessageDelivery | null,
 };
 
 /**  What a timeline entry is. */

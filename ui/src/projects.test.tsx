@@ -209,20 +209,28 @@ test("a task shows how Healer kept its agent moving, in plain words", async () =
     step("Your task: Run the check", { source: "user" }),
     step("Healer, which watches this session, says: Run the tests before editing greet.py again.", { source: "user" }),
   ]);
-  const base = { project_id: 1, task_id: "t1", session_id: 7, at: "2026-11-25T10:00:00.000Z", rule: null, message: null, evidence: [], detail: "", tokens: 0, action: null };
+  const base = { project_id: 1, task_id: "t1", session_id: 7, at: "2026-11-25T10:00:00.000Z", rule: null, message: null, evidence: [], detail: "", tokens: 0, action: null, delivery: null };
   healer.projects.steering = [
     {
       ...base, id: 1, kind: "loop", rule: "repeated-error",
       message: "You ran `bash check.sh` 3 times and it failed each time; stop re-running it.",
       evidence: ["ran `bash check.sh` → error: config.ini missing"],
-      detail: "The agent went in circles, so Healer told it what it saw. No model was asked.",
+      detail: "The agent went in circles, so Healer wrote it what it saw (the message below). No model was asked.",
+      delivery: { state: "delivered", via: "thread", delivered_at: "2026-11-25T10:00:02.000Z" },
     },
     { ...base, id: 2, kind: "delivery", message: "You ran `bash check.sh` 3 times …", detail: "Delivered as the next message of the agent's conversation" },
     { ...base, id: 3, kind: "zombie", message: "The agent produced nothing new for 30 minutes", detail: "The session was ended and the task is open again." },
     {
       ...base, id: 4, kind: "judgement", action: "steer", tokens: 812,
       message: "Run the tests before editing greet.py again.",
-      detail: "The steering model saw the agent drifting and told it what to do.",
+      detail: "The steering model saw the agent drifting and wrote it what to do (the message below).",
+      delivery: { state: "delivered", via: "hook", delivered_at: "2026-11-25T10:05:00.000Z" },
+    },
+    {
+      ...base, id: 5, kind: "judgement", action: "steer", tokens: 640,
+      message: "Commit what passes before starting the next file.",
+      detail: "The steering model saw the agent drifting and wrote it what to do (the message below).",
+      delivery: { state: "waiting", via: null, delivered_at: null },
     },
   ];
   renderApp("#/projects/1/tasks/t1");
@@ -237,6 +245,13 @@ test("a task shows how Healer kept its agent moving, in plain words", async () =
   expect(timeline).not.toHaveTextContent("zombie");
   expect(timeline).toHaveTextContent("Progress checked: told the agent what to change");
   expect(timeline).toHaveTextContent("Run the tests before editing greet.py again.");
+  // A message says where it is: delivered, and how; or still on its way.
+  const deliveries = within(timeline).getAllByTestId("steering-delivery");
+  expect(deliveries.map((d) => d.dataset.state)).toEqual(["delivered", "delivered", "waiting"]);
+  expect(deliveries[0]).toHaveTextContent("Delivered to the agent as the next message of its conversation");
+  expect(deliveries[1]).toHaveTextContent("Delivered to the agent before its next step");
+  expect(deliveries[2]).toHaveTextContent("Waiting to reach the agent at its next chance.");
+  expect(timeline).toHaveTextContent("Progress checked: a message for the agent is on its way");
   expect(timeline).not.toHaveTextContent("judgement");
   // In the session, a delivered message reads as Healer's, not as the task's prompt.
   const steered = (await screen.findAllByTestId("session-step")).find((s) => s.dataset.kind === "steered");

@@ -1,7 +1,7 @@
 // What Healer's steering saw and did on a task, oldest first: loops it caught (the rule in
 // words and the steps that show it), the steering model's looks at the progress (what it chose
 // and said), messages it delivered, signs of life, a stuck agent ended.
-import type { JudgeAction, LoopRule, SteeringEntry, SteeringKind } from "../../bindings";
+import type { JudgeAction, LoopRule, MessageDelivery, SteeringEntry, SteeringKind } from "../../bindings";
 import { relativeTime, useNow } from "../../time";
 
 const kindLabel: Record<SteeringKind, string> = {
@@ -18,6 +18,22 @@ const actionLabel: Record<JudgeAction, string> = {
   replace: "Progress checked: replaced the agent",
 };
 
+/** Where the entry's message to the agent is, in a sentence. */
+function deliveryWords(delivery: MessageDelivery, now: number): string {
+  if (delivery.state === "waiting") return "Waiting to reach the agent at its next chance.";
+  if (delivery.state === "dropped") return "Not delivered: the agent's session ended first.";
+  const how =
+    delivery.via === "hook"
+      ? "before its next step"
+      : delivery.via === "resume"
+        ? "when it was resumed after its turn"
+        : delivery.via === "thread"
+          ? "as the next message of its conversation"
+          : "";
+  const when = delivery.delivered_at ? ` ${relativeTime(delivery.delivered_at, now)}` : "";
+  return `Delivered to the agent ${how}${when}.`.replace("  ", " ");
+}
+
 export const ruleLabel: Record<LoopRule, string> = {
   repeat: "The same step with the same result, again and again",
   "repeated-error": "The same step failing the same way",
@@ -27,12 +43,17 @@ export const ruleLabel: Record<LoopRule, string> = {
 };
 
 function Entry({ entry, now }: { entry: SteeringEntry; now: number }) {
+  const steerNotDelivered = entry.kind === "judgement" && entry.action === "steer" && entry.delivery && entry.delivery.state !== "delivered";
   const heading =
     entry.kind === "loop" && entry.rule
       ? ruleLabel[entry.rule]
-      : entry.kind === "judgement" && entry.action
-        ? actionLabel[entry.action]
-        : kindLabel[entry.kind];
+      : steerNotDelivered
+        ? entry.delivery?.state === "waiting"
+          ? "Progress checked: a message for the agent is on its way"
+          : "Progress checked: the agent ended before the message reached it"
+        : entry.kind === "judgement" && entry.action
+          ? actionLabel[entry.action]
+          : kindLabel[entry.kind];
   return (
     <li className="steering-entry" data-kind={entry.kind}>
       <div className="steering-head">
@@ -41,6 +62,11 @@ function Entry({ entry, now }: { entry: SteeringEntry; now: number }) {
       </div>
       {entry.detail && <p className="steering-detail">{entry.detail}</p>}
       {entry.kind !== "heartbeat" && entry.message && <blockquote className="steering-message">{entry.message}</blockquote>}
+      {entry.delivery && (
+        <p className="steering-delivery muted" data-testid="steering-delivery" data-state={entry.delivery.state}>
+          {deliveryWords(entry.delivery, now)}
+        </p>
+      )}
       {entry.evidence.length > 0 && (
         <ul className="steering-evidence">
           {entry.evidence.map((line, i) => (
