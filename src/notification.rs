@@ -32,6 +32,10 @@ pub enum NotificationAction {
     OpenSettings,
     /// Lift the hold a repair that gave up left, and start a repair of the last failure now.
     RetryAutofix,
+    /// Open the project's task it is about.
+    OpenTask,
+    /// Open the question Healer asks about it.
+    AnswerQuestion,
 }
 
 impl NotificationKind {
@@ -84,6 +88,12 @@ pub struct Notification {
     pub repeated_at: Option<String>,
     /// Its cause is gone (the workflow ran green since): it keeps its words, not its buttons.
     pub resolved: bool,
+    /// The project's task it is about (the window groups it under the project).
+    pub project_id: Option<i64>,
+    pub project_name: Option<String>,
+    pub project_task: Option<String>,
+    /// The question it asks the person to answer.
+    pub checkpoint_id: Option<i64>,
 }
 
 /// A new notification, before the store gives it an id.
@@ -97,9 +107,29 @@ pub struct NewNotification {
     pub run_id: Option<i64>,
     pub task_id: Option<i64>,
     pub actions: Vec<NotificationAction>,
+    pub project_id: Option<i64>,
+    pub project_task: Option<String>,
+    pub checkpoint_id: Option<i64>,
 }
 
 impl NewNotification {
+    /// About a project's task: grouped under the project, with a button that opens the task.
+    pub fn about_task(mut self, project_id: i64, task_id: &str) -> Self {
+        self.project_id = Some(project_id);
+        self.project_task = Some(task_id.to_string());
+        if !self.actions.contains(&NotificationAction::OpenTask) {
+            self.actions.push(NotificationAction::OpenTask);
+        }
+        self
+    }
+
+    /// Asking the person this question: its button comes first.
+    pub fn asking(mut self, checkpoint_id: i64) -> Self {
+        self.checkpoint_id = Some(checkpoint_id);
+        self.actions.insert(0, NotificationAction::AnswerQuestion);
+        self
+    }
+
     pub fn new(kind: NotificationKind, title: String, body: String) -> Self {
         NewNotification {
             kind,
@@ -110,6 +140,9 @@ impl NewNotification {
             run_id: None,
             task_id: None,
             actions: Vec::new(),
+            project_id: None,
+            project_task: None,
+            checkpoint_id: None,
         }
     }
 }

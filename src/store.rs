@@ -99,6 +99,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0015_steering_judge.sql"),
     include_str!("store/migrations/0016_durable_invocations.sql"),
     include_str!("store/migrations/0017_steering_delivery.sql"),
+    include_str!("store/migrations/0018_project_notifications.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -114,16 +114,23 @@ async fn forward_events(
                     send_text(&app, piece);
                 }
                 match &record.event {
-                    Event::NotificationCreated { notification } => {
+                    // A notification that asks a question is shown once, as the question.
+                    Event::NotificationCreated { notification }
+                        if notification.checkpoint_id.is_none() =>
+                    {
                         notify_desktop(&app, &notification.title, &notification.body);
                     }
                     Event::CheckpointCreated { checkpoint } => {
-                        let title = match &checkpoint.workflow_title {
-                            Some(w) => format!(
+                        let title = match (&checkpoint.project_task, &checkpoint.workflow_title) {
+                            (Some(t), _) => format!(
+                                "Healer asks about \u{201c}{}\u{201d} in \u{201c}{}\u{201d}",
+                                t.task_title, t.project_name
+                            ),
+                            (None, Some(w)) => format!(
                                 "Healer asks: {} (\u{201c}{w}\u{201d})",
                                 checkpoint.trigger.title()
                             ),
-                            None => format!("Healer asks: {}", checkpoint.trigger.title()),
+                            (None, None) => format!("Healer asks: {}", checkpoint.trigger.title()),
                         };
                         notify_desktop(&app, &title, &checkpoint.recommendation);
                     }

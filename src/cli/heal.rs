@@ -160,6 +160,22 @@ pub fn notifications(paths: &Paths, json: bool) -> Result<bool> {
         }
         for action in &n.actions {
             let hint = match action {
+                healer::notification::NotificationAction::OpenTask => {
+                    match (n.project_name.as_deref(), n.project_task.as_deref()) {
+                        (Some(project), Some(task)) => {
+                            println!("    → Open the task: healer project tasks {project:?} (task {task})");
+                            continue;
+                        }
+                        _ => continue,
+                    }
+                }
+                healer::notification::NotificationAction::AnswerQuestion => match n.checkpoint_id {
+                    Some(id) => {
+                        println!("    → Answer the question: healer checkpoint decide {id} (healer checkpoint list shows it)");
+                        continue;
+                    }
+                    None => continue,
+                },
                 healer::notification::NotificationAction::Replan => {
                     "Re-plan: healer replan <workflow> \"what should change\""
                 }

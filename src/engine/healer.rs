@@ -155,14 +155,14 @@ impl Handle {
                     self.services.heal(failure).await?;
                 }
                 None => {
-                    let notification =
-                        self.services
-                            .store
-                            .insert_notification(&NewNotification::new(
-                                NotificationKind::Heal,
-                                format!("A task of \u{201c}{}\u{201d} looks stuck", stuck.project),
-                                format!("\u{201c}{}\u{201d}: {}.", stuck.title, stuck.detail),
-                            ))?;
+                    let notification = self.services.store.insert_notification(
+                        &NewNotification::new(
+                            NotificationKind::Heal,
+                            format!("A task of \u{201c}{}\u{201d} looks stuck", stuck.project),
+                            format!("\u{201c}{}\u{201d}: {}.", stuck.title, stuck.detail),
+                        )
+                        .about_task(stuck.project_id, &stuck.task_id),
+                    )?;
                     self.services
                         .bus
                         .emit(Event::NotificationCreated { notification })?;

@@ -85,6 +85,14 @@ impl Remedy for RecordAndNotify {
             } => project_notice(cx, failure, *project_id, task_id),
         };
         let mut new = NewNotification::new(kind, title, body);
+        if let FailureSource::ProjectTask {
+            project_id,
+            task_id,
+            ..
+        } = &failure.source
+        {
+            new = new.about_task(*project_id, task_id);
+        }
         new.heal_id = Some(heal_id);
         if let Some((workflow_id, run_id)) = about {
             new.workflow_id = Some(workflow_id);

@@ -87,17 +87,20 @@ pub(super) async fn replaced(ctx: &Ctx<'_>, reason: &str) -> Result<()> {
             "the task list was not updated: {e}"
         );
     }
-    let notification = services.store.insert_notification(&NewNotification::new(
-        NotificationKind::Safety,
-        format!(
-            "Healer replaced the agent on \u{201c}{}\u{201d}",
-            task.title
-        ),
-        format!(
+    let notification = services.store.insert_notification(
+        &NewNotification::new(
+            NotificationKind::Safety,
+            format!(
+                "Healer replaced the agent on \u{201c}{}\u{201d}",
+                task.title
+            ),
+            format!(
             "{}: {reason}. The task is open again for a fresh start, and the work so far is kept.",
             ctx.project.name
         ),
-    ))?;
+        )
+        .about_task(ctx.project.id, &task.id),
+    )?;
     services
         .bus
         .emit(Event::NotificationCreated { notification })?;

@@ -119,18 +119,21 @@ pub(super) async fn stuck(ctx: &Ctx<'_>, reason: &str) -> Result<()> {
     record.message = Some(reason.to_string());
     record.detail = "The session was ended and the task is open again; the healer service was told (stuck task).".to_string();
     services.store.record_steering(&record)?;
-    let notification = services.store.insert_notification(&NewNotification::new(
-        NotificationKind::Safety,
-        format!(
-            "Healer ended a stuck agent on \u{201c}{}\u{201d}",
-            task.title
-        ),
-        format!(
-            "{}: {}. The task is open again and its work so far is kept.",
-            ctx.project.name,
-            reason.trim_end_matches('.')
-        ),
-    ))?;
+    let notification = services.store.insert_notification(
+        &NewNotification::new(
+            NotificationKind::Safety,
+            format!(
+                "Healer ended a stuck agent on \u{201c}{}\u{201d}",
+                task.title
+            ),
+            format!(
+                "{}: {}. The task is open again and its work so far is kept.",
+                ctx.project.name,
+                reason.trim_end_matches('.')
+            ),
+        )
+        .about_task(ctx.project.id, &task.id),
+    )?;
     services
         .bus
         .emit(Event::NotificationCreated { notification })?;

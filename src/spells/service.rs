@@ -353,6 +353,7 @@ pub(super) fn conclude(cx: &SpellContext<'_>, cast: Cast) -> Result<(InvocationS
             services
                 .store
                 .wait_invocation(inv.id, at, &worked, checkpoint, &summary)?;
+            ask_person(services, cx.project, cx.context, checkpoint, &summary)?;
             services.bus.emit(Event::HealerInvocationComplete {
                 invocation_id: inv.id,
                 project_id: inv.project_id,
@@ -616,14 +617,51 @@ fn tell_person(
     };
     // The pipeline told the person of the failure already; this says how the repair ended,
     // under the task's own title and its project.
-    let notification = services.store.insert_notification(&NewNotification::new(
-        NotificationKind::Heal,
-        format!(
-            "{heading} \u{201c}{title}\u{201d} in \u{201c}{}\u{201d}",
-            project.name
-        ),
-        format!("{head}: {}.", reason.trim_end_matches('.')),
-    ))?;
+    let notification = services.store.insert_notification(
+        &NewNotification::new(
+            NotificationKind::Heal,
+            format!(
+                "{heading} \u{201c}{title}\u{201d} in \u{201c}{}\u{201d}",
+                project.name
+            ),
+            format!("{head}: {}.", reason.trim_end_matches('.')),
+        )
+        .about_task(project.id, &context.task_id),
+    )?;
+    services
+        .bus
+        .emit(Event::NotificationCreated { notification })?;
+    Ok(())
+}
+
+/// Healer waits for the person's answer: a notification under the project whose first button
+/// opens the question, the second the task.
+fn ask_person(
+    services: &Services,
+    project: &Project,
+    context: &InvocationContext,
+    checkpoint: i64,
+    summary: &str,
+) -> Result<()> {
+    let title = context
+        .task
+        .as_ref()
+        .map_or(context.task_id.clone(), |t| t.title.clone());
+    let notification = services.store.insert_notification(
+        &NewNotification::new(
+            NotificationKind::Heal,
+            format!(
+                "Healer asks you about \u{201c}{title}\u{201d} in \u{201c}{}\u{201d}",
+                project.name
+            ),
+            format!(
+                "{}. No agent works on this task until you decide.",
+                summary.trim_end_matches('.')
+            ),
+        )
+        .about_task(project.id, &context.task_id)
+        .asking(checkpoint),
+    )?;
     services
         .bus
         .emit(Event::NotificationCreated { notification })?;

@@ -2,7 +2,9 @@ use rusqlite::{params, OptionalExtension, Row};
 
 use super::{now, Store};
 use crate::error::{Error, Result};
-use crate::notification::{NewNotification, Notification, NotificationKind, NotificationList};
+use crate::notification::{
+    NewNotification, Notification, NotificationAction, NotificationKind, NotificationList,
+};
 use crate::workflow::{Author, Version};
 
 /// How many notifications the centre shows.
@@ -30,8 +32,8 @@ impl Store {
         let id = self.call(|c| {
             c.execute(
                 "INSERT INTO notifications (kind, title, body, heal_id, created_at, workflow_id,
-                     run_id, task_id, actions)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                     run_id, task_id, actions, project_id, project_task, checkpoint_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 params![
                     new.kind.as_str(),
                     new.title,
@@ -41,11 +43,18 @@ impl Store {
                     new.workflow_id,
                     new.run_id,
                     new.task_id,
-                    actions
+                    actions,
+                    new.project_id,
+                    new.project_task,
+                    new.checkpoint_id,
                 ],
             )?;
             Ok(c.last_insert_rowid())
         })?;
+        let project_name = match new.project_id {
+            Some(id) => self.project(id).ok().map(|p| p.name),
+            None => None,
+        };
         Ok(Notification {
             id,
             kind: new.kind,
@@ -61,6 +70,10 @@ impl Store {
             repeats: 0,
             repeated_at: None,
             resolved: false,
+            project_id: new.project_id,
+            project_name,
+            project_task: new.project_task.clone(),
+            checkpoint_id: new.checkpoint_id,
         })
     }
 
@@ -71,7 +84,7 @@ impl Store {
                 &format!(
                     "SELECT n.id, n.kind, n.title, n.body, n.created_at, n.read_at IS NOT NULL,
                             n.heal_id, n.workflow_id, n.run_id, n.task_id, n.actions, {RESOLVED},
-                            n.repeats, n.repeated_at
+                            n.repeats, n.repeated_at, {PROJECT}
                      FROM notifications n WHERE n.id = ?1"
                 ),
                 [id],
@@ -89,7 +102,7 @@ impl Store {
             let sql = format!(
                 "SELECT n.id, n.kind, n.title, n.body, n.created_at, n.read_at IS NOT NULL,
                         n.heal_id, n.workflow_id, n.run_id, n.task_id, n.actions, {RESOLVED},
-                        n.repeats, n.repeated_at
+                        n.repeats, n.repeated_at, {PROJECT}
                  FROM notifications n WHERE n.dismissed_at IS NULL
                  ORDER BY n.id DESC LIMIT ?1"
             );
@@ -188,8 +201,26 @@ fn notification_from_row(r: &Row<'_>) -> rusqlite::Result<Notification> {
         resolved: r.get(11)?,
         repeats: r.get(12)?,
         repeated_at: r.get(13)?,
+        project_id: r.get(14)?,
+        project_name: r.get(15)?,
+        project_task: r.get(16)?,
+        checkpoint_id: r.get(17)?,
+    })
+    .map(|mut n| {
+        // A question already answered offers no button to answer it.
+        let answered: Option<bool> = r.get(18).ok().flatten();
+        if answered != Some(false) {
+            n.actions
+                .retain(|a| *a != NotificationAction::AnswerQuestion);
+        }
+        n
     })
 }
+
+/// The project's columns of a notification row.
+const PROJECT: &str = "n.project_id, (SELECT p.name FROM projects p WHERE p.id = n.project_id), \
+     n.project_task, n.checkpoint_id, \
+     (SELECT c.decided_at IS NOT NULL FROM checkpoints c WHERE c.id = n.checkpoint_id)";
 
 /// A column holds a value this build does not know.
 pub(super) fn unknown_value(column: usize, value: &str) -> rusqlite::Error {

@@ -97,6 +97,25 @@ describe("The healer service in the real window", { timeout: 300_000 }, () => {
     await session.waitFor('[data-testid="checkpoint-dialog"][data-ready="true"]', { timeoutMs: 10_000, what: "the question again" });
     await session.executeScript("document.querySelectorAll('[data-testid=checkpoint-option]')[2].click();");
     await session.waitFor('[data-testid="healer-card"][data-status="contained"]', { timeoutMs: 30_000, what: "the card after Pause" });
+
+    // The notifications about it are grouped under the project, and one opens the task.
+    await go(session, "#/notifications");
+    await session.waitFor('[data-testid="notification-group"]', {
+      timeoutMs: 15_000,
+      predicate: (text) => text.includes("Project “asked”") && text.includes("Healer asks you about “Greet properly” in “asked”"),
+      what: "the project's notifications, grouped under it",
+    });
+    await shot("project-notifications");
+    await session.executeScript(
+      "[...document.querySelectorAll('[data-testid=notification-group]')].find((g) => g.textContent.includes('Project “asked”')).querySelector('[data-testid=notification-action-open_task]').click();",
+    );
+    await session.waitFor('[data-testid="task-page"]', {
+      timeoutMs: 15_000,
+      predicate: (text) => text.includes("Greet properly"),
+      what: "the task the notification is about",
+    });
+    const hash = await session.executeScript("return window.location.hash;");
+    assert.equal(hash, "#/projects/2/tasks/t1");
   });
 
   test("the person lets Healer go ahead without asking, in the project's settings", { timeout: 60_000 }, async () => {

@@ -343,6 +343,37 @@ async fn in_conservative_mode_a_rewind_asks_first_naming_the_snapshot() {
         .expect("invocations");
     assert_eq!(waiting[0].status, InvocationStatus::Waiting);
     assert_eq!(waiting[0].waiting_checkpoint, Some(checkpoint.id));
+    // The person is told under the project, with buttons for the question and the task.
+    let notes = engine
+        .store()
+        .list_notifications()
+        .expect("notifications")
+        .items;
+    let asks = notes
+        .iter()
+        .find(|n| n.checkpoint_id == Some(checkpoint.id))
+        .expect("a notification that asks");
+    assert_eq!(
+        asks.title,
+        format!(
+            "Healer asks you about \u{201c}Greet properly\u{201d} in \u{201c}{}\u{201d}",
+            pb.project.name
+        )
+    );
+    assert_eq!(
+        asks.actions,
+        [
+            healer::notification::NotificationAction::AnswerQuestion,
+            healer::notification::NotificationAction::OpenTask
+        ]
+    );
+    assert_eq!(asks.project_id, Some(pb.project.id));
+    assert_eq!(asks.project_name.as_deref(), Some(pb.project.name.as_str()));
+    assert_eq!(asks.project_task.as_deref(), Some(t.id.as_str()));
+    // The failure's own notice is about the task too.
+    assert!(notes
+        .iter()
+        .any(|n| n.checkpoint_id.is_none() && n.project_task.as_deref() == Some(t.id.as_str())));
 
     let decided = engine
         .decide_checkpoint(checkpoint.id, Some(1), None)
@@ -360,6 +391,19 @@ async fn in_conservative_mode_a_rewind_asks_first_naming_the_snapshot() {
     );
     let inv = ended_invocations(engine, &t.id, 1).await.remove(0);
     assert_eq!(inv.status, InvocationStatus::Contained, "{}", inv.reason);
+    // Answered: its notification no longer offers to answer it.
+    let answered = engine
+        .store()
+        .list_notifications()
+        .expect("notifications")
+        .items
+        .into_iter()
+        .find(|n| n.checkpoint_id == Some(checkpoint.id))
+        .expect("the question's notification");
+    assert_eq!(
+        answered.actions,
+        [healer::notification::NotificationAction::OpenTask]
+    );
     assert_eq!(repairs_of(&inv)[0], ("rewind_uncommitted_changes", true));
     assert!(std::fs::read_to_string(worktree.join("greet.py"))
         .expect("greet.py")

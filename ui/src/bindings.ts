@@ -929,6 +929,12 @@ export type Notification = {
 	repeated_at: string | null,
 	/**  Its cause is gone (the workflow ran green since): it keeps its words, not its buttons. */
 	resolved: boolean,
+	/**  The project's task it is about (the window groups it under the project). */
+	project_id: number | null,
+	project_name: string | null,
+	project_task: string | null,
+	/**  The question it asks the person to answer. */
+	checkpoint_id: number | null,
 };
 
 /**  A button a notification offers. */
@@ -938,7 +944,11 @@ export type NotificationAction =
 /**  Open Settings → Models. */
 "open_settings" | 
 /**  Lift the hold a repair that gave up left, and start a repair of the last failure now. */
-"retry_autofix";
+"retry_autofix" | 
+/**  Open the project's task it is about. */
+"open_task" | 
+/**  Open the question Healer asks about it. */
+"answer_question";
 
 export type NotificationKind = 
 /**  For information only; nothing to do. */

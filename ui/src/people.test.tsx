@@ -173,6 +173,33 @@ test("notifications are grouped by workflow, can be dismissed one by one, and a 
   expect(healer.callsTo("dismiss_notification")[0].args).toEqual({ id: 2 });
 });
 
+test("a project's notifications are grouped under the project and open its task or its question", async () => {
+  const healer = new FakeHealer().install();
+  healer.notifications.push(
+    healer.notification("Healer asks you about \u201cGreet properly\u201d in \u201cgreeter\u201d", "Healer asked you before undoing anything; the work is kept as snapshot 1. No agent works on this task until you decide.", {
+      kind: "heal", project_id: 1, project_name: "greeter", project_task: "t1", checkpoint_id: 4, actions: ["answer_question", "open_task"],
+    }),
+  );
+  healer.notifications.push(
+    healer.notification("Healer fixed \u201cAdd a README\u201d in \u201cgreeter\u201d", "Fixed: the checks pass.", {
+      kind: "heal", project_id: 1, project_name: "greeter", project_task: "t2", actions: ["open_task"],
+    }),
+  );
+  const { user } = renderApp("#/notifications");
+  const groups = await screen.findAllByTestId("notification-group");
+  expect(groups.map((g) => g.querySelector("h2")?.textContent)).toEqual(["Project \u201cgreeter\u201d"]);
+  expect(within(groups[0]).getAllByTestId("notification-item")).toHaveLength(2);
+  const [question] = within(groups[0]).getAllByTestId("notification-action-answer_question");
+  expect(question).toHaveTextContent("Answer the question");
+  const fixed = within(groups[0]).getAllByRole("listitem").find((li) => li.textContent?.includes("Add a README"));
+  if (!fixed) throw new Error("the fixed task's notification is listed");
+  await user.click(within(fixed).getByTestId("notification-action-open_task"));
+  await waitFor(() => expect(window.location.hash).toBe("#/projects/1/tasks/t2"));
+  window.location.hash = "#/notifications";
+  await user.click(await screen.findByTestId("notification-action-answer_question"));
+  await waitFor(() => expect(window.location.hash).toBe("#/checkpoints"));
+});
+
 test("with no model the Workflows page offers the setup, and Not now puts the offer away", async () => {
   const healer = new FakeHealer().install();
   const { user } = renderApp();

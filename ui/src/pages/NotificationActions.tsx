@@ -1,12 +1,14 @@
 import type { Notification, NotificationAction } from "../bindings";
 import { InlineError } from "../components/InlineError";
 import { useRetryAutofix } from "../queries";
-import { autofixHref, chatHref, navigate, runHref, settingsHref, setupHref, workflowHref } from "../usePage";
+import { autofixHref, chatHref, navigate, pageHref, projectTaskHref, runHref, settingsHref, setupHref, workflowHref } from "../usePage";
 
 const actionLabel: Record<NotificationAction, string> = {
   replan: "Re-plan",
   open_settings: "Open settings",
   retry_autofix: "Try auto-fix again",
+  open_task: "Open the task",
+  answer_question: "Answer the question",
 };
 
 /**
@@ -21,6 +23,10 @@ function actionHref(action: NotificationAction, item: Notification): string | nu
       return settingsHref("models");
     case "retry_autofix":
       return item.workflow_id === null ? null : autofixHref(item.workflow_id);
+    case "open_task":
+      return item.project_id === null || item.project_task === null ? null : projectTaskHref(item.project_id, item.project_task);
+    case "answer_question":
+      return item.checkpoint_id === null ? null : pageHref("checkpoints");
   }
 }
 

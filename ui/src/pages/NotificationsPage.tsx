@@ -11,12 +11,20 @@ import { useNow } from "../time";
 import { NotificationActions } from "./NotificationActions";
 import { NotificationKindBadge } from "./NotificationKindBadge";
 
-/** Notifications in groups, one per workflow (Healer's own first), each group newest first. */
+/**
+ * Notifications in groups, one per workflow or project (Healer's own in one), each group newest
+ * first, the groups in the order of their newest notification.
+ */
 export function groupByWorkflow(items: Notification[], titles: Map<number, string>): { key: string; title: string; items: Notification[] }[] {
   const groups = new Map<string, { key: string; title: string; items: Notification[] }>();
   for (const item of items) {
-    const key = item.workflow_id === null ? "healer" : `w${item.workflow_id}`;
-    const title = item.workflow_id === null ? "Healer" : (titles.get(item.workflow_id) ?? "A deleted workflow");
+    const key = item.project_id !== null ? `p${item.project_id}` : item.workflow_id === null ? "healer" : `w${item.workflow_id}`;
+    const title =
+      item.project_id !== null
+        ? `Project \u201c${item.project_name ?? "a removed project"}\u201d`
+        : item.workflow_id === null
+          ? "Healer"
+          : (titles.get(item.workflow_id) ?? "A deleted workflow");
     const group = groups.get(key) ?? { key, title, items: [] };
     group.items.push(item);
     groups.set(key, group);
@@ -126,7 +134,7 @@ export function NotificationsPage() {
 
   return (
     <section className="page" data-testid="page-notifications">
-      <PageHeader title="Notifications" description="Messages Healer left for you, by workflow, newest first." actions={markAll} />
+      <PageHeader title="Notifications" description="Messages Healer left for you, by workflow and project, newest first." actions={markAll} />
       {markRead.isError && <InlineError lead="Couldn't mark as read." error={markRead.error} />}
       {dismiss.isError && <InlineError lead="Couldn't dismiss it." error={dismiss.error} />}
       {body}

@@ -302,7 +302,8 @@ export class FakeHealer {
     const id = this.notifications.length + 1;
     return {
       id, kind: "info", title, body, created_at: minutesAgo(0), read: false, heal_id: null,
-      workflow_id: null, run_id: null, task_id: null, actions: [], resolved: false, repeats: 0, repeated_at: null, ...fields,
+      workflow_id: null, run_id: null, task_id: null, actions: [], resolved: false, repeats: 0, repeated_at: null,
+      project_id: null, project_name: null, project_task: null, checkpoint_id: null, ...fields,
     };
   }
 
