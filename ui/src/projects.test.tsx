@@ -349,3 +349,44 @@ test("a project's settings say in words when Healer steps in, and save the choic
     config: { mode: "aggressive", forbiddenSpells: ["rewind_to_last_green_commit"], maxInvocationsPerSubtask: 1 },
   });
 });
+
+test("leaving a changed project form, a new task or a task being edited asks first; Run waits for the edit", async () => {
+  const healer = healerWithProject();
+  healer.projects.tasks = [task("t1", "Add dark mode")];
+  const { user } = renderApp("#/projects/1/settings");
+
+  // The project's settings, one field changed.
+  const name = await screen.findByTestId("field-name");
+  const before = (name as HTMLInputElement).value;
+  await user.type(name, " two");
+  await user.click(screen.getByTestId("nav-activity"));
+  expect(await screen.findByRole("alertdialog")).toHaveTextContent("Leave without saving your changes?");
+  expect(screen.getByRole("alertdialog")).toHaveTextContent("Your changes to the project's settings are not saved yet.");
+  expect(window.location.hash).toBe("#/projects/1/settings");
+  await user.click(screen.getByTestId("leave-stay"));
+  expect(screen.getByTestId("field-name")).toHaveValue(`${before} two`);
+  await user.click(screen.getByTestId("nav-activity"));
+  await user.click(await screen.findByTestId("leave-discard"));
+  await screen.findByTestId("page-activity");
+
+  // A new task typed on the board.
+  window.location.hash = "#/projects/1";
+  await user.click(await screen.findByTestId("add-task"));
+  await user.type(await screen.findByTestId("task-title"), "Add a README");
+  await user.click(screen.getByTestId("nav-workflows"));
+  expect(await screen.findByRole("alertdialog")).toHaveTextContent("The new task's details are not saved yet.");
+  await user.click(screen.getByTestId("leave-stay"));
+  expect(screen.getByTestId("task-title")).toHaveValue("Add a README");
+  await user.click(screen.getByRole("button", { name: "Cancel" }));
+
+  // A task being edited: Run waits until the edit is saved or cancelled, and leaving asks.
+  window.location.hash = "#/projects/1/tasks/t1";
+  await user.click(await screen.findByTestId("edit-task"));
+  await user.type(await screen.findByTestId("task-description"), "Use the system setting.");
+  expect(screen.getByTestId("run-task")).toBeDisabled();
+  expect(screen.getByTestId("run-task")).toHaveAttribute("title", "Save or cancel your changes to the task first");
+  await user.click(screen.getByTestId("nav-activity"));
+  expect(await screen.findByRole("alertdialog")).toHaveTextContent("Your changes to the task are not saved yet.");
+  await user.click(screen.getByTestId("leave-discard"));
+  await screen.findByTestId("page-activity");
+});

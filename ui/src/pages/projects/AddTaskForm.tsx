@@ -2,6 +2,7 @@ import { useId, useState, type FormEvent } from "react";
 import type { BoardTask, ProjectTaskEdit } from "../../bindings";
 import { InlineError } from "../../components/InlineError";
 import { Spinner } from "../../components/Loading";
+import { UnsavedGuard } from "../../components/UnsavedGuard";
 import { useAddTask, useEditTask } from "../../projectQueries";
 
 const priorities: { value: number; label: string }[] = [
@@ -35,6 +36,8 @@ export function AddTaskForm({
   const edit = useEditTask(projectId, start?.id ?? "");
   const saving = editing ? edit : add;
   const ids = { title: useId(), description: useId(), acceptance: useId() };
+  // The screen the form is on: moving anywhere else leaves it.
+  const [here] = useState(() => window.location.hash);
 
   function submit(event: FormEvent) {
     event.preventDefault();
@@ -50,8 +53,19 @@ export function AddTaskForm({
   }
 
   const others = tasks.filter((t) => t.task.id !== start?.id && t.task.status !== "closed");
+  const dirty =
+    title !== (start?.title ?? "") ||
+    description !== (start?.description ?? "") ||
+    acceptance !== (start?.acceptance ?? []).join("\n") ||
+    priority !== (start?.priority ?? 2);
   return (
     <form className="card task-form" onSubmit={submit} data-testid="task-form">
+      <UnsavedGuard
+        dirty={dirty && !saving.isPending && !saving.isSuccess}
+        stays={(hash) => hash === here}
+        what={editing ? "your changes to the task" : "the new task's details"}
+        onDiscard={() => {}}
+      />
       <div className="field">
         <label className="field-label" htmlFor={ids.title}>
           Task

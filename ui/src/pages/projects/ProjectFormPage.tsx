@@ -8,7 +8,7 @@ import { SkeletonList, Spinner } from "../../components/Loading";
 import { PageHeader } from "../../components/PageHeader";
 import { pickFolder } from "../../folderPicker";
 import { useAddProject, useFolderCheck, useHealerConfig, useInitFolder, useProject, useSaveHealerConfig, useUpdateProject } from "../../projectQueries";
-import { navigate, pageHref, projectHref } from "../../usePage";
+import { navigate, pageHref, projectHref, setLeaveGuard } from "../../usePage";
 import { HealerSettings, type HealerForm } from "./HealerSettings";
 import { formFrom } from "./projectFormModel";
 import { ProjectSettingsForm } from "./ProjectSettingsForm";
@@ -119,7 +119,14 @@ export function AddProjectPage() {
           saveLabel="Add project"
           saving={add.isPending}
           saveError={add.error}
-          onSave={(input) => add.mutate(input, { onSuccess: (project) => navigate(projectHref(project.id)) })}
+          onSave={(input) =>
+            add.mutate(input, {
+              onSuccess: (project) => {
+                setLeaveGuard(null);
+                navigate(projectHref(project.id));
+              },
+            })
+          }
           cancelHref={pageHref("projects")}
         />
       )}
@@ -139,7 +146,14 @@ export function EditProjectPage({ id }: { id: number }) {
   if (project.isError) return <InlineError lead="The project couldn't be loaded." error={project.error} />;
   const p = project.data.project;
   const healerForm = healerEdit ?? (healer.data as HealerForm | undefined) ?? null;
-  const saveProject = (input: ProjectInput) => update.mutate(input, { onSuccess: () => navigate(projectHref(id)) });
+  const saveProject = (input: ProjectInput) =>
+    update.mutate(input, {
+      onSuccess: () => {
+        // Saved: leaving is no longer losing anything.
+        setLeaveGuard(null);
+        navigate(projectHref(id));
+      },
+    });
   return (
     <section className="page" data-testid="page-edit-project">
       <a className="back-link" href={projectHref(id)}>
@@ -156,6 +170,7 @@ export function EditProjectPage({ id }: { id: number }) {
         // One Save for the whole page: Healer's settings first, then the project's.
         onSave={(input) => (healerForm ? saveHealer.mutate(healerForm, { onSuccess: () => saveProject(input) }) : saveProject(input))}
         cancelHref={projectHref(id)}
+        moreDirty={healerEdit !== null && JSON.stringify(healerEdit) !== JSON.stringify(healer.data)}
         more={
           healerForm ? (
             <HealerSettings value={healerForm} onChange={setHealerEdit} />

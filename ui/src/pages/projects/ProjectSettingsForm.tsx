@@ -6,6 +6,7 @@ import { FieldProblems } from "../../components/FieldProblems";
 import { PlusIcon, XIcon } from "../../components/icons";
 import { InlineError } from "../../components/InlineError";
 import { Spinner } from "../../components/Loading";
+import { UnsavedGuard } from "../../components/UnsavedGuard";
 import { useProjectValidation } from "../../projectQueries";
 import { AgentFields } from "./AgentFields";
 import { fieldOf, toInput, verifyRow, type ProjectForm } from "./projectFormModel";
@@ -57,6 +58,7 @@ export function ProjectSettingsForm({
   onSave,
   cancelHref,
   more,
+  moreDirty = false,
 }: {
   initial: ProjectForm;
   agents: InstalledAgent[];
@@ -68,6 +70,8 @@ export function ProjectSettingsForm({
   cancelHref: string;
   /** More sections of the same form (Healer's settings), saved by its one Save button. */
   more?: ReactNode;
+  /** The `more` sections hold changes not saved yet. */
+  moreDirty?: boolean;
 }) {
   const [form, setForm] = useState(initial);
   const ids = { name: useId(), branch: useId(), init: useId(), unchecked: useId(), restart: useId(), errors: useId() };
@@ -78,6 +82,10 @@ export function ProjectSettingsForm({
   const under = (field: string) => problems.filter((p) => (fieldOf[p.field] ?? p.field) === field);
   const invalid = (field: string) => under(field).length > 0;
   const change = (fields: Partial<ProjectForm>) => setForm((f) => ({ ...f, ...fields }));
+  const [initialText] = useState(() => JSON.stringify(toInput(initial)));
+  // The screen the form is on: moving anywhere else leaves it.
+  const [here] = useState(() => window.location.hash);
+  const dirty = moreDirty || JSON.stringify(input) !== initialText;
 
   function submit(event: FormEvent) {
     event.preventDefault();
@@ -89,6 +97,12 @@ export function ProjectSettingsForm({
 
   return (
     <form className="workflow-form" onSubmit={submit} noValidate data-testid="project-form">
+      <UnsavedGuard
+        dirty={dirty && !saving}
+        stays={(hash) => hash === here}
+        what={projectId === null ? "the new project's settings" : "your changes to the project's settings"}
+        onDiscard={() => {}}
+      />
       <div className="card form-card">
         <Section title="About">
           <div className="field">

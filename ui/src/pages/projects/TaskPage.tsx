@@ -68,8 +68,8 @@ export function TaskPage({ projectId, taskId }: { projectId: number; taskId: str
             <button
               type="button"
               className="button button-primary"
-              disabled={!item.ready || run.isPending}
-              title={item.waiting ? `It can't start: ${item.waiting}` : undefined}
+              disabled={!item.ready || run.isPending || editing}
+              title={editing ? "Save or cancel your changes to the task first" : item.waiting ? `It can't start: ${item.waiting}` : undefined}
               onClick={() => run.mutate(task.id, { onSuccess: (s) => setChosen(s.id) })}
               data-testid="run-task"
             >
