@@ -45,8 +45,15 @@ export function asSentence(message: string): string {
 /** Any thrown value as an ApiError, so screens can switch on `code` alone. */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  return new ApiError({ code: "internal", message });
+  if (error instanceof Error) return new ApiError({ code: "internal", message: error.message });
+  // The engine's own error as data (a connection test's answer): its sentence, never
+  // "[object Object]".
+  if (typeof error === "object" && error !== null && typeof (error as { message?: unknown }).message === "string") {
+    const { code, message } = error as { code?: unknown; message: string };
+    return new ApiError({ code: typeof code === "string" ? (code as ErrorCode) : "internal", message });
+  }
+  if (typeof error === "string") return new ApiError({ code: "internal", message: error });
+  return new ApiError({ code: "internal", message: "Something went wrong that Healer could not put into words; the log has the details" });
 }
 
 async function unwrap<T>(call: Promise<Result<T>>): Promise<T> {

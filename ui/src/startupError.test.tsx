@@ -28,3 +28,14 @@ test.each<[ErrorCode, string]>([
   expect(await screen.findByRole("heading", { name: title })).toBeInTheDocument();
   expect(screen.getByTestId("startup-error")).toHaveTextContent("What to do next.");
 });
+
+test("an engine error handed over as data reads as its sentence, never [object Object]", async () => {
+  const { toApiError } = await import("./api");
+  expect(toApiError({ code: "invalid_input", message: "the provider \u201cmine\u201d needs a key and none was found" }).message).toBe(
+    "The provider \u201cmine\u201d needs a key and none was found.",
+  );
+  expect(toApiError({ code: "invalid_input", message: "x" }).code).toBe("invalid_input");
+  expect(toApiError("refused").message).toBe("Refused.");
+  expect(toApiError({ nothing: 1 }).message).not.toContain("[object Object]");
+  expect(toApiError(new Error("boom")).message).toBe("Boom.");
+});

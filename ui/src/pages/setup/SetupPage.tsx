@@ -219,7 +219,7 @@ export function SetupPage() {
           </button>
         </div>
         {error != null && <InlineError lead="That did not work." error={error} />}
-        {test && !test.ok && test.error && <InlineError lead="The provider answered with an error." error={test.error} />}
+        {test && !test.ok && test.error && <InlineError lead="The connection test did not pass." error={test.error} />}
         {test?.ok && (
           <p className="result tone-good" role="status" data-testid="setup-test-ok">
             It works: {test.models.length} {test.models.length === 1 ? "model is" : "models are"} available.
