@@ -390,3 +390,37 @@ test("leaving a changed project form, a new task or a task being edited asks fir
   await user.click(screen.getByTestId("leave-discard"));
   await screen.findByTestId("page-activity");
 });
+
+test("Ctrl+K finds projects and tasks, Ctrl+N on a board adds a task, and a project can be removed after a question", async () => {
+  const healer = healerWithProject();
+  healer.projects.tasks = [task("t1", "Add dark mode"), task("t2", "Fix login")];
+  const { user } = renderApp("#/workflows");
+  await screen.findByTestId("page-workflows");
+
+  await user.keyboard("{Control>}k{/Control}");
+  await user.type(await screen.findByTestId("quick-jump-input"), "login");
+  await waitFor(() => expect(screen.getAllByTestId("quick-jump-item").map((i) => i.textContent)).toEqual([expect.stringContaining("Fix login")]));
+  await user.keyboard("{Enter}");
+  await waitFor(() => expect(window.location.hash).toBe("#/projects/1/tasks/t2"));
+  await user.keyboard("{Control>}k{/Control}");
+  const name = healer.projects.projects[0]?.name ?? "";
+  await user.type(await screen.findByTestId("quick-jump-input"), name);
+  await waitFor(() => expect(screen.getAllByTestId("quick-jump-item").map((i) => i.textContent)).toContain(`Project \u201c${name}\u201d`));
+  await user.keyboard("{Escape}");
+
+  window.location.hash = "#/projects/1";
+  await screen.findByTestId("board");
+  await user.keyboard("{Control>}n{/Control}");
+  expect(await screen.findByTestId("task-form")).toBeInTheDocument();
+  expect(window.location.hash).toBe("#/projects/1");
+  await user.click(screen.getByRole("button", { name: "Cancel" }));
+
+  window.location.hash = "#/projects/1/settings";
+  await user.click(await screen.findByTestId("remove-project"));
+  const dialog = await screen.findByRole("alertdialog");
+  expect(dialog).toHaveTextContent(`Remove \u201c${name}\u201d from Healer?`);
+  expect(dialog).toHaveTextContent("The repository, its files and its branches are not touched");
+  await user.click(screen.getByTestId("remove-project-confirm"));
+  await waitFor(() => expect(healer.callsTo("remove_project")).toHaveLength(1));
+  await waitFor(() => expect(window.location.hash).toBe("#/projects"));
+});

@@ -1,10 +1,19 @@
-import { useEffect, useMemo, useState, type KeyboardEvent } from "react";
+import { useQueries } from "@tanstack/react-query";
+import { useEffect, useState, type KeyboardEvent } from "react";
+import { api } from "../api";
 import { places } from "../places";
+import { projectKeys, useProjects } from "../projectQueries";
 import { useWorkflows } from "../queries";
-import { navigate, newWorkflowHref, workflowHref } from "../usePage";
+import { navigate, newWorkflowHref, projectHref, projectTaskHref, routeFromHash, workflowHref } from "../usePage";
 import { Dialog } from "./Dialog";
 
-/** Ctrl+N: a new workflow. Ctrl+K: jump to any workflow or page by typing part of its name. */
+/** The event a board listens to for its own "new task" (Ctrl+N while a project is shown). */
+export const NEW_TASK_EVENT = "healer:new-task";
+
+/**
+ * Ctrl+N: something new where the person is — a task on a project's page, else a workflow.
+ * Ctrl+K: jump to any workflow, project, task or page by typing part of its name.
+ */
 export function Shortcuts() {
   const [open, setOpen] = useState(false);
   useEffect(() => {
@@ -16,7 +25,12 @@ export function Shortcuts() {
         setOpen(true);
       } else if (key === "n") {
         event.preventDefault();
-        navigate(newWorkflowHref);
+        const route = routeFromHash(window.location.hash);
+        if (route.page === "projects" && "view" in route && route.view === "project") {
+          window.dispatchEvent(new CustomEvent(NEW_TASK_EVENT));
+        } else {
+          navigate(newWorkflowHref);
+        }
       }
     }
     window.addEventListener("keydown", onKey);
@@ -27,15 +41,25 @@ export function Shortcuts() {
 
 function QuickJump({ onClose }: { onClose: () => void }) {
   const workflows = useWorkflows();
+  const projects = useProjects();
+  const boards = useQueries({
+    queries: (projects.data ?? []).map((p) => ({ queryKey: projectKeys.detail(p.project.id), queryFn: () => api.getProject(p.project.id) })),
+  });
   const [words, setWords] = useState("");
   const [index, setIndex] = useState(0);
-  const all = useMemo(
-    () => [
+  const boardData = boards.map((b) => b.data);
+  const all = [
       ...(workflows.data ?? []).map((w) => ({ label: w.title, href: workflowHref(w.id), words: w.name })),
+      ...(projects.data ?? []).map((p) => ({ label: `Project \u201c${p.project.name}\u201d`, href: projectHref(p.project.id), words: p.project.path })),
+      ...boardData.flatMap((board) =>
+        (board?.tasks ?? []).map((t) => ({
+          label: `${t.task.title} \u2014 ${board?.project.name ?? ""}`,
+          href: projectTaskHref(board?.project.id ?? 0, t.task.id),
+          words: (t.task.labels ?? []).join(" "),
+        })),
+      ),
       ...places,
-    ],
-    [workflows.data],
-  );
+  ];
   const terms = words.trim().toLowerCase().split(/\s+/).filter(Boolean);
   const found = all.filter((p) => terms.every((t) => `${p.label} ${p.words ?? ""}`.toLowerCase().includes(t))).slice(0, 30);
   const chosen = Math.min(index, Math.max(0, found.length - 1));
@@ -61,8 +85,8 @@ function QuickJump({ onClose }: { onClose: () => void }) {
       <input
         className="input"
         data-autofocus
-        placeholder="A workflow or a page"
-        aria-label="A workflow or a page"
+        placeholder="A workflow, a project, a task or a page"
+        aria-label="A workflow, a project, a task or a page"
         value={words}
         onChange={(e) => {
           setWords(e.target.value);

@@ -165,6 +165,11 @@ export class FakeProjects {
         };
       case "list_projects":
         return () => this.projects.map((p) => this.summary(p));
+      case "remove_project":
+        return () => {
+          this.projects = this.projects.filter((p) => p.id !== args.id);
+          return null;
+        };
       case "get_project":
         return () => this.detail(project());
       case "get_project_task":

@@ -1,13 +1,14 @@
 // Adding a project: choose its folder, see what Healer makes of it, confirm or edit what it
 // detected. Editing one: the same settings, for a project Healer has already.
 import { useId, useState } from "react";
+import { Dialog } from "../../components/Dialog";
 import type { FolderCheck, ProjectInput } from "../../bindings";
 import { ArrowLeftIcon, CheckIcon, FolderIcon } from "../../components/icons";
 import { InlineError } from "../../components/InlineError";
 import { SkeletonList, Spinner } from "../../components/Loading";
 import { PageHeader } from "../../components/PageHeader";
 import { pickFolder } from "../../folderPicker";
-import { useAddProject, useFolderCheck, useHealerConfig, useInitFolder, useProject, useSaveHealerConfig, useUpdateProject } from "../../projectQueries";
+import { useAddProject, useFolderCheck, useHealerConfig, useInitFolder, useProject, useRemoveProject, useSaveHealerConfig, useUpdateProject } from "../../projectQueries";
 import { navigate, pageHref, projectHref, setLeaveGuard } from "../../usePage";
 import { HealerSettings, type HealerForm } from "./HealerSettings";
 import { formFrom } from "./projectFormModel";
@@ -134,6 +135,58 @@ export function AddProjectPage() {
   );
 }
 
+/** Forget a project: its repository, files and branches stay as they are. Asks first. */
+function RemoveProject({ id, name }: { id: number; name: string }) {
+  const remove = useRemoveProject();
+  const [asking, setAsking] = useState(false);
+  return (
+    <section className="card danger-zone" data-testid="remove-project-section">
+      <div>
+        <h2 className="section-title">Remove this project from Healer</h2>
+        <p className="muted">Healer forgets its tasks' history and its worktrees. The repository, its files and its branches stay as they are.</p>
+      </div>
+      <button type="button" className="button button-danger" onClick={() => setAsking(true)} data-testid="remove-project">
+        Remove project
+      </button>
+      {remove.isError && <InlineError lead="The project was not removed." error={remove.error} />}
+      {asking && (
+        <Dialog
+          title={`Remove \u201c${name}\u201d from Healer?`}
+          tone="danger"
+          onCancel={() => setAsking(false)}
+          actions={
+            <>
+              <button type="button" className="button" data-autofocus onClick={() => setAsking(false)}>
+                Keep it
+              </button>
+              <button
+                type="button"
+                className="button button-danger"
+                disabled={remove.isPending}
+                data-testid="remove-project-confirm"
+                onClick={() =>
+                  remove.mutate(id, {
+                    onSuccess: () => {
+                      setLeaveGuard(null);
+                      navigate(pageHref("projects"));
+                    },
+                    onSettled: () => setAsking(false),
+                  })
+                }
+              >
+                {remove.isPending && <Spinner />}
+                Remove
+              </button>
+            </>
+          }
+        >
+          <p>Healer stops watching it and forgets its tasks' history, the agents' worktrees and their settings for it. The repository, its files and its branches are not touched; you can add it again any time.</p>
+        </Dialog>
+      )}
+    </section>
+  );
+}
+
 export function EditProjectPage({ id }: { id: number }) {
   const project = useProject(id);
   const check = useFolderCheck(project.data?.project.path ?? "");
@@ -179,6 +232,7 @@ export function EditProjectPage({ id }: { id: number }) {
           )
         }
       />
+      <RemoveProject id={id} name={p.name} />
     </section>
   );
 }

@@ -1,9 +1,10 @@
 // A project: its board (open / in progress / blocked / closed), a form to add a task, what is
 // wrong in its task list, and its progress log.
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import type { BoardTask, ProjectDetail, ProjectTaskStatus } from "../../bindings";
 import { ArrowLeftIcon, PlayIcon, SettingsIcon } from "../../components/icons";
 import { InlineError } from "../../components/InlineError";
+import { NEW_TASK_EVENT } from "../../components/QuickJump";
 import { SkeletonList, Spinner } from "../../components/Loading";
 import { Markdown } from "../../components/Markdown";
 import { PageHeader } from "../../components/PageHeader";
@@ -92,6 +93,12 @@ function RunNext({ detail }: { detail: ProjectDetail }) {
 export function ProjectPage({ id }: { id: number }) {
   const project = useProject(id);
   const [adding, setAdding] = useState(false);
+  // Ctrl+N on a board: a new task.
+  useEffect(() => {
+    const add = () => setAdding(true);
+    window.addEventListener(NEW_TASK_EVENT, add);
+    return () => window.removeEventListener(NEW_TASK_EVENT, add);
+  }, []);
   if (project.isPending) return <SkeletonList rows={4} label="Loading the project" />;
   if (project.isError) return <InlineError lead="The project couldn't be loaded." error={project.error} onRetry={() => void project.refetch()} />;
   const detail = project.data;
@@ -130,6 +137,7 @@ export function ProjectPage({ id }: { id: number }) {
         ) : (
           <button type="button" className="button" onClick={() => setAdding(true)} data-testid="add-task">
             Add a task
+            <kbd className="shortcut-hint">Ctrl+N</kbd>
           </button>
         )}
       </div>
