@@ -18,6 +18,7 @@ mod resume;
 mod rewind;
 mod scan;
 mod service;
+mod tell;
 
 use async_trait::async_trait;
 

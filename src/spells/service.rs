@@ -15,7 +15,7 @@ use async_trait::async_trait;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::context::{gather, give_up_facts, InvocationContext};
+use super::context::{gather, give_up_facts};
 use super::plan::plan;
 use super::policy::should_run;
 use super::{spell, spell_in_words, SpellContext, SpellReport};
@@ -23,7 +23,6 @@ use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::failure::{Failure, FailureSource, ProjectScenario};
 use crate::heal::{HealContext, Remedy, RemedyReport, RemedyStatus};
-use crate::notification::{NewNotification, NotificationKind};
 use crate::project::{marks, run_project_command, CommandPlace, Project, Projects};
 use crate::services::{HandedOver, Services};
 use crate::store::{now, InvocationStatus, NewInvocation, SpellRun};
@@ -353,7 +352,7 @@ pub(super) fn conclude(cx: &SpellContext<'_>, cast: Cast) -> Result<(InvocationS
             services
                 .store
                 .wait_invocation(inv.id, at, &worked, checkpoint, &summary)?;
-            ask_person(services, cx.project, cx.context, checkpoint, &summary)?;
+            super::tell::ask_person(services, cx.project, cx.context, checkpoint, &summary)?;
             services.bus.emit(Event::HealerInvocationComplete {
                 invocation_id: inv.id,
                 project_id: inv.project_id,
@@ -377,7 +376,7 @@ pub(super) fn conclude(cx: &SpellContext<'_>, cast: Cast) -> Result<(InvocationS
             };
             finish(services, &inv, status, &reason, tried)?;
             // Every outcome reaches the person: fixed, made safe, or not fixed.
-            tell_person(services, cx.project, cx.context, status, &reason)?;
+            super::tell::tell_person(services, cx.project, cx.context, status, &reason)?;
             Ok((status, reason))
         }
     }
@@ -596,76 +595,6 @@ fn continue_task(
         }
         _ => Ok(None),
     }
-}
-
-/// The person hears of an invocation that did not fix the failure (the window shows its card).
-fn tell_person(
-    services: &Services,
-    project: &Project,
-    context: &InvocationContext,
-    status: InvocationStatus,
-    reason: &str,
-) -> Result<()> {
-    let title = context
-        .task
-        .as_ref()
-        .map_or(context.task_id.clone(), |t| t.title.clone());
-    let (heading, head) = match status {
-        InvocationStatus::Resolved => ("Healer fixed", "Fixed"),
-        InvocationStatus::Contained => ("Healer made safe", "Made safe, and waiting for you"),
-        _ => ("Healer could not fix", "Not fixed, and waiting for you"),
-    };
-    // The pipeline told the person of the failure already; this says how the repair ended,
-    // under the task's own title and its project.
-    let notification = services.store.insert_notification(
-        &NewNotification::new(
-            NotificationKind::Heal,
-            format!(
-                "{heading} \u{201c}{title}\u{201d} in \u{201c}{}\u{201d}",
-                project.name
-            ),
-            format!("{head}: {}.", reason.trim_end_matches('.')),
-        )
-        .about_task(project.id, &context.task_id),
-    )?;
-    services
-        .bus
-        .emit(Event::NotificationCreated { notification })?;
-    Ok(())
-}
-
-/// Healer waits for the person's answer: a notification under the project whose first button
-/// opens the question, the second the task.
-fn ask_person(
-    services: &Services,
-    project: &Project,
-    context: &InvocationContext,
-    checkpoint: i64,
-    summary: &str,
-) -> Result<()> {
-    let title = context
-        .task
-        .as_ref()
-        .map_or(context.task_id.clone(), |t| t.title.clone());
-    let notification = services.store.insert_notification(
-        &NewNotification::new(
-            NotificationKind::Heal,
-            format!(
-                "Healer asks you about \u{201c}{title}\u{201d} in \u{201c}{}\u{201d}",
-                project.name
-            ),
-            format!(
-                "{}. No agent works on this task until you decide.",
-                summary.trim_end_matches('.')
-            ),
-        )
-        .about_task(project.id, &context.task_id)
-        .asking(checkpoint),
-    )?;
-    services
-        .bus
-        .emit(Event::NotificationCreated { notification })?;
-    Ok(())
 }
 
 /// A future whose panic is caught and returned, so one spell's bug does not end the others.

@@ -219,10 +219,12 @@ async fn a_red_verification_is_rewound_after_a_snapshot_and_the_task_blocked_wit
     let followup_id = inv.followup_task.clone().expect("follow-up");
     let followup = file.task(&followup_id).expect("follow-up task");
     assert!(followup.title.contains("Greet properly"));
+    // It names the session by its title and points at its trajectory.
     assert!(
-        followup
-            .description
-            .contains(&format!("session {}", session.id)),
+        followup.description.contains(&format!(
+            "trajectory: {}",
+            pb.bed.paths.session_trajectory(session.id).display()
+        )),
         "{}",
         followup.description
     );
