@@ -32,6 +32,22 @@ export function spellInWords(spell: string): string {
   return spellWords[spell] ?? "Tried a repair";
 }
 
+/** What Healer may do, as a settings list says it: present tense, before anything happened. */
+const spellAbilities: Record<string, string> = {
+  rewind_uncommitted_changes: "Put the files back as they were at the last save point (the work is kept as a snapshot first)",
+  rewind_to_last_green_commit: "Go back to the last version that passed the checks (the work is kept as a snapshot first)",
+  mark_task_blocked_with_followup: "Pause a task that keeps failing and write a follow-up task",
+  retry_with_minimal_subagent: "Try again with Healer's own agent when the project's agent cannot run",
+  retry_with_claude_code_resume: "Ask the agent to continue, telling it what went wrong",
+  fix_typecheck_errors: "Ask the agent to fix type errors first",
+  update_progress_with_guidance: "Write a summary and next steps in the progress notes",
+  run_tasks_doctor_like_checks: "Check the task list for problems and repair what is safe",
+};
+
+export function spellAbility(spell: string): string {
+  return spellAbilities[spell] ?? spellInWords(spell);
+}
+
 /** How a step ended, in a word or two: the check run again passes or fails; a repair helps or not. */
 export function spellResult(spell: string, success: boolean): string {
   if (spell === "verify_again") return success ? "passed: it was flaky" : "failed again";

@@ -220,6 +220,8 @@ test("a task shows how Healer kept its agent moving, in plain words", async () =
     },
     { ...base, id: 2, kind: "delivery", message: "You ran `bash check.sh` 3 times …", detail: "Delivered as the next message of the agent's conversation" },
     { ...base, id: 3, kind: "zombie", message: "The agent produced nothing new for 30 minutes", detail: "The session was ended and the task is open again." },
+    { ...base, id: 6, kind: "heartbeat", detail: "The agent showed signs of life." },
+    { ...base, id: 7, kind: "heartbeat", detail: "The agent showed signs of life again." },
     {
       ...base, id: 4, kind: "judgement", action: "steer", tokens: 812,
       message: "Run the tests before editing greet.py again.",
@@ -237,10 +239,17 @@ test("a task shows how Healer kept its agent moving, in plain words", async () =
 
   const timeline = await screen.findByTestId("steering-timeline");
   expect(timeline).toHaveTextContent("The same step failing the same way");
-  expect(timeline).toHaveTextContent("You ran `bash check.sh` 3 times");
+  // Quoted commands read as code, never as raw backticks.
+  expect(timeline).toHaveTextContent("You ran bash check.sh 3 times");
+  expect(timeline.textContent).not.toContain("`");
+  expect(within(timeline).getAllByText("bash check.sh", { selector: "code" }).length).toBeGreaterThan(0);
   expect(timeline).toHaveTextContent("error: config.ini missing");
   expect(timeline).toHaveTextContent("Told the agent");
   expect(timeline).toHaveTextContent("Ended as stuck");
+  // Its agent works on it now: only the latest "Still working" shows.
+  expect(within(timeline).getAllByText("Still working")).toHaveLength(1);
+  expect(timeline).toHaveTextContent("signs of life again");
+  expect(timeline).not.toHaveTextContent("signs of life.");
   expect(timeline).not.toHaveTextContent("repeated-error");
   expect(timeline).not.toHaveTextContent("zombie");
   expect(timeline).toHaveTextContent("Progress checked: told the agent what to change");
@@ -334,6 +343,11 @@ test("a project's settings say in words when Healer steps in, and save the choic
   expect(form).toHaveTextContent("When a task fails");
   expect(form).toHaveTextContent("Ask me first");
   expect(form).not.toHaveTextContent("rewind_uncommitted_changes");
+  // What Healer may do is said before it happened, not as a report.
+  expect(form).toHaveTextContent("Pause a task that keeps failing and write a follow-up task");
+  expect(form).not.toHaveTextContent("Paused the task");
+  expect(form).toHaveTextContent("Times Healer may try to repair one task");
+  expect(form).not.toHaveTextContent("one agent session");
   expect(within(form).getByTestId("healer-mode-conservative-radio")).toBeChecked();
   expect(within(form).getByTestId("healer-onStuckSubtask")).not.toBeChecked();
   within(form).getByTestId("healer-mode-aggressive").click();

@@ -2,7 +2,7 @@
 // how often, which repairs it may use, and whether it asks before undoing an agent's work. A
 // section of the project's one settings form: its one Save button saves these too.
 import type { HealerConfig, HealerScenarios } from "../../bindings";
-import { spellInWords } from "../../healerText";
+import { spellAbility } from "../../healerText";
 
 const SPELLS = [
   "fix_typecheck_errors",
@@ -108,7 +108,7 @@ export function HealerSettings({ value: form, onChange }: { value: HealerForm; o
               <NumberField id="healer-stuck-hours" label="Hours a task may stay in progress before it counts as stuck" value={form.stuckAfterHours} min={1} onChange={(n) => change({ stuckAfterHours: n })} />
               <p className="field-label">What Healer may do</p>
               {SPELLS.map((spell) => (
-                <Toggle key={spell} id={`healer-may-${spell}`} title={spellInWords(spell)} checked={allowed(spell)} onChange={(on) => allow(spell, on)} />
+                <Toggle key={spell} id={`healer-may-${spell}`} title={spellAbility(spell)} checked={allowed(spell)} onChange={(on) => allow(spell, on)} />
               ))}
             </>
           )}

@@ -2,7 +2,15 @@
 // words and the steps that show it), the steering model's looks at the progress (what it chose
 // and said), messages it delivered, signs of life, a stuck agent ended.
 import type { JudgeAction, LoopRule, MessageDelivery, SteeringEntry, SteeringKind } from "../../bindings";
+import type { ReactNode } from "react";
 import { relativeTime, useNow } from "../../time";
+
+/** Text with `quoted code` shown as code, not as backticks. */
+export function withCode(text: string): ReactNode[] {
+  return text.split(/(`[^`\n]+`)/).map((part, i) =>
+    part.length > 2 && part.startsWith("`") && part.endsWith("`") ? <code key={i}>{part.slice(1, -1)}</code> : part,
+  );
+}
 
 const kindLabel: Record<SteeringKind, string> = {
   loop: "Going in circles",
@@ -61,7 +69,7 @@ function Entry({ entry, now }: { entry: SteeringEntry; now: number }) {
         <span className="muted">{relativeTime(entry.at, now)}</span>
       </div>
       {entry.detail && <p className="steering-detail">{entry.detail}</p>}
-      {entry.kind !== "heartbeat" && entry.message && <blockquote className="steering-message">{entry.message}</blockquote>}
+      {entry.kind !== "heartbeat" && entry.message && <blockquote className="steering-message">{withCode(entry.message)}</blockquote>}
       {entry.delivery && (
         <p className="steering-delivery muted" data-testid="steering-delivery" data-state={entry.delivery.state}>
           {deliveryWords(entry.delivery, now)}
@@ -70,7 +78,7 @@ function Entry({ entry, now }: { entry: SteeringEntry; now: number }) {
       {entry.evidence.length > 0 && (
         <ul className="steering-evidence">
           {entry.evidence.map((line, i) => (
-            <li key={i}>{line}</li>
+            <li key={i}>{withCode(line)}</li>
           ))}
         </ul>
       )}
@@ -78,8 +86,14 @@ function Entry({ entry, now }: { entry: SteeringEntry; now: number }) {
   );
 }
 
-export function SteeringTimeline({ entries }: { entries: SteeringEntry[] }) {
+/**
+ * The timeline; `live`: an agent works on the task now. "Still working" says something only
+ * while it does, and only its latest one.
+ */
+export function SteeringTimeline({ entries: all, live = true }: { entries: SteeringEntry[]; live?: boolean }) {
   const now = useNow();
+  const lastBeat = all.reduce((last, e) => (e.kind === "heartbeat" ? e.id : last), -1);
+  const entries = all.filter((e) => e.kind !== "heartbeat" || (live && e.id === lastBeat));
   if (entries.length === 0) return null;
   return (
     <>

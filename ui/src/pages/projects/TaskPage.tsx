@@ -125,7 +125,7 @@ export function TaskPage({ projectId, taskId }: { projectId: number; taskId: str
         <p className="muted">No agent has worked on this task yet.</p>
       )}
       <HealerCards projectId={projectId} heals={heals} snapshots={snapshots} />
-      <SteeringTimeline entries={steering} />
+      <SteeringTimeline entries={steering} live={running} />
       <EarlierSessions sessions={sessions} shown={shown} onShow={setChosen} />
     </section>
   );
