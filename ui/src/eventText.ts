@@ -165,7 +165,7 @@ export function describeEvent(event: Event): EventText {
         tone: "bad",
       };
     case "workflow_created":
-      return { title: `Workflow “${event.title}” created`, detail: "It runs on its schedule from now on.", tone: "info" };
+      return { title: `Workflow “${event.title}” created`, detail: "Its first version, 1.0, is saved.", tone: "info" };
     case "workflow_changed":
       return { title: `Workflow “${event.title}” ${event.what}`, detail: "", tone: "neutral" };
     case "workflow_deleted":

@@ -125,6 +125,19 @@ test("workflows can be searched and filtered, what needs you comes first in natu
   expect(titles()).toEqual(["Zebra import"]);
 });
 
+test("Healthy lists only workflows a run showed healthy, not ones that never ran", async () => {
+  const healer = new FakeHealer().install();
+  const ran = healer.addWorkflow({ title: "Ran green" }).workflow;
+  healer.addRun(ran.id, { status: "succeeded" });
+  healer.addWorkflow({ title: "Never ran" });
+  const { user } = renderApp();
+  await waitFor(() => expect(screen.getAllByTestId("workflow-row")).toHaveLength(2));
+  await user.click(screen.getByTestId("filter-healthy"));
+  await waitFor(() =>
+    expect(screen.getAllByTestId("workflow-row").map((r) => r.querySelector(".workflow-title")?.textContent)).toEqual(["Ran green"]),
+  );
+});
+
 test("Ctrl+K jumps to a workflow or a page by name, Ctrl+N opens a new workflow", async () => {
   const healer = new FakeHealer().install();
   const { workflow } = healer.addWorkflow({ title: "Weekly sales report" });

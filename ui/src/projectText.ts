@@ -138,7 +138,7 @@ export function commandOutput(text: string): string {
     .filter((line) => !/^(stdout|stderr): \(empty\)$/.test(line.trim()))
     .join("\n")
     .replace(/^(stdout|stderr)( \(\d+ bytes cut\))?:$/gm, (_, stream: string, cut?: string) =>
-      `${stream === "stdout" ? "It printed" : "Its errors"}${cut ? ` (${cut.trim().slice(1, -1)})` : ""}:`,
+      `${stream === "stdout" ? "It printed" : "It also printed, on its error output"}${cut ? ` (${cut.trim().slice(1, -1)})` : ""}:`,
     )
     .trim();
   const ended = ending.startsWith("exit code") ? `Finished with ${ending}` : capitalised(ending);

@@ -27,7 +27,8 @@ function matchesStatus(w: WorkflowSummary, filter: StatusFilter): boolean {
     case "healing":
       return w.healing;
     case "healthy":
-      return w.status === "active" && !w.healing && !w.review;
+      // Healthy is something a run showed: a workflow that never ran is not counted.
+      return w.status === "active" && !w.healing && !w.review && w.last_run !== null;
     case "paused":
       return w.status === "paused";
   }
