@@ -102,6 +102,14 @@ pub enum SessionStatus {
     Interrupted,
 }
 
+/// A message the person typed to a live session, as the agent receives it.
+pub fn person_text(message: &str) -> String {
+    format!(
+        "The person you are working for writes (through Healer): {}",
+        message.trim()
+    )
+}
+
 /// A steering message as an agent receives it: said to come from Healer, so the agent knows it
 /// is not the person's task changing.
 pub fn steering_text(message: &str) -> String {

@@ -153,6 +153,17 @@ pub fn run_project_task(
         .run_project(project_id, task_id.as_deref())?)
 }
 
+/// Write the agent of a running session a message; it reaches the agent at its next chance.
+#[tauri::command]
+#[specta::specta]
+pub fn say_to_session(
+    state: State<'_, AppState>,
+    session_id: i64,
+    text: String,
+) -> CmdResult<healer::store::SteeringEntry> {
+    Ok(state.engine()?.say_to_session(session_id, &text)?)
+}
+
 /// Stop a running session; its worktree is kept.
 #[tauri::command]
 #[specta::specta]

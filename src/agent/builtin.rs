@@ -243,10 +243,7 @@ impl Builtin {
 fn steering_inbox(services: Arc<Services>, session_id: i64) -> crate::llm::Inbox {
     Box::new(
         move || match services.store.take_steering_messages(session_id, "thread") {
-            Ok(messages) => messages
-                .iter()
-                .map(|m| crate::session::steering_text(&m.text))
-                .collect(),
+            Ok(messages) => messages.iter().map(|m| m.for_agent()).collect(),
             Err(e) => {
                 tracing::warn!(session_id, "steering messages could not be read: {e}");
                 vec![]

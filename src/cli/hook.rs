@@ -68,7 +68,7 @@ fn claude_code(paths: &Paths, session: i64, hook: &Value) -> Result<Option<Strin
     Ok(Some(
         messages
             .iter()
-            .map(|m| healer::session::steering_text(&m.text))
+            .map(|m| m.for_agent())
             .collect::<Vec<_>>()
             .join("\n\n"),
     ))

@@ -42,6 +42,15 @@ pub enum SessionCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Write the agent of a running session a message: it waits in the session's mailbox and
+    /// reaches the agent at its next chance (its conversation, Claude Code's hook, Codex's
+    /// resume)
+    Say {
+        id: i64,
+        text: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// Stop a running session (its worktree is kept)
     Stop {
         id: i64,
@@ -113,6 +122,16 @@ pub async fn run(command: SessionCommand, paths: &Paths) -> Result<bool> {
             Ok(true)
         }
         SessionCommand::Check { file, json } => check(&file, json),
+        SessionCommand::Say { id, text, json } => {
+            // The mailbox is stored: whichever engine runs the session delivers it.
+            let store = open(paths)?;
+            let entry = store.say_to_session(id, &text)?;
+            if json {
+                return print_json(&entry);
+            }
+            println!("Your message waits for the agent's next chance to read it; the task's timeline shows when it was delivered");
+            Ok(true)
+        }
         SessionCommand::Stop { id, json } => {
             match act(paths, Request::StopSession { id }, Duration::from_secs(30)).await? {
                 Response::Done if json => print_json(&serde_json::json!({"stopped": id})),

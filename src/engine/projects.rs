@@ -394,6 +394,15 @@ impl Handle {
         self.projects().wait(session.id).await
     }
 
+    /// Write the agent of a live session a message (see [`crate::store::Store::say_to_session`]).
+    pub fn say_to_session(
+        &self,
+        session_id: i64,
+        text: &str,
+    ) -> Result<crate::store::SteeringEntry> {
+        self.services.store.say_to_session(session_id, text)
+    }
+
     /// Stop a session: the agent's processes end, the worktree stays.
     pub fn stop_session(&self, session_id: i64) -> Result<()> {
         self.projects().stop(session_id)

@@ -452,13 +452,13 @@ impl Ctx<'_> {
             let messages = store.take_steering_messages(self.session_id, "resume")?;
             let text = messages
                 .iter()
-                .map(|m| crate::session::steering_text(&m.text))
+                .map(|m| m.for_agent())
                 .collect::<Vec<_>>()
                 .join("\n\n");
             if text.is_empty() {
                 break;
             }
-            self.note("Resuming the agent with a message from Healer's steering.")?;
+            self.note("Resuming the agent with a message for it.")?;
             end = self
                 .run_agent(agent.clone(), text, endpoint.clone(), Some(id))
                 .await?;

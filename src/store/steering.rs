@@ -23,14 +23,17 @@ pub enum SteeringKind {
     Zombie,
     /// The steering model looked at the task's progress and chose an action.
     Judgement,
+    /// The person wrote the agent a message.
+    Message,
 }
 
-const KINDS: [(SteeringKind, &str); 5] = [
+const KINDS: [(SteeringKind, &str); 6] = [
     (SteeringKind::Loop, "loop"),
     (SteeringKind::Delivery, "delivery"),
     (SteeringKind::Heartbeat, "heartbeat"),
     (SteeringKind::Zombie, "zombie"),
     (SteeringKind::Judgement, "judgement"),
+    (SteeringKind::Message, "message"),
 ];
 
 /// What the judge chose for a task in progress.
@@ -168,6 +171,8 @@ pub enum SteeringOrigin {
     Loop,
     /// The periodic judge (the steering model).
     Judge,
+    /// The person, typing to a live session.
+    Person,
 }
 
 impl SteeringOrigin {
@@ -175,6 +180,7 @@ impl SteeringOrigin {
         match self {
             SteeringOrigin::Loop => "loop",
             SteeringOrigin::Judge => "judge",
+            SteeringOrigin::Person => "person",
         }
     }
 }
@@ -186,6 +192,21 @@ pub struct SteeringMessage {
     pub session_id: i64,
     pub text: String,
     pub created_at: String,
+    /// Who wrote it: Healer's steering (a loop, the judge) or the person.
+    pub origin: SteeringOrigin,
+}
+
+impl SteeringMessage {
+    /// The message as the agent receives it: said to come from Healer or from the person, so
+    /// the agent knows it is not the task changing.
+    pub fn for_agent(&self) -> String {
+        match self.origin {
+            SteeringOrigin::Person => crate::session::person_text(&self.text),
+            SteeringOrigin::Loop | SteeringOrigin::Judge => {
+                crate::session::steering_text(&self.text)
+            }
+        }
+    }
 }
 
 /// A session's true heartbeat and its loop verdict.
@@ -195,6 +216,9 @@ pub struct SessionPulse {
     pub last_activity_at: Option<String>,
     pub loop_rule: Option<LoopRule>,
 }
+
+/// The longest message a person may type to a live agent, in characters.
+pub const MAX_PERSON_MESSAGE: usize = 4_000;
 
 /// A heartbeat goes on the timeline at most this often; the last activity itself is kept to
 /// the millisecond.
@@ -277,6 +301,40 @@ impl Store {
         })
     }
 
+    /// The person writes the agent of a live session a message: it waits in the session's
+    /// mailbox for the agent's next chance (its conversation, Claude Code's hook, Codex's
+    /// resume) and shows on the task's timeline as waiting, then delivered. A known secret in
+    /// it is redacted first.
+    pub fn say_to_session(&self, session_id: i64, text: &str) -> Result<SteeringEntry> {
+        let text = crate::secrets::redact_owned(text.trim().to_string());
+        if text.is_empty() {
+            return Err(crate::error::Error::InvalidInput(
+                "write what the agent should know".to_string(),
+            ));
+        }
+        if text.chars().count() > MAX_PERSON_MESSAGE {
+            return Err(crate::error::Error::InvalidInput(format!(
+                "a message to the agent may be at most {MAX_PERSON_MESSAGE} characters; put longer notes in the task's description"
+            )));
+        }
+        let session = self.session(session_id)?;
+        if session.status != crate::session::SessionStatus::Running {
+            return Err(crate::error::Error::InvalidInput(format!(
+                "the agent on \u{201c}{}\u{201d} is not working now, so a message cannot reach it; run the task again and write to the new session",
+                session.task_title
+            )));
+        }
+        let mut entry = NewSteeringEntry::new(
+            session.project_id,
+            &session.task_id,
+            Some(session_id),
+            SteeringKind::Message,
+        );
+        entry.message = Some(text.clone());
+        entry.detail = "You wrote the agent a message.".to_string();
+        self.record_steering_telling(&entry, Some((session_id, SteeringOrigin::Person, &text)))
+    }
+
     /// A message for session `session_id`, delivered at its next chance.
     pub fn queue_steering_message(
         &self,
@@ -329,7 +387,7 @@ impl Store {
                 let mut stmt = tx.prepare_cached(
                     "UPDATE steering_messages SET delivered_at = ?2, via = ?3
                      WHERE session_id = ?1 AND delivered_at IS NULL
-                     RETURNING id, session_id, text, created_at",
+                     RETURNING id, session_id, text, created_at, origin",
                 )?;
                 let rows = stmt
                     .query_map(params![session_id, at, via], |r| {
@@ -338,6 +396,11 @@ impl Store {
                             session_id: r.get(1)?,
                             text: r.get(2)?,
                             created_at: r.get(3)?,
+                            origin: match r.get::<_, String>(4)?.as_str() {
+                                "person" => SteeringOrigin::Person,
+                                "judge" => SteeringOrigin::Judge,
+                                _ => SteeringOrigin::Loop,
+                            },
                         })
                     })?
                     .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -346,7 +409,8 @@ impl Store {
             let mut taken = taken;
             taken.sort_by_key(|m| m.id);
             if via != "dropped" {
-                for message in &taken {
+                // A person's message has an entry of its own, which shows it delivered.
+                for message in taken.iter().filter(|m| m.origin != SteeringOrigin::Person) {
                     tx.execute(
                         "INSERT INTO steering_events (project_id, task_id, session_id, at, kind, message, detail)
                          VALUES (?1, ?2, ?3, ?4, 'delivery', ?5, ?6)",

@@ -634,3 +634,84 @@ async fn replace_in_conservative_mode_leaves_the_agent_at_work_when_the_person_s
         .expect("snapshots")
         .is_empty());
 }
+
+/// The person writes a live agent: through the CLI (`healer session say`, no engine of its
+/// own: the mailbox is stored) the message waits; the agent's next model request carries it,
+/// said to come from the person; the timeline's entry then shows it delivered through the
+/// conversation. A session that ended takes no message.
+#[tokio::test]
+async fn a_message_the_person_writes_reaches_the_running_agent_at_its_next_request() {
+    let pb = project_bed(false, |_| {}).await;
+    let engine = pb.engine();
+    let said = "Keep greet's signature as it is; only change the text.";
+    pb.bed.server.script([
+        wait_for_go(),
+        call("c2", "finish", json!({"summary": "done"})),
+    ]);
+    let (task_id, session) = waiting_session(&pb, "Be polite").await;
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_healer"))
+        .args(["session", "say", &session.id.to_string(), said])
+        .env("HEALER_DATA_DIR", pb.bed.paths.data_dir())
+        .output()
+        .expect("healer runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("waits for the agent's next chance"));
+    let entry = |pb: &ProjectBed| {
+        pb.engine()
+            .store()
+            .steering_timeline(pb.project.id, &task_id)
+            .expect("timeline")
+            .into_iter()
+            .find(|e| e.kind == SteeringKind::Message)
+            .expect("the person's message on the timeline")
+    };
+    let waiting = entry(&pb);
+    assert_eq!(waiting.message.as_deref(), Some(said));
+    assert_eq!(
+        waiting.delivery.as_ref().map(|d| d.state),
+        Some(healer::store::DeliveryState::Waiting)
+    );
+
+    let_go(&session);
+    let record = finished(engine, session.id).await;
+    assert_ne!(record.status, SessionStatus::Running);
+    let chats = pb.bed.server.chats();
+    let next = &chats[1].body["messages"];
+    let user = next
+        .as_array()
+        .expect("messages")
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .expect("a user message");
+    let text = user["content"].to_string();
+    assert!(text.contains(said), "{next}");
+    assert!(
+        text.contains("The person you are working for writes"),
+        "{text}"
+    );
+    let delivered = entry(&pb).delivery.expect("a message");
+    assert_eq!(delivered.state, healer::store::DeliveryState::Delivered);
+    assert_eq!(delivered.via.as_deref(), Some("thread"));
+    // Its own entry shows the delivery: no second "told the agent" entry for it.
+    assert!(!engine
+        .store()
+        .steering_timeline(pb.project.id, &task_id)
+        .expect("timeline")
+        .iter()
+        .any(|e| e.kind == SteeringKind::Delivery));
+
+    // The session has ended: a message cannot reach it, and the person is told why.
+    let refused = engine
+        .say_to_session(session.id, "one more thing")
+        .expect_err("refused");
+    assert!(
+        refused.to_string().contains("is not working now"),
+        "{refused}"
+    );
+    assert!(engine.say_to_session(session.id, "   ").is_err());
+}

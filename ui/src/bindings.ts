@@ -132,6 +132,8 @@ export const commands = {
 	runProjectTask: (projectId: number, taskId: string | null) => typedError<SessionRecord, ErrorPayload>(__TAURI_INVOKE("run_project_task", { projectId, taskId })),
 	/**  Stop a running session; its worktree is kept. */
 	stopSession: (sessionId: number) => typedError<null, ErrorPayload>(__TAURI_INVOKE("stop_session", { sessionId })),
+	/**  Write the agent of a running session a message; it reaches the agent at its next chance. */
+	sayToSession: (sessionId: number, text: string) => typedError<SteeringEntry, ErrorPayload>(__TAURI_INVOKE("say_to_session", { sessionId, text })),
 	getSession: (sessionId: number) => typedError<SessionDetail, ErrorPayload>(__TAURI_INVOKE("get_session", { sessionId })),
 	/**  A project's healer settings (the defaults when none were saved). */
 	getHealerConfig: (projectId: number) => typedError<HealerConfig, ErrorPayload>(__TAURI_INVOKE("get_healer_config", { projectId })),
@@ -1572,7 +1574,9 @@ export type SteeringKind =
 /**  No activity for too long: the session was ended as stuck. */
 "zombie" | 
 /**  The steering model looked at the task's progress and chose an action. */
-"judgement";
+"judgement" | 
+/**  The person wrote the agent a message. */
+"message";
 
 /**  The model steering would ask now. */
 export type SteeringModel = {

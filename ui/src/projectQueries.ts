@@ -156,6 +156,15 @@ export function useStopSession() {
   });
 }
 
+/** Write the agent of a live session a message; the task's timeline then shows it waiting. */
+export function useSayToSession() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: ({ sessionId, text }: { sessionId: number; text: string }) => api.sayToSession(sessionId, text),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: projectKeys.all }),
+  });
+}
+
 /** A live step: appended to the session's cached detail when it is the next one. */
 export function appendLiveStep(queryClient: QueryClient, step: StoredStep) {
   queryClient.setQueryData<SessionDetail>(projectKeys.session(step.session_id), (detail) => {

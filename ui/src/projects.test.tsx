@@ -438,3 +438,27 @@ test("Ctrl+K finds projects and tasks, Ctrl+N on a board adds a task, and a proj
   await waitFor(() => expect(healer.callsTo("remove_project")).toHaveLength(1));
   await waitFor(() => expect(window.location.hash).toBe("#/projects"));
 });
+
+test("the person writes a running agent a message: it is sent, shows as waiting on the timeline, and reads as theirs in the session", async () => {
+  const healer = healerWithProject();
+  healer.projects.tasks = [task("t1", "Greet properly", { status: "in_progress" })];
+  healer.projects.session(7, "t1", "running", [
+    step("Your task: Greet properly", { source: "user" }),
+    step("The person you are working for writes (through Healer): Keep the old greeting for Ada.", { source: "user" }),
+  ]);
+  const { user } = renderApp("#/projects/1/tasks/t1");
+  const steps = await screen.findByTestId("session-steps");
+  const theirs = within(steps).getAllByTestId("session-step").find((s) => s.dataset.kind === "person");
+  expect(theirs).toHaveTextContent("You told the agent");
+  expect(theirs).toHaveTextContent("Keep the old greeting for Ada.");
+  expect(theirs).not.toHaveTextContent("through Healer");
+
+  await user.type(screen.getByTestId("say-text"), "Use the date helper in utils.py.");
+  await user.click(screen.getByTestId("say-send"));
+  expect(await screen.findByTestId("say-sent")).toHaveTextContent("It reaches the agent at its next chance");
+  expect(healer.callsTo("say_to_session")[0]?.args).toEqual({ sessionId: 7, text: "Use the date helper in utils.py." });
+  expect(screen.getByTestId("say-text")).toHaveValue("");
+  const timeline = await screen.findByTestId("steering-timeline");
+  await waitFor(() => expect(timeline).toHaveTextContent("You wrote the agent"));
+  expect(within(timeline).getByTestId("steering-delivery")).toHaveTextContent("Waiting to reach the agent at its next chance.");
+});

@@ -206,6 +206,19 @@ export class FakeProjects {
           this.stopped.push(args.sessionId as number);
           return null;
         };
+      case "say_to_session":
+        return () => {
+          const session = this.sessions.find((s) => s.session.id === args.sessionId)?.session;
+          if (!session || session.status !== "running") throw { code: "invalid_input", message: "the agent is not working now, so a message cannot reach it" };
+          const entry = {
+            id: this.steering.length + 100, project_id: session.project_id, task_id: session.task_id, session_id: session.id,
+            at: new Date().toISOString(), kind: "message" as const, rule: null, message: args.text as string, evidence: [],
+            detail: "You wrote the agent a message.", tokens: 0, action: null,
+            delivery: { state: "waiting" as const, via: null, delivered_at: null },
+          };
+          this.steering.push(entry);
+          return entry;
+        };
       default:
         return undefined;
     }

@@ -1,11 +1,12 @@
 // An agent's session as it happens: Healer's notes, what the agent was asked, what it said,
 // each tool it used with what came back, the checks — streamed while it runs.
+import { useState, type FormEvent } from "react";
 import type { SessionDetail, StoredStep } from "../../bindings";
 import { Collapsible } from "../../components/Collapsible";
 import { InlineError } from "../../components/InlineError";
 import { SkeletonList, Spinner } from "../../components/Loading";
 import { StatusBadge } from "../../components/StatusBadge";
-import { useSession, useStopSession } from "../../projectQueries";
+import { useSayToSession, useSession, useStopSession } from "../../projectQueries";
 import {
   agentLabel,
   callInWords,
@@ -20,6 +21,62 @@ import { StopIcon } from "../../components/icons";
 
 /** How a steering message starts when it reaches an agent (the engine's `session::steering_text`). */
 const STEERING_PREFIX = "Healer, which watches this session, says:";
+/** How the person's own message starts when it reaches an agent (`session::person_text`). */
+const PERSON_PREFIX = "The person you are working for writes (through Healer):";
+
+/** A message box on a live session: what the person writes reaches the agent at its next chance. */
+function SayToAgent({ sessionId }: { sessionId: number }) {
+  const say = useSayToSession();
+  const [text, setText] = useState("");
+  const [sent, setSent] = useState(false);
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    if (!text.trim()) return;
+    say.mutate(
+      { sessionId, text },
+      {
+        onSuccess: () => {
+          setText("");
+          setSent(true);
+        },
+      },
+    );
+  }
+  return (
+    <form className="say-to-agent" onSubmit={submit} data-testid="say-to-agent">
+      <label className="field-label" htmlFor={`say-${sessionId}`}>
+        Tell the agent something
+      </label>
+      <div className="say-row">
+        <textarea
+          id={`say-${sessionId}`}
+          className="input textarea"
+          rows={2}
+          value={text}
+          onChange={(e) => {
+            setText(e.target.value);
+            setSent(false);
+          }}
+          onKeyDown={(e) => {
+            if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) submit(e);
+          }}
+          placeholder="Use the existing date helper instead of writing a new one."
+          data-testid="say-text"
+        />
+        <button type="submit" className="button button-primary" disabled={say.isPending || !text.trim()} data-testid="say-send">
+          {say.isPending && <Spinner />}
+          Send
+        </button>
+      </div>
+      {sent && (
+        <p className="muted" role="status" data-testid="say-sent">
+          Sent. It reaches the agent at its next chance; the task's timeline shows when it was delivered.
+        </p>
+      )}
+      {say.isError && <InlineError lead="The message was not sent." error={say.error} />}
+    </form>
+  );
+}
 
 const LONG_LINES = 12;
 const long = (text: string) => text.split("\n").length > LONG_LINES || text.length > 1500;
@@ -65,6 +122,14 @@ function StepItem({ step, result }: { step: StoredStep; result: StoredStep | und
       <li className={s.is_error ? "session-step step-check failed" : "session-step step-check"} data-testid="session-step" data-kind="check">
         <p className="session-step-title">Check {head}</p>
         <Output text={rest.join("\n")} />
+      </li>
+    );
+  }
+  if (s.source === "user" && s.text.startsWith(PERSON_PREFIX)) {
+    return (
+      <li className="session-step step-healer" data-testid="session-step" data-kind="person">
+        <p className="session-step-title">You told the agent</p>
+        <blockquote className="steering-message">{s.text.slice(PERSON_PREFIX.length).trim()}</blockquote>
       </li>
     );
   }
@@ -150,6 +215,7 @@ export function SessionView({ sessionId }: { sessionId: number }) {
       </div>
       {stop.isError && <InlineError error={stop.error} />}
       <Steps detail={detail} />
+      {running && <SayToAgent sessionId={s.id} />}
       {!running && (
         <div className={`session-end tone-${sessionStatusTone[s.status]}`} data-testid="session-end">
           <p>{s.summary}</p>

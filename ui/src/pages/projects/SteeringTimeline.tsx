@@ -18,6 +18,7 @@ const kindLabel: Record<SteeringKind, string> = {
   heartbeat: "Still working",
   zombie: "Ended as stuck",
   judgement: "Progress checked",
+  message: "You wrote the agent",
 };
 
 const actionLabel: Record<JudgeAction, string> = {
