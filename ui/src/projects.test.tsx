@@ -462,3 +462,12 @@ test("the person writes a running agent a message: it is sent, shows as waiting 
   await waitFor(() => expect(timeline).toHaveTextContent("You wrote the agent"));
   expect(within(timeline).getByTestId("steering-delivery")).toHaveTextContent("Waiting to reach the agent at its next chance.");
 });
+
+test("a folder path typed in the add form is looked at once the typing pauses, no Enter needed", async () => {
+  new FakeHealer().install();
+  const { user } = renderApp("#/projects/new");
+  expect(await screen.findByTestId("page-add-project")).toHaveTextContent("Healer looks at it as soon as you stop typing");
+  await user.type(screen.getByTestId("project-path"), FOLDER);
+  const state = await screen.findByTestId("folder-state", {}, { timeout: 3000 });
+  expect(state).toHaveAttribute("data-state", "ready");
+});

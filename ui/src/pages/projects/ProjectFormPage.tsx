@@ -1,6 +1,6 @@
 // Adding a project: choose its folder, see what Healer makes of it, confirm or edit what it
 // detected. Editing one: the same settings, for a project Healer has already.
-import { useId, useState } from "react";
+import { useEffect, useId, useState } from "react";
 import { Dialog } from "../../components/Dialog";
 import type { FolderCheck, ProjectInput } from "../../bindings";
 import { ArrowLeftIcon, CheckIcon, FolderIcon } from "../../components/icons";
@@ -48,9 +48,19 @@ function FolderState({ check, onInit, initing, initError }: { check: FolderCheck
   );
 }
 
+/** How long typing must pause before the typed folder is looked at. */
+const LOOK_AFTER_MS = 600;
+
 function FolderPicker({ path, onPath }: { path: string; onPath: (path: string) => void }) {
   const id = useId();
   const [text, setText] = useState(path);
+  // A typed path is looked at once the typing pauses (Enter or leaving the field: at once).
+  useEffect(() => {
+    const typed = text.trim();
+    if (!typed || typed === path) return;
+    const timer = window.setTimeout(() => onPath(typed), LOOK_AFTER_MS);
+    return () => window.clearTimeout(timer);
+  }, [text, path, onPath]);
   const [pickError, setPickError] = useState<unknown>(null);
   async function choose() {
     setPickError(null);
@@ -86,6 +96,7 @@ function FolderPicker({ path, onPath }: { path: string; onPath: (path: string) =
           Choose…
         </button>
       </div>
+      <span className="field-hint">Type or paste the folder's path, or choose it; Healer looks at it as soon as you stop typing.</span>
       {pickError !== null && <InlineError lead="The folder dialog did not open." error={pickError} />}
     </div>
   );
