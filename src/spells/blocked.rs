@@ -53,7 +53,7 @@ impl Spell for MarkBlocked {
                 )));
             }
             let mut description = format!(
-                "Healer blocked \u{201c}{}\u{201d} ({}): {what}.\n\nWhat failed:\n{}\n",
+                "Healer blocked \u{201c}{}\u{201d} ({}): {what}.\n\nWhat failed (its last lines):\n```\n{}\n```\n",
                 task.title,
                 task.id,
                 cx.context.failing_output.lines().rev().take(20).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n")

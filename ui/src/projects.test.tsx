@@ -471,3 +471,18 @@ test("a folder path typed in the add form is looked at once the typing pauses, n
   const state = await screen.findByTestId("folder-state", {}, { timeout: 3000 });
   expect(state).toHaveAttribute("data-state", "ready");
 });
+
+test("a follow-up's failing output shows as code inside the card, its words as sentences", async () => {
+  const healer = healerWithProject();
+  healer.projects.tasks = [
+    task("t2", "Follow up: Greet properly", {
+      description: "Healer blocked \u201cGreet properly\u201d (t1): the agent's change did not pass verification.\n\nWhat failed (its last lines):\n```\nAssertionError: Hey Ada\n" + "x".repeat(400) + "\n```\n",
+    }),
+  ];
+  renderApp("#/projects/1/tasks/t2");
+  const text = await screen.findByTestId("task-description-text");
+  expect(text.querySelector("pre")).toHaveTextContent("AssertionError: Hey Ada");
+  expect(text.querySelector("pre")).toHaveClass("task-description-code");
+  expect(text.textContent).not.toContain("```");
+  expect(text.querySelector("p")).toHaveTextContent("Healer blocked");
+});

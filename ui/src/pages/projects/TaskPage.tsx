@@ -38,6 +38,24 @@ function EarlierSessions({ sessions, shown, onShow }: { sessions: SessionRecord[
   );
 }
 
+/** A task's description as written; output between ``` fences shows as code that scrolls inside the card. */
+function Description({ text }: { text: string }) {
+  const parts = text.split(/^```[^\n]*\n?/m);
+  return (
+    <div className="task-description" data-testid="task-description-text">
+      {parts.map((part, i) =>
+        i % 2 === 1 ? (
+          <pre key={i} className="fenced-code task-description-code" tabIndex={0}>
+            {part.replace(/\n$/, "")}
+          </pre>
+        ) : (
+          part.trim() && <p key={i}>{part.trim()}</p>
+        ),
+      )}
+    </div>
+  );
+}
+
 export function TaskPage({ projectId, taskId }: { projectId: number; taskId: string }) {
   const detail = useProjectTask(projectId, taskId);
   const run = useRunTask(projectId);
@@ -95,7 +113,7 @@ export function TaskPage({ projectId, taskId }: { projectId: number; taskId: str
         <AddTaskForm projectId={projectId} tasks={[]} editing={item} onDone={() => setEditing(false)} />
       ) : (
         <div className="card task-about">
-          {task.description ? <p className="task-description">{task.description}</p> : <p className="muted">No description.</p>}
+          {task.description ? <Description text={task.description} /> : <p className="muted">No description.</p>}
           {(task.acceptance ?? []).length > 0 && (
             <>
               <h2 className="section-title">Done when</h2>
