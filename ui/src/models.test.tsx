@@ -223,8 +223,11 @@ test("Ollama found offers to use it", async () => {
   const { user } = renderApp("#/settings/models");
 
   const status = await screen.findByTestId("ollama-status");
-  await waitFor(() => expect(status).toHaveTextContent("Not found"));
+  await waitFor(() => expect(status).toHaveTextContent("Ollama is not running on this computer."));
   expect(status).toHaveTextContent("install Ollama from ollama.com");
+  // Nobody asked for Ollama: no alarm, no error text from the probe.
+  expect(status).not.toHaveTextContent("Not found");
+  expect(status).not.toHaveTextContent("refused");
   expect(within(status).queryByTestId("use-ollama")).not.toBeInTheDocument();
 
   healer.ollama = { base_url: "http://127.0.0.1:11434", running: true, models: ["llama3.2:3b", "qwen2.5-coder:7b"], detail: null };

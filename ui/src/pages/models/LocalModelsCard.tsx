@@ -76,21 +76,13 @@ function Found({ status, providers }: { status: OllamaStatus; providers: Provide
   );
 }
 
-function NotFound({ status }: { status: OllamaStatus }) {
+/** No Ollama here: said quietly, as a possibility (nobody asked for it), with no error text. */
+function NotFound() {
   return (
-    <>
-      <div className="ollama-line">
-        <StatusBadge tone="neutral" label="Not found" />
-        <span>
-          Nothing answers at <code className="inline-code">{status.base_url}</code>.
-        </span>
-      </div>
-      {status.detail && <p className="ollama-detail">{status.detail}</p>}
-      <p className="field-hint">
-        To run models on this computer without a key, install Ollama from ollama.com and pull a model, for example{" "}
-        <code className="inline-code nowrap">ollama pull qwen2.5-coder</code>. Then look again.
-      </p>
-    </>
+    <p className="field-hint" data-testid="ollama-absent">
+      Ollama is not running on this computer. To run models here without a key, install Ollama from ollama.com and pull
+      a model, for example <code className="inline-code nowrap">ollama pull qwen2.5-coder</code>, then look again.
+    </p>
   );
 }
 
@@ -131,7 +123,7 @@ export function LocalModelsCard({ providers }: { providers: ProviderView[] }) {
         </p>
       )}
       {ollama.isError && !looking && <InlineError lead="Healer couldn't look for Ollama." error={ollama.error} />}
-      {status && (status.running ? <Found status={status} providers={providers} /> : <NotFound status={status} />)}
+      {status && (status.running ? <Found status={status} providers={providers} /> : <NotFound />)}
     </section>
   );
 }
