@@ -91,7 +91,16 @@ fn tasks_of(project: &Project) -> Result<TaskFile> {
     read_file(&Path::new(&project.path).join(TASKS_FILE))
 }
 
-fn board_task(index: &TaskIndex<'_>, task: &Task, ready: &HashSet<&str>) -> BoardTask {
+/// Why a task Healer holds does not start: said on its card and on its page.
+pub const HELD_WORDS: &str =
+    "Healer is handling its failure (or waits for your answer); no agent starts on it until then";
+
+fn board_task(
+    index: &TaskIndex<'_>,
+    task: &Task,
+    ready: &HashSet<&str>,
+    held: &HashSet<&str>,
+) -> BoardTask {
     let waits_for = task
         .blocking_deps()
         .filter_map(|d| index.task(d))
@@ -100,7 +109,9 @@ fn board_task(index: &TaskIndex<'_>, task: &Task, ready: &HashSet<&str>) -> Boar
         .collect();
     BoardTask {
         ready: ready.contains(task.id.as_str()),
-        waiting: if task.status == TaskStatus::Open {
+        waiting: if task.status == TaskStatus::Open && held.contains(task.id.as_str()) {
+            Some(HELD_WORDS.to_string())
+        } else if task.status == TaskStatus::Open {
             index.not_ready_reason(task)
         } else {
             None
@@ -128,7 +139,12 @@ pub fn summary(store: &Store, project: Project) -> Result<ProjectSummary> {
                 };
                 *slot += 1;
             }
-            (ready(&file).len(), file.problems.len(), None)
+            let held = store.held_tasks(project.id)?;
+            let ready_here = ready(&file)
+                .iter()
+                .filter(|t| !held.iter().any(|h| h == &t.id))
+                .count();
+            (ready_here, file.problems.len(), None)
         }
         Err(e) => (0, 0, Some(e.to_string())),
     };
@@ -157,12 +173,19 @@ pub fn detail(store: &Store, project: Project) -> Result<ProjectDetail> {
         );
     }
     let index = TaskIndex::new(&file);
-    let next = ready_order(&index.tasks);
+    // A task Healer holds (an invocation works on it or waits) is not ready: Run next passes
+    // over it, and the board says why.
+    let held_ids = store.held_tasks(project.id)?;
+    let held: HashSet<&str> = held_ids.iter().map(String::as_str).collect();
+    let next: Vec<&Task> = ready_order(&index.tasks)
+        .into_iter()
+        .filter(|t| !held.contains(t.id.as_str()))
+        .collect();
     let ready_ids: HashSet<&str> = next.iter().map(|t| t.id.as_str()).collect();
     let tasks = index
         .tasks
         .iter()
-        .map(|t| board_task(&index, t, &ready_ids))
+        .map(|t| board_task(&index, t, &ready_ids, &held))
         .collect();
     Ok(ProjectDetail {
         repo,
@@ -178,13 +201,18 @@ pub fn detail(store: &Store, project: Project) -> Result<ProjectDetail> {
 pub fn task_detail(store: &Store, project: Project, task_id: &str) -> Result<TaskDetail> {
     let file = tasks_of(&project)?;
     let index = TaskIndex::new(&file);
-    let next = ready_order(&index.tasks);
-    let ready_ids: HashSet<&str> = next.iter().map(|t| t.id.as_str()).collect();
+    let held_ids = store.held_tasks(project.id)?;
+    let held: HashSet<&str> = held_ids.iter().map(String::as_str).collect();
+    let ready_ids: HashSet<&str> = ready_order(&index.tasks)
+        .into_iter()
+        .map(|t| t.id.as_str())
+        .filter(|id| !held.contains(id))
+        .collect();
     let task = index.task(task_id).ok_or_else(|| Error::NotFound {
         what: format!("task {task_id:?} in \u{201c}{}\u{201d}", project.name),
     })?;
     Ok(TaskDetail {
-        task: board_task(&index, task, &ready_ids),
+        task: board_task(&index, task, &ready_ids, &held),
         sessions: store.list_sessions(project.id, Some(task_id), RECENT_SESSIONS)?,
         steering: store.steering_timeline(project.id, task_id)?,
         heals: store.invocations(Some(project.id), Some(task_id), RECENT_SESSIONS)?,

@@ -59,8 +59,9 @@ describe("Steering in the real window", { timeout: 420_000 }, () => {
     const timeline = await session.waitFor('[data-testid="steering-timeline"]', {
       timeoutMs: 200_000,
       intervalMs: 2_000,
-      predicate: (t) => t.includes("Progress checked: told the agent what to change"),
-      what: "the steering model's look on the timeline",
+      // The agent sits in its waiting command: the message waits too, and the timeline says so.
+      predicate: (t) => t.includes("Progress checked: a message for the agent is on its way") && t.includes("Waiting to reach the agent"),
+      what: "the steering model's look on the timeline, its message waiting",
     });
     const words = await session.getText(timeline.id);
     assert.ok(words.includes(STEER_MESSAGE), words);
@@ -76,8 +77,11 @@ describe("Steering in the real window", { timeout: 420_000 }, () => {
     writeFileSync(path.join(app.dataDir, "worktrees", String(projectId), "slot-1", "go"), "");
     await session.waitFor('[data-testid="steering-timeline"]', {
       timeoutMs: 60_000,
-      predicate: (t) => t.includes("Told the agent"),
-      what: "the delivery on the timeline",
+      predicate: (t) =>
+        t.includes("Told the agent") &&
+        t.includes("Progress checked: told the agent what to change") &&
+        t.includes("Delivered to the agent as the next message of its conversation"),
+      what: "the delivery on the timeline, and the look saying it was delivered",
     });
     await app.shot("timeline-delivered");
   });

@@ -345,6 +345,16 @@ async fn in_conservative_mode_a_rewind_asks_first_naming_the_snapshot() {
         .expect("invocations");
     assert_eq!(waiting[0].status, InvocationStatus::Waiting);
     assert_eq!(waiting[0].waiting_checkpoint, Some(checkpoint.id));
+    // The board says the task is held: not "runs next", and why.
+    let board = engine.project_detail(pb.project.id).expect("board");
+    assert_eq!(board.next, None);
+    let held = board
+        .tasks
+        .iter()
+        .find(|b| b.task.id == t.id)
+        .expect("the task");
+    assert!(!held.ready);
+    assert_eq!(held.waiting.as_deref(), Some(healer::project::HELD_WORDS));
     // The person is told under the project, with buttons for the question and the task.
     let notes = engine
         .store()
