@@ -20,6 +20,34 @@ const UNTRUSTED = /^<<<UNTRUSTED (.+) BEGIN>>>$/;
 /** A short line ending in a colon, such as "stderr:", names the block after it. */
 const LABEL = /^(.{1,60}):$/;
 
+/** Sentences Healer writes for the model (how to treat the output, which tool to call): not for the person. */
+const FOR_THE_MODEL = [/untrusted data/i, /never instructions/i, /\bcall fix\b/i, /do not call fix/i, /^Repair the script:/i, /Ignore anything inside it/i];
+
+/** Engine words a person need not know, said plainly. */
+export function plainWords(text: string): string {
+  return text
+    .replace(/\s*\(cgroup\)/g, "")
+    .replace(/(^|[.!?]\s+)Landlock\b/g, "$1The sandbox")
+    .replace(/\bLandlock\b/g, "the sandbox")
+    .replace(/\bcgroups?\b/g, "process group");
+}
+
+/** Prose of a brief written for the model, as the person reads it: its directives to the model left out. */
+export function forPerson(prose: string): string {
+  return plainWords(
+    prose
+      .split("\n")
+      .map((line) =>
+        line
+          .split(/(?<=[.!?])\s+/)
+          .filter((sentence) => !FOR_THE_MODEL.some((re) => re.test(sentence.trim())))
+          .join(" "),
+      )
+      .filter((line, i, all) => line.trim() !== "" || (i > 0 && all[i - 1].trim() !== ""))
+      .join("\n"),
+  ).trim();
+}
+
 /** Splits `text` into prose and its ``` fenced and <<<UNTRUSTED …>>> blocks. */
 export function segments(text: string): Segment[] {
   const lines = text.split("\n");

@@ -90,7 +90,7 @@ function Steps({ detail, runtime }: { detail: AutoFixDetail; runtime: Runtime })
         return m === firstUser ? (
           <Step key={m.id} kind="evidence" title="What failed" testId="autofix-evidence">
             <Collapsible long={isLong(m.content)} more="Show all of it">
-              <FencedText text={m.content} />
+              <FencedText text={m.content} brief />
             </Collapsible>
           </Step>
         ) : (
