@@ -46,11 +46,17 @@ impl Handle {
         }
         let which = match stream {
             OutputStream::Stdout => "output",
-            OutputStream::Stderr => "errors",
+            OutputStream::Stderr => "error-output",
+        };
+        // Named as the window names the run (#1, #2 … of this workflow), not by its id.
+        let number = if run.number > 0 {
+            i64::from(run.number)
+        } else {
+            run_id
         };
         let target = free_name(
             folder,
-            &format!("{}-run-{run_id}-try-{attempt}-{which}", workflow.name),
+            &format!("{}-run-{number}-try-{attempt}-{which}", workflow.name),
         );
         std::fs::create_dir_all(folder)
             .map_err(|e| Error::io(format!("cannot create {}", folder.display()), e))?;

@@ -328,6 +328,11 @@ async fn the_whole_log_is_kept_on_disk_and_can_be_taken_away() {
     use healer::workflow::runner::OutputStream;
     let bed = bed(true, false).await;
     let engine = &bed.engine;
+    // Another workflow ran first: the export's run is its workflow's #1 but not run id 1.
+    let other = engine
+        .create_workflow(input("Warm up", Runtime::Python3, "print('hi')\n"))
+        .expect("create");
+    engine.run_and_wait(other.id).await.expect("run");
     // 300,000 lines: far past the 128 KiB the database keeps.
     let w = engine
         .create_workflow(input(
@@ -338,6 +343,8 @@ async fn the_whole_log_is_kept_on_disk_and_can_be_taken_away() {
         .expect("create");
     let run = engine.run_and_wait(w.id).await.expect("run");
     assert_eq!(run.run.status, RunStatus::Succeeded);
+    assert_ne!(run.run.id, 1);
+    assert_eq!(run.run.number, 1);
     assert!(run.attempts[0].stdout_cut > 0, "the stored copy is cut");
 
     let downloads = tempfile::tempdir().expect("downloads");

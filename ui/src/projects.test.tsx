@@ -486,3 +486,16 @@ test("a follow-up's failing output shows as code inside the card, its words as s
   expect(text.textContent).not.toContain("```");
   expect(text.querySelector("p")).toHaveTextContent("Healer blocked");
 });
+
+test("a check row just added shows no problems until the person types in it or saves", async () => {
+  healerWithProject();
+  const { user } = renderApp("#/projects/1/settings");
+  await screen.findByTestId("verify-command-0");
+  await user.click(screen.getByRole("button", { name: /Add a check/ }));
+  await screen.findByTestId("verify-command-1");
+  // The engine's check runs (it finds the empty row); nothing is shown under the new row yet.
+  await new Promise((r) => setTimeout(r, 800));
+  expect(screen.queryByTestId("field-error-verify-1")).toBeNull();
+  await user.click(screen.getByTestId("save-project"));
+  expect(await screen.findByTestId("field-error-verify-1")).toBeInTheDocument();
+});

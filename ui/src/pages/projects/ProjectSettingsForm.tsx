@@ -79,7 +79,16 @@ export function ProjectSettingsForm({
   const settled = useSettled(input);
   const validation = useProjectValidation(settled, projectId);
   const problems: FieldProblem[] = validation.data ?? [];
-  const under = (field: string) => problems.filter((p) => (fieldOf[p.field] ?? p.field) === field);
+  // A check row the person just added and has not typed in yet shows no problems until they
+  // type in it or try to save: an empty row is not yet a mistake.
+  const [typedIn, setTypedIn] = useState<Set<number>>(() => new Set());
+  const [triedToSave, setTriedToSave] = useState(false);
+  const quiet = (field: string) => {
+    const at = /^verify\.(\d+)$/.exec(field);
+    const row = at ? form.verify[Number(at[1])] : undefined;
+    return !triedToSave && row !== undefined && !typedIn.has(row.key) && !row.name.trim() && !row.command.trim();
+  };
+  const under = (field: string) => (quiet(field) ? [] : problems.filter((p) => (fieldOf[p.field] ?? p.field) === field));
   const invalid = (field: string) => under(field).length > 0;
   const change = (fields: Partial<ProjectForm>) => setForm((f) => ({ ...f, ...fields }));
   const [initialText] = useState(() => JSON.stringify(toInput(initial)));
@@ -89,11 +98,14 @@ export function ProjectSettingsForm({
 
   function submit(event: FormEvent) {
     event.preventDefault();
+    setTriedToSave(true);
     if (!saving && problems.length === 0 && !validation.isFetching) onSave(input);
   }
 
-  const setRow = (key: number, fields: { name?: string; command?: string }) =>
+  const setRow = (key: number, fields: { name?: string; command?: string }) => {
+    setTypedIn((typed) => new Set(typed).add(key));
     change({ verify: form.verify.map((r) => (r.key === key ? { ...r, ...fields } : r)) });
+  };
 
   return (
     <form className="workflow-form" onSubmit={submit} noValidate data-testid="project-form">
@@ -284,7 +296,8 @@ export function ProjectSettingsForm({
         <button
           type="submit"
           className="button button-primary"
-          disabled={saving || problems.length > 0 || validation.isPending}
+          // Enabled while the only problem is a row not typed in yet: pressing Save shows it.
+          disabled={saving || problems.some((p) => !quiet(fieldOf[p.field] ?? p.field)) || validation.isPending}
           data-testid="save-project"
         >
           {saving && <Spinner />}
