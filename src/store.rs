@@ -61,7 +61,7 @@ pub use projects::{
 };
 pub use requests::{RequestRow, RequestStatus};
 pub use runs::{AttemptEnd, InterruptedAttempt};
-pub use sessions::{NewSession, SessionOutcome, SessionRecord, StoredStep};
+pub use sessions::{NewSession, PastSession, SessionOutcome, SessionRecord, StoredStep};
 pub use snapshots::{NewSnapshot, SnapshotRecord};
 pub use steering::{
     DeliveryState, JudgeAction, MessageDelivery, NewSteeringEntry, SessionPulse, SteeringEntry,

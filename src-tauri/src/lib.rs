@@ -110,6 +110,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             project_commands::run_project_task,
             project_commands::stop_session,
             project_commands::say_to_session,
+            project_commands::list_past_sessions,
             project_commands::get_session,
             project_commands::get_healer_config,
             project_commands::set_healer_config,

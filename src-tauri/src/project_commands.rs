@@ -153,6 +153,15 @@ pub fn run_project_task(
         .run_project(project_id, task_id.as_deref())?)
 }
 
+/// Every project's sessions, newest first.
+#[tauri::command]
+#[specta::specta]
+pub fn list_past_sessions(
+    state: State<'_, AppState>,
+) -> CmdResult<Vec<healer::store::PastSession>> {
+    Ok(state.engine()?.session_history()?)
+}
+
 /// Write the agent of a running session a message; it reaches the agent at its next chance.
 #[tauri::command]
 #[specta::specta]

@@ -37,6 +37,8 @@ const HEALER_APPEARS: std::time::Duration = std::time::Duration::from_secs(3);
 /// How long `project run --wait` waits at most for the healer service's own work.
 const HEALER_WORKS: std::time::Duration = std::time::Duration::from_secs(600);
 
+/// Past sessions the Sessions page lists.
+const SESSION_HISTORY: u32 = 500;
 impl Handle {
     pub(super) fn projects(&self) -> &Arc<project::Projects> {
         &self.inner.projects
@@ -444,6 +446,11 @@ impl Handle {
     }
 
     /// [`Handle::live_sessions`] as of now.
+    /// The sessions of every project, newest first (the Sessions page's history).
+    pub fn session_history(&self) -> Result<Vec<crate::store::PastSession>> {
+        self.services.store.session_history(SESSION_HISTORY)
+    }
+
     pub fn live_sessions_now(&self) -> Result<Vec<crate::steering::LiveSession>> {
         self.live_sessions(chrono::Utc::now())
     }

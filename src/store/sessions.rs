@@ -36,6 +36,15 @@ pub struct SessionRecord {
     pub resumed_from: Option<i64>,
 }
 
+/// A session for the history on the Sessions page: with its project's name and the model
+/// tokens its steps reported (0 where the agent reports none).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct PastSession {
+    pub session: SessionRecord,
+    pub project_name: String,
+    pub tokens: u64,
+}
+
 /// What a session starts with.
 #[derive(Debug, Clone)]
 pub struct NewSession<'a> {
@@ -147,6 +156,31 @@ impl Store {
             let mut stmt = c.prepare_cached(&sql)?;
             let rows = stmt
                 .query_map(params![project_id, task_id, limit], session_from_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })
+    }
+
+    /// Every project's sessions, newest first: the Sessions page's history.
+    pub fn session_history(&self, limit: u32) -> Result<Vec<PastSession>> {
+        let sql = format!(
+            "SELECT {COLUMNS},
+                    (SELECT p.name FROM projects p WHERE p.id = agent_sessions.project_id),
+                    (SELECT COALESCE(SUM(COALESCE(s.prompt_tokens, 0) + COALESCE(s.completion_tokens, 0)), 0)
+                       FROM session_steps s WHERE s.session_id = agent_sessions.id)
+             FROM agent_sessions ORDER BY id DESC LIMIT ?1"
+        );
+        self.call(|c| {
+            let mut stmt = c.prepare_cached(&sql)?;
+            let rows = stmt
+                .query_map([limit], |r| {
+                    let tokens: i64 = r.get(20)?;
+                    Ok(PastSession {
+                        session: session_from_row(r)?,
+                        project_name: r.get::<_, Option<String>>(19)?.unwrap_or_default(),
+                        tokens: u64::try_from(tokens).unwrap_or(0),
+                    })
+                })?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
             Ok(rows)
         })

@@ -167,6 +167,15 @@ async fn a_task_that_keeps_failing_is_repaired_once_then_blocked_at_its_third_fa
     );
     let path = refs[0]["trajectory_path"].as_str().expect("a path");
     assert!(std::path::Path::new(path).is_file(), "{path}");
+    // The Sessions page's history: every session, newest first, with its project and tokens.
+    let history = engine.session_history().expect("history");
+    let ids: Vec<i64> = history.iter().map(|p| p.session.id).collect();
+    let mut newest_first = ids.clone();
+    newest_first.sort_unstable_by(|a, b| b.cmp(a));
+    assert_eq!(ids, newest_first);
+    assert!(history.iter().filter(|p| p.session.task_id == t.id).count() == 3);
+    assert!(history.iter().all(|p| p.project_name == "greeter"));
+    assert!(history.iter().any(|p| p.tokens > 0), "{history:?}");
     // The limit held: one repair in all.
     let repairs = all
         .iter()

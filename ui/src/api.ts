@@ -202,6 +202,7 @@ export const api = {
   updateProject: (id: number, input: ProjectInput) => unwrap(commands.updateProject(id, input)),
   removeProject: (id: number) => unwrap(commands.removeProject(id)),
   sayToSession: (sessionId: number, text: string) => unwrap(commands.sayToSession(sessionId, text)),
+  listPastSessions: () => unwrap(commands.listPastSessions()),
   listProjects: () => unwrap(commands.listProjects()),
   getProject: (id: number) => unwrap(commands.getProject(id)),
   getProjectTask: (projectId: number, taskId: string) => unwrap(commands.getProjectTask(projectId, taskId)),

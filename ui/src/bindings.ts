@@ -134,6 +134,8 @@ export const commands = {
 	stopSession: (sessionId: number) => typedError<null, ErrorPayload>(__TAURI_INVOKE("stop_session", { sessionId })),
 	/**  Write the agent of a running session a message; it reaches the agent at its next chance. */
 	sayToSession: (sessionId: number, text: string) => typedError<SteeringEntry, ErrorPayload>(__TAURI_INVOKE("say_to_session", { sessionId, text })),
+	/**  Every project's sessions, newest first. */
+	listPastSessions: () => typedError<PastSession[], ErrorPayload>(__TAURI_INVOKE("list_past_sessions")),
 	getSession: (sessionId: number) => typedError<SessionDetail, ErrorPayload>(__TAURI_INVOKE("get_session", { sessionId })),
 	/**  A project's healer settings (the defaults when none were saved). */
 	getHealerConfig: (projectId: number) => typedError<HealerConfig, ErrorPayload>(__TAURI_INVOKE("get_healer_config", { projectId })),
@@ -1025,6 +1027,16 @@ export type PackageRow = {
 	wanted: string,
 	/**  The version the lock says is installed. */
 	installed: string | null,
+};
+
+/**
+ *  A session for the history on the Sessions page: with its project's name and the model
+ *  tokens its steps reported (0 where the agent reports none).
+ */
+export type PastSession = {
+	session: SessionRecord,
+	project_name: string,
+	tokens: number,
 };
 
 /**  An error signature as the Memory page lists it. */

@@ -500,6 +500,11 @@ export function useSteeringSettings() {
 /** Sessions move while they run: the list is looked at again every few seconds. */
 const LIVE_SESSIONS_POLL_MS = 5_000;
 
+/** Every project's sessions, newest first; kept fresh with the live ones. */
+export function usePastSessions() {
+  return useQuery({ queryKey: ["past-sessions"] as const, queryFn: api.listPastSessions, refetchInterval: LIVE_SESSIONS_POLL_MS });
+}
+
 export function useLiveSessions() {
   return useQuery({ queryKey: ["live-sessions"] as const, queryFn: api.listLiveSessions, refetchInterval: LIVE_SESSIONS_POLL_MS });
 }

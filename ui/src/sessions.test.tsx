@@ -2,6 +2,7 @@ import { screen, waitFor, within } from "@testing-library/react";
 import { expect, test } from "vitest";
 import { FakeHealer } from "./test/fakeHealer";
 import { renderApp } from "./test/renderApp";
+import type { SessionRecord } from "./bindings";
 
 test("the Sessions page lists every live session with its last activity and verdict, and the person's own only when watched", async () => {
   const healer = new FakeHealer().install();
@@ -43,4 +44,35 @@ test("with no agent at work the Sessions page says so", async () => {
   new FakeHealer().install();
   renderApp("#/sessions");
   expect(await screen.findByTestId("no-sessions")).toHaveTextContent("No agent is at work right now");
+});
+
+test("the Sessions page lists past sessions of every project, filterable, each opening its task", async () => {
+  const healer = new FakeHealer().install();
+  const session = (id: number, task: string, title: string, status: SessionRecord["status"], project_id = 1): SessionRecord => ({
+    id, project_id, task_id: task, task_title: title, agent: "builtin", status, worktree: "/w", branch: `healer/${task}`,
+    base_commit: null, pgid: null, agent_session_id: null, transcript: null, exit_code: null, summary: "", commit_id: null,
+    merged: false, started_at: "2026-11-28T10:00:00.000Z", ended_at: "2026-11-28T10:04:30.000Z", resumed_from: null,
+  });
+  healer.pastSessions = [
+    { session: session(3, "t2", "Fix login", "failed"), project_name: "greeter", tokens: 12_400 },
+    { session: session(2, "t1", "Add dark mode", "finished", 2), project_name: "website", tokens: 0 },
+  ];
+  const { user } = renderApp("#/sessions");
+  const history = await screen.findByTestId("session-history");
+  await waitFor(() => expect(within(history).getAllByTestId("past-session")).toHaveLength(2));
+  const [first] = within(history).getAllByTestId("past-session");
+  expect(first).toHaveTextContent("Fix login");
+  expect(first).toHaveTextContent("greeter");
+  expect(first).toHaveTextContent("Failed");
+  expect(first).toHaveTextContent("5 minutes");
+  expect(first).toHaveTextContent("12,400 tokens");
+  expect(first.querySelector("a")).toHaveAttribute("href", "#/projects/1/tasks/t2");
+
+  await user.type(within(history).getByTestId("history-search"), "website");
+  await waitFor(() => expect(within(history).getAllByTestId("past-session")).toHaveLength(1));
+  expect(within(history).getByTestId("past-session")).toHaveTextContent("Add dark mode");
+  await user.clear(within(history).getByTestId("history-search"));
+  await user.selectOptions(within(history).getByTestId("history-status"), "failed");
+  await waitFor(() => expect(within(history).getAllByTestId("past-session")).toHaveLength(1));
+  expect(within(history).getByTestId("past-session")).toHaveTextContent("Fix login");
 });

@@ -1,14 +1,17 @@
 // Sessions: every agent at work right now — the ones Healer runs on projects' tasks and, when
 // the person turns it on, the Claude Code sessions they run themselves — with when each last
 // did something and whether it is going in circles.
-import type { LiveSession, SteeringSettings } from "../bindings";
+import { useState } from "react";
+import type { LiveSession, PastSession, SessionStatus, SteeringSettings } from "../bindings";
 import { EmptyState } from "../components/EmptyState";
 import { SessionsIcon } from "../components/icons";
 import { InlineError } from "../components/InlineError";
 import { SkeletonList } from "../components/Loading";
 import { PageHeader } from "../components/PageHeader";
-import { agentLabel } from "../projectText";
-import { useLiveSessions, useSetSteeringSettings, useSteeringSettings } from "../queries";
+import { StatusBadge } from "../components/StatusBadge";
+import { tokens } from "../modelText";
+import { agentLabel, durationText, sessionStatusLabel, sessionStatusTone } from "../projectText";
+import { useLiveSessions, usePastSessions, useSetSteeringSettings, useSteeringSettings } from "../queries";
 import { relativeTime, useNow } from "../time";
 import { projectTaskHref } from "../usePage";
 import { Toggle } from "./BackgroundSettings";
@@ -68,6 +71,75 @@ function OwnSessionsToggle({ settings }: { settings: SteeringSettings }) {
   );
 }
 
+const statusFilters: { value: SessionStatus | "all"; label: string }[] = [
+  { value: "all", label: "Any outcome" },
+  { value: "finished", label: "Finished" },
+  { value: "failed", label: "Failed" },
+  { value: "stopped", label: "Stopped" },
+  { value: "timed_out", label: "Out of time" },
+  { value: "running", label: "Working now" },
+];
+
+/** Past sessions of every project, newest first: filterable, each opening its task's page. */
+function History() {
+  const past = usePastSessions();
+  const now = useNow(30_000);
+  const [words, setWords] = useState("");
+  const [status, setStatus] = useState<SessionStatus | "all">("all");
+  const terms = words.trim().toLowerCase().split(/\s+/).filter(Boolean);
+  const shown = (past.data ?? []).filter(
+    (p: PastSession) =>
+      (status === "all" || p.session.status === status) &&
+      terms.every((t) => `${p.project_name} ${p.session.task_title} ${agentLabel[p.session.agent]}`.toLowerCase().includes(t)),
+  );
+  return (
+    <section className="session-history" data-testid="session-history">
+      <h2 className="section-label">Past sessions</h2>
+      <div className="history-filters">
+        <input
+          className="input"
+          value={words}
+          onChange={(e) => setWords(e.target.value)}
+          placeholder="Find by project, task or agent"
+          aria-label="Find by project, task or agent"
+          data-testid="history-search"
+        />
+        <select className="select" value={status} onChange={(e) => setStatus(e.target.value as SessionStatus | "all")} aria-label="Outcome" data-testid="history-status">
+          {statusFilters.map((f) => (
+            <option key={f.value} value={f.value}>
+              {f.label}
+            </option>
+          ))}
+        </select>
+      </div>
+      {past.isError && <InlineError lead="The past sessions couldn't be loaded." error={past.error} onRetry={() => void past.refetch()} />}
+      {past.isPending && <SkeletonList rows={2} label="Loading past sessions" />}
+      {past.data && shown.length === 0 && <p className="muted">{past.data.length === 0 ? "No agent has worked on a task yet." : "No session matches."}</p>}
+      {shown.length > 0 && (
+        <ul className="card list past-sessions">
+          {shown.map(({ session: s, project_name, tokens: used }) => (
+            <li key={s.id} className="past-session" data-testid="past-session" data-status={s.status}>
+              <a className="past-session-main" href={projectTaskHref(s.project_id, s.task_id)}>
+                <strong>{s.task_title}</strong>
+                <span className="muted">
+                  {project_name} · {agentLabel[s.agent]} · {relativeTime(s.started_at, now)}
+                </span>
+              </a>
+              <span className="past-session-side">
+                <StatusBadge tone={sessionStatusTone[s.status]} label={sessionStatusLabel[s.status]} />
+                <span className="muted">
+                  {s.status === "running" ? `for ${durationText(s.started_at, null)}` : durationText(s.started_at, s.ended_at)}
+                  {used > 0 && ` · ${tokens(used)} tokens`}
+                </span>
+              </span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
 export function SessionsPage() {
   const sessions = useLiveSessions();
   const settings = useSteeringSettings();
@@ -75,7 +147,7 @@ export function SessionsPage() {
   const list = sessions.data ?? [];
   return (
     <section className="page" data-testid="page-sessions">
-      <PageHeader title="Sessions" description="Every agent at work right now, when it last did something, and whether it is going in circles." />
+      <PageHeader title="Sessions" description="Every agent at work right now, when it last did something, whether it is going in circles — and the sessions before." />
       {sessions.isError && <InlineError lead="The sessions couldn't be loaded." error={sessions.error} onRetry={() => void sessions.refetch()} />}
       {sessions.isPending && <SkeletonList rows={2} label="Loading sessions" />}
       {sessions.data && list.length === 0 && (
@@ -92,6 +164,7 @@ export function SessionsPage() {
           ))}
         </ul>
       )}
+      <History />
       <section className="card settings-section" data-testid="own-sessions">
         {settings.data && <OwnSessionsToggle settings={settings.data} />}
         {settings.isError && <InlineError lead="The setting couldn't be loaded." error={settings.error} />}

@@ -27,6 +27,7 @@ import {
   type Schedule,
   type ScriptVersion,
   type LiveSession,
+  type PastSession,
   type SteeringModelSetting,
   type SteeringModelView,
   type SteeringSettings,
@@ -220,6 +221,7 @@ export class FakeHealer {
   steeringModel: SteeringModelSetting | null = null;
   /** What the Sessions page lists; the person's own only while they are watched. */
   liveSessions: LiveSession[] = [];
+  pastSessions: PastSession[] = [];
   steeringSettings: SteeringSettings = {
     enabled: true, zombie_after_secs: 1800, max_loop_messages: 3, judge_every_secs: 900, watch_own_sessions: false,
   };
@@ -773,6 +775,8 @@ export class FakeHealer {
         return null;
       case "list_live_sessions":
         return this.liveSessions.filter((s) => s.origin === "healer" || this.steeringSettings.watch_own_sessions);
+      case "list_past_sessions":
+        return this.pastSessions;
       case "get_steering_settings":
         return this.steeringSettings;
       case "set_steering_settings": {
