@@ -53,7 +53,7 @@ function CurrentScreen({ route, info }: { route: Route; info: AppInfo }) {
         case "edit":
           return <EditProjectPage key={route.id} id={route.id} />;
         case "task":
-          return <TaskPage key={`${route.id}/${route.taskId}`} projectId={route.id} taskId={route.taskId} />;
+          return <TaskPage key={`${route.id}/${route.taskId}/${route.session ?? ""}`} projectId={route.id} taskId={route.taskId} session={route.session} />;
       }
       break;
     case "activity":

@@ -499,3 +499,15 @@ test("a check row just added shows no problems until the person types in it or s
   await user.click(screen.getByTestId("save-project"));
   expect(await screen.findByTestId("field-error-verify-1")).toBeInTheDocument();
 });
+
+test("a task's page opened for one session (from the Sessions page's history) shows that session", async () => {
+  const healer = healerWithProject();
+  healer.projects.tasks = [task("t1", "Greet properly")];
+  // Each added one is listed first, as the engine lists the newest: the page shows it unless told otherwise.
+  healer.projects.session(6, "t1", "failed", [step("The older attempt read greet.py first.")]);
+  healer.projects.session(7, "t1", "finished", [step("The newer attempt edited greet.py.")]);
+  renderApp("#/projects/1/tasks/t1/sessions/6");
+  const steps = await screen.findByTestId("session-steps");
+  await waitFor(() => expect(steps).toHaveTextContent("The older attempt read greet.py first."));
+  expect(steps).not.toHaveTextContent("The newer attempt");
+});

@@ -66,7 +66,7 @@ test("the Sessions page lists past sessions of every project, filterable, each o
   expect(first).toHaveTextContent("Failed");
   expect(first).toHaveTextContent("5 minutes");
   expect(first).toHaveTextContent("12,400 tokens");
-  expect(first.querySelector("a")).toHaveAttribute("href", "#/projects/1/tasks/t2");
+  expect(first.querySelector("a")).toHaveAttribute("href", "#/projects/1/tasks/t2/sessions/3");
 
   await user.type(within(history).getByTestId("history-search"), "website");
   await waitFor(() => expect(within(history).getAllByTestId("past-session")).toHaveLength(1));

@@ -28,7 +28,8 @@ export type Route =
   | { page: "projects"; view: "new" }
   | { page: "projects"; view: "project"; id: number }
   | { page: "projects"; view: "edit"; id: number }
-  | { page: "projects"; view: "task"; id: number; taskId: string }
+  /** `session`: the session shown (else the latest). */
+  | { page: "projects"; view: "task"; id: number; taskId: string; session?: number }
   | { page: "settings"; section: SettingsSection }
   | { page: "activity"; view: ActivityView }
   /** Memory's list of error signatures, or one of them (`signature`). */
@@ -86,17 +87,21 @@ export function editProjectHref(id: number): string {
   return `#/projects/${id}/settings`;
 }
 
-export function projectTaskHref(id: number, taskId: string): string {
-  return `#/projects/${id}/tasks/${encodeURIComponent(taskId)}`;
+export function projectTaskHref(id: number, taskId: string, session?: number): string {
+  const task = `#/projects/${id}/tasks/${encodeURIComponent(taskId)}`;
+  return session === undefined ? task : `${task}/sessions/${session}`;
 }
 
 function projectRoute(parts: string[]): Route {
-  const [, second, third, fourth] = parts;
+  const [, second, third, fourth, fifth, sixth] = parts;
   if (second === "new") return { page: "projects", view: "new" };
   if (second && /^\d+$/.test(second)) {
     const id = Number(second);
     if (third === "settings") return { page: "projects", view: "edit", id };
-    if (third === "tasks" && fourth) return { page: "projects", view: "task", id, taskId: safeDecode(fourth) };
+    if (third === "tasks" && fourth) {
+      const session = fifth === "sessions" && sixth && /^\d+$/.test(sixth) ? Number(sixth) : undefined;
+      return { page: "projects", view: "task", id, taskId: safeDecode(fourth), session };
+    }
     return { page: "projects", view: "project", id };
   }
   return { page: "projects", view: "list" };

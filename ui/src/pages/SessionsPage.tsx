@@ -119,7 +119,7 @@ function History() {
         <ul className="card list past-sessions">
           {shown.map(({ session: s, project_name, tokens: used }) => (
             <li key={s.id} className="past-session" data-testid="past-session" data-status={s.status}>
-              <a className="past-session-main" href={projectTaskHref(s.project_id, s.task_id)}>
+              <a className="past-session-main" href={projectTaskHref(s.project_id, s.task_id, s.id)}>
                 <strong>{s.task_title}</strong>
                 <span className="muted">
                   {project_name} · {agentLabel[s.agent]} · {relativeTime(s.started_at, now)}

@@ -56,11 +56,11 @@ function Description({ text }: { text: string }) {
   );
 }
 
-export function TaskPage({ projectId, taskId }: { projectId: number; taskId: string }) {
+export function TaskPage({ projectId, taskId, session }: { projectId: number; taskId: string; session?: number }) {
   const detail = useProjectTask(projectId, taskId);
   const run = useRunTask(projectId);
   const status = useSetTaskStatus(projectId);
-  const [chosen, setChosen] = useState<number | null>(null);
+  const [chosen, setChosen] = useState<number | null>(session ?? null);
   const [editing, setEditing] = useState(false);
   if (detail.isPending) return <SkeletonList rows={3} label="Loading the task" />;
   if (detail.isError) return <InlineError lead="The task couldn't be loaded." error={detail.error} onRetry={() => void detail.refetch()} />;
