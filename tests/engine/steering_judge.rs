@@ -79,6 +79,18 @@ fn let_go(session: &SessionRecord) {
     std::fs::write(Path::new(&session.worktree).join("go"), "").expect("go");
 }
 
+/// The content of the last user message of a request the scripted server received.
+fn last_user_message(chat: &crate::model_server::Seen) -> String {
+    chat.body["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .expect("a user message")["content"]
+        .to_string()
+}
+
 fn judgements(pb: &ProjectBed, task_id: &str) -> Vec<healer::store::SteeringEntry> {
     pb.engine()
         .store()
@@ -284,15 +296,8 @@ async fn steer_reaches_the_agent_as_its_next_message_and_is_commented_on_the_tas
     assert_ne!(record.status, SessionStatus::Running);
     let chats = pb.bed.server.chats();
     assert_eq!(chats.len(), 3);
-    let next = &chats[2].body["messages"];
-    let user = next
-        .as_array()
-        .expect("messages")
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .expect("a user message");
-    assert!(user["content"].to_string().contains(told), "{next}");
+    let told_there = last_user_message(&chats[2]);
+    assert!(told_there.contains(told), "{told_there}");
     let steps = engine.store().session_steps(session.id, 0).expect("steps");
     assert!(steps
         .iter()
@@ -680,16 +685,8 @@ async fn a_message_the_person_writes_reaches_the_running_agent_at_its_next_reque
     let record = finished(engine, session.id).await;
     assert_ne!(record.status, SessionStatus::Running);
     let chats = pb.bed.server.chats();
-    let next = &chats[1].body["messages"];
-    let user = next
-        .as_array()
-        .expect("messages")
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .expect("a user message");
-    let text = user["content"].to_string();
-    assert!(text.contains(said), "{next}");
+    let text = last_user_message(&chats[1]);
+    assert!(text.contains(said), "{text}");
     assert!(
         text.contains("The person you are working for writes"),
         "{text}"
