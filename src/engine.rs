@@ -16,6 +16,7 @@ mod planner;
 mod projects;
 mod requests;
 mod scripts;
+mod secrets;
 mod startup;
 mod workflows;
 
@@ -170,7 +171,7 @@ impl Engine {
                 keys,
                 crate::llm::ollama::base_url_from_env(),
             ),
-            None => crate::llm::Llm::new(store.clone(), bus.clone()),
+            None => crate::llm::Llm::new(store.clone(), bus.clone(), paths.data_dir()),
         };
         let healing = Box::new(EngineHealing::new(options.pipeline));
         let services = Arc::new(Services::new(paths, store, bus, llm, healing));

@@ -46,6 +46,11 @@ pub enum Error {
     #[error("{what} not found")]
     NotFound { what: String },
 
+    /// A secret value has nowhere to be kept: no keyring service, and the person has not
+    /// chosen Healer's own secrets file.
+    #[error("this computer has no keyring service, so Healer cannot keep the secret there: choose to keep secrets in Healer's own secrets file (Settings → Models)")]
+    NoSecretPlace,
+
     #[error("{0}")]
     InvalidInput(String),
 
@@ -119,6 +124,7 @@ impl Error {
             Error::EngineUnavailable(_) => ErrorCode::EngineUnavailable,
             Error::Answered(payload) => payload.code,
             Error::NotFound { .. } => ErrorCode::NotFound,
+            Error::NoSecretPlace => ErrorCode::NoKeyring,
             Error::InvalidInput(_) => ErrorCode::InvalidInput,
             Error::Store(_) => ErrorCode::Store,
             Error::Io { .. } => ErrorCode::Io,
@@ -235,6 +241,8 @@ pub enum ErrorCode {
     MissingKey,
     /// The OS keyring could not be used.
     Keyring,
+    /// No keyring service runs and the person has not chosen Healer's own secrets file.
+    NoKeyring,
 }
 
 /// The shape in which an error crosses IPC and `--json` output: `{code, message}`.

@@ -105,10 +105,11 @@ fn remember_keys_in_env(store: &Store) {
 }
 
 impl Llm {
-    /// Keys from the keyring (unless `HEALER_KEYRING=off`) or the environment; Ollama where
+    /// Keys from the keyring (unless `HEALER_KEYRING=off`), Healer's secrets file in `data_dir`
+    /// once chosen, or the environment; Ollama where
     /// `HEALER_OLLAMA_URL` says, else on 127.0.0.1:11434.
-    pub fn new(store: Store, bus: Bus) -> Llm {
-        Llm::with(store, bus, Keys::from_env(), ollama::base_url_from_env())
+    pub fn new(store: Store, bus: Bus, data_dir: &std::path::Path) -> Llm {
+        Llm::with(store, bus, Keys::new(data_dir), ollama::base_url_from_env())
     }
 
     pub fn with(store: Store, bus: Bus, keys: Keys, ollama_url: String) -> Llm {
@@ -243,17 +244,30 @@ impl Llm {
         })
     }
 
-    /// Keep a provider's key in the OS keyring (never in the database).
+    /// Keep a provider's key in the OS keyring, or Healer's secrets file where no keyring
+    /// service runs and the person chose it (never in the database).
     pub async fn set_key(&self, name: &str, key: ApiKey) -> Result<()> {
         self.inner.store.provider(name)?;
         let keys = self.inner.keys.clone();
         let owned = name.to_string();
-        tokio::task::spawn_blocking(move || keys.store(&owned, &key))
+        let kept = tokio::task::spawn_blocking(move || keys.store(&owned, &key))
             .await
             .map_err(|e| Error::Internal(format!("the keyring task failed: {e}")))??;
         self.emit(Event::LlmSettingsChanged {
-            what: format!("key of \"{name}\" kept in the OS keyring"),
+            what: match kept {
+                crate::secrets::KeptIn::Keyring => {
+                    format!("key of \"{name}\" kept in the OS keyring")
+                }
+                crate::secrets::KeptIn::File => {
+                    format!("key of \"{name}\" kept in Healer's secrets file")
+                }
+            },
         })
+    }
+
+    /// Where secret values are kept (provider keys and workflows' secrets alike).
+    pub fn keep(&self) -> crate::secrets::Keep {
+        self.inner.keys.keep().clone()
     }
 
     pub async fn forget_key(&self, name: &str) -> Result<()> {

@@ -38,6 +38,15 @@ impl Paths {
         &self.data_dir
     }
 
+    /// A short mark of this data folder (a digest of its path): `HEALER_INSTANCE` in every
+    /// run's environment, and part of the name a workflow's secret is kept under, so that two
+    /// data folders' processes and secrets are never taken for each other's.
+    pub fn instance_mark(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::digest(self.data_dir().to_string_lossy().as_bytes());
+        digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
+    }
+
     pub fn db(&self) -> PathBuf {
         self.data_dir.join("healer.db")
     }

@@ -10,12 +10,14 @@
 //! same user without CAP_SYS_PTRACE cannot read its memory (`/proc/<pid>/mem`, ptrace) either.
 //! What this does and does not contain is written down in docs/containment.md.
 
+mod keep;
 mod seal;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{OnceLock, RwLock};
 
+pub use keep::{Keep, KeepError, KeepStatus, KeptIn, FILE_PROTECTS, KEYRING_ENV};
 pub use seal::Sealed;
 
 /// What replaces a secret in text.

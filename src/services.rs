@@ -135,7 +135,7 @@ impl Services {
         let (session_steps, _) = broadcast::channel(OUTPUT_CAPACITY);
         Services {
             session_steps,
-            instance: instance_of(&paths),
+            instance: paths.instance_mark(),
             paths,
             store,
             bus,
@@ -165,10 +165,4 @@ impl Services {
     pub(crate) fn attempt_ended(self: &Arc<Self>, run_id: i64, attempt: u32, escaped: usize) {
         self.healing.attempt_ended(self, run_id, attempt, escaped);
     }
-}
-
-fn instance_of(paths: &Paths) -> String {
-    use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(paths.data_dir().to_string_lossy().as_bytes());
-    digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
 }

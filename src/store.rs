@@ -30,6 +30,7 @@ mod steering_settings;
 mod stuck;
 mod tasks;
 mod usage;
+mod workflow_secrets;
 mod workflows;
 
 use std::path::{Path, PathBuf};
@@ -100,6 +101,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0016_durable_invocations.sql"),
     include_str!("store/migrations/0017_steering_delivery.sql"),
     include_str!("store/migrations/0018_project_notifications.sql"),
+    include_str!("store/migrations/0019_workflow_secrets.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

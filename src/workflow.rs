@@ -8,6 +8,7 @@ mod examples;
 mod retry;
 pub mod runner;
 mod schedule;
+pub mod secrets;
 mod validate;
 mod version;
 
@@ -18,6 +19,7 @@ use crate::failure::{Evidence, FailureClass};
 pub use examples::example_workflows;
 pub use retry::RetryPolicy;
 pub use schedule::Schedule;
+pub use secrets::WorkflowSecret;
 pub(crate) use validate::refuse;
 pub use validate::{size, validate, FieldProblem, MAX_SCRIPT_BYTES, MAX_TITLE_CHARS};
 pub use version::Version;

@@ -5,7 +5,9 @@ use healer::llm::{
     Budgets, ConnectionTest, OllamaStatus, Provider, ProviderInput, ProviderView,
     SteeringModelSetting, SteeringModelView, Tier, TierSetting, TierView, UsageReport,
 };
+use healer::secrets::KeepStatus;
 use healer::store::SteeringSettings;
+use healer::workflow::WorkflowSecret;
 use healer::ErrorPayload;
 use tauri::State;
 
@@ -46,6 +48,57 @@ pub async fn set_provider_key(
 #[specta::specta]
 pub async fn forget_provider_key(state: State<'_, AppState>, name: String) -> CmdResult<()> {
     Ok(state.engine()?.forget_provider_key(&name).await?)
+}
+
+/// Whether a keyring service answers here and whether Healer's own secrets file was chosen.
+#[tauri::command]
+#[specta::specta]
+pub async fn keep_status(state: State<'_, AppState>) -> CmdResult<KeepStatus> {
+    Ok(state.engine()?.keep_status().await?)
+}
+
+/// The person accepted Healer's own secrets file (no keyring service here).
+#[tauri::command]
+#[specta::specta]
+pub async fn choose_secrets_file(state: State<'_, AppState>) -> CmdResult<KeepStatus> {
+    Ok(state.engine()?.choose_secrets_file().await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn list_workflow_secrets(
+    state: State<'_, AppState>,
+    workflow_id: i64,
+) -> CmdResult<Vec<WorkflowSecret>> {
+    Ok(state.engine()?.workflow_secrets(workflow_id)?)
+}
+
+/// Keeps the value where provider keys are kept; it never comes back to the window.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_workflow_secret(
+    state: State<'_, AppState>,
+    workflow_id: i64,
+    name: String,
+    value: String,
+) -> CmdResult<WorkflowSecret> {
+    Ok(state
+        .engine()?
+        .set_workflow_secret(workflow_id, name, value)
+        .await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn remove_workflow_secret(
+    state: State<'_, AppState>,
+    workflow_id: i64,
+    name: String,
+) -> CmdResult<()> {
+    Ok(state
+        .engine()?
+        .remove_workflow_secret(workflow_id, name)
+        .await?)
 }
 
 /// The provider's models, or the exact error.

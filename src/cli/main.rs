@@ -35,6 +35,7 @@ mod print;
 mod project;
 mod provider;
 mod reach;
+mod secret;
 mod session;
 mod spells;
 mod status;
@@ -111,6 +112,12 @@ enum Command {
     Provider {
         #[command(subcommand)]
         command: provider::ProviderCommand,
+    },
+    /// A workflow's secrets (kept in the OS keyring or Healer's secrets file, never the
+    /// database), and where secrets are kept on this computer
+    Secret {
+        #[command(subcommand)]
+        command: secret::SecretCommand,
     },
     /// Map the cheap, standard and deep tiers to a provider and model
     Tier {
@@ -243,6 +250,7 @@ async fn run(command: Command, paths: Paths) -> Result<bool> {
         Command::Workflow { command } => workflow::run(command, &paths).await,
         Command::Examples { json } => workflow::examples(&paths, json).await,
         Command::Provider { command } => provider::run(command, &paths).await,
+        Command::Secret { command } => secret::run(command, &paths).await,
         Command::Tier { command } => tier::run(command, &paths),
         Command::Usage { json } => tier::usage(&paths, json),
         Command::Checkpoint { command } => checkpoint::run(command, &paths).await,

@@ -8,6 +8,7 @@ use std::io::Read;
 use clap::Subcommand;
 use healer::events::Bus;
 use healer::llm::{settings, ApiKey, Keys, Llm, ModelPrice, ProviderInput, ProviderKind};
+use healer::secrets::KeptIn;
 use healer::store::Store;
 use healer::{Error, Paths, Result};
 
@@ -89,7 +90,7 @@ pub async fn run(command: ProviderCommand, paths: &Paths) -> Result<bool> {
                     .collect::<Result<_>>()?,
             };
             let provider = settings::save_provider(&store, &input)?;
-            let view = llm_for(&store).providers().await?;
+            let view = llm_for(&store, paths).providers().await?;
             let shown = view.into_iter().find(|v| v.provider.name == provider.name);
             if json {
                 return print_json(&shown);
@@ -106,7 +107,7 @@ pub async fn run(command: ProviderCommand, paths: &Paths) -> Result<bool> {
             Ok(true)
         }
         ProviderCommand::List { json } => {
-            let views = llm_for(&store).providers().await?;
+            let views = llm_for(&store, paths).providers().await?;
             if json {
                 return print_json(&views);
             }
@@ -125,7 +126,7 @@ pub async fn run(command: ProviderCommand, paths: &Paths) -> Result<bool> {
             Ok(true)
         }
         ProviderCommand::Test { name, json } => {
-            let test = llm_for(&store).test_provider(&name).await?;
+            let test = llm_for(&store, paths).test_provider(&name).await?;
             if json {
                 print_json(&test)?;
                 return Ok(test.ok);
@@ -148,7 +149,7 @@ pub async fn run(command: ProviderCommand, paths: &Paths) -> Result<bool> {
         }
         ProviderCommand::Remove { name, json } => {
             settings::remove_provider(&store, &name)?;
-            if let Err(e) = Keys::from_env().forget(&name) {
+            if let Err(e) = Keys::new(paths.data_dir()).forget(&name) {
                 eprintln!("healer: the keyring entry could not be removed: {e}");
             }
             if json {
@@ -170,12 +171,18 @@ pub async fn run(command: ProviderCommand, paths: &Paths) -> Result<bool> {
                         .to_string(),
                 ));
             }
-            Keys::from_env().store(&name, &key)?;
-            println!("Kept the key of \"{name}\" in the OS keyring.");
+            let kept = Keys::new(paths.data_dir()).store(&name, &key)?;
+            println!(
+                "Kept the key of \"{name}\" in {}.",
+                match kept {
+                    KeptIn::Keyring => "the OS keyring",
+                    KeptIn::File => "Healer's secrets file",
+                }
+            );
             Ok(true)
         }
         ProviderCommand::DetectOllama { json } => {
-            let status = llm_for(&store).detect_ollama().await?;
+            let status = llm_for(&store, paths).detect_ollama().await?;
             if json {
                 print_json(&status)?;
             } else if status.running {
@@ -198,8 +205,8 @@ pub async fn run(command: ProviderCommand, paths: &Paths) -> Result<bool> {
     }
 }
 
-fn llm_for(store: &Store) -> Llm {
-    Llm::new(store.clone(), Bus::new(store.clone()))
+fn llm_for(store: &Store, paths: &Paths) -> Llm {
+    Llm::new(store.clone(), Bus::new(store.clone()), paths.data_dir())
 }
 
 /// "gpt-4o-mini=0.15,0.6[,0.075]" (US dollars per million tokens).

@@ -149,6 +149,12 @@ impl Handle {
     pub fn delete_workflow(&self, id: i64) -> Result<()> {
         let workflow = self.services.store.workflow(id)?;
         self.services.active_runs.abort(id);
+        crate::workflow::secrets::forget_all(
+            &self.services.store,
+            &self.services.llm.keep(),
+            self.services.instance(),
+            id,
+        );
         self.services.store.delete_workflow(id)?;
         let paths = &self.services.paths;
         for folder in [paths.workflow_dir(id), paths.run_logs_dir(id)] {

@@ -104,11 +104,14 @@ pub enum LlmError {
         needed: String,
     },
 
-    #[error("{provider} needs a key and none was found: set it in Settings → Models (OS keyring), or export {env_var}")]
+    #[error("{provider} needs a key and none was found: set it in Settings → Models, or export {env_var}")]
     MissingKey { provider: String, env_var: String },
 
     #[error("the OS keyring cannot be used: {0}")]
     Keyring(String),
+
+    #[error("this computer has no keyring service, so the key cannot be kept there: keep it in Healer's own secrets file (Settings → Models), or put it in the provider's environment variable and restart Healer")]
+    NoKeyring,
 }
 
 fn wait_hint(secs: Option<u64>) -> String {
@@ -133,6 +136,7 @@ impl LlmError {
             LlmError::BudgetExceeded { .. } => ErrorCode::BudgetExceeded,
             LlmError::MissingKey { .. } => ErrorCode::MissingKey,
             LlmError::Keyring(_) => ErrorCode::Keyring,
+            LlmError::NoKeyring => ErrorCode::NoKeyring,
         }
     }
 }

@@ -1,21 +1,15 @@
-//! Provider keys: in the OS keyring, or (headless, no keyring service) in an environment
-//! variable the provider names. A key is held in [`ApiKey`], whose Debug and Display say
+//! Provider keys: in the OS keyring, in Healer's own secrets file where no keyring service runs
+//! and the person chose it, or in an environment variable the provider names. A key is held in [`ApiKey`], whose Debug and Display say
 //! "[redacted]", so it cannot reach a log line or an error message by formatting; it is
 //! never written to the database.
-
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use super::provider::Provider;
 use crate::error::LlmError;
+use crate::secrets::{Keep, KeepError, KeptIn};
 
-/// The keyring "service" under which Healer keeps its keys.
-const KEYRING_SERVICE: &str = "healer";
-
-/// Set to `off` to never touch the OS keyring (CI, tests, a machine where probing it hangs).
-pub const KEYRING_ENV: &str = "HEALER_KEYRING";
+pub use crate::secrets::KEYRING_ENV;
 
 /// A secret. Only [`ApiKey::expose`] gives the text, at the one place a header is built.
 #[derive(Clone, PartialEq, Eq)]
@@ -58,6 +52,8 @@ pub fn scrub(text: &str, key: Option<&ApiKey>) -> String {
 #[serde(tag = "source", rename_all = "snake_case")]
 pub enum KeySource {
     Keyring,
+    /// Healer's own secrets file (no keyring service on this computer).
+    File,
     Env {
         var: String,
     },
@@ -73,6 +69,7 @@ impl KeySource {
     pub fn describe(&self) -> String {
         match self {
             KeySource::Keyring => "key from the OS keyring".to_string(),
+            KeySource::File => "key from Healer's secrets file".to_string(),
             KeySource::Env { var } => format!("key from ${var}"),
             KeySource::NotNeeded => "no key needed".to_string(),
             KeySource::Missing { var } => {
@@ -82,32 +79,36 @@ impl KeySource {
     }
 }
 
-/// Finds keys. Cheap to clone. The keyring is asked each time (a key set from another process
-/// counts at once), unless it was found to have no service: then, for the life of the process,
-/// only environment variables are read.
+/// Finds keys: where Healer keeps them ([`Keep`]: the OS keyring, or its own secrets file once
+/// the person chose it), else the environment variable the provider names. Cheap to clone.
 #[derive(Clone)]
 pub struct Keys {
-    keyring: bool,
-    no_service: Arc<AtomicBool>,
+    keep: Keep,
 }
 
 impl Keys {
-    /// The keyring is used unless `HEALER_KEYRING=off`.
-    pub fn from_env() -> Self {
-        let off =
-            crate::secrets::env_var(KEYRING_ENV).is_some_and(|v| v.eq_ignore_ascii_case("off"));
+    /// The keyring unless `HEALER_KEYRING=off`, and the secrets file in `data_dir` once chosen.
+    pub fn new(data_dir: &std::path::Path) -> Self {
         Keys {
-            keyring: !off,
-            no_service: Arc::default(),
+            keep: Keep::new(data_dir),
         }
     }
 
-    /// Never use the keyring: environment variables only.
+    /// Keys kept in `keep`.
+    pub fn with(keep: Keep) -> Self {
+        Keys { keep }
+    }
+
+    /// Never a kept key: environment variables only.
     pub fn env_only() -> Self {
         Keys {
-            keyring: false,
-            no_service: Arc::default(),
+            keep: Keep::nowhere(),
         }
+    }
+
+    /// Where keys are kept.
+    pub fn keep(&self) -> &Keep {
+        &self.keep
     }
 
     /// The key for `provider` and where it came from. Blocking (the keyring is a D-Bus call
@@ -122,8 +123,12 @@ impl Keys {
     }
 
     fn find(&self, provider: &Provider) -> (Option<ApiKey>, KeySource) {
-        if let Some(key) = self.in_keyring(&provider.name) {
-            return (Some(key), KeySource::Keyring);
+        if let Some((key, kept_in)) = self.keep.get(&account(&provider.name)) {
+            let source = match kept_in {
+                KeptIn::Keyring => KeySource::Keyring,
+                KeptIn::File => KeySource::File,
+            };
+            return (Some(ApiKey::new(key)), source);
         }
         let var = provider.key_var();
         match var.as_deref().and_then(read_env) {
@@ -143,74 +148,30 @@ impl Keys {
         }
     }
 
-    /// Keep `key` for `provider_name` in the OS keyring.
-    pub fn store(&self, provider_name: &str, key: &ApiKey) -> Result<(), LlmError> {
-        if !self.keyring {
-            return Err(LlmError::Keyring(format!(
-                "{KEYRING_ENV}=off; set the key in the provider's environment variable instead"
-            )));
-        }
-        entry(provider_name)?
-            .set_password(key.expose())
-            .map_err(keyring_error)
+    /// Keep `key` for `provider_name`: in the OS keyring, or the secrets file once chosen.
+    pub fn store(&self, provider_name: &str, key: &ApiKey) -> Result<KeptIn, LlmError> {
+        self.keep
+            .set(&account(provider_name), key.expose())
+            .map_err(keep_error)
     }
 
-    /// Forget `provider_name`'s key in the keyring (nothing to forget is fine).
+    /// Forget `provider_name`'s key wherever it is kept (nothing to forget is fine).
     pub fn forget(&self, provider_name: &str) -> Result<(), LlmError> {
-        if !self.keyring || self.no_service.load(Ordering::Relaxed) {
-            return Ok(());
-        }
-        match entry(provider_name)?.delete_credential() {
-            Ok(()) | Err(keyring::Error::NoEntry) => Ok(()),
-            Err(e) => Err(keyring_error(e)),
-        }
-    }
-
-    fn in_keyring(&self, provider_name: &str) -> Option<ApiKey> {
-        if !self.keyring || self.no_service.load(Ordering::Relaxed) {
-            return None;
-        }
-        match entry(provider_name).map(|e| e.get_password()) {
-            Ok(Ok(key)) if !key.trim().is_empty() => Some(ApiKey::new(key)),
-            Ok(Ok(_)) | Ok(Err(keyring::Error::NoEntry)) => None,
-            Ok(Err(e)) => {
-                if matches!(
-                    e,
-                    keyring::Error::NoStorageAccess(_) | keyring::Error::PlatformFailure(_)
-                ) {
-                    // Headless: environment variables are the source from now on.
-                    self.no_service.store(true, Ordering::Relaxed);
-                }
-                tracing::debug!("keyring not used: {}", keyring_error(e));
-                None
-            }
-            Err(e) => {
-                tracing::debug!("keyring not used: {e}");
-                None
-            }
-        }
+        self.keep
+            .forget(&account(provider_name))
+            .map_err(keep_error)
     }
 }
 
-fn entry(provider_name: &str) -> Result<keyring::Entry, LlmError> {
-    keyring::Entry::new(KEYRING_SERVICE, &format!("provider:{provider_name}"))
-        .map_err(keyring_error)
+fn account(provider_name: &str) -> String {
+    format!("provider:{provider_name}")
 }
 
-/// keyring's errors never contain the secret, but say it plainly anyway.
-fn keyring_error(e: keyring::Error) -> LlmError {
-    let text = match e {
-        keyring::Error::NoStorageAccess(_) | keyring::Error::PlatformFailure(_) => {
-            "this computer has no keyring service running, so the key cannot be kept there; \
-             put it in the provider's environment variable instead and restart Healer"
-                .to_string()
-        }
-        keyring::Error::NoEntry => "no key stored".to_string(),
-        // Its payload is the stored secret's bytes: never format it.
-        keyring::Error::BadEncoding(_) => "the stored key is not valid text".to_string(),
-        other => other.to_string(),
-    };
-    LlmError::Keyring(text)
+fn keep_error(e: KeepError) -> LlmError {
+    match e {
+        KeepError::NoPlace => LlmError::NoKeyring,
+        other => LlmError::Keyring(other.to_string()),
+    }
 }
 
 /// The key in `var`: from the vault sealing moved it to, or the environment.

@@ -74,6 +74,7 @@ async fn try_execute_run(
     // and nothing changes it while the script runs.
     let environment = services.environments.lock(workflow_id).await;
     let set_up = super::setup::prepare(services, &workflow, &version, run_id, run.number).await?;
+    let secrets = secrets_for_run(services, workflow_id).await;
     let mut number = 1;
     let (class, evidence) = if let Some(failed) = set_up {
         failed
@@ -89,7 +90,13 @@ async fn try_execute_run(
                 folder: folder.clone(),
                 runtime: workflow.runtime.clone(),
                 entry: workflow.entry.clone(),
-                env: run_env(&workflow, &folder, run.hint.as_deref(), services.instance()),
+                env: run_env(
+                    &workflow,
+                    &secrets,
+                    &folder,
+                    run.hint.as_deref(),
+                    services.instance(),
+                ),
                 timeout: Duration::from_secs(u64::from(workflow.timeout_secs)),
                 run_id,
                 attempt: number,
@@ -380,8 +387,48 @@ fn write_entry(folder: &Path, entry: &str, version: &ScriptVersion) -> Result<()
 
 /// The workflow's variables, this Healer's instance marker, the recovery hint the run was
 /// given, if any, and its own environment (venv / node_modules) in front.
-fn run_env(workflow: &Workflow, folder: &Path, hint: Option<&str>, instance: &str) -> Vec<EnvVar> {
+/// The workflow's secrets for this run (from the keyring or Healer's secrets file). One whose
+/// value is gone is left out and said in the log: the script then fails on its own terms,
+/// which the person sees.
+async fn secrets_for_run(services: &Arc<Services>, workflow_id: i64) -> Vec<EnvVar> {
+    let store = services.store.clone();
+    let keep = services.llm.keep();
+    let mark = services.instance().to_string();
+    let found = tokio::task::spawn_blocking(move || {
+        crate::workflow::secrets::for_run(&store, &keep, &mark, workflow_id)
+    })
+    .await;
+    match found {
+        Ok(Ok((env, missing))) => {
+            if !missing.is_empty() {
+                tracing::warn!(
+                    workflow_id,
+                    "the value of secret(s) {} was not found; the run goes without",
+                    missing.join(", ")
+                );
+            }
+            env
+        }
+        Ok(Err(e)) => {
+            tracing::warn!(workflow_id, "the workflow's secrets could not be read: {e}");
+            Vec::new()
+        }
+        Err(e) => {
+            tracing::warn!(workflow_id, "the workflow's secrets could not be read: {e}");
+            Vec::new()
+        }
+    }
+}
+
+fn run_env(
+    workflow: &Workflow,
+    secrets: &[EnvVar],
+    folder: &Path,
+    hint: Option<&str>,
+    instance: &str,
+) -> Vec<EnvVar> {
     let mut env = workflow.env.clone();
+    env.extend(secrets.iter().cloned());
     let base_path = std::env::var("PATH").unwrap_or_default();
     env.extend(crate::deps::run_environment(
         &workflow.runtime,

@@ -59,6 +59,7 @@ mod survivors;
 mod systemic;
 mod typical_repair;
 mod workflow_cli;
+mod workflow_secrets;
 mod workflows;
 
 use std::path::Path;

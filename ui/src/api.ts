@@ -129,6 +129,14 @@ export const api = {
   /** The key goes to the OS keyring and nowhere else; it is never read back. */
   setProviderKey: (name: string, key: string) => unwrap(commands.setProviderKey(name, key)),
   forgetProviderKey: (name: string) => unwrap(commands.forgetProviderKey(name)),
+  /** Whether a keyring service answers here, and whether Healer's own secrets file was chosen. */
+  keepStatus: () => unwrap(commands.keepStatus()),
+  chooseSecretsFile: () => unwrap(commands.chooseSecretsFile()),
+  listWorkflowSecrets: (workflowId: number) => unwrap(commands.listWorkflowSecrets(workflowId)),
+  /** The value is kept with the provider keys and never read back. */
+  setWorkflowSecret: (workflowId: number, name: string, value: string) =>
+    unwrap(commands.setWorkflowSecret(workflowId, name, value)),
+  removeWorkflowSecret: (workflowId: number, name: string) => unwrap(commands.removeWorkflowSecret(workflowId, name)),
   /** Resolves (with `ok: false`) when the provider answers with an error: that error is the result. */
   testProvider: (name: string) => unwrap(commands.testProvider(name)),
   detectOllama: () => unwrap(commands.detectOllama()),

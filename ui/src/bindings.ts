@@ -50,6 +50,14 @@ export const commands = {
 	/**  Stores the key in the OS keyring; it never reaches the database or a log. */
 	setProviderKey: (name: string, key: string) => typedError<null, ErrorPayload>(__TAURI_INVOKE("set_provider_key", { name, key })),
 	forgetProviderKey: (name: string) => typedError<null, ErrorPayload>(__TAURI_INVOKE("forget_provider_key", { name })),
+	/**  Whether a keyring service answers here and whether Healer's own secrets file was chosen. */
+	keepStatus: () => typedError<KeepStatus, ErrorPayload>(__TAURI_INVOKE("keep_status")),
+	/**  The person accepted Healer's own secrets file (no keyring service here). */
+	chooseSecretsFile: () => typedError<KeepStatus, ErrorPayload>(__TAURI_INVOKE("choose_secrets_file")),
+	listWorkflowSecrets: (workflowId: number) => typedError<WorkflowSecret[], ErrorPayload>(__TAURI_INVOKE("list_workflow_secrets", { workflowId })),
+	/**  Keeps the value where provider keys are kept; it never comes back to the window. */
+	setWorkflowSecret: (workflowId: number, name: string, value: string) => typedError<WorkflowSecret, ErrorPayload>(__TAURI_INVOKE("set_workflow_secret", { workflowId, name, value })),
+	removeWorkflowSecret: (workflowId: number, name: string) => typedError<null, ErrorPayload>(__TAURI_INVOKE("remove_workflow_secret", { workflowId, name })),
 	/**  The provider's models, or the exact error. */
 	testProvider: (name: string) => typedError<ConnectionTest, ErrorPayload>(__TAURI_INVOKE("test_provider", { name })),
 	detectOllama: () => typedError<OllamaStatus, ErrorPayload>(__TAURI_INVOKE("detect_ollama")),
@@ -514,7 +522,9 @@ export type ErrorCode = "corrupt_database" | "schema_too_new" | "data_dir" | "en
 /**  The provider needs a key and none was found (keyring or environment). */
 "missing_key" | 
 /**  The OS keyring could not be used. */
-"keyring";
+"keyring" | 
+/**  No keyring service runs and the person has not chosen Healer's own secrets file. */
+"no_keyring";
 
 /**  The shape in which an error crosses IPC and `--json` output: `{code, message}`. */
 export type ErrorPayload = {
@@ -824,8 +834,25 @@ export type JudgeAction =
 /**  End the agent, keep its work as a snapshot, and put the task back to open. */
 "replace";
 
+/**  What this computer offers, as Settings shows it. */
+export type KeepStatus = {
+	/**  The OS keyring answers. */
+	keyring: boolean,
+	/**  The person chose Healer's own file (it exists). */
+	file: boolean,
+	/**  Where a new value would go; `None`: nowhere yet (the person has to choose the file). */
+	newValuesGoTo: KeptIn | null,
+	/**  What the file protects against and what not, to show beside the choice. */
+	fileProtects: string,
+};
+
+/**  Where a value is kept. */
+export type KeptIn = "keyring" | "file";
+
 /**  Where a provider's key comes from, as Settings shows it. */
-export type KeySource = { source: "keyring" } | { source: "env"; var: string } | 
+export type KeySource = { source: "keyring" } | 
+/**  Healer's own secrets file (no keyring service on this computer). */
+{ source: "file" } | { source: "env"; var: string } | 
 /**  The provider needs none (a local Ollama). */
 { source: "not_needed" } | 
 /**  None found; `var` is the environment variable that would be read. */
@@ -1913,6 +1940,13 @@ export type WorkflowInput = {
 	code: string,
 	/**  One line on what the script does. */
 	summary: string,
+};
+
+/**  A secret as the window shows it: its name and where the value is kept, never the value. */
+export type WorkflowSecret = {
+	name: string,
+	kept_in: KeptIn,
+	saved_at: string,
 };
 
 export type WorkflowStatus = "active" | "paused" | 

@@ -42,6 +42,7 @@ export const tierPurpose: Record<Tier, string> = {
 
 export const keyTone: Record<KeySource["source"], Tone> = {
   keyring: "good",
+  file: "good",
   env: "good",
   not_needed: "neutral",
   missing: "bad",

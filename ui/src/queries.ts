@@ -370,6 +370,8 @@ export const modelKeys = {
   /** Under the tiers' key: a change of tiers or providers changes what steering would ask. */
   steeringModel: ["tiers", "steering-model"] as const,
   steeringSettings: ["steering-settings"] as const,
+  keep: ["keep-status"] as const,
+  workflowSecrets: (workflowId: number) => ["workflow-secrets", workflowId] as const,
   /** The models a provider listed at its last successful connection test. Only ever set, never fetched. */
   models: (provider: string) => ["provider-models", provider] as const,
 };
@@ -458,6 +460,39 @@ export function useForgetProviderKey(name: string) {
     mutationFn: () => api.forgetProviderKey(name),
     // The engine announces no event for this one.
     onSettled: () => queryClient.invalidateQueries({ queryKey: modelKeys.providers }),
+  });
+}
+
+/** Where secret values are kept on this computer (the keyring, or Healer's own file). */
+export function useKeepStatus() {
+  return useQuery({ queryKey: modelKeys.keep, queryFn: api.keepStatus, staleTime: 60_000 });
+}
+
+export function useChooseSecretsFile() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: api.chooseSecretsFile,
+    onSuccess: (status) => queryClient.setQueryData(modelKeys.keep, status),
+  });
+}
+
+export function useWorkflowSecrets(workflowId: number) {
+  return useQuery({ queryKey: modelKeys.workflowSecrets(workflowId), queryFn: () => api.listWorkflowSecrets(workflowId) });
+}
+
+export function useSetWorkflowSecret(workflowId: number) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: ({ name, value }: { name: string; value: string }) => api.setWorkflowSecret(workflowId, name, value),
+    onSettled: () => queryClient.invalidateQueries({ queryKey: modelKeys.workflowSecrets(workflowId) }),
+  });
+}
+
+export function useRemoveWorkflowSecret(workflowId: number) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (name: string) => api.removeWorkflowSecret(workflowId, name),
+    onSettled: () => queryClient.invalidateQueries({ queryKey: modelKeys.workflowSecrets(workflowId) }),
   });
 }
 

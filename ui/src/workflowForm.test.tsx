@@ -86,7 +86,7 @@ test("a workflow that passes the checks is created and opens", TYPING_TIMEOUT, a
   await user.click(screen.getByRole("button", { name: "Add variable" }));
   await user.type(screen.getByLabelText("Name of variable 1"), "TARGET");
   await user.type(screen.getByLabelText("Value of variable 1"), "/mnt/backup");
-  expect(screen.getByText(/don't put passwords or keys here/)).toBeInTheDocument();
+  expect(screen.getByText(/put passwords and keys under Secrets/)).toBeInTheDocument();
 
   await waitFor(() => expect(screen.getByTestId("save-workflow")).toBeEnabled());
   await user.click(screen.getByTestId("save-workflow"));

@@ -47,6 +47,7 @@ import { FakeDesktop } from "./fakeDesktop";
 import { FakeDeps } from "./fakeDeps";
 import { FakeMemory } from "./fakeMemory";
 import { FakeProjects } from "./fakeProjects";
+import { FakeSecrets } from "./fakeSecrets";
 import { FakeTasks } from "./fakeTasks";
 
 export type Call = { cmd: string; args: Record<string, unknown> };
@@ -174,6 +175,8 @@ function describeKey(key: KeySource): string {
   switch (key.source) {
     case "keyring":
       return "key from the OS keyring";
+    case "file":
+      return "key from Healer's secrets file";
     case "env":
       return `key from $${key.var}`;
     case "not_needed":
@@ -244,6 +247,7 @@ export class FakeHealer {
   memory = new FakeMemory(this);
   /** The shell's background settings and window memory. */
   desktop = new FakeDesktop();
+  secrets = new FakeSecrets();
   /** Each workflow's own packages; none installed unless a test adds them. */
   deps = new FakeDeps(this);
   /** Projects, their boards and sessions; none unless a test adds them. */
@@ -414,7 +418,7 @@ export class FakeHealer {
   }
 
   keySource(provider: Provider): KeySource {
-    if (this.keyring.has(provider.name)) return { source: "keyring" };
+    if (this.keyring.has(provider.name)) return { source: this.secrets.keyringService ? "keyring" : "file" };
     const variable = provider.key_env ?? DEFAULT_KEY_ENV[provider.kind];
     if (variable && this.env[variable]) return { source: "env", var: variable };
     if (provider.kind === "ollama") return { source: "not_needed" };
@@ -725,8 +729,12 @@ export class FakeHealer {
         await this.keyGate;
         const name = args.name as string;
         this.provider(name);
+        const place = this.secrets.keep(`provider:${name}`, (args.key as string).trim());
         this.keyring.set(name, (args.key as string).trim());
-        await this.happen({ kind: "llm_settings_changed", what: `key of "${name}" kept in the OS keyring` });
+        await this.happen({
+          kind: "llm_settings_changed",
+          what: `key of "${name}" kept in ${place === "file" ? "Healer's secrets file" : "the OS keyring"}`,
+        });
         return null;
       }
       case "forget_provider_key":
@@ -793,6 +801,7 @@ export class FakeHealer {
           this.checkpoints.handle(cmd, args) ??
           this.memory.handle(cmd, args) ??
           this.desktop.handle(cmd, args) ??
+          this.secrets.handle(cmd, args) ??
           this.deps.handle(cmd, args) ??
           this.projects.handle(cmd, args);
         if (answer) return answer();

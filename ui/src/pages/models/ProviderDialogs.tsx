@@ -3,6 +3,7 @@ import type { ProviderView } from "../../bindings";
 import { Dialog } from "../../components/Dialog";
 import { InlineError } from "../../components/InlineError";
 import { Spinner } from "../../components/Loading";
+import { SecretsFileChoice, useKeptWhere } from "../../components/SecretsFileChoice";
 import { useForgetProviderKey, useRemoveProvider, useSetProviderKey } from "../../queries";
 
 /** The variable the engine reads when the keyring has no key, if any. */
@@ -25,7 +26,8 @@ export function KeyDialog({ view, onDone, onCancel }: { view: ProviderView; onDo
   const formId = useId();
   const inputId = useId();
   const variable = keyVariable(view);
-  const replacing = view.key.source === "keyring";
+  const replacing = view.key.source === "keyring" || view.key.source === "file";
+  const keptWhere = useKeptWhere();
 
   function submit(event: FormEvent) {
     event.preventDefault();
@@ -57,7 +59,7 @@ export function KeyDialog({ view, onDone, onCancel }: { view: ProviderView; onDo
       }
     >
       <p>
-        Healer keeps it in your system's keyring, never in its database or its logs, and won't show it again.
+        {keptWhere} Healer won't show it again.
         {variable && view.key.source === "env" && ` From then on it is used instead of ${variable}.`}
       </p>
       <form id={formId} className="key-form" onSubmit={submit} noValidate>
@@ -78,6 +80,7 @@ export function KeyDialog({ view, onDone, onCancel }: { view: ProviderView; onDo
           data-testid="provider-key-input"
         />
       </form>
+      <SecretsFileChoice what="keys" onChosen={() => setKey.reset()} />
       {setKey.isError && <InlineError lead="The key wasn't saved." error={setKey.error} />}
     </Dialog>
   );

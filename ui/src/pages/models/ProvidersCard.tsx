@@ -56,7 +56,8 @@ function ProviderRow({ view }: { view: ProviderView }) {
   const [open, setOpen] = useState<Open>(null);
   const test = useTestProvider(provider.name);
   const close = () => setOpen(null);
-  const canHaveKey = provider.kind !== "ollama" || key.source === "keyring" || provider.key_env !== null;
+  const kept = key.source === "keyring" || key.source === "file";
+  const canHaveKey = provider.kind !== "ollama" || kept || provider.key_env !== null;
 
   if (open === "edit") {
     return (
@@ -90,10 +91,10 @@ function ProviderRow({ view }: { view: ProviderView }) {
             </span>
             {canHaveKey && (
               <button type="button" className="link-button" onClick={() => setOpen("key")} data-testid="set-key">
-                {key.source === "keyring" ? "Replace key" : "Set key"}
+                {kept ? "Replace key" : "Set key"}
               </button>
             )}
-            {key.source === "keyring" && (
+            {kept && (
               <button
                 type="button"
                 className="link-button link-button-danger"

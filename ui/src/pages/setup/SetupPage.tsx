@@ -2,6 +2,7 @@ import { useId, useRef, useState } from "react";
 import { toApiError } from "../../api";
 import type { ConnectionTest, Tier } from "../../bindings";
 import { InlineError } from "../../components/InlineError";
+import { SecretsFileChoice, useKeptWhere } from "../../components/SecretsFileChoice";
 import { Spinner } from "../../components/Loading";
 import { tierLabel, tiers } from "../../modelText";
 import { useSaveProvider, useSetProviderKey, useSetTier, useSkipSetup, useTestProvider } from "../../queries";
@@ -38,6 +39,7 @@ export function SetupPage() {
   const testProvider = useTestProvider(slug);
   const setTier = useSetTier();
   const skipSetup = useSkipSetup();
+  const keptWhere = useKeptWhere();
   const [finishing, setFinishing] = useState(false);
   const [finishError, setFinishError] = useState<unknown>(null);
 
@@ -71,7 +73,8 @@ export function SetupPage() {
         await setKey.mutateAsync(field);
         setKeyKept(true);
       } catch (error) {
-        if (toApiError(error).code === "keyring") {
+        const code = toApiError(error).code;
+        if (code === "keyring" || code === "no_keyring") {
           setNoKeyring(true);
           return false;
         }
@@ -182,18 +185,22 @@ export function SetupPage() {
               className="input"
               type="password"
               autoComplete="off"
-              placeholder={keyKept ? "Kept in the keyring" : "Paste the key here"}
+              placeholder={keyKept ? "Kept" : "Paste the key here"}
               data-testid="setup-key"
             />
-            <span className="field-hint">Kept in this computer's keyring, never in Healer's files or logs.</span>
+            <span className="field-hint">{keptWhere}</span>
           </div>
+          <SecretsFileChoice
+            what="keys"
+            onChosen={() => {
+              setNoKeyring(false);
+              setKey.reset();
+            }}
+          />
           {noKeyring && (
-            <div className="result tone-warn" role="status" data-testid="setup-no-keyring">
-              <span>
-                This computer has no keyring service running, so Healer cannot keep the key there. Put the key in an
-                environment variable instead: set the variable below to your key where Healer starts, then restart Healer.
-              </span>
-            </div>
+            <p className="muted" role="status" data-testid="setup-no-keyring">
+              The key was not kept. Paste it again once you have chosen where Healer keeps it.
+            </p>
           )}
           <div className="field">
             <label className="field-label" htmlFor={ids.env}>

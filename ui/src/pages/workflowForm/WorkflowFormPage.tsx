@@ -27,6 +27,7 @@ import {
   type RuntimeKind,
 } from "./formModel";
 import { FieldProblems } from "../../components/FieldProblems";
+import { SecretsSection } from "./SecretsSection";
 
 const VALIDATE_AFTER_MS = 300;
 
@@ -418,7 +419,7 @@ function WorkflowForm({ mode }: { mode: Mode }) {
 
         <Section
           title="Environment variables"
-          description="Settings the script reads from its environment. They are stored in plain text, so don't put passwords or keys here."
+          description="Settings the script reads from its environment. They are stored in plain text: put passwords and keys under Secrets."
         >
           <EnvRows
             rows={form.env}
@@ -427,6 +428,17 @@ function WorkflowForm({ mode }: { mode: Mode }) {
             invalid={has("env")}
             error={<FieldError field="env" problems={shown} id={errorId("env")} />}
           />
+        </Section>
+
+        <Section
+          title="Secrets"
+          description="Values such as an API token the script reads from its environment. Healer keeps them out of its database, logs and versions, and hides them if the script prints one."
+        >
+          {mode.kind === "edit" ? (
+            <SecretsSection workflowId={mode.detail.workflow.id} />
+          ) : (
+            <p className="muted">You can add secrets once the workflow is created, here in its settings.</p>
+          )}
         </Section>
 
         {mode.kind === "create" && (

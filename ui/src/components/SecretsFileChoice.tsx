@@ -1,0 +1,55 @@
+import { useChooseSecretsFile, useKeepStatus } from "../queries";
+import { InlineError } from "./InlineError";
+import { Spinner } from "./Loading";
+
+/**
+ * Shown where a secret is typed on a computer with no keyring service, until the person
+ * chooses Healer's own secrets file: what that file protects against and what not, the button
+ * that chooses it, and the other way (an environment variable) in one sentence.
+ */
+export function SecretsFileChoice({ what, onChosen }: { what: "keys" | "secrets"; onChosen?: () => void }) {
+  const status = useKeepStatus();
+  const choose = useChooseSecretsFile();
+  if (!status.data || status.data.newValuesGoTo !== null) return null;
+  return (
+    <div className="result tone-warn secrets-file-choice" role="status" data-testid="secrets-file-choice">
+      <p>
+        <strong>This computer has no keyring service</strong>, where Healer would keep your {what}. It can keep them in
+        its own secrets file instead.
+      </p>
+      <p className="muted">{status.data.fileProtects}</p>
+      {what === "keys" && (
+        <p className="muted">
+          Or leave this and put the key in the environment variable named below where Healer starts, then restart
+          Healer.
+        </p>
+      )}
+      <div className="form-actions setup-actions-left">
+        <button
+          type="button"
+          className="button button-primary"
+          data-testid="secrets-file-accept"
+          disabled={choose.isPending}
+          onClick={() => choose.mutate(undefined, { onSuccess: () => onChosen?.() })}
+        >
+          {choose.isPending && <Spinner />}
+          Keep them in Healer's own file
+        </button>
+      </div>
+      {choose.error != null && <InlineError lead="That did not work." error={choose.error} />}
+    </div>
+  );
+}
+
+/** Where a value typed now is kept, for a field's hint. */
+export function useKeptWhere(): string {
+  const status = useKeepStatus();
+  switch (status.data?.newValuesGoTo) {
+    case "file":
+      return "Kept in Healer's own secrets file, never in its database or logs.";
+    case "keyring":
+      return "Kept in this computer's keyring, never in Healer's files or logs.";
+    default:
+      return "Kept in this computer's keyring or Healer's own secrets file, never in its database or logs.";
+  }
+}

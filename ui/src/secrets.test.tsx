@@ -1,0 +1,66 @@
+import { screen, waitFor, within } from "@testing-library/react";
+import { expect, test } from "vitest";
+import { FakeHealer } from "./test/fakeHealer";
+import { renderApp } from "./test/renderApp";
+
+test("a workflow's secret is saved apart from the form, never shown again, and refused nowhere to keep it until the person chooses Healer's file", async () => {
+  const healer = new FakeHealer().install();
+  healer.secrets.keyringService = false;
+  const kept = healer.addWorkflow({ title: "Exchange rates", schedule: { kind: "interval", seconds: 3600 }, timeout_secs: 60 });
+  const { user } = renderApp(`#/workflows/${kept.workflow.id}`);
+  await user.click(await screen.findByTestId("edit-settings"));
+  const section = await screen.findByTestId("workflow-secrets");
+
+  // Nowhere to keep it yet: the choice says what the file protects against.
+  const choice = await within(section).findByTestId("secrets-file-choice");
+  expect(choice).toHaveTextContent("This computer has no keyring service");
+  expect(choice).toHaveTextContent("sealed with a key kept beside it");
+
+  await user.type(within(section).getByTestId("secret-name"), "API_TOKEN");
+  const value = within(section).getByTestId("secret-value");
+  await user.type(value, "tok-typed-in-the-window");
+  await user.click(within(section).getByTestId("secret-save"));
+  expect(await within(section).findByRole("alert")).toHaveTextContent("no keyring service");
+  expect(value).toHaveValue("");
+
+  await user.click(within(section).getByTestId("secrets-file-accept"));
+  await waitFor(() => expect(within(section).queryByTestId("secrets-file-choice")).toBeNull());
+  expect(within(section).queryByRole("alert")).toBeNull();
+
+  // The name stays; only the value is typed again.
+  expect(within(section).getByTestId("secret-name")).toHaveValue("API_TOKEN");
+  await user.type(value, "tok-typed-in-the-window{Enter}");
+  const row = await within(section).findByTestId("secret-row");
+  expect(row).toHaveTextContent("API_TOKEN");
+  expect(row).toHaveTextContent("kept in Healer's own secrets file");
+  expect([...healer.secrets.values.entries()]).toEqual([[`workflow:${kept.workflow.id}:API_TOKEN`, "tok-typed-in-the-window"]]);
+  expect(document.body.innerHTML).not.toContain("tok-typed-in-the-window");
+  // Enter saved the secret, not the settings form.
+  expect(healer.callsTo("update_workflow")).toHaveLength(0);
+
+  await user.click(within(row).getByTestId("secret-remove"));
+  await waitFor(() => expect(within(section).queryByTestId("secret-row")).toBeNull());
+});
+
+test("setup on a computer without a keyring service finishes with Healer's own file", async () => {
+  const healer = new FakeHealer().install();
+  healer.secrets.keyringService = false;
+  healer.connections.set("openai", ["gpt-4o-mini", "gpt-4o"]);
+  const { user } = renderApp("#/setup");
+  const choice = await screen.findByTestId("secrets-file-choice");
+  expect(choice).toHaveTextContent("Or leave this and put the key in the environment variable");
+
+  await user.type(screen.getByTestId("setup-key"), "sk-pasted-before-choosing");
+  await user.click(screen.getByTestId("setup-test"));
+  expect(await screen.findByTestId("setup-no-keyring")).toHaveTextContent("The key was not kept");
+  expect(screen.queryByText(/object Object/)).toBeNull();
+
+  await user.click(screen.getByTestId("secrets-file-accept"));
+  await waitFor(() => expect(screen.queryByTestId("secrets-file-choice")).toBeNull());
+  expect(screen.getByTestId("setup-key")).toHaveAttribute("placeholder", "Paste the key here");
+  expect(screen.getByText("Kept in Healer's own secrets file, never in its database or logs.")).toBeInTheDocument();
+  await user.type(screen.getByTestId("setup-key"), "sk-pasted-after-choosing");
+  await user.click(screen.getByTestId("setup-test"));
+  expect(await screen.findByTestId("setup-test-ok")).toBeInTheDocument();
+  expect(healer.secrets.values.get("provider:openai")).toBe("sk-pasted-after-choosing");
+});
