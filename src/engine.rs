@@ -15,6 +15,7 @@ mod memory;
 mod planner;
 mod projects;
 mod requests;
+mod review;
 mod scripts;
 mod secrets;
 mod startup;
@@ -49,6 +50,7 @@ pub use healing::RulePlanner;
 pub use maintainer::HealedRun;
 use requests::serve_requests;
 pub use requests::{Request, Response};
+pub use review::{editor_invocation, terminal_program};
 pub use scripts::SaveOutcome;
 use startup::settle_crash_leftovers;
 

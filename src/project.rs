@@ -18,6 +18,7 @@ mod reconcile;
 mod recover;
 mod replaced;
 mod repo;
+pub mod review;
 mod run;
 mod runner;
 mod settle;

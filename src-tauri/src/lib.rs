@@ -9,6 +9,7 @@ mod desktop_commands;
 mod heal_commands;
 mod model_commands;
 mod project_commands;
+mod review_commands;
 mod state;
 mod tray;
 mod trim;
@@ -116,6 +117,11 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             project_commands::stop_session,
             project_commands::say_to_session,
             project_commands::list_past_sessions,
+            review_commands::review_session,
+            review_commands::review_task,
+            review_commands::get_editor_command,
+            review_commands::set_editor_command,
+            review_commands::open_worktree,
             project_commands::get_session,
             project_commands::get_healer_config,
             project_commands::set_healer_config,

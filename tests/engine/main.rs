@@ -41,6 +41,7 @@ mod project_agent_fixtures;
 mod project_agents;
 mod project_cli;
 mod project_fixtures;
+mod project_review;
 mod project_runs;
 mod project_tasks;
 mod projects;

@@ -226,6 +226,12 @@ export const api = {
   runProjectTask: (projectId: number, taskId: string | null) => unwrap(commands.runProjectTask(projectId, taskId)),
   stopSession: (sessionId: number) => unwrap(commands.stopSession(sessionId)),
   getSession: (sessionId: number) => unwrap(commands.getSession(sessionId)),
+  reviewSession: (sessionId: number) => unwrap(commands.reviewSession(sessionId)),
+  reviewTask: (projectId: number, taskId: string) => unwrap(commands.reviewTask(projectId, taskId)),
+  /** Opens the session's working copy in the person's editor (or the desktop's default), or a terminal there. */
+  openWorktree: (sessionId: number, terminal: boolean) => unwrap(commands.openWorktree(sessionId, terminal)),
+  getEditorCommand: () => unwrap(commands.getEditorCommand()),
+  setEditorCommand: (command: string) => unwrap(commands.setEditorCommand(command)),
   getHealerConfig: (projectId: number) => unwrap(commands.getHealerConfig(projectId)),
   setHealerConfig: (projectId: number, config: HealerConfig) => unwrap(commands.setHealerConfig(projectId, config)),
   restoreSnapshot: (id: number) => unwrap(commands.restoreSnapshot(id)),

@@ -144,6 +144,15 @@ export const commands = {
 	sayToSession: (sessionId: number, text: string) => typedError<SteeringEntry, ErrorPayload>(__TAURI_INVOKE("say_to_session", { sessionId, text })),
 	/**  Every project's sessions, newest first. */
 	listPastSessions: () => typedError<PastSession[], ErrorPayload>(__TAURI_INVOKE("list_past_sessions")),
+	reviewSession: (sessionId: number) => typedError<ChangeReview, ErrorPayload>(__TAURI_INVOKE("review_session", { sessionId })),
+	reviewTask: (projectId: number, taskId: string) => typedError<ChangeReview, ErrorPayload>(__TAURI_INVOKE("review_task", { projectId, taskId })),
+	getEditorCommand: () => typedError<string | null, ErrorPayload>(__TAURI_INVOKE("get_editor_command")),
+	setEditorCommand: (command: string) => typedError<null, ErrorPayload>(__TAURI_INVOKE("set_editor_command", { command })),
+	/**
+	 *  Opens a session's worktree in the editor the person chose (else the desktop's default
+	 *  handler for a folder), or in a terminal there.
+	 */
+	openWorktree: (sessionId: number, terminal: boolean) => typedError<null, ErrorPayload>(__TAURI_INVOKE("open_worktree", { sessionId, terminal })),
 	getSession: (sessionId: number) => typedError<SessionDetail, ErrorPayload>(__TAURI_INVOKE("get_session", { sessionId })),
 	/**  A project's healer settings (the defaults when none were saved). */
 	getHealerConfig: (projectId: number) => typedError<HealerConfig, ErrorPayload>(__TAURI_INVOKE("get_healer_config", { projectId })),
@@ -295,6 +304,20 @@ export type Budgets = {
 	per_day_tokens: number,
 	/**  The most a day's calls may cost, in US dollars (priced models only); none: no cap. */
 	per_day_cost_usd: number | null,
+};
+
+/**  A session's (or a task's) change. */
+export type ChangeReview = {
+	of: ReviewOf,
+	/**  The commit shown (`ReviewOf::Commit`), short. */
+	commit: string | null,
+	files: ReviewFile[],
+	/**  More files changed than are listed. */
+	more_files: number,
+	/**  The worktree, when it still exists (for "Open in editor" / "Open a terminal here"). */
+	worktree: string | null,
+	/**  The session whose change this is. */
+	session_id: number | null,
 };
 
 export type Checkpoint = {
@@ -1379,6 +1402,31 @@ export type RetryPolicy = {
 	/**  The classes that are retried; every other class goes to the heal pipeline. */
 	retry_on: FailureClass[],
 };
+
+/**  One changed file. */
+export type ReviewFile = {
+	path: string,
+	/**  Its path before, when it was renamed. */
+	old_path: string | null,
+	/**  "added", "deleted", "modified", "renamed", "changed type". */
+	how: string,
+	added: number,
+	removed: number,
+	/**  The text before and after (`None`: the file did not exist on that side, or is not shown). */
+	before: string | null,
+	after: string | null,
+	/**  Not text (or too large to show): only its counts. */
+	shown: boolean,
+};
+
+/**  Which change is shown. */
+export type ReviewOf = 
+/**  The worktree as it is now (the agent is working, or its work was not committed). */
+"worktree" | 
+/**  The commit the session ended with. */
+"commit" | 
+/**  Nothing to show: no commit, and the worktree is gone. */
+"nothing";
 
 /**  A run: one or more attempts of one version. */
 export type Run = {

@@ -10,6 +10,9 @@ export const projectKeys = {
   detail: (id: number) => ["projects", "detail", id] as const,
   task: (projectId: number, taskId: string) => ["projects", "task", projectId, taskId] as const,
   session: (id: number) => ["session", id] as const,
+  sessionReview: (id: number) => ["session", id, "review"] as const,
+  taskReview: (projectId: number, taskId: string) => ["projects", "task", projectId, taskId, "review"] as const,
+  editor: ["editor-command"] as const,
   folder: (path: string) => ["project-folder", path] as const,
   validation: (input: ProjectInput, id: number | null) => ["validate-project", input, id] as const,
 };
@@ -177,5 +180,41 @@ export function appendLiveStep(queryClient: QueryClient, step: StoredStep) {
       return detail;
     }
     return { ...detail, steps: [...detail.steps, step] };
+  });
+}
+
+/** What a session changed; looked at again while it works. */
+export function useSessionReview(id: number, running: boolean) {
+  return useQuery({
+    queryKey: projectKeys.sessionReview(id),
+    queryFn: () => api.reviewSession(id),
+    refetchInterval: running ? RUNNING_POLL_MS : false,
+  });
+}
+
+/** What a task's work changed (its running session, else its last commit). */
+export function useTaskReview(projectId: number, taskId: string, running: boolean) {
+  return useQuery({
+    queryKey: projectKeys.taskReview(projectId, taskId),
+    queryFn: () => api.reviewTask(projectId, taskId),
+    refetchInterval: running ? RUNNING_POLL_MS : false,
+  });
+}
+
+export function useOpenWorktree() {
+  return useMutation({
+    mutationFn: ({ sessionId, terminal }: { sessionId: number; terminal: boolean }) => api.openWorktree(sessionId, terminal),
+  });
+}
+
+export function useEditorCommand() {
+  return useQuery({ queryKey: projectKeys.editor, queryFn: api.getEditorCommand });
+}
+
+export function useSetEditorCommand() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (command: string) => api.setEditorCommand(command),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: projectKeys.editor }),
   });
 }

@@ -7,6 +7,7 @@ import { useOpenLogFolder } from "../queries";
 import { settingsHref, settingsSections, type SettingsSection } from "../usePage";
 import { BackgroundSettings } from "./BackgroundSettings";
 import { CheckHealing } from "./CheckHealing";
+import { EditorSetting } from "./EditorSetting";
 import { ModelsSettings } from "./models/ModelsSettings";
 
 function About({ info }: { info: AppInfo }) {
@@ -82,6 +83,7 @@ export function SettingsPage({ info, section }: { info: AppInfo; section: Settin
       {section === "general" ? (
         <>
           <BackgroundSettings />
+          <EditorSetting />
           <About info={info} />
           <Logs logDir={info.log_dir} />
           <CheckHealing />

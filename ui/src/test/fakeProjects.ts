@@ -2,6 +2,7 @@
 // a board read from the tasks a test sets, sessions with their steps, and Stop — answering the
 // same commands as the engine. The folder dialog (the dialog plugin's `open`) answers too.
 import type {
+  ChangeReview,
   HealerConfig,
   HealerInvocation,
   SnapshotRecord,
@@ -38,6 +39,11 @@ export class FakeProjects {
   problems: TaskListProblem[] = [];
   progress = "";
   sessions: SessionDetail[] = [];
+  /** What each session changed (by session id); absent: nothing yet. */
+  reviews = new Map<number, ChangeReview>();
+  /** "Open in editor" / "Open a terminal here" presses. */
+  opened: { sessionId: number; terminal: boolean }[] = [];
+  editorCommand: string | null = null;
   steering: SteeringEntry[] = [];
   heals: HealerInvocation[] = [];
   /** The engine's defaults (src/store/healer_config.rs). */
@@ -143,6 +149,12 @@ export class FakeProjects {
     return detail;
   }
 
+  review(sessionId: number): ChangeReview {
+    return (
+      this.reviews.get(sessionId) ?? { of: "nothing", commit: null, files: [], more_files: 0, worktree: null, session_id: sessionId || null }
+    );
+  }
+
   handle(cmd: string, args: Record<string, unknown>): (() => unknown) | undefined {
     const project = () => {
       const found = this.projects.find((p) => p.id === (args.id ?? args.projectId));
@@ -201,6 +213,26 @@ export class FakeProjects {
         };
       case "get_session":
         return () => this.sessions.find((s) => s.session.id === args.sessionId);
+      case "review_session":
+        return () => this.review(args.sessionId as number);
+      case "review_task":
+        return () => {
+          const ofTask = this.sessions.filter((s) => s.session.task_id === args.taskId).map((s) => s.session);
+          const chosen = ofTask.find((s) => s.status === "running") ?? ofTask.find((s) => s.commit_id) ?? ofTask[0];
+          return chosen ? this.review(chosen.id) : this.review(0);
+        };
+      case "open_worktree":
+        return () => {
+          this.opened.push({ sessionId: args.sessionId as number, terminal: args.terminal as boolean });
+          return null;
+        };
+      case "get_editor_command":
+        return () => this.editorCommand;
+      case "set_editor_command":
+        return () => {
+          this.editorCommand = (args.command as string).trim() || null;
+          return null;
+        };
       case "stop_session":
         return () => {
           this.stopped.push(args.sessionId as number);

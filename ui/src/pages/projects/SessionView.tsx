@@ -7,6 +7,7 @@ import { InlineError } from "../../components/InlineError";
 import { SkeletonList, Spinner } from "../../components/Loading";
 import { StatusBadge } from "../../components/StatusBadge";
 import { useSayToSession, useSession, useStopSession } from "../../projectQueries";
+import { SessionChange } from "./ChangeReview";
 import {
   agentLabel,
   callInWords,
@@ -186,7 +187,8 @@ function Steps({ detail }: { detail: SessionDetail }) {
   );
 }
 
-export function SessionView({ sessionId }: { sessionId: number }) {
+/** A session: its steps, the box to talk to it while it works, how it ended, and (`review`) what it changed. */
+export function SessionView({ sessionId, review = false }: { sessionId: number; review?: boolean }) {
   const session = useSession(sessionId);
   const stop = useStopSession();
   if (session.isPending) return <SkeletonList rows={3} label="Loading the session" />;
@@ -216,6 +218,7 @@ export function SessionView({ sessionId }: { sessionId: number }) {
       {stop.isError && <InlineError error={stop.error} />}
       <Steps detail={detail} />
       {running && <SayToAgent sessionId={s.id} />}
+      {review && <SessionChange sessionId={s.id} running={running} />}
       {!running && (
         <div className={`session-end tone-${sessionStatusTone[s.status]}`} data-testid="session-end">
           <p>{s.summary}</p>

@@ -11,6 +11,7 @@ import { columnTitle, priorityLabel, sessionStatusLabel, sessionStatusTone, shor
 import { relativeTime, useNow } from "../../time";
 import { projectHref } from "../../usePage";
 import { AddTaskForm } from "./AddTaskForm";
+import { TaskChange } from "./ChangeReview";
 import { SessionView } from "./SessionView";
 import { HealerCards } from "./HealerCards";
 import { SteeringTimeline } from "./SteeringTimeline";
@@ -134,10 +135,11 @@ export function TaskPage({ projectId, taskId, session }: { projectId: number; ta
           )}
         </div>
       )}
+      {sessions.length > 0 && <TaskChange projectId={projectId} taskId={task.id} running={running} />}
       {shown !== null ? (
         <>
           <h2 className="section-label">{shown === sessions[0]?.id ? "Latest session" : "Session"}</h2>
-          <SessionView key={shown} sessionId={shown} />
+          <SessionView key={shown} sessionId={shown} review={shown !== sessions[0]?.id} />
         </>
       ) : (
         <p className="muted">No agent has worked on this task yet.</p>

@@ -1,0 +1,151 @@
+//! Reviewing an agent's change from the window: a session's or a task's diff, file by file, and
+//! where its worktree is (to open in the person's editor or a terminal), with the editor command
+//! the person chose.
+
+use super::Handle;
+use crate::error::{Error, Result};
+use crate::project::review::{review_session, ChangeReview, ReviewOf};
+use crate::session::SessionStatus;
+
+/// The setting that holds the person's editor command ("code", "subl -n {path}").
+const EDITOR_SETTING: &str = "editor_command";
+
+impl Handle {
+    /// What a session changed: its worktree while it works (or when its work was not
+    /// committed), the commit it ended with after.
+    pub async fn review_session(&self, session_id: i64) -> Result<ChangeReview> {
+        let session = self.services.store.session(session_id)?;
+        let project = self.services.store.project(session.project_id)?;
+        tokio::task::spawn_blocking(move || {
+            review_session(std::path::Path::new(&project.path), &session)
+        })
+        .await
+        .map_err(|e| Error::Internal(format!("the review task failed: {e}")))?
+    }
+
+    /// What a task's work changed: its running session's worktree, else the newest session
+    /// that left a commit, else the newest session's worktree.
+    pub async fn review_task(&self, project_id: i64, task_id: &str) -> Result<ChangeReview> {
+        let sessions = self
+            .services
+            .store
+            .list_sessions(project_id, Some(task_id), 50)?;
+        let chosen = sessions
+            .iter()
+            .find(|s| s.status == SessionStatus::Running)
+            .or_else(|| sessions.iter().find(|s| s.commit_id.is_some()))
+            .or(sessions.first());
+        match chosen {
+            Some(session) => self.review_session(session.id).await,
+            None => Ok(ChangeReview {
+                of: ReviewOf::Nothing,
+                commit: None,
+                files: Vec::new(),
+                more_files: 0,
+                worktree: None,
+                session_id: None,
+            }),
+        }
+    }
+
+    /// The worktree of a session, when it still exists.
+    pub fn session_worktree(&self, session_id: i64) -> Result<std::path::PathBuf> {
+        let session = self.services.store.session(session_id)?;
+        let path = std::path::PathBuf::from(&session.worktree);
+        if !path.is_dir() {
+            return Err(Error::InvalidInput(
+                "this session's working copy is gone: its work was committed or put aside"
+                    .to_string(),
+            ));
+        }
+        Ok(path)
+    }
+
+    /// The editor command the person chose, if any.
+    pub fn editor_command(&self) -> Result<Option<String>> {
+        self.services.store.setting(EDITOR_SETTING)
+    }
+
+    /// Choose the editor command (empty: the desktop's default).
+    pub fn set_editor_command(&self, command: &str) -> Result<()> {
+        let command = command.trim();
+        if command.is_empty() {
+            return self.services.store.delete_setting(EDITOR_SETTING);
+        }
+        let program = command.split_whitespace().next().unwrap_or_default();
+        if which::which(program).is_err() {
+            return Err(Error::InvalidInput(format!(
+                "\"{program}\" was not found on this computer: give the command you start your editor with, such as code"
+            )));
+        }
+        self.services
+            .store
+            .set_setting(EDITOR_SETTING, &command.to_string())
+    }
+}
+
+/// The program and arguments that open `path` with `command`: `{path}` replaced where it
+/// appears, else the path appended.
+pub fn editor_invocation(command: &str, path: &std::path::Path) -> Option<(String, Vec<String>)> {
+    let path = path.display().to_string();
+    let mut words = command.split_whitespace().map(str::to_string);
+    let program = words.next()?;
+    let mut args: Vec<String> = words.collect();
+    if args.iter().any(|a| a.contains("{path}")) {
+        for arg in &mut args {
+            *arg = arg.replace("{path}", &path);
+        }
+    } else {
+        args.push(path);
+    }
+    Some((program, args))
+}
+
+/// The terminal program to open a folder in: Debian's `x-terminal-emulator`, `$TERMINAL`, or a
+/// common one that is installed.
+pub fn terminal_program() -> Option<std::path::PathBuf> {
+    let candidates = ["x-terminal-emulator"]
+        .into_iter()
+        .map(str::to_string)
+        .chain(crate::secrets::env_var("TERMINAL"))
+        .chain(
+            [
+                "gnome-terminal",
+                "konsole",
+                "xfce4-terminal",
+                "kitty",
+                "alacritty",
+                "xterm",
+            ]
+            .into_iter()
+            .map(str::to_string),
+        );
+    for candidate in candidates {
+        if let Ok(found) = which::which(&candidate) {
+            return Some(found);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_editor_command_takes_the_path_where_it_says_or_at_the_end() {
+        let path = std::path::Path::new("/work/tree");
+        assert_eq!(
+            editor_invocation("code", path),
+            Some(("code".to_string(), vec!["/work/tree".to_string()]))
+        );
+        assert_eq!(
+            editor_invocation("subl -n {path}:1", path),
+            Some((
+                "subl".to_string(),
+                vec!["-n".to_string(), "/work/tree:1".to_string()]
+            ))
+        );
+        assert_eq!(editor_invocation("  ", path), None);
+    }
+}

@@ -1,0 +1,132 @@
+//! Reviewing an agent's change: while the built-in agent works, its worktree against the
+//! task's start (new files included); after, the commit it ended with — file by file, with the
+//! lines added and removed and both texts. A real repository, the real runner and agent.
+
+use std::time::Duration;
+
+use healer::project::review::ReviewOf;
+use healer::project::TaskEdit;
+use healer::session::SessionStatus;
+use serde_json::json;
+
+use crate::project_fixtures::*;
+
+fn task(title: &str) -> TaskEdit {
+    TaskEdit {
+        title: title.to_string(),
+        description: "greet() must say Hello, with a comma and an exclamation mark.".to_string(),
+        ..TaskEdit::default()
+    }
+}
+
+#[tokio::test]
+async fn a_working_agents_change_and_its_commit_are_reviewed_file_by_file() {
+    let pb = project_bed(false, |_| {}).await;
+    let engine = pb.engine();
+    let t = engine
+        .add_task(pb.project.id, task("Greet properly"))
+        .expect("task");
+    // It edits, writes a new file, then works on (a long command) while the person looks.
+    pb.bed.server.script([
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "greet.py", "search": "'Hi ' + name", "replace": "'Hello, ' + name + '!'"}),
+        ),
+        call(
+            "c2",
+            "run_command",
+            json!({"command": "printf 'one\\ntwo\\n' > NOTES.md && sleep 300", "timeout_secs": 600}),
+        ),
+    ]);
+    let session = engine
+        .run_project(pb.project.id, Some(&t.id))
+        .expect("started");
+
+    let mut review = None;
+    for _ in 0..400 {
+        let now = engine.review_session(session.id).await.expect("review");
+        if now.files.len() == 2 {
+            review = Some(now);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let review = review.expect("the worktree shows both files while the agent works");
+    assert_eq!(review.of, ReviewOf::Worktree);
+    assert!(review.worktree.is_some());
+    let greet = review
+        .files
+        .iter()
+        .find(|f| f.path == "greet.py")
+        .expect("greet.py");
+    assert_eq!(
+        (greet.how.as_str(), greet.added, greet.removed),
+        ("modified", 1, 1)
+    );
+    assert!(greet
+        .before
+        .as_deref()
+        .unwrap_or_default()
+        .contains("'Hi ' + name"));
+    assert!(greet
+        .after
+        .as_deref()
+        .unwrap_or_default()
+        .contains("'Hello, ' + name + '!'"));
+    let notes = review
+        .files
+        .iter()
+        .find(|f| f.path == "NOTES.md")
+        .expect("the new file");
+    assert_eq!(
+        (notes.how.as_str(), notes.added, notes.removed),
+        ("added", 2, 0)
+    );
+    assert_eq!(notes.before.as_deref(), Some(""));
+    // The task's review is its running session's.
+    let of_task = engine
+        .review_task(pb.project.id, &t.id)
+        .await
+        .expect("task review");
+    assert_eq!(of_task.files.len(), 2);
+
+    engine.stop_session(session.id).expect("stop");
+    let stopped = finished(engine, session.id).await;
+    assert_eq!(stopped.status, SessionStatus::Stopped);
+
+    // Run again to the end: it commits, and the review is of the commit.
+    pb.bed.server.script([
+        call(
+            "c3",
+            "run_command",
+            json!({"command": "python3 -c 'import greet; print(greet.greet(\"Ada\"))'"}),
+        ),
+        call(
+            "c4",
+            "finish",
+            json!({"summary": "greet() now says Hello, Ada!"}),
+        ),
+    ]);
+    let done = engine
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    assert_eq!(done.status, SessionStatus::Finished, "{}", done.summary);
+    let commit = done.commit_id.clone().expect("a commit");
+    let committed = engine
+        .review_task(pb.project.id, &t.id)
+        .await
+        .expect("task review");
+    assert_eq!(committed.of, ReviewOf::Commit);
+    assert_eq!(committed.commit.as_deref(), Some(&commit[..7]));
+    let paths: Vec<&str> = committed.files.iter().map(|f| f.path.as_str()).collect();
+    assert!(
+        paths.contains(&"greet.py") && paths.contains(&"NOTES.md"),
+        "{paths:?}"
+    );
+    assert!(
+        paths.iter().all(|p| !p.starts_with(".healer/")),
+        "Healer's own files are not the agent's change: {paths:?}"
+    );
+}
