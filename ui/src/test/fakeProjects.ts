@@ -213,6 +213,26 @@ export class FakeProjects {
         };
       case "get_session":
         return () => this.sessions.find((s) => s.session.id === args.sessionId);
+      case "set_project_task_status":
+        return () => {
+          const found = this.tasks.find((t) => t.id === args.taskId);
+          if (!found) throw { code: "not_found", message: "task not found" };
+          found.status = args.status as ProjectTask["status"];
+          found.closed_reason = (args.reason as string | null) ?? undefined;
+          return found;
+        };
+      case "move_project_task":
+        return () => {
+          const from = this.tasks.findIndex((t) => t.id === args.taskId);
+          const [moved] = this.tasks.splice(from, 1);
+          const before = this.tasks.findIndex((t) => t.id === args.before);
+          if (before < 0) this.tasks.push(moved);
+          else {
+            moved.priority = this.tasks[before].priority;
+            this.tasks.splice(before, 0, moved);
+          }
+          return moved;
+        };
       case "review_session":
         return () => this.review(args.sessionId as number);
       case "review_task":

@@ -1,7 +1,7 @@
 // A project: its board (open / in progress / blocked / closed), a form to add a task, what is
 // wrong in its task list, and its progress log.
 import { useEffect, useState } from "react";
-import type { BoardTask, ProjectDetail, ProjectTaskStatus } from "../../bindings";
+import type { ProjectDetail } from "../../bindings";
 import { ArrowLeftIcon, PlayIcon, SettingsIcon } from "../../components/icons";
 import { InlineError } from "../../components/InlineError";
 import { NEW_TASK_EVENT } from "../../components/QuickJump";
@@ -9,50 +9,10 @@ import { SkeletonList, Spinner } from "../../components/Loading";
 import { Markdown } from "../../components/Markdown";
 import { PageHeader } from "../../components/PageHeader";
 import { useProject, useRunTask } from "../../projectQueries";
-import { columnOrder, columnTitle, workedBy } from "../../projectText";
+import { workedBy } from "../../projectText";
 import { editProjectHref, navigate, pageHref, projectTaskHref } from "../../usePage";
 import { AddTaskForm } from "./AddTaskForm";
-import { TaskCard } from "./TaskCard";
-
-/** A column's tasks in the order they would run: priority, then the file's order. */
-function columnTasks(detail: ProjectDetail, status: ProjectTaskStatus): BoardTask[] {
-  return detail.tasks
-    .map((t, i) => ({ t, i }))
-    .filter(({ t }) => t.task.status === status)
-    .sort((a, b) => (a.t.task.priority ?? 2) - (b.t.task.priority ?? 2) || a.i - b.i)
-    .map(({ t }) => t);
-}
-
-function Board({ detail }: { detail: ProjectDetail }) {
-  return (
-    <div className="board" data-testid="board">
-      {columnOrder.map((status) => {
-        const tasks = columnTasks(detail, status);
-        return (
-          <section className="board-column" key={status} data-testid={`column-${status}`} aria-label={columnTitle[status]}>
-            <h2 className="board-column-title">
-              {columnTitle[status]} <span className="board-count">{tasks.length}</span>
-            </h2>
-            <ul className="board-cards">
-              {tasks.map((t, i) => (
-                <TaskCard
-                  key={t.task.id}
-                  projectId={detail.project.id}
-                  item={t}
-                  next={detail.next === t.task.id}
-                  above={tasks[i - 1]?.task.id ?? null}
-                  belowNext={tasks[i + 2]?.task.id ?? null}
-                  last={i === tasks.length - 1}
-                />
-              ))}
-              {tasks.length === 0 && <li className="board-empty">Nothing here</li>}
-            </ul>
-          </section>
-        );
-      })}
-    </div>
-  );
-}
+import { Board } from "./Board";
 
 function Problems({ detail }: { detail: ProjectDetail }) {
   if (detail.problems.length === 0) return null;

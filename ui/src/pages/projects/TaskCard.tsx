@@ -1,9 +1,13 @@
+import type { DragEvent } from "react";
 import type { BoardTask } from "../../bindings";
 import { ArrowDownIcon, ArrowUpIcon } from "../../components/icons";
 import { InlineError } from "../../components/InlineError";
 import { useMoveTask, useSetTaskStatus } from "../../projectQueries";
 import { priorityLabel, shortCommit } from "../../projectText";
 import { projectTaskHref } from "../../usePage";
+
+/** The drag's payload type: a task's id. */
+export const TASK_DRAG = "application/x-healer-task";
 
 /** One task on the board: what it is, why it waits, and what can be done with it here. */
 export function TaskCard({
@@ -13,6 +17,7 @@ export function TaskCard({
   above,
   belowNext,
   last,
+  onDropBefore,
 }: {
   projectId: number;
   item: BoardTask;
@@ -22,6 +27,8 @@ export function TaskCard({
   /** The task two below it (moving down puts it before that one; none: to the end). */
   belowNext: string | null;
   last: boolean;
+  /** A card dropped on this one: it goes before it. */
+  onDropBefore: (event: DragEvent) => void;
 }) {
   const { task } = item;
   const move = useMoveTask(projectId);
@@ -29,7 +36,19 @@ export function TaskCard({
   const busy = move.isPending || status.isPending;
   const priority = task.priority ?? 2;
   return (
-    <li className={next ? "task-card next" : "task-card"} data-testid="task-card" data-title={task.title} data-status={task.status}>
+    <li
+      className={next ? "task-card next" : "task-card"}
+      data-testid="task-card"
+      data-title={task.title}
+      data-status={task.status}
+      data-id={task.id}
+      draggable={task.status !== "in_progress"}
+      onDragStart={(e) => {
+        e.dataTransfer.setData(TASK_DRAG, task.id);
+        e.dataTransfer.effectAllowed = "move";
+      }}
+      onDrop={onDropBefore}
+    >
       <a className="task-card-title" href={projectTaskHref(projectId, task.id)}>
         {task.title}
       </a>
