@@ -6,7 +6,7 @@
 //! over; the service's own loop does the work, so the pipeline and the runner never wait for
 //! an agent a spell starts. See docs/healer-service.md for the rule table.
 
-mod atif;
+pub(crate) mod atif;
 mod blocked;
 mod context;
 mod doctor;

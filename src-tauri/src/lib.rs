@@ -122,6 +122,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             review_commands::get_editor_command,
             review_commands::set_editor_command,
             review_commands::open_worktree,
+            review_commands::export_session_trajectory,
+            review_commands::list_own_past_sessions,
             project_commands::get_session,
             project_commands::get_healer_config,
             project_commands::set_healer_config,

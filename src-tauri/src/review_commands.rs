@@ -92,3 +92,27 @@ fn spawn(command: &mut std::process::Command) -> CmdResult<()> {
     std::thread::spawn(move || child.wait());
     Ok(())
 }
+
+/// Writes a session's steps as an ATIF trajectory file and shows it in the file manager.
+#[tauri::command]
+#[specta::specta]
+pub fn export_session_trajectory(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    session_id: i64,
+) -> CmdResult<String> {
+    let path = state.engine()?.export_session_trajectory(session_id)?;
+    if let Err(e) = app.opener().reveal_item_in_dir(&path) {
+        tracing::warn!("could not show {} in the file manager: {e}", path.display());
+    }
+    Ok(path.display().to_string())
+}
+
+/// The person's own Claude Code sessions Healer watched, newest first.
+#[tauri::command]
+#[specta::specta]
+pub fn list_own_past_sessions(
+    state: State<'_, AppState>,
+) -> CmdResult<Vec<healer::steering::LiveSession>> {
+    Ok(state.engine()?.own_session_history()?)
+}

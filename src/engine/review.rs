@@ -7,6 +7,9 @@ use crate::error::{Error, Result};
 use crate::project::review::{review_session, ChangeReview, ReviewOf};
 use crate::session::SessionStatus;
 
+/// How far back the person's own sessions are listed in the history.
+pub const OWN_HISTORY_DAYS: u64 = 30;
+
 /// The setting that holds the person's editor command ("code", "subl -n {path}").
 const EDITOR_SETTING: &str = "editor_command";
 
@@ -59,6 +62,32 @@ impl Handle {
             ));
         }
         Ok(path)
+    }
+
+    /// Write a session's steps as an ATIF trajectory in the data folder's `trajectories/`;
+    /// its path.
+    pub fn export_session_trajectory(&self, session_id: i64) -> Result<std::path::PathBuf> {
+        crate::spells::atif::write_session_trajectory(&self.services, session_id)
+    }
+
+    /// The person's own Claude Code sessions Healer watched (when Settings allow watching),
+    /// from the last [`OWN_HISTORY_DAYS`] days, newest first, each with its loop verdict.
+    pub fn own_session_history(&self) -> Result<Vec<crate::steering::LiveSession>> {
+        let settings = self.services.store.steering_settings()?;
+        let (true, Some(root)) = (
+            settings.enabled && settings.watch_own_sessions,
+            self.inner.claude_projects.as_deref(),
+        ) else {
+            return Ok(Vec::new());
+        };
+        let healer_ids = crate::steering::own::healer_agent_ids(&self.services)?;
+        Ok(crate::steering::own::person_sessions(
+            root,
+            chrono::Utc::now(),
+            std::time::Duration::from_secs(OWN_HISTORY_DAYS * 24 * 3600),
+            &healer_ids,
+            &self.inner.own_verdicts,
+        ))
     }
 
     /// The editor command the person chose, if any.

@@ -129,4 +129,17 @@ async fn a_persons_own_looping_claude_code_session_is_listed_and_told_once_never
     std::fs::write(&looping, &before).expect("the same bytes again");
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert_eq!(count(), told);
+
+    // The history on the Sessions page lists them too, with their loop notes.
+    let history = engine.own_session_history().expect("history");
+    assert_eq!(history.len(), 2, "{history:?}");
+    assert!(history.iter().all(|s| s
+        .loop_message
+        .as_deref()
+        .is_some_and(|m| m.contains("cat config.ini"))));
+    // Watching turned off: nothing of the person's is read, now or from before.
+    engine
+        .set_steering_settings(SteeringSettings::default())
+        .expect("off");
+    assert!(engine.own_session_history().expect("history").is_empty());
 }

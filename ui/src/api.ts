@@ -227,6 +227,9 @@ export const api = {
   stopSession: (sessionId: number) => unwrap(commands.stopSession(sessionId)),
   getSession: (sessionId: number) => unwrap(commands.getSession(sessionId)),
   reviewSession: (sessionId: number) => unwrap(commands.reviewSession(sessionId)),
+  /** Writes the session's steps as an ATIF file, shows it in the file manager, and says where. */
+  exportSessionTrajectory: (sessionId: number) => unwrap(commands.exportSessionTrajectory(sessionId)),
+  listOwnPastSessions: () => unwrap(commands.listOwnPastSessions()),
   reviewTask: (projectId: number, taskId: string) => unwrap(commands.reviewTask(projectId, taskId)),
   /** Opens the session's working copy in the person's editor (or the desktop's default), or a terminal there. */
   openWorktree: (sessionId: number, terminal: boolean) => unwrap(commands.openWorktree(sessionId, terminal)),

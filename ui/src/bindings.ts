@@ -153,6 +153,10 @@ export const commands = {
 	 *  handler for a folder), or in a terminal there.
 	 */
 	openWorktree: (sessionId: number, terminal: boolean) => typedError<null, ErrorPayload>(__TAURI_INVOKE("open_worktree", { sessionId, terminal })),
+	/**  Writes a session's steps as an ATIF trajectory file and shows it in the file manager. */
+	exportSessionTrajectory: (sessionId: number) => typedError<string, ErrorPayload>(__TAURI_INVOKE("export_session_trajectory", { sessionId })),
+	/**  The person's own Claude Code sessions Healer watched, newest first. */
+	listOwnPastSessions: () => typedError<LiveSession[], ErrorPayload>(__TAURI_INVOKE("list_own_past_sessions")),
 	getSession: (sessionId: number) => typedError<SessionDetail, ErrorPayload>(__TAURI_INVOKE("get_session", { sessionId })),
 	/**  A project's healer settings (the defaults when none were saved). */
 	getHealerConfig: (projectId: number) => typedError<HealerConfig, ErrorPayload>(__TAURI_INVOKE("get_healer_config", { projectId })),

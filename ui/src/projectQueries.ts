@@ -218,3 +218,7 @@ export function useSetEditorCommand() {
     onSuccess: () => queryClient.invalidateQueries({ queryKey: projectKeys.editor }),
   });
 }
+
+export function useExportTrajectory() {
+  return useMutation({ mutationFn: (sessionId: number) => api.exportSessionTrajectory(sessionId) });
+}

@@ -540,6 +540,11 @@ export function usePastSessions() {
   return useQuery({ queryKey: ["past-sessions"] as const, queryFn: api.listPastSessions, refetchInterval: LIVE_SESSIONS_POLL_MS });
 }
 
+/** The person's own Claude Code sessions Healer watched (empty unless watching is on). */
+export function useOwnPastSessions() {
+  return useQuery({ queryKey: ["own-past-sessions"] as const, queryFn: api.listOwnPastSessions, refetchInterval: LIVE_SESSIONS_POLL_MS });
+}
+
 export function useLiveSessions() {
   return useQuery({ queryKey: ["live-sessions"] as const, queryFn: api.listLiveSessions, refetchInterval: LIVE_SESSIONS_POLL_MS });
 }

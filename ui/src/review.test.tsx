@@ -68,6 +68,10 @@ test("a task's change is reviewed file by file side by side, and its working cop
   const own = await screen.findByRole("region", { name: "What this session changed" });
   expect(own).toHaveTextContent("Nothing to show: no commit, and the working copy is gone.");
   expect(within(own).queryByTestId("open-in-editor")).toBeNull();
+  // Its steps can be saved as a trajectory file for other tools.
+  const sessions = screen.getAllByTestId("session").filter((s) => s.contains(own));
+  await user.click(within(sessions[0]).getByTestId("export-trajectory"));
+  await waitFor(() => expect(healer.exportedTrajectories).toEqual([6]));
 });
 
 test("the editor command is saved from Settings", async () => {

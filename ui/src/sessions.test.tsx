@@ -76,3 +76,22 @@ test("the Sessions page lists past sessions of every project, filterable, each o
   await waitFor(() => expect(within(history).getAllByTestId("past-session")).toHaveLength(1));
   expect(within(history).getByTestId("past-session")).toHaveTextContent("Fix login");
 });
+
+test("the history lists the person's own Claude Code sessions Healer watched, with what it noticed", async () => {
+  const healer = new FakeHealer().install();
+  healer.steeringSettings = { ...healer.steeringSettings, watch_own_sessions: true };
+  healer.ownPastSessions = [
+    {
+      origin: "person", session_id: null, project_id: null, task_id: null, title: "/home/ada/notes", agent: "claude-code",
+      last_activity_at: new Date(Date.now() - 3 * 3600_000).toISOString(), loop_rule: "repeat",
+      loop_message: "It ran `cat config.ini` four times with the same result.",
+    },
+  ];
+  renderApp("#/sessions");
+  const own = await screen.findByTestId("own-past-session");
+  expect(own).toHaveTextContent("/home/ada/notes");
+  expect(own).toHaveTextContent("Claude Code, started by you · last active 3 h ago");
+  expect(own).toHaveTextContent("Going in circles");
+  expect(own.querySelector("code")).toHaveTextContent("cat config.ini");
+  expect(own).not.toHaveTextContent("`");
+});

@@ -11,11 +11,11 @@ import { PageHeader } from "../components/PageHeader";
 import { StatusBadge } from "../components/StatusBadge";
 import { tokens } from "../modelText";
 import { agentLabel, durationText, sessionStatusLabel, sessionStatusTone } from "../projectText";
-import { useLiveSessions, usePastSessions, useSetSteeringSettings, useSteeringSettings } from "../queries";
+import { useLiveSessions, useOwnPastSessions, usePastSessions, useSetSteeringSettings, useSteeringSettings } from "../queries";
 import { relativeTime, useNow } from "../time";
 import { projectTaskHref } from "../usePage";
 import { Toggle } from "./BackgroundSettings";
-import { ruleLabel } from "./projects/SteeringTimeline";
+import { ruleLabel, withCode } from "./projects/SteeringTimeline";
 
 function Verdict({ session }: { session: LiveSession }) {
   if (!session.loop_rule) {
@@ -80,6 +80,34 @@ const statusFilters: { value: SessionStatus | "all"; label: string }[] = [
   { value: "running", label: "Working now" },
 ];
 
+/** The person's own Claude Code sessions Healer watched, with what it noticed in each. */
+function OwnHistory({ terms, now }: { terms: string[]; now: number }) {
+  const own = useOwnPastSessions();
+  const shown = (own.data ?? []).filter((s) => terms.every((t) => `${s.title} claude code yours`.toLowerCase().includes(t)));
+  if (shown.length === 0) return null;
+  return (
+    <>
+      <h3 className="section-label">Your own Claude Code sessions</h3>
+      <ul className="card list past-sessions" data-testid="own-past-sessions">
+        {shown.map((s) => (
+          <li key={`${s.title}/${s.last_activity_at}`} className="past-session own" data-testid="own-past-session">
+            <div className="past-session-main">
+              <strong className="mono">{s.title}</strong>
+              <span className="muted">
+                {agentLabel[s.agent]}, started by you{s.last_activity_at && ` · last active ${relativeTime(s.last_activity_at, now)}`}
+              </span>
+              {s.loop_message && <p className="own-loop-note">{withCode(s.loop_message)}</p>}
+            </div>
+            <span className="past-session-side">
+              <Verdict session={s} />
+            </span>
+          </li>
+        ))}
+      </ul>
+    </>
+  );
+}
+
 /** Past sessions of every project, newest first: filterable, each opening its task's page. */
 function History() {
   const past = usePastSessions();
@@ -136,6 +164,7 @@ function History() {
           ))}
         </ul>
       )}
+      <OwnHistory terms={terms} now={now} />
     </section>
   );
 }

@@ -224,6 +224,9 @@ export class FakeHealer {
   steeringModel: SteeringModelSetting | null = null;
   /** What the Sessions page lists; the person's own only while they are watched. */
   liveSessions: LiveSession[] = [];
+  /** The person's own Claude Code sessions the engine would list in the history (when watched). */
+  ownPastSessions: LiveSession[] = [];
+  exportedTrajectories: number[] = [];
   pastSessions: PastSession[] = [];
   steeringSettings: SteeringSettings = {
     enabled: true, zombie_after_secs: 1800, max_loop_messages: 3, judge_every_secs: 900, watch_own_sessions: false,
@@ -783,6 +786,11 @@ export class FakeHealer {
         return null;
       case "list_live_sessions":
         return this.liveSessions.filter((s) => s.origin === "healer" || this.steeringSettings.watch_own_sessions);
+      case "list_own_past_sessions":
+        return this.steeringSettings.watch_own_sessions ? this.ownPastSessions : [];
+      case "export_session_trajectory":
+        this.exportedTrajectories.push(args.sessionId as number);
+        return `/data/trajectories/session-${String(args.sessionId)}.json`;
       case "list_past_sessions":
         return this.pastSessions;
       case "get_steering_settings":

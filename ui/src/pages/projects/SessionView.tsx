@@ -6,7 +6,8 @@ import { Collapsible } from "../../components/Collapsible";
 import { InlineError } from "../../components/InlineError";
 import { SkeletonList, Spinner } from "../../components/Loading";
 import { StatusBadge } from "../../components/StatusBadge";
-import { useSayToSession, useSession, useStopSession } from "../../projectQueries";
+import { useExportTrajectory, useSayToSession, useSession, useStopSession } from "../../projectQueries";
+import { toast } from "../../toasts";
 import { SessionChange } from "./ChangeReview";
 import {
   agentLabel,
@@ -191,6 +192,7 @@ function Steps({ detail }: { detail: SessionDetail }) {
 export function SessionView({ sessionId, review = false }: { sessionId: number; review?: boolean }) {
   const session = useSession(sessionId);
   const stop = useStopSession();
+  const trajectory = useExportTrajectory();
   if (session.isPending) return <SkeletonList rows={3} label="Loading the session" />;
   if (session.isError) return <InlineError lead="The session couldn't be loaded." error={session.error} />;
   const detail = session.data;
@@ -228,6 +230,20 @@ export function SessionView({ sessionId, review = false }: { sessionId: number; 
               {s.merged ? ", added to the main branch." : "."}
             </p>
           )}
+          <button
+            type="button"
+            className="link-button"
+            disabled={trajectory.isPending}
+            onClick={() =>
+              trajectory.mutate(s.id, {
+                onSuccess: () => toast("The steps were saved as a trajectory file, shown in your file manager."),
+              })
+            }
+            data-testid="export-trajectory"
+          >
+            Save the steps as a trajectory file
+          </button>
+          {trajectory.isError && <InlineError lead="The file wasn't saved." error={trajectory.error} />}
         </div>
       )}
     </div>
