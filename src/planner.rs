@@ -26,6 +26,8 @@ pub struct PlannerChat {
     /// What the automatic repair said when it gave up, still waiting for the person's answer:
     /// the chat opens with it.
     pub maintainer_question: Option<String>,
+    /// That question once the person answered it: it stays in the conversation.
+    pub answered_question: Option<question::AnsweredQuestion>,
     /// `None` until the first message.
     pub task_id: Option<i64>,
     /// The person's messages, the planner's answers, and its tool calls and results (the
@@ -136,8 +138,9 @@ pub(crate) async fn run_turn(services: &Arc<Services>, item: &InboxItem) -> Resu
     outcome.map(|_| ())
 }
 
+pub use question::AnsweredQuestion;
 /// A stored step as the model is sent it again.
-pub(crate) use question::maintainer_question;
+pub(crate) use question::{answered_question, maintainer_question};
 
 /// The open question in a chat: the last `ask` with no message from the person after it.
 pub(crate) fn open_question(messages: &[ThreadMessage]) -> Option<String> {

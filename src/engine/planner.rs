@@ -4,7 +4,7 @@
 use super::Handle;
 use crate::error::{Error, Result};
 use crate::llm::{MessageRole, TaskKind, TaskStatus};
-use crate::planner::{maintainer_question, open_question, PlannerChat};
+use crate::planner::{answered_question, maintainer_question, open_question, PlannerChat};
 
 impl Handle {
     /// The workflow's chat with the planner.
@@ -28,6 +28,7 @@ impl Handle {
         Ok(PlannerChat {
             workflow_id,
             maintainer_question: maintainer_question(&self.services.store, workflow_id, &messages)?,
+            answered_question: answered_question(&self.services.store, workflow_id, &messages)?,
             task_id,
             question: open_question(&messages),
             last_error,

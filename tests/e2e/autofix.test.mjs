@@ -93,10 +93,17 @@ describe("Auto-fix and Re-plan in the real window", { timeout: 300_000 }, () => 
     // The planner was told which question the person's message answers.
     const planner = model.seen.filter((r) => r.method === "POST" && String(r.body.messages?.[0]?.content).includes("planner")).at(-1);
     assert.ok(String(planner.body.messages[0].content).includes("Tell me whether total is the same figure"));
-    await session.until(async () => (await session.findElements('[data-testid="maintainer-question"]')).length === 0, {
+    // Answered, the question stays in the conversation, before the answer, no longer waiting.
+    await session.waitFor('[data-testid="maintainer-question"][data-answered="true"]', {
       timeoutMs: 10_000,
-      what: "the question to count as answered",
+      predicate: (text) => text.includes("stopped and asked you") && text.includes("Tell me whether total is the same figure"),
+      what: "the question to stay as answered",
     });
+    const order = await session.executeScript(
+      `const items = [...document.querySelectorAll('.chat-messages .chat-item')].map((i) => i.textContent);
+       return [items.findIndex((t) => t.includes("Tell me whether total")), items.findIndex((t) => t.includes("Yes, total is the same figure"))];`,
+    );
+    assert.ok(order[0] >= 0 && order[0] < order[1], `question before answer: ${JSON.stringify(order)}`);
     await shot("chat");
   });
 

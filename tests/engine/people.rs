@@ -258,6 +258,17 @@ async fn the_planner_is_told_the_question_its_answer_answers() {
         .await
         .expect("turn");
     assert_eq!(chat.maintainer_question, None, "answered");
+    // The question stays in the conversation, before the answer.
+    let kept = chat
+        .answered_question
+        .expect("the answered question is kept");
+    assert_eq!(kept.text, question);
+    let answer = chat
+        .messages
+        .iter()
+        .find(|m| m.content == "Yes, it is the same figure")
+        .expect("the answer");
+    assert!(kept.asked_at.as_str() < answer.at.as_str());
     let asked = bed.server.chats().pop().expect("the planner's request");
     let system = asked.body["messages"][0]["content"]
         .as_str()

@@ -194,6 +194,13 @@ export type AgentKind =
 /**  The `codex` CLI (`codex exec --json …`). */
 "codex";
 
+/**  The automatic repair's question the person answered in the chat. */
+export type AnsweredQuestion = {
+	text: string,
+	/**  When the repair asked it: the chat shows it before the first message after. */
+	asked_at: string,
+};
+
 /**  What the UI shows about the engine. */
 export type AppInfo = {
 	version: string,
@@ -1138,6 +1145,8 @@ export type PlannerChat = {
 	 *  the chat opens with it.
 	 */
 	maintainer_question: string | null,
+	/**  That question once the person answered it: it stays in the conversation. */
+	answered_question: AnsweredQuestion | null,
 	/**  `None` until the first message. */
 	task_id: number | null,
 	/**

@@ -125,7 +125,15 @@ export class FakeTasks {
     this.engine.kept(workflowId);
     const task = this.chatTask(workflowId);
     const messages = task ? this.tasks.get(task.id)!.messages.filter((m) => m.role !== "system") : [];
-    return { workflow_id: workflowId, task_id: task?.id ?? null, messages, busy: this.busy.has(workflowId), question: openQuestion(messages), maintainer_question: this.maintainerQuestions.get(workflowId) ?? null, last_error: task?.status === "failed" ? task.summary : null };
+    // Asked before any of the chat's messages: answered once the person wrote.
+    const asked = this.maintainerQuestions.get(workflowId) ?? null;
+    const answered = asked !== null && messages.some((m) => m.role === "user");
+    return {
+      workflow_id: workflowId, task_id: task?.id ?? null, messages, busy: this.busy.has(workflowId), question: openQuestion(messages),
+      maintainer_question: answered ? null : asked,
+      answered_question: answered && asked !== null ? { text: asked, asked_at: "" } : null,
+      last_error: task?.status === "failed" ? task.summary : null,
+    };
   }
 
   private send(workflowId: number, message: string): number {

@@ -1,7 +1,7 @@
 // The planner chat's conversation: the person's messages on the right, the planner's on the
 // left, and what its tools did as small cards between them.
 import type { ReactNode } from "react";
-import type { ThreadMessage, ToolCall } from "../../bindings";
+import type { AnsweredQuestion, ThreadMessage, ToolCall } from "../../bindings";
 import { CheckIcon, HealerNoteIcon } from "../../components/icons";
 import { Spinner } from "../../components/Loading";
 import { capitalised } from "../../modelText";
@@ -70,20 +70,41 @@ function ToolCard({ call, result, workflowId }: { call: ToolCall; result: Thread
   }
 }
 
-/** Every stored step of the chat, in order. */
-export function ChatMessages({ messages, workflowId }: { messages: ThreadMessage[]; workflowId: number }) {
+/** The automatic repair's question, kept in the conversation before the person's answer. */
+export function RepairQuestion({ text, waiting }: { text: string; waiting: boolean }) {
+  return (
+    <li className="chat-item chat-question" data-testid="maintainer-question" data-answered={!waiting}>
+      <span className="chat-question-label">{waiting ? "The automatic repair stopped and asks you" : "The automatic repair stopped and asked you"}</span>
+      <p>{text}</p>
+      {waiting && <span className="field-hint">Your answer goes to the planner, which can change the script with it.</span>}
+    </li>
+  );
+}
+
+/** Every stored step of the chat, in order; the repair's answered question before its answer. */
+export function ChatMessages({
+  messages,
+  workflowId,
+  answered = null,
+}: {
+  messages: ThreadMessage[];
+  workflowId: number;
+  answered?: AnsweredQuestion | null;
+}) {
   const results = resultsByCall(messages);
   const orphans = orphanResults(messages);
+  const answerId = answered ? messages.find((m) => m.role === "user" && m.at > answered.asked_at)?.id : undefined;
   return messages.map((m) => {
     switch (m.role) {
       case "system":
         return null;
       case "user":
-        return (
+        return [
+          m.id === answerId && answered ? <RepairQuestion key={`q-${m.id}`} text={answered.text} waiting={false} /> : null,
           <Bubble key={m.id} from="person">
             {m.content}
-          </Bubble>
-        );
+          </Bubble>,
+        ];
       case "assistant":
         return [
           m.content.trim() ? (

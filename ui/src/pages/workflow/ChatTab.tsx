@@ -8,7 +8,7 @@ import { capitalised } from "../../modelText";
 import { useEvents } from "../../queries";
 import { usePlannerChat, useSendPlannerMessage } from "../../taskQueries";
 import { settingsHref, setupHref } from "../../usePage";
-import { Bubble, ChatMessages } from "./ChatMessages";
+import { Bubble, ChatMessages, RepairQuestion } from "./ChatMessages";
 import { ChatComposer } from "./ChatComposer";
 
 /** How the chat's last turn ended, when it ended without an answer. */
@@ -94,11 +94,7 @@ function Conversation({ chat, workflowId, focus }: { chat: PlannerChat; workflow
     <>
       {asked !== null && !unseen && (
         <ol className="chat-messages chat-carried" aria-label="Waiting for your answer">
-          <li className="chat-item chat-question" data-testid="maintainer-question">
-            <span className="chat-question-label">The automatic repair stopped and asks you</span>
-            <p>{asked}</p>
-            <span className="field-hint">Your answer goes to the planner, which can change the script with it.</span>
-          </li>
+          <RepairQuestion text={asked} waiting />
         </ol>
       )}
       {empty ? (
@@ -112,7 +108,7 @@ function Conversation({ chat, workflowId, focus }: { chat: PlannerChat; workflow
         )
       ) : (
         <ol className="chat-messages" ref={list} aria-label="Conversation">
-          <ChatMessages messages={chat.messages} workflowId={workflowId} />
+          <ChatMessages messages={chat.messages} workflowId={workflowId} answered={chat.answered_question} />
           {unseen && (
             <Bubble from="person" pending>
               {unseen.text}
