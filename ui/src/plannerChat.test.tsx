@@ -103,3 +103,23 @@ test("a message that cannot be sent says why and stays in the box", async () => 
   expect(await screen.findByRole("alert")).toHaveTextContent("The message couldn't be sent. The engine is not running. Restart Healer.");
   expect(box).toHaveValue("Run it hourly");
 });
+
+test("the automatic repair's question opens the chat and stays before the person's answer once answered", async () => {
+  const { healer, id } = healerWithWorkflow();
+  healer.tasks.maintainerQuestions.set(id, "Tell me whether total is the same figure as amount.");
+  healer.tasks.planner = () => [answer("Thanks, I will read amount.")];
+  const { user } = renderApp(`#/workflows/${id}`);
+  await user.click(await screen.findByRole("tab", { name: "Chat" }));
+  const chat = await screen.findByTestId("planner-chat");
+  const waiting = await within(chat).findByTestId("maintainer-question");
+  expect(waiting).toHaveTextContent("The automatic repair stopped and asks you");
+
+  await user.type(within(chat).getByLabelText("Message to the planner"), "Yes, the same figure{Enter}");
+  await waitFor(() => expect(within(chat).getByTestId("chat-planner")).toHaveTextContent("Thanks, I will read amount."));
+  const kept = within(chat).getByTestId("maintainer-question");
+  expect(kept).toHaveAttribute("data-answered", "true");
+  expect(kept).toHaveTextContent("The automatic repair stopped and asked you");
+  expect(kept).toHaveTextContent("Tell me whether total is the same figure as amount.");
+  const items = [...chat.querySelectorAll(".chat-item")].map((i) => i.textContent ?? "");
+  expect(items.findIndex((t) => t.includes("Tell me whether"))).toBeLessThan(items.findIndex((t) => t.includes("Yes, the same figure")));
+});
