@@ -101,6 +101,7 @@ async fn bench() {
     engine
         .save_provider(ProviderInput {
             name: "scripted".to_string(),
+            title: None,
             kind: ProviderKind::OpenaiCompatible,
             base_url: Some(format!("{}/v1", server.url)),
             key_env: Some(KEY_VAR.to_string()),

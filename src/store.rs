@@ -102,6 +102,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0017_steering_delivery.sql"),
     include_str!("store/migrations/0018_project_notifications.sql"),
     include_str!("store/migrations/0019_workflow_secrets.sql"),
+    include_str!("store/migrations/0020_provider_titles.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

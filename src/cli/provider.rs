@@ -20,6 +20,9 @@ pub enum ProviderCommand {
     /// Add a provider, or change the one with that name
     Add {
         name: String,
+        /// Its name in the window, as you would write it ("My models"); the name above is its key
+        #[arg(long)]
+        title: Option<String>,
         /// openai-compatible (OpenAI, OpenRouter, vLLM, LM Studio, llama.cpp), anthropic, ollama
         #[arg(long)]
         kind: String,
@@ -68,6 +71,7 @@ pub async fn run(command: ProviderCommand, paths: &Paths) -> Result<bool> {
     match command {
         ProviderCommand::Add {
             name,
+            title,
             kind,
             base_url,
             key_env,
@@ -81,6 +85,7 @@ pub async fn run(command: ProviderCommand, paths: &Paths) -> Result<bool> {
             })?;
             let input = ProviderInput {
                 name,
+                title,
                 kind,
                 base_url,
                 key_env,

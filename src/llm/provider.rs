@@ -78,7 +78,10 @@ pub struct ModelPrice {
 /// A configured provider. Holds no key: see [`super::keys`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct Provider {
+    /// Its short unique key ("my-models"): what tiers and the CLI name it by.
     pub name: String,
+    /// Its name as the person wrote it ("My models"); the key when none was given.
+    pub title: String,
     pub kind: ProviderKind,
     pub base_url: String,
     /// The environment variable holding the key when the keyring has none.
@@ -109,6 +112,9 @@ impl Provider {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct ProviderInput {
     pub name: String,
+    /// Its name as the person wrote it, when that differs from `name`.
+    #[serde(default)]
+    pub title: Option<String>,
     pub kind: ProviderKind,
     /// The kind's usual address when empty.
     pub base_url: Option<String>,
@@ -198,6 +204,7 @@ mod tests {
     fn input(name: &str, url: Option<&str>, var: Option<&str>) -> ProviderInput {
         ProviderInput {
             name: name.to_string(),
+            title: None,
             kind: ProviderKind::OpenaiCompatible,
             base_url: url.map(str::to_string),
             key_env: var.map(str::to_string),

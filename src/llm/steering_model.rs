@@ -209,6 +209,7 @@ mod tests {
     fn provider(name: &str, kind: ProviderKind, prices: &[(&str, f64, f64)]) -> Provider {
         Provider {
             name: name.to_string(),
+            title: name.to_string(),
             kind,
             base_url: String::new(),
             key_env: None,

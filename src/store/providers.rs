@@ -12,7 +12,7 @@ impl Store {
         self.call(|c| {
             let mut providers = {
                 let mut stmt = c.prepare_cached(
-                    "SELECT name, kind, base_url, key_env, created_at, updated_at
+                    "SELECT name, kind, base_url, key_env, created_at, updated_at, title
                      FROM providers ORDER BY name",
                 )?;
                 let rows = stmt
@@ -62,15 +62,21 @@ impl Store {
             .trim_end_matches('/')
             .to_string();
         let key_env = input.key_env.as_deref().filter(|v| !v.is_empty());
+        let title = input
+            .title
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty() && *t != name);
         self.call(|c| {
             let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             tx.execute(
-                "INSERT INTO providers (name, kind, base_url, key_env, created_at, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?5)
+                "INSERT INTO providers (name, kind, base_url, key_env, created_at, updated_at, title)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)
                  ON CONFLICT (name) DO UPDATE SET kind = excluded.kind,
                      base_url = excluded.base_url, key_env = excluded.key_env,
-                     updated_at = excluded.updated_at",
-                params![name, kind_str(input.kind), base_url, key_env, at],
+                     updated_at = excluded.updated_at,
+                     title = COALESCE(excluded.title, providers.title)",
+                params![name, kind_str(input.kind), base_url, key_env, at, title],
             )?;
             tx.execute("DELETE FROM model_prices WHERE provider = ?1", [&name])?;
             for price in &input.prices {
@@ -184,8 +190,12 @@ fn kind_str(kind: ProviderKind) -> &'static str {
 
 fn provider_from_row(r: &Row<'_>) -> rusqlite::Result<Provider> {
     let kind: String = r.get(1)?;
+    let name: String = r.get(0)?;
     Ok(Provider {
-        name: r.get(0)?,
+        title: r
+            .get::<_, Option<String>>(6)?
+            .unwrap_or_else(|| name.clone()),
+        name,
         kind: ProviderKind::ALL
             .into_iter()
             .find(|k| kind_str(*k) == kind)

@@ -169,6 +169,7 @@ async fn ollama_is_found_with_its_models_and_needs_no_key() {
     // Add it, map a tier: a call goes to its /v1 with no key at all.
     llm.save_provider(&ProviderInput {
         name: "local".to_string(),
+        title: None,
         kind: ProviderKind::Ollama,
         base_url: Some(server.url.clone()),
         key_env: None,

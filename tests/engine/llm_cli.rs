@@ -242,3 +242,38 @@ fn the_steering_model_follows_its_rule_and_can_be_named_from_the_command_line() 
     ));
     assert_eq!(cleared["resolves_to"]["model"], "small");
 }
+
+#[test]
+fn a_provider_keeps_the_persons_words_for_its_name_and_its_key_for_tiers() {
+    let (_tmp, paths) = data_dir();
+    let added = json(&healer(
+        &paths,
+        &[
+            "provider",
+            "add",
+            "my-models",
+            "--title",
+            "My models",
+            "--kind",
+            "ollama",
+            "--json",
+        ],
+        &[],
+    ));
+    assert_eq!(added["provider"]["name"], "my-models");
+    assert_eq!(added["provider"]["title"], "My models");
+    // Changed again without a title: the person's words stay.
+    let again = json(&healer(
+        &paths,
+        &["provider", "add", "my-models", "--kind", "ollama", "--json"],
+        &[],
+    ));
+    assert_eq!(again["provider"]["title"], "My models");
+    // One saved without words is shown by its key.
+    let plain = json(&healer(
+        &paths,
+        &["provider", "add", "local", "--kind", "ollama", "--json"],
+        &[],
+    ));
+    assert_eq!(plain["provider"]["title"], "local");
+}

@@ -48,6 +48,7 @@ pub async fn setup(kind: ProviderKind, key_var: &str, key: &str) -> Setup {
     engine
         .save_provider(ProviderInput {
             name: "scripted".to_string(),
+            title: None,
             kind,
             base_url: Some(base_url),
             key_env: Some(key_var.to_string()),

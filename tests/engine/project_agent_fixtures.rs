@@ -113,6 +113,7 @@ pub fn configure_providers(engine: &Engine, server: &ModelServer) {
     engine
         .save_provider(ProviderInput {
             name: ANTHROPIC.to_string(),
+            title: None,
             kind: ProviderKind::Anthropic,
             base_url: Some(server.url.clone()),
             key_env: Some(KEY_VAR.to_string()),

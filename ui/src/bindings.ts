@@ -1327,7 +1327,10 @@ export type ProposedPackage = {
 
 /**  A configured provider. Holds no key: see [`super::keys`]. */
 export type Provider = {
+	/**  Its short unique key ("my-models"): what tiers and the CLI name it by. */
 	name: string,
+	/**  Its name as the person wrote it ("My models"); the key when none was given. */
+	title: string,
 	kind: ProviderKind,
 	base_url: string,
 	/**  The environment variable holding the key when the keyring has none. */
@@ -1340,6 +1343,8 @@ export type Provider = {
 /**  What a person enters to add or change a provider. */
 export type ProviderInput = {
 	name: string,
+	/**  Its name as the person wrote it, when that differs from `name`. */
+	title?: string | null,
 	kind: ProviderKind,
 	/**  The kind's usual address when empty. */
 	base_url: string | null,

@@ -50,6 +50,7 @@ test("adding a provider lists it with where its key comes from", async () => {
   expect(within(row).getByTestId("key-source")).toHaveTextContent("Key from $OPENROUTER_API_KEY");
   expect(healer.callsTo("save_provider").at(-1)?.args.input).toEqual({
     name: "openrouter",
+    title: "openrouter",
     kind: "openai_compatible",
     base_url: "https://openrouter.ai/api/v1",
     key_env: "OPENROUTER_API_KEY",

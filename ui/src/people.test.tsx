@@ -224,14 +224,17 @@ test("with no model the Workflows page offers the setup, and Not now puts the of
   expect(healer.callsTo("skip_setup")).toHaveLength(1);
 });
 
-test("a provider may be named in any words; Healer keeps its slug and says so", async () => {
+test("a provider may be named in any words and is shown in them; its short key stays out of sight", async () => {
   const healer = new FakeHealer().install();
   const { user } = renderApp("#/settings/models");
   await user.click(await screen.findByTestId("add-provider"));
   await user.type(screen.getByTestId("provider-name"), "My OpenAI");
-  expect(screen.getByTestId("provider-slug")).toHaveTextContent("Healer keeps it as “my-openai”.");
+  expect(screen.queryByText(/my-openai/)).toBeNull();
   await user.type(screen.getByTestId("provider-base-url"), "https://api.openai.com/v1");
   await user.click(screen.getByTestId("save-provider"));
   await waitFor(() => expect(healer.callsTo("save_provider")).toHaveLength(1));
-  expect((healer.callsTo("save_provider")[0].args.input as { name: string }).name).toBe("my-openai");
+  expect(healer.callsTo("save_provider")[0].args.input).toMatchObject({ name: "my-openai", title: "My OpenAI" });
+  const row = await screen.findByTestId("provider-row");
+  expect(within(row).getByText("My OpenAI")).toBeInTheDocument();
+  expect(row).not.toHaveTextContent("my-openai");
 });

@@ -117,6 +117,7 @@ async fn prepared(server: &ModelServer, planted: &str) -> (tempfile::TempDir, Pa
     engine
         .save_provider(ProviderInput {
             name: "scripted".to_string(),
+            title: None,
             kind: ProviderKind::OpenaiCompatible,
             base_url: Some(format!("{}/v1", server.url)),
             key_env: Some(CANARY_VAR.to_string()),

@@ -412,8 +412,9 @@ export class FakeHealer {
   addProvider(input: Partial<ProviderInput> & { name: string }): Provider {
     const kind = input.kind ?? "openai_compatible";
     const at = minutesAgo(60);
+    const before = this.providers.find((p) => p.name === input.name);
     const provider: Provider = {
-      name: input.name, kind, base_url: input.base_url || DEFAULT_BASE_URL[kind], key_env: input.key_env ?? null,
+      name: input.name, title: input.title?.trim() || before?.title || input.name, kind, base_url: input.base_url || DEFAULT_BASE_URL[kind], key_env: input.key_env ?? null,
       prices: input.prices ?? [], created_at: at, updated_at: at,
     };
     this.providers = [...this.providers.filter((p) => p.name !== provider.name), provider];

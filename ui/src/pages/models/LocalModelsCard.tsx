@@ -54,7 +54,7 @@ function Found({ status, providers }: { status: OllamaStatus; providers: Provide
       {added ? (
         <p className="ollama-added" data-testid="ollama-added">
           <CheckIcon size={16} />
-          In use as the provider “{added.provider.name}”. Choose its models under Tiers.
+          In use as the provider “{added.provider.title}”. Choose its models under Tiers.
         </p>
       ) : (
         <div className="action-row">

@@ -32,7 +32,7 @@ function priceRow(price?: ModelPrice): PriceRow {
 function formFrom(provider?: Provider): FormState {
   if (!provider) return { name: "", kind: "openai_compatible", baseUrl: "", keyEnv: "", prices: [] };
   return {
-    name: provider.name,
+    name: provider.title,
     kind: provider.kind,
     // The usual address is shown as the placeholder; keep the field for a different one.
     baseUrl: provider.base_url === defaultBaseUrl[provider.kind] ? "" : provider.base_url,
@@ -44,7 +44,7 @@ function formFrom(provider?: Provider): FormState {
 const NUMBER = /^\d*\.?\d+$|^-\d*\.?\d+$/;
 
 /** The input, or what stops it being one. Prices must be numbers before the engine can see them. */
-function toInput(form: FormState, editing: boolean): { input: ProviderInput; problems: Problem[] } {
+function toInput(form: FormState, editing: Provider | undefined): { input: ProviderInput; problems: Problem[] } {
   const problems: Problem[] = [];
   const prices: ModelPrice[] = [];
   for (const row of form.prices) {
@@ -71,7 +71,8 @@ function toInput(form: FormState, editing: boolean): { input: ProviderInput; pro
   }
   const input: ProviderInput = {
     // Any name a person likes ("My OpenAI"); the engine keeps its slug.
-    name: editing ? form.name.trim() : slugOf(form.name),
+    name: editing ? editing.name : slugOf(form.name),
+    title: editing ? null : form.name.trim(),
     kind: form.kind,
     base_url: form.baseUrl.trim() || null,
     key_env: form.keyEnv.trim() || null,
@@ -154,9 +155,9 @@ export function ProviderForm({
   function submit(event: FormEvent) {
     event.preventDefault();
     if (save.isPending) return;
-    const { input, problems: found } = toInput(form, editing);
+    const { input, problems: found } = toInput(form, editing ? provider : undefined);
     if (!editing && takenNames.includes(input.name)) {
-      found.unshift({ field: "name", message: `There is already a provider named “${input.name}”. Edit that one, or choose another name.` });
+      found.unshift({ field: "name", message: `There is already a provider named “${form.name.trim()}”. Edit that one, or choose another name.` });
     }
     setProblems(found);
     if (found.length > 0) return;
@@ -167,7 +168,7 @@ export function ProviderForm({
 
   return (
     <form className="provider-form" onSubmit={submit} noValidate data-testid="provider-form">
-      <h3 className="provider-form-title">{editing ? `Edit “${provider.name}”` : "New provider"}</h3>
+      <h3 className="provider-form-title">{editing ? `Edit “${provider.title}”` : "New provider"}</h3>
 
       <fieldset className="field">
         <legend className="field-label">Speaks</legend>
@@ -213,14 +214,7 @@ export function ProviderForm({
             <p className="field-hint" id={`${ids.name}-hint`}>
               Tiers refer to it by name, so it stays.
             </p>
-          ) : (
-            form.name.trim() &&
-            slugOf(form.name) !== form.name.trim() && (
-              <p className="field-hint" data-testid="provider-slug">
-                Healer keeps it as “{slugOf(form.name)}”.
-              </p>
-            )
-          )}
+          ) : null}
           <FieldProblems problems={of("name")} id={`${ids.errors}-name`} testId="provider-error-name" />
         </div>
 

@@ -80,7 +80,7 @@ function ProviderRow({ view }: { view: ProviderView }) {
       <div className="provider-main">
         <div className="provider-text">
           <div className="provider-title">
-            <span className="provider-name">{provider.name}</span>
+            <span className="provider-name">{provider.title}</span>
             <span className="kind-chip">{providerKindLabel[provider.kind]}</span>
           </div>
           <code className="provider-url">{provider.base_url}</code>
@@ -130,7 +130,7 @@ function ProviderRow({ view }: { view: ProviderView }) {
             type="button"
             className="icon-button"
             onClick={() => setOpen("remove")}
-            aria-label={`Remove ${provider.name}`}
+            aria-label={`Remove ${provider.title}`}
             title="Remove"
             data-testid="remove-provider"
           >

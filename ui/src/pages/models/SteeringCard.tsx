@@ -11,14 +11,17 @@ import { useSetSteeringModel, useSetSteeringSettings, useSteeringModel, useSteer
 const BY_RULE = "";
 
 /** Every model the person has set up: those of the tiers and those with a price. */
-function modelChoices(tiers: TierView[], providers: ProviderView[]): { provider: string; model: string }[] {
-  const seen = new Map<string, { provider: string; model: string }>();
+function modelChoices(tiers: TierView[], providers: ProviderView[]): { provider: string; title: string; model: string }[] {
+  const seen = new Map<string, { provider: string; title: string; model: string }>();
+  const titleOf = (name: string) => providers.find((p) => p.provider.name === name)?.provider.title ?? name;
   for (const t of tiers) {
-    if (t.setting) seen.set(`${t.setting.provider}\u0000${t.setting.model}`, { provider: t.setting.provider, model: t.setting.model });
+    if (t.setting) {
+      seen.set(`${t.setting.provider}\u0000${t.setting.model}`, { provider: t.setting.provider, title: titleOf(t.setting.provider), model: t.setting.model });
+    }
   }
   for (const p of providers) {
     for (const price of p.provider.prices) {
-      seen.set(`${p.provider.name}\u0000${price.model}`, { provider: p.provider.name, model: price.model });
+      seen.set(`${p.provider.name}\u0000${price.model}`, { provider: p.provider.name, title: p.provider.title, model: price.model });
     }
   }
   return [...seen.values()];
@@ -52,7 +55,7 @@ function ModelPicker({ tiers, providers }: { tiers: TierView[]; providers: Provi
         <option value={BY_RULE}>The cheapest model you have set up</option>
         {choices.map((c) => (
           <option key={`${c.provider}\u0000${c.model}`} value={`${c.provider}\u0000${c.model}`}>
-            {c.model} ({c.provider})
+            {c.model} ({c.title})
           </option>
         ))}
       </select>

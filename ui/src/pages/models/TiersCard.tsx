@@ -9,6 +9,11 @@ import { ollamaProvider } from "./LocalModelsCard";
 const OTHER = "\u0000other";
 
 /** The models to choose from: the last successful test's, and for a local Ollama what it reported. */
+/** A provider's name as the person wrote it. */
+function titleOf(providers: ProviderView[], name: string): string {
+  return providers.find((p) => p.provider.name === name)?.provider.title ?? name;
+}
+
 function useModelChoices(provider: string, providers: ProviderView[], ollama: OllamaStatus | undefined): string[] {
   const tested = useKnownModels(provider).data ?? [];
   const local = ollama?.running && ollamaProvider(ollama, providers)?.provider.name === provider ? ollama.models : [];
@@ -96,7 +101,7 @@ function TierEditor({
           >
             {providers.map((p) => (
               <option key={p.provider.name} value={p.provider.name}>
-                {p.provider.name}
+                {p.provider.title}
               </option>
             ))}
           </select>
@@ -184,10 +189,10 @@ function TierEditor({
         <p className="field-hint" id={`${ids.model}-hint`}>
           {choices.length > 0 ? (
             <button type="button" className="link-button" onClick={() => setTyping(false)}>
-              Choose from the models {provider} offers
+              Choose from the models {titleOf(providers, provider)} offers
             </button>
           ) : (
-            `Type the model's name as ${provider} knows it, or test the connection above to choose from its models.`
+            `Type the model's name as ${titleOf(providers, provider)} knows it, or test the connection above to choose from its models.`
           )}
         </p>
       )}
@@ -211,12 +216,12 @@ function TierEditor({
 }
 
 /** What a call for this tier uses now, in words. */
-function TierState({ view }: { view: TierView }) {
+function TierState({ view, providers }: { view: TierView; providers: ProviderView[] }) {
   const { setting, resolves_to: uses } = view;
   if (setting) {
     return (
       <p className="tier-state" data-testid="tier-state">
-        <span className="tier-provider">{setting.provider}</span>
+        <span className="tier-provider">{titleOf(providers, setting.provider)}</span>
         <span className="tier-sep">·</span>
         <code className="tier-model">{setting.model}</code>
         <span className="tier-budget">
@@ -229,7 +234,7 @@ function TierState({ view }: { view: TierView }) {
   return (
     <p className="tier-state unset" data-testid="tier-state">
       {uses
-        ? `Not set — uses ${tierLabel[uses.used]} (${uses.provider.name} · ${uses.model})`
+        ? `Not set — uses ${tierLabel[uses.used]} (${uses.provider.title} · ${uses.model})`
         : "Not set — no model is configured"}
     </p>
   );
@@ -246,7 +251,7 @@ function TierRow({ view, providers }: { view: TierView; providers: ProviderView[
           <span className="tier-label">{tierLabel[tier]}</span>
           <span className="tier-purpose">{tierPurpose[tier]}</span>
         </div>
-        {!editing && <TierState view={view} />}
+        {!editing && <TierState view={view} providers={providers} />}
         {!editing && providers.length > 0 && (
           <div className="tier-actions">
             <button

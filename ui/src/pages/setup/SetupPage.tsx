@@ -62,6 +62,7 @@ export function SetupPage() {
   async function saveAll(): Promise<boolean> {
     await saveProvider.mutateAsync({
       name: slug,
+      title: name.trim() || null,
       kind: choice.kind,
       base_url: url.trim() || null,
       key_env: choice.keyEnv === null ? null : keyEnv.trim() || null,
@@ -153,7 +154,7 @@ export function SetupPage() {
             Name
           </label>
           <input id={ids.name} className="input" value={name} maxLength={40} onChange={(e) => setName(e.target.value)} data-testid="setup-name" />
-          <span className="field-hint">Any name you like; Healer keeps it as “{slug}”.</span>
+          <span className="field-hint">Any name you like, to know it by here.</span>
         </div>
         {(choice.id === "other" || choice.id === "ollama") && (
           <div className="field">
