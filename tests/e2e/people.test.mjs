@@ -5,13 +5,24 @@
 
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { KEY_VAR, ScriptedApp } from "./lib/scriptedApp.mjs";
+import { ScriptedApp } from "./lib/scriptedApp.mjs";
 
 const STARTUP_ERROR = '[data-testid="startup-error"]';
 const ENTER = "\uE007";
+/** A key typed into the setup, to look for in every byte of the data folder afterwards. */
+const KEY_SECRET = "sk-e2e-kept-in-the-file-7f31c2";
+
+/** Every file under `dir` (the database, its WAL, logs, secrets…). */
+function filesUnder(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const file = path.join(dir, name);
+    const stat = statSync(file);
+    return stat.isDirectory() ? filesUnder(file) : stat.isFile() ? [file] : [];
+  });
+}
 
 describe("Work is never lost, and a checkpoint can wait", { timeout: 300_000 }, () => {
   const app = new ScriptedApp("people");
@@ -167,7 +178,7 @@ describe("The first-run setup in the real window", { timeout: 300_000 }, () => {
 
   after(() => app.stop(), { timeout: 60_000 });
 
-  test("from the offer to three tiers on the scripted server, with the environment-variable way where no keyring runs", { timeout: 150_000 }, async () => {
+  test("from the offer to three tiers on the scripted server, keeping the key in Healer's own file where no keyring runs", { timeout: 150_000 }, async () => {
     const offer = await session.waitFor('[data-testid="start-setup"]', { timeoutMs: 30_000, failFast: STARTUP_ERROR, what: "the setup offer" });
     await session.click(offer.id);
     await session.waitFor('[data-testid="page-setup"]', { timeoutMs: 10_000 });
@@ -185,12 +196,20 @@ describe("The first-run setup in the real window", { timeout: 300_000 }, () => {
 
     const testButton = await session.waitFor('[data-testid="setup-test"]');
     await session.click(testButton.id);
-    // No keyring in this session: said plainly, with the environment variable offered.
-    const said = await session.waitFor('[data-testid="setup-no-keyring"]', { timeoutMs: 20_000, what: "the no-keyring message" });
-    assert.match(await session.getText(said.id), /no keyring service running/);
-    const env = await session.waitFor('[data-testid="setup-key-env"]');
-    await session.executeScript("arguments[0].select();", [{ "element-6066-11e4-a52e-4f735466cecf": env.id }]);
-    await session.sendKeys(env.id, KEY_VAR);
+    // No keyring in this session: said plainly where the key is typed, with what Healer's own
+    // file protects against and the environment variable as the other way.
+    const choice = await session.waitFor('[data-testid="secrets-file-choice"]', { timeoutMs: 20_000, what: "the choice where no keyring runs" });
+    const offered = await session.getText(choice.id);
+    assert.match(offered, /no keyring service/);
+    assert.match(offered, /reveals nothing/);
+    assert.match(offered, /environment variable/);
+    const said = await session.waitFor('[data-testid="setup-no-keyring"]', { timeoutMs: 20_000, what: "the key not kept" });
+    assert.match(await session.getText(said.id), /The key was not kept/);
+    assert.doesNotMatch(await session.getText(await session.findElement('[data-testid="page-setup"]')), /object Object/);
+    await shot("no-keyring");
+    await session.click((await session.waitFor('[data-testid="secrets-file-accept"]')).id);
+    await session.until(async () => (await session.findElements('[data-testid="secrets-file-choice"]')).length === 0, { timeoutMs: 10_000, what: "the file chosen" });
+    await session.sendKeys((await session.waitFor('[data-testid="setup-key"]')).id, KEY_SECRET);
     await session.click(testButton.id);
     await session.waitFor('[data-testid="setup-test-ok"]', { timeoutMs: 20_000, what: "a working connection" });
     await session.waitFor('[data-testid="setup-tier-cheap"]', { timeoutMs: 5_000 });
@@ -203,8 +222,15 @@ describe("The first-run setup in the real window", { timeout: 300_000 }, () => {
     const cheap = tiers.find((t) => t.tier === "cheap");
     assert.equal(cheap.setting?.provider, "my-scripted-server", JSON.stringify(tiers));
     assert.equal(cheap.setting?.model, "scripted-small");
-    // The app's own client listed the models on the scripted server.
+    // The app's own client listed the models on the scripted server, with the kept key.
     assert.ok(app.model.seen.some((r) => r.method === "GET" && r.url.endsWith("/models")));
+    const providers = JSON.parse(await app.cli("provider", "list", "--json"));
+    assert.equal(providers.find((p) => p.provider.name === "my-scripted-server")?.key.source, "file", JSON.stringify(providers));
+    assert.equal(providers.find((p) => p.provider.name === "my-scripted-server")?.provider.title, "My scripted server");
+    // The file holds it sealed; nothing in the data folder holds it in the clear.
+    for (const file of filesUnder(app.dataDir)) {
+      assert.ok(!readFileSync(file).includes(KEY_SECRET), `${file} holds the key`);
+    }
     await shot("done");
   });
 });

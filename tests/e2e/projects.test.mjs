@@ -5,13 +5,39 @@
 
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ScriptedApp } from "./lib/scriptedApp.mjs";
-import { AGENT_SUMMARY } from "./lib/modelServer.mjs";
+import { AGENT_SUMMARY, WAITING_TASK } from "./lib/modelServer.mjs";
 
 const STARTUP_ERROR = '[data-testid="startup-error"]';
+const CTRL = "\uE009";
+const element = (id) => ({ "element-6066-11e4-a52e-4f735466cecf": id });
+const PERSON_MESSAGE = "Please keep the greeting short, Ada likes it brief.";
+
+/** Press Ctrl and `key` together, as a person does. */
+async function chord(session, key) {
+  await session.cmd("POST", "/actions", {
+    actions: [
+      {
+        type: "key",
+        id: "keyboard",
+        actions: [
+          { type: "keyDown", value: CTRL },
+          { type: "keyDown", value: key },
+          { type: "keyUp", value: key },
+          { type: "keyUp", value: CTRL },
+        ],
+      },
+    ],
+  });
+}
+
+/** Both sides of a side-by-side view inside `css` have drawn. */
+async function sideBySide(session, css, what) {
+  await session.until(async () => (await session.findElements(`${css} .cm-editor`)).length === 2, { timeoutMs: 15_000, what });
+}
 
 /** A small Node-flavoured project whose test wants greet('Ada') to say "Hello, Ada!". */
 function greeterFolder() {
@@ -145,5 +171,106 @@ describe("Projects in the real window", { timeout: 300_000 }, () => {
       what: "the progress log",
     });
     await shot("board-closed");
+  });
+
+  test("the task's commit and a past session's change show file by file, side by side", { timeout: 60_000 }, async () => {
+    await clickFresh(session, '[data-testid="column-closed"] [data-testid="task-card"][data-title="Greet properly"] a', "the closed task");
+    await session.waitFor('[data-testid="change-review"][data-of="commit"]', {
+      timeoutMs: 15_000,
+      predicate: (text) => text.includes("greet.py") && text.includes("In commit"),
+      what: "the task's commit, file by file",
+    });
+    await sideBySide(session, '[data-testid="change-review"] [data-testid="review-file"][data-path="greet.py"]', "greet.py side by side");
+    const right = await session.executeScript(
+      "return [...document.querySelectorAll('[data-testid=review-file][data-path=\"greet.py\"] .cm-content')].map((c) => c.textContent);",
+    );
+    assert.ok(right[0].includes("'Hi ' + name") && right[1].includes("'Hello, ' + name + '!'"), JSON.stringify(right));
+    await shot("task-change");
+
+    // The Sessions page's history opens the session, with what it changed.
+    await session.click((await session.waitFor('[data-testid="nav-sessions"]')).id);
+    await clickFresh(session, '[data-testid="past-session"] a', "the past session");
+    await session.waitFor('[data-testid="session"] [data-testid="change-review"]', {
+      timeoutMs: 15_000,
+      predicate: (text) => text.includes("What this session changed") && text.includes("greet.py"),
+      what: "the session's own change",
+    });
+    await sideBySide(session, '[data-testid="session"] [data-testid="review-file"][data-path="greet.py"]', "the session's change side by side");
+    await shot("past-session");
+  });
+
+  test("Ctrl+K finds a task and opens it", { timeout: 30_000 }, async () => {
+    await session.click((await session.waitFor('[data-testid="nav-workflows"]')).id);
+    await chord(session, "k");
+    const input = await session.waitFor('[data-testid="quick-jump-input"]', { timeoutMs: 5_000, what: "the quick jump" });
+    await session.sendKeys(input.id, "Greet prop");
+    await clickFresh(session, '[data-testid="quick-jump-item"]', "the task in the quick jump");
+    await session.waitFor('[data-testid="task-page"]', { timeoutMs: 10_000, predicate: (t) => t.includes("Greet properly"), what: "the task's page" });
+  });
+
+  test("leaving a new task asks first; a task dragged to Blocked is blocked in tasks.jsonl", { timeout: 60_000 }, async () => {
+    await session.click(await session.findElement(".back-link"));
+    await clickFresh(session, '[data-testid="add-task"]', "Add a task");
+    const title = await session.waitFor('[data-testid="task-title"]', { timeoutMs: 5_000 });
+    await session.sendKeys(title.id, "Say goodbye");
+    await session.click((await session.waitFor('[data-testid="nav-workflows"]')).id);
+    const stay = await session.waitFor('[data-testid="leave-stay"]', { timeoutMs: 5_000, what: "the question before leaving" });
+    await shot("leave-asks");
+    await session.click(stay.id);
+    assert.equal(await session.getAttribute((await session.waitFor('[data-testid="task-title"]')).id, "value"), "Say goodbye");
+    await session.click((await session.waitFor('[data-testid="task-save"]:not([disabled])')).id);
+    const card = await session.waitFor('[data-testid="column-open"] [data-testid="task-card"][data-title="Say goodbye"]', { timeoutMs: 15_000 });
+
+    // A person's drag, as the webview delivers it: dragstart on the card, dragover and drop on the column.
+    const blocked = await session.waitFor('[data-testid="column-blocked"]');
+    await session.executeScript(
+      `const [card, column] = arguments;
+       const data = new DataTransfer();
+       card.dispatchEvent(new DragEvent("dragstart", { bubbles: true, cancelable: true, dataTransfer: data }));
+       column.dispatchEvent(new DragEvent("dragover", { bubbles: true, cancelable: true, dataTransfer: data }));
+       column.dispatchEvent(new DragEvent("drop", { bubbles: true, cancelable: true, dataTransfer: data }));
+       card.dispatchEvent(new DragEvent("dragend", { bubbles: true, dataTransfer: data }));`,
+      [element(card.id), element(blocked.id)],
+    );
+    await session.waitFor('[data-testid="column-blocked"] [data-testid="task-card"][data-title="Say goodbye"]', { timeoutMs: 15_000, what: "the card in Blocked" });
+    const lines = readFileSync(path.join(folder, ".healer", "tasks.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    assert.equal(lines.find((t) => t.title === "Say goodbye")?.status, "blocked", JSON.stringify(lines));
+    await shot("dragged");
+  });
+
+  test("a message typed to the working agent reaches its next model request and shows as delivered", { timeout: 90_000 }, async () => {
+    const projects = JSON.parse(await app.cli("project", "list", "--json"));
+    const project = projects[0].project ?? projects[0];
+    const added = JSON.parse(await app.cli("project", "task", "add", project.name, "--title", WAITING_TASK, "--json"));
+    const taskId = added.task?.id ?? added.id;
+    await app.cli("project", "run", project.name, "--task", taskId);
+    await session.executeScript(`window.location.hash = ${JSON.stringify(`#/projects/${project.id}/tasks/${taskId}`)};`);
+    await session.waitFor('[data-testid="session"][data-status="running"] [data-testid="session-steps"]', {
+      timeoutMs: 30_000,
+      predicate: (t) => t.includes("wait for the file"),
+      what: "the agent waiting in its command",
+    });
+    const box = await session.waitFor('[data-testid="say-text"]', { timeoutMs: 5_000 });
+    await session.sendKeys(box.id, PERSON_MESSAGE);
+    await session.click((await session.waitFor('[data-testid="say-send"]:not([disabled])')).id);
+    await session.waitFor('[data-testid="steering-timeline"]', {
+      timeoutMs: 15_000,
+      predicate: (t) => t.includes(PERSON_MESSAGE) && t.includes("Waiting to reach the agent"),
+      what: "the message waiting on the timeline",
+    });
+    const before = app.model.seen.length;
+    // Let the agent go on: its next request carries the message.
+    const slots = path.join(app.dataDir, "worktrees", String(project.id));
+    for (const slot of readdirSync(slots)) writeFileSync(path.join(slots, slot, "go"), "");
+    await session.waitFor('[data-testid="steering-timeline"]', {
+      timeoutMs: 30_000,
+      predicate: (t) => t.includes("Delivered to the agent"),
+      what: "the message delivered",
+    });
+    const carried = app.model.seen
+      .slice(before)
+      .some((r) => (r.body.messages ?? []).some((m) => m.role === "user" && String(m.content).includes(PERSON_MESSAGE)));
+    assert.ok(carried, "the scripted server saw the person's message in the agent's next request");
+    await shot("message-delivered");
   });
 });

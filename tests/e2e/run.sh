@@ -57,7 +57,7 @@ trap 'exit 130' INT TERM
 if [[ -z "${DISPLAY:-}" ]]; then
   n=99
   while [[ -e "/tmp/.X$n-lock" || -e "/tmp/.X11-unix/X$n" ]]; do n=$((n + 1)); done
-  Xvfb ":$n" -screen 0 1280x800x24 -nolisten tcp >"$here/artifacts/xvfb.log" 2>&1 &
+  Xvfb ":$n" -screen 0 1920x1080x24 -nolisten tcp >"$here/artifacts/xvfb.log" 2>&1 &
   xvfb_pid=$!
   for _ in $(seq 1 100); do
     [[ -S "/tmp/.X11-unix/X$n" ]] && break
@@ -72,9 +72,9 @@ fi
 export NO_AT_BRIDGE=1 # no accessibility bus under test
 cd "$here"
 # A hard ceiling on top of the per-test timeouts, so a run can never hang.
-timeout --kill-after=15 600 \
-  dbus-run-session -- node --test --test-reporter=spec --test-concurrency=1 "$@" ${HEALER_E2E_FILES:-healer.test.mjs startup.test.mjs workflows.test.mjs autofix.test.mjs checkpoint.test.mjs people.test.mjs projects.test.mjs healerService.test.mjs steering.test.mjs sessions.test.mjs tray.test.mjs}
+timeout --kill-after=15 900 \
+  dbus-run-session -- node --test --test-reporter=spec --test-concurrency=1 "$@" ${HEALER_E2E_FILES:-healer.test.mjs startup.test.mjs workflows.test.mjs autofix.test.mjs checkpoint.test.mjs people.test.mjs secrets.test.mjs projects.test.mjs healerService.test.mjs steering.test.mjs sessions.test.mjs looks.test.mjs tray.test.mjs}
 code=$?
-[[ $code -eq 124 ]] && echo "run.sh: the test run hit the 10-minute ceiling and was stopped" >&2
+[[ $code -eq 124 ]] && echo "run.sh: the test run hit the 15-minute ceiling and was stopped" >&2
 echo "run.sh: artifacts (screenshots, tauri-driver.log) in $here/artifacts"
 exit $code

@@ -23,8 +23,9 @@ export class ScriptedApp {
   /**
    * Start the model server, configure `tiers` to it, load the examples, open the window.
    * `provider: false` leaves the app with no model at all (a first run): the server still runs.
+   * `env`: more environment for the app (GTK_THEME=Adwaita:dark for the dark screens).
    */
-  async start(tiers, { provider = true } = {}) {
+  async start(tiers, { provider = true, env = {} } = {}) {
     requireBinaries();
     this.model = await startModelServer();
     this.dataDir = freshDataDir(this.label);
@@ -33,7 +34,7 @@ export class ScriptedApp {
     if (provider) await this.cli("provider", "add", "scripted", "--kind", "openai-compatible", "--base-url", this.model.url, "--key-env", KEY_VAR);
     for (const tier of tiers) await this.cli("tier", "set", tier, "scripted", "scripted-small");
     await this.cli("examples");
-    this.driver = new Driver(this.dataDir);
+    this.driver = new Driver(this.dataDir, env);
     await this.driver.start(20_000);
     this.session = await Session.create(this.driver.baseUrl, { alwaysMatch: { "tauri:options": { application: DESKTOP_BIN } } }, 60_000);
     return this.session;

@@ -139,7 +139,7 @@ export function TaskPage({ projectId, taskId, session }: { projectId: number; ta
       {shown !== null ? (
         <>
           <h2 className="section-label">{shown === sessions[0]?.id ? "Latest session" : "Session"}</h2>
-          <SessionView key={shown} sessionId={shown} review={shown !== sessions[0]?.id} />
+          <SessionView key={shown} sessionId={shown} review={shown !== sessions[0]?.id || session !== undefined} />
         </>
       ) : (
         <p className="muted">No agent has worked on this task yet.</p>

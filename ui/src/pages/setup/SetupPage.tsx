@@ -88,7 +88,8 @@ export function SetupPage() {
   async function onTest() {
     setTest(null);
     try {
-      await saveAll();
+      // A key that could not be kept is said where it was typed; testing without it says nothing more.
+      if (!(await saveAll())) return;
       const result = await testProvider.mutateAsync();
       setTest(result);
       if (result.ok) {

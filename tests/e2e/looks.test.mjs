@@ -1,0 +1,91 @@
+// How the project page, the checkpoint dialog and the Sessions page look, light and dark, at the
+// smallest window people use (800×600) and a large one (1920×1080): screenshots in the artifacts
+// (looks-<theme>-<screen>-<size>.png) to look at, and no page may scroll sideways at 800 px.
+
+import { describe, test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { ARTIFACTS } from "./lib/harness.mjs";
+import { ScriptedApp } from "./lib/scriptedApp.mjs";
+
+const STARTUP_ERROR = '[data-testid="startup-error"]';
+const SIZES = [
+  [800, 600],
+  [1920, 1080],
+];
+
+for (const theme of ["light", "dark"]) {
+  describe(`The main screens, ${theme}`, { timeout: 240_000 }, () => {
+    const app = new ScriptedApp(`looks-${theme}`);
+    const folder = mkdtempSync(path.join(os.tmpdir(), "healer-e2e-looks-"));
+    let session;
+    const sideways = [];
+
+    before(
+      async () => {
+        writeFileSync(path.join(folder, "greet.py"), "def greet(name):\n    return 'Hi ' + name\n");
+        session = await app.start(["cheap", "standard"], { env: theme === "dark" ? { GTK_THEME: "Adwaita:dark" } : {} });
+      },
+      { timeout: 150_000 },
+    );
+
+    after(
+      async () => {
+        await app.stop();
+        rmSync(folder, { recursive: true, force: true });
+      },
+      { timeout: 60_000 },
+    );
+
+    /** Each size: the window resized, the screen drawn, a screenshot, and its width measured. */
+    async function shoot(name) {
+      for (const [width, height] of SIZES) {
+        await session.cmd("POST", "/window/rect", { width, height });
+        await new Promise((r) => setTimeout(r, 500));
+        await session.settlePaint();
+        await session.screenshot(path.join(ARTIFACTS, `looks-${theme}-${name}-${width}x${height}.png`));
+        const [page, view, main, mainView] = await session.executeScript(
+          "const m = document.querySelector('main.content'); return [document.scrollingElement.scrollWidth, window.innerWidth, m ? m.scrollWidth : 0, m ? m.clientWidth : 0];",
+        );
+        if (width === 800 && (page > view || main > mainView)) sideways.push(`${name}: page ${page}/${view}, main ${main}/${mainView}`);
+      }
+    }
+
+    test("the project page and the Sessions page after an agent's session", { timeout: 120_000 }, async () => {
+      await session.waitFor('[data-testid="nav-projects"]', { timeoutMs: 30_000, failFast: STARTUP_ERROR });
+      const added = JSON.parse(await app.cli("project", "add", folder, "--name", "greeter", "--git-init", "--no-checks", "--json"));
+      const projectId = added.project?.id ?? added.id;
+      const first = JSON.parse(await app.cli("project", "task", "add", "greeter", "--title", "Greet properly", "--acceptance", "greet('Ada') says Hello, Ada!", "--json"));
+      await app.cli("project", "task", "add", "greeter", "--title", "Say goodbye when the person leaves");
+      await app.cli("project", "task", "add", "greeter", "--title", "Wish a happy birthday on the right day");
+      await app.cli("project", "run", "greeter", "--task", first.task?.id ?? first.id);
+      await session.executeScript(`window.location.hash = ${JSON.stringify(`#/projects/${projectId}`)};`);
+      await session.waitFor('[data-testid="column-closed"] [data-testid="task-card"]', { timeoutMs: 60_000, what: "the task done" });
+      await shoot("project");
+      await session.executeScript("window.location.hash = '#/sessions';");
+      await session.waitFor('[data-testid="past-session"]', { timeoutMs: 15_000 });
+      await shoot("sessions");
+    });
+
+    test("the checkpoint dialog", { timeout: 90_000 }, async () => {
+      const script = path.join(app.dataDir, "report.sh");
+      writeFileSync(script, "echo 'Building the report'\nreport-tool --today\n");
+      const created = JSON.parse(await app.cli("workflow", "create", "--title", "Nightly report", "--runtime", "bash", "--file", script, "--json"));
+      await session.cmd("POST", "/window/rect", { width: 1180, height: 760 });
+      await session.executeScript(`window.location.hash = ${JSON.stringify(`#/workflows/${created.id}`)};`);
+      await session.click((await session.waitFor('[data-testid="run-now"]', { timeoutMs: 10_000 })).id);
+      await session.waitFor('[data-testid="checkpoint-dialog"]', { timeoutMs: 45_000, what: "the checkpoint" });
+      await shoot("checkpoint");
+      // "Decide later" stays in view at the smallest size.
+      await session.cmd("POST", "/window/rect", { width: 800, height: 600 });
+      await new Promise((r) => setTimeout(r, 500));
+      const visible = await session.executeScript(
+        "const b = document.querySelector('.checkpoint-later button, [data-testid=checkpoint-later]'); if (!b) return null; const r = b.getBoundingClientRect(); return r.bottom <= window.innerHeight && r.top >= 0;",
+      );
+      assert.equal(visible, true, "Decide later is in view at 800×600");
+      assert.deepEqual(sideways, [], `sideways scroll at 800 px:\n${sideways.join("\n")}`);
+    });
+  });
+}
