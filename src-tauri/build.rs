@@ -85,6 +85,21 @@ fn main() {
         "set_healer_config",
         "restore_snapshot",
         "list_live_sessions",
+        "keep_status",
+        "choose_secrets_file",
+        "list_workflow_secrets",
+        "set_workflow_secret",
+        "remove_workflow_secret",
+        "retry_autofix",
+        "say_to_session",
+        "list_past_sessions",
+        "review_session",
+        "review_task",
+        "get_editor_command",
+        "set_editor_command",
+        "open_worktree",
+        "export_session_trajectory",
+        "list_own_past_sessions",
     ]);
     if let Err(e) = tauri_build::try_build(tauri_build::Attributes::new().app_manifest(manifest)) {
         // A build script has no caller to return to: say what is wrong and stop the build.
