@@ -5,9 +5,10 @@
 
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { filesUnder } from "./lib/harness.mjs";
 import { ScriptedApp } from "./lib/scriptedApp.mjs";
 
 const STARTUP_ERROR = '[data-testid="startup-error"]';
@@ -15,14 +16,6 @@ const ENTER = "\uE007";
 /** A key typed into the setup, to look for in every byte of the data folder afterwards. */
 const KEY_SECRET = "sk-e2e-kept-in-the-file-7f31c2";
 
-/** Every file under `dir` (the database, its WAL, logs, secrets…). */
-function filesUnder(dir) {
-  return readdirSync(dir).flatMap((name) => {
-    const file = path.join(dir, name);
-    const stat = statSync(file);
-    return stat.isDirectory() ? filesUnder(file) : stat.isFile() ? [file] : [];
-  });
-}
 
 describe("Work is never lost, and a checkpoint can wait", { timeout: 300_000 }, () => {
   const app = new ScriptedApp("people");

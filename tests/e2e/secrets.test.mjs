@@ -6,20 +6,14 @@
 
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { filesUnder } from "./lib/harness.mjs";
 import { ScriptedApp } from "./lib/scriptedApp.mjs";
 
 const STARTUP_ERROR = '[data-testid="startup-error"]';
 const TOKEN = "tok-e2e-canary-51c0ffee93";
 
-function filesUnder(dir) {
-  return readdirSync(dir).flatMap((name) => {
-    const file = path.join(dir, name);
-    const stat = statSync(file);
-    return stat.isDirectory() ? filesUnder(file) : stat.isFile() ? [file] : [];
-  });
-}
 
 describe("A workflow's secret in the real window", { timeout: 240_000 }, () => {
   const app = new ScriptedApp("secrets");

@@ -9,6 +9,7 @@ use healer::Paths;
 
 use crate::cli::text;
 use crate::data_dir;
+use crate::faults::{files_under, holds};
 
 const SECRET: &str = "tok-canary-5be1f07a93";
 
@@ -29,19 +30,6 @@ fn healer(paths: &Paths, args: &[&str], stdin: Option<&str>) -> Output {
     }
     drop(input);
     child.wait_with_output().expect("healer ends")
-}
-
-fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).expect("read dir").flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(files_under(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
 }
 
 #[test]
@@ -128,7 +116,7 @@ fn a_workflow_secret_reaches_its_script_and_never_the_data_folder() {
     for file in files {
         let bytes = std::fs::read(&file).expect("read");
         assert!(
-            !bytes.windows(SECRET.len()).any(|w| w == SECRET.as_bytes()),
+            !holds(&bytes, SECRET),
             "{} holds the secret",
             file.display()
         );

@@ -3,7 +3,7 @@
 
 import { spawn } from "node:child_process";
 import { createServer } from "node:net";
-import { existsSync, mkdtempSync, mkdirSync, createWriteStream, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, mkdirSync, createWriteStream, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -50,6 +50,15 @@ export function freePort() {
 }
 
 /** A fresh, empty data folder for one run. */
+/** Every regular file under `dir` (a data folder's database, its WAL, logs, secrets…). */
+export function filesUnder(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const file = path.join(dir, name);
+    const stat = statSync(file);
+    return stat.isDirectory() ? filesUnder(file) : stat.isFile() ? [file] : [];
+  });
+}
+
 export function freshDataDir(label = "run") {
   return mkdtempSync(path.join(os.tmpdir(), `healer-e2e-${label}-`));
 }
