@@ -29,7 +29,7 @@ impl Spell for MarkBlocked {
         let what =
             ProjectScenario::parse(&cx.failure.scenario).map_or("it failed", |s| s.describe());
         let reason = format!("Blocked by Healer: {what}. A follow-up task holds the details.");
-        let sessions: Vec<String> = cx
+        let sessions: Vec<(String, String)> = cx
             .context
             .session
             .iter()
@@ -52,20 +52,29 @@ impl Spell for MarkBlocked {
                     task.title
                 )));
             }
+            // The person's part (the task page shows it), then what only the agent that picks
+            // the follow-up up needs — ids, paths, the command that writes a trajectory again —
+            // under a line the window folds away.
             let mut description = format!(
-                "Healer blocked \u{201c}{}\u{201d} ({}): {what}.\n\nWhat failed (its last lines):\n```\n{}\n```\n",
+                "Healer blocked \u{201c}{}\u{201d}: {what}.\n\nWhat failed (its last lines):\n```\n{}\n```\n",
                 task.title,
-                task.id,
                 cx.context.failing_output.lines().rev().take(20).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n")
             );
             if !sessions.is_empty() {
                 description.push_str(&format!(
-                    "\nSessions of this task, newest first (each trajectory is an ATIF file; `healer session export-atif` writes one again):\n{}\n",
-                    sessions.join("\n")
+                    "\nSessions of this task, newest first:\n{}\n",
+                    sessions.iter().map(|(line, _)| line.as_str()).collect::<Vec<_>>().join("\n")
                 ));
             }
+            description.push_str(&format!("\n{FOR_THE_AGENT}\n- The blocked task is {}.\n", task.id));
             if let Some(w) = &cx.context.worktree {
-                description.push_str(&format!("Worktree: {} (branch healer/{}).\n", w.display(), task.id));
+                description.push_str(&format!("- Its worktree: {} (branch healer/{}).\n", w.display(), task.id));
+            }
+            if !sessions.is_empty() {
+                description.push_str(&format!(
+                    "- Each session's steps as an ATIF trajectory, newest first (`healer session export-atif` writes one again):\n{}\n",
+                    sessions.iter().map(|(_, trajectory)| format!("  - {trajectory}")).collect::<Vec<_>>().join("\n")
+                ));
             }
             let followup = file.add(
                 &TaskEdit {
@@ -116,9 +125,13 @@ impl Spell for MarkBlocked {
     }
 }
 
-/// A session for the follow-up: its title, agent, when it started and how it ended, and the
-/// path of its trajectory (written now).
-fn session_line(cx: &SpellContext<'_>, s: &SessionRecord) -> String {
+/// The line after which a follow-up's description is for the agent that picks it up, not the
+/// person (the task page folds it away).
+pub const FOR_THE_AGENT: &str = "For the agent that picks this up:";
+
+/// A session for the follow-up: its title, agent, when it started and how it ended (for the
+/// person); and the path of its trajectory, written now (for the agent).
+fn session_line(cx: &SpellContext<'_>, s: &SessionRecord) -> (String, String) {
     let when = chrono::DateTime::parse_from_rfc3339(&s.started_at)
         .map(|t| {
             t.with_timezone(&chrono::Utc)
@@ -130,10 +143,13 @@ fn session_line(cx: &SpellContext<'_>, s: &SessionRecord) -> String {
         Ok(path) => format!("trajectory: {}", path.display()),
         Err(e) => format!("its trajectory could not be written ({e})"),
     };
-    format!(
-        "- \u{201c}{}\u{201d} with {}, started {when}: {}; {trajectory}",
-        s.task_title,
-        agent_name(s.agent),
-        super::status_words(s.status),
+    (
+        format!(
+            "- \u{201c}{}\u{201d} with {}, started {when}: {}",
+            s.task_title,
+            agent_name(s.agent),
+            super::status_words(s.status),
+        ),
+        trajectory,
     )
 }

@@ -228,6 +228,23 @@ async fn a_red_verification_is_rewound_after_a_snapshot_and_the_task_blocked_wit
         "{}",
         followup.description
     );
+    // The person's part names the session in words; ids, paths and commands are for the agent,
+    // after the line the window folds away.
+    let (person, agent) = followup
+        .description
+        .split_once("For the agent that picks this up:")
+        .expect("the agent's part");
+    assert!(person.contains("Sessions of this task"), "{person}");
+    assert!(
+        !person.contains(&pb.bed.paths.data_dir().display().to_string())
+            && !person.contains("healer ")
+            && !person.contains(&format!("({})", t.id)),
+        "{person}"
+    );
+    assert!(
+        agent.contains(&format!("The blocked task is {}", t.id)),
+        "{agent}"
+    );
     assert!(followup
         .deps
         .iter()

@@ -476,15 +476,26 @@ test("a follow-up's failing output shows as code inside the card, its words as s
   const healer = healerWithProject();
   healer.projects.tasks = [
     task("t2", "Follow up: Greet properly", {
-      description: "Healer blocked \u201cGreet properly\u201d (t1): the agent's change did not pass verification.\n\nWhat failed (its last lines):\n```\nAssertionError: Hey Ada\n" + "x".repeat(400) + "\n```\n",
+      description:
+        "Healer blocked \u201cGreet properly\u201d: the agent's change did not pass verification.\n\nWhat failed (its last lines):\n```\nAssertionError: Hey Ada\n" +
+        "x".repeat(400) +
+        "\n```\n\nSessions of this task, newest first:\n- \u201cGreet properly\u201d with Claude Code, started 28 Nov 2026 at 10:00 UTC: failed\n\n" +
+        "For the agent that picks this up:\n- The blocked task is t1.\n- Its worktree: /data/worktrees/1/slot-1 (branch healer/t1).\n",
     }),
   ];
-  renderApp("#/projects/1/tasks/t2");
+  const { user } = renderApp("#/projects/1/tasks/t2");
   const text = await screen.findByTestId("task-description-text");
   expect(text.querySelector("pre")).toHaveTextContent("AssertionError: Hey Ada");
   expect(text.querySelector("pre")).toHaveClass("task-description-code");
   expect(text.textContent).not.toContain("```");
   expect(text.querySelector("p")).toHaveTextContent("Healer blocked");
+  // Ids and paths are for the agent: folded away until the person opens them.
+  const forAgent = within(text).getByTestId("task-for-agent");
+  expect(forAgent).not.toHaveAttribute("open");
+  expect(within(forAgent).getByText("What the agent that picks this up is given")).toBeVisible();
+  await user.click(within(forAgent).getByText("What the agent that picks this up is given"));
+  expect(forAgent).toHaveAttribute("open");
+  expect(forAgent).toHaveTextContent("/data/worktrees/1/slot-1");
 });
 
 test("a check row just added shows no problems until the person types in it or saves", async () => {

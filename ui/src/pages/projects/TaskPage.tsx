@@ -40,8 +40,14 @@ function EarlierSessions({ sessions, shown, onShow }: { sessions: SessionRecord[
 }
 
 /** A task's description as written; output between ``` fences shows as code that scrolls inside the card. */
+/** The line after which a follow-up's description is for the agent, not the person (src/spells/blocked.rs). */
+const FOR_THE_AGENT = "For the agent that picks this up:";
+
 function Description({ text }: { text: string }) {
-  const parts = text.split(/^```[^\n]*\n?/m);
+  const at = text.indexOf(FOR_THE_AGENT);
+  const forPerson = at < 0 ? text : text.slice(0, at);
+  const forAgent = at < 0 ? "" : text.slice(at + FOR_THE_AGENT.length).trim();
+  const parts = forPerson.split(/^```[^\n]*\n?/m);
   return (
     <div className="task-description" data-testid="task-description-text">
       {parts.map((part, i) =>
@@ -52,6 +58,12 @@ function Description({ text }: { text: string }) {
         ) : (
           part.trim() && <p key={i}>{part.trim()}</p>
         ),
+      )}
+      {forAgent && (
+        <details className="task-for-agent" data-testid="task-for-agent">
+          <summary>What the agent that picks this up is given</summary>
+          <pre className="fenced-code task-description-code">{forAgent}</pre>
+        </details>
       )}
     </div>
   );
