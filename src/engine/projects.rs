@@ -448,7 +448,26 @@ impl Handle {
     /// [`Handle::live_sessions`] as of now.
     /// The sessions of every project, newest first (the Sessions page's history).
     pub fn session_history(&self) -> Result<Vec<crate::store::PastSession>> {
-        self.services.store.session_history(SESSION_HISTORY)
+        let store = &self.services.store;
+        let mut history = store.session_history(SESSION_HISTORY)?;
+        let Some(first) = history.iter().map(|p| p.session.id).min() else {
+            return Ok(history);
+        };
+        let providers = store.list_providers()?;
+        let mut costs: std::collections::HashMap<i64, Option<f64>> = Default::default();
+        for (session, model, usage) in store.session_model_usage(first)? {
+            let price = providers.iter().find_map(|p| p.price(&model));
+            let cost = costs.entry(session).or_insert(Some(0.0));
+            *cost = match (*cost, price) {
+                (Some(sum), Some(price)) => Some(sum + crate::llm::cost(&usage, price)),
+                // A model without a price: the session's cost is not known.
+                _ => None,
+            };
+        }
+        for past in &mut history {
+            past.cost_usd = costs.get(&past.session.id).copied().flatten();
+        }
+        Ok(history)
     }
 
     pub fn live_sessions_now(&self) -> Result<Vec<crate::steering::LiveSession>> {

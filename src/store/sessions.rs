@@ -38,11 +38,13 @@ pub struct SessionRecord {
 
 /// A session for the history on the Sessions page: with its project's name and the model
 /// tokens its steps reported (0 where the agent reports none).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct PastSession {
     pub session: SessionRecord,
     pub project_name: String,
     pub tokens: u64,
+    /// What its model calls cost in US dollars, when every model it used has a price set.
+    pub cost_usd: Option<f64>,
 }
 
 /// What a session starts with.
@@ -179,7 +181,40 @@ impl Store {
                         session: session_from_row(r)?,
                         project_name: r.get::<_, Option<String>>(19)?.unwrap_or_default(),
                         tokens: u64::try_from(tokens).unwrap_or(0),
+                        cost_usd: None,
                     })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })
+    }
+
+    /// The tokens each model used in the sessions from `first_id` on: (session, model, usage).
+    pub fn session_model_usage(
+        &self,
+        first_id: i64,
+    ) -> Result<Vec<(i64, String, crate::llm::Usage)>> {
+        self.call(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT session_id, model, SUM(COALESCE(prompt_tokens, 0)),
+                        SUM(COALESCE(completion_tokens, 0)), SUM(COALESCE(cached_tokens, 0))
+                 FROM session_steps
+                 WHERE session_id >= ?1 AND model IS NOT NULL AND prompt_tokens IS NOT NULL
+                 GROUP BY session_id, model",
+            )?;
+            let rows = stmt
+                .query_map([first_id], |r| {
+                    let count =
+                        |i: usize| r.get::<_, i64>(i).map(|n| u64::try_from(n).unwrap_or(0));
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        crate::llm::Usage {
+                            prompt_tokens: count(2)?,
+                            completion_tokens: count(3)?,
+                            cached_tokens: count(4)?,
+                        },
+                    ))
                 })?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
             Ok(rows)

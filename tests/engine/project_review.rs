@@ -129,4 +129,47 @@ async fn a_working_agents_change_and_its_commit_are_reviewed_file_by_file() {
         paths.iter().all(|p| !p.starts_with(".healer/")),
         "Healer's own files are not the agent's change: {paths:?}"
     );
+
+    // The Sessions page's history: its tokens, and its cost once its models have prices.
+    let history = engine.session_history().expect("history");
+    let past = history
+        .iter()
+        .find(|p| p.session.id == done.id)
+        .expect("the session in the history");
+    assert!(past.tokens > 0, "{past:?}");
+    assert_eq!(past.cost_usd, None, "no price set: the cost is not known");
+    let models: Vec<String> = engine
+        .store()
+        .session_steps(done.id, 0)
+        .expect("steps")
+        .into_iter()
+        .filter_map(|s| s.step.model)
+        .collect();
+    assert!(!models.is_empty());
+    let provider = engine.store().provider("scripted").expect("provider");
+    engine
+        .save_provider(healer::llm::ProviderInput {
+            name: provider.name.clone(),
+            title: None,
+            kind: provider.kind,
+            base_url: Some(provider.base_url.clone()),
+            key_env: provider.key_env.clone(),
+            prices: models
+                .iter()
+                .map(|m| healer::llm::ModelPrice {
+                    model: m.clone(),
+                    input_per_mtok: 1.0,
+                    output_per_mtok: 2.0,
+                    cached_input_per_mtok: None,
+                })
+                .collect(),
+        })
+        .expect("prices");
+    let priced = engine.session_history().expect("history");
+    let cost = priced
+        .iter()
+        .find(|p| p.session.id == done.id)
+        .and_then(|p| p.cost_usd)
+        .expect("a cost once priced");
+    assert!(cost > 0.0 && cost < 1.0, "{cost}");
 }

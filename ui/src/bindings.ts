@@ -1098,6 +1098,8 @@ export type PastSession = {
 	session: SessionRecord,
 	project_name: string,
 	tokens: number,
+	/**  What its model calls cost in US dollars, when every model it used has a price set. */
+	cost_usd: number | null,
 };
 
 /**  An error signature as the Memory page lists it. */

@@ -54,8 +54,8 @@ test("the Sessions page lists past sessions of every project, filterable, each o
     merged: false, started_at: "2026-11-28T10:00:00.000Z", ended_at: "2026-11-28T10:04:30.000Z", resumed_from: null,
   });
   healer.pastSessions = [
-    { session: session(3, "t2", "Fix login", "failed"), project_name: "greeter", tokens: 12_400 },
-    { session: session(2, "t1", "Add dark mode", "finished", 2), project_name: "website", tokens: 0 },
+    { session: session(3, "t2", "Fix login", "failed"), project_name: "greeter", tokens: 12_400, cost_usd: 0.0312 },
+    { session: session(2, "t1", "Add dark mode", "finished", 2), project_name: "website", tokens: 0, cost_usd: null },
   ];
   const { user } = renderApp("#/sessions");
   const history = await screen.findByTestId("session-history");
@@ -65,7 +65,7 @@ test("the Sessions page lists past sessions of every project, filterable, each o
   expect(first).toHaveTextContent("greeter");
   expect(first).toHaveTextContent("Failed");
   expect(first).toHaveTextContent("5 minutes");
-  expect(first).toHaveTextContent("12,400 tokens");
+  expect(first).toHaveTextContent("12,400 tokens · $0.03");
   expect(first.querySelector("a")).toHaveAttribute("href", "#/projects/1/tasks/t2/sessions/3");
 
   await user.type(within(history).getByTestId("history-search"), "website");

@@ -9,7 +9,7 @@ import { InlineError } from "../components/InlineError";
 import { SkeletonList } from "../components/Loading";
 import { PageHeader } from "../components/PageHeader";
 import { StatusBadge } from "../components/StatusBadge";
-import { tokens } from "../modelText";
+import { tokens, usd } from "../modelText";
 import { agentLabel, durationText, sessionStatusLabel, sessionStatusTone } from "../projectText";
 import { useLiveSessions, useOwnPastSessions, usePastSessions, useSetSteeringSettings, useSteeringSettings } from "../queries";
 import { relativeTime, useNow } from "../time";
@@ -145,7 +145,7 @@ function History() {
       {past.data && shown.length === 0 && <p className="muted">{past.data.length === 0 ? "No agent has worked on a task yet." : "No session matches."}</p>}
       {shown.length > 0 && (
         <ul className="card list past-sessions">
-          {shown.map(({ session: s, project_name, tokens: used }) => (
+          {shown.map(({ session: s, project_name, tokens: used, cost_usd }) => (
             <li key={s.id} className="past-session" data-testid="past-session" data-status={s.status}>
               <a className="past-session-main" href={projectTaskHref(s.project_id, s.task_id, s.id)}>
                 <strong>{s.task_title}</strong>
@@ -158,6 +158,7 @@ function History() {
                 <span className="muted">
                   {s.status === "running" ? `for ${durationText(s.started_at, null)}` : durationText(s.started_at, s.ended_at)}
                   {used > 0 && ` · ${tokens(used)} tokens`}
+                  {cost_usd !== null && ` · ${usd(cost_usd)}`}
                 </span>
               </span>
             </li>
