@@ -39,7 +39,9 @@ function FileRow({ file, open, onToggle }: { file: ReviewFile; open: boolean; on
         </span>
       </button>
       {open &&
-        (file.shown ? (
+        (file.shown && !file.before && !file.after ? (
+          <p className="muted review-file-hidden">An empty file.</p>
+        ) : file.shown ? (
           <VersionDiff before={file.before ?? ""} after={file.after ?? ""} runtime={runtimeOf(file.path)} />
         ) : (
           <p className="muted review-file-hidden">This file is not text, or too large to show here.</p>
