@@ -6,7 +6,6 @@ use std::io::Read;
 
 use clap::Subcommand;
 use healer::secrets::{Keep, KeptIn, FILE_PROTECTS};
-use healer::workflow::secrets;
 use healer::{Error, Paths, Result};
 
 use crate::print::print_json;
@@ -54,7 +53,7 @@ pub async fn run(command: SecretCommand, paths: &Paths) -> Result<bool> {
                 .read_to_string(&mut value)
                 .map_err(|e| Error::io("cannot read the value from standard input", e))?;
             let value = value.trim_end_matches(['\n', '\r']);
-            let saved = secrets::save(&store, &keep, &mark, workflow.id, &name, value)?;
+            let saved = store.save_workflow_secret(&keep, &mark, workflow.id, &name, value)?;
             println!(
                 "Kept {} for \"{}\" in {}. Its runs get it as an environment variable.",
                 saved.name,
@@ -86,7 +85,7 @@ pub async fn run(command: SecretCommand, paths: &Paths) -> Result<bool> {
         SecretCommand::Remove { workflow, name } => {
             let store = open(paths)?;
             let workflow = store.workflow_by_name(&workflow)?;
-            secrets::remove(&store, &keep, &mark, workflow.id, &name)?;
+            store.forget_workflow_secret(&keep, &mark, workflow.id, &name)?;
             println!("Forgot {name} of \"{}\".", workflow.title);
             Ok(true)
         }

@@ -5,7 +5,7 @@ use super::Handle;
 use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::secrets::KeepStatus;
-use crate::workflow::{secrets, WorkflowSecret};
+use crate::workflow::WorkflowSecret;
 
 impl Handle {
     /// Whether a keyring service answers here, and whether the secrets file was chosen.
@@ -46,7 +46,7 @@ impl Handle {
         let (store, keep) = (self.services.store.clone(), self.services.llm.keep());
         let mark = self.services.instance().to_string();
         let saved =
-            blocking(move || secrets::save(&store, &keep, &mark, workflow_id, &name, &value))
+            blocking(move || store.save_workflow_secret(&keep, &mark, workflow_id, &name, &value))
                 .await?;
         self.services.bus.emit(Event::WorkflowChanged {
             workflow_id,
@@ -62,7 +62,7 @@ impl Handle {
         let (store, keep) = (self.services.store.clone(), self.services.llm.keep());
         let mark = self.services.instance().to_string();
         let what = format!("secret {name} removed");
-        blocking(move || secrets::remove(&store, &keep, &mark, workflow_id, &name)).await?;
+        blocking(move || store.forget_workflow_secret(&keep, &mark, workflow_id, &name)).await?;
         self.services.bus.emit(Event::WorkflowChanged {
             workflow_id,
             title: workflow.title,

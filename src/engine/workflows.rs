@@ -149,8 +149,7 @@ impl Handle {
     pub fn delete_workflow(&self, id: i64) -> Result<()> {
         let workflow = self.services.store.workflow(id)?;
         self.services.active_runs.abort(id);
-        crate::workflow::secrets::forget_all(
-            &self.services.store,
+        self.services.store.forget_all_workflow_secrets(
             &self.services.llm.keep(),
             self.services.instance(),
             id,

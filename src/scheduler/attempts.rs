@@ -395,7 +395,7 @@ async fn secrets_for_run(services: &Arc<Services>, workflow_id: i64) -> Vec<EnvV
     let keep = services.llm.keep();
     let mark = services.instance().to_string();
     let found = tokio::task::spawn_blocking(move || {
-        crate::workflow::secrets::for_run(&store, &keep, &mark, workflow_id)
+        store.workflow_secrets_for_run(&keep, &mark, workflow_id)
     })
     .await;
     match found {
