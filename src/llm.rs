@@ -230,24 +230,25 @@ impl Llm {
         settings::save_provider(&self.inner.store, input)?;
         let provider = self.inner.store.provider(input.name.trim())?;
         self.emit(Event::LlmSettingsChanged {
-            what: format!("provider \"{}\" saved", provider.name),
+            what: format!("provider \u{201c}{}\u{201d} saved", provider.title),
         })?;
         Ok(provider)
     }
 
     /// Remove a provider, its tiers, and its key in the keyring.
     pub async fn remove_provider(&self, name: &str) -> Result<()> {
+        let title = self.inner.store.provider(name).map(|p| p.title)?;
         settings::remove_provider(&self.inner.store, name)?;
         self.forget_key(name).await?;
         self.emit(Event::LlmSettingsChanged {
-            what: format!("provider \"{name}\" removed"),
+            what: format!("provider \u{201c}{title}\u{201d} removed"),
         })
     }
 
     /// Keep a provider's key in the OS keyring, or Healer's secrets file where no keyring
     /// service runs and the person chose it (never in the database).
     pub async fn set_key(&self, name: &str, key: ApiKey) -> Result<()> {
-        self.inner.store.provider(name)?;
+        let title = self.inner.store.provider(name)?.title;
         let keys = self.inner.keys.clone();
         let owned = name.to_string();
         let kept = tokio::task::spawn_blocking(move || keys.store(&owned, &key))
@@ -256,10 +257,10 @@ impl Llm {
         self.emit(Event::LlmSettingsChanged {
             what: match kept {
                 crate::secrets::KeptIn::Keyring => {
-                    format!("key of \"{name}\" kept in the OS keyring")
+                    format!("key of \u{201c}{title}\u{201d} kept in the OS keyring")
                 }
                 crate::secrets::KeptIn::File => {
-                    format!("key of \"{name}\" kept in Healer's secrets file")
+                    format!("key of \u{201c}{title}\u{201d} kept in Healer's secrets file")
                 }
             },
         })
