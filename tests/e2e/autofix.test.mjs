@@ -96,7 +96,7 @@ describe("Auto-fix and Re-plan in the real window", { timeout: 300_000 }, () => 
     // Answered, the question stays in the conversation, before the answer, no longer waiting.
     await session.waitFor('[data-testid="maintainer-question"][data-answered="true"]', {
       timeoutMs: 10_000,
-      predicate: (text) => text.includes("stopped and asked you") && text.includes("Tell me whether total is the same figure"),
+      predicate: (text) => text.toLowerCase().includes("stopped and asked you") && text.includes("Tell me whether total is the same figure"),
       what: "the question to stay as answered",
     });
     const order = await session.executeScript(
