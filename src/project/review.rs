@@ -200,7 +200,7 @@ fn files_of(
         };
         let after = match (delta.status(), workdir) {
             (Delta::Deleted, _) => Some(Vec::new()),
-            (_, Some(dir)) => std::fs::read(dir.join(&path)).ok(),
+            (_, Some(dir)) => read_below(dir, Path::new(&path)),
             (_, None) => repo
                 .find_blob(delta.new_file().id())
                 .ok()
@@ -223,6 +223,29 @@ fn files_of(
     Ok((files, more))
 }
 
+/// A working file's bytes, read as the repository cannot trick: never through a symbolic link
+/// anywhere on its path, never a FIFO or device (which would block), never more than can be
+/// shown. `None`: not shown (its counts still are).
+fn read_below(root: &Path, rel: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let (folder, name) = crate::beneath::parent(root, rel, false).ok()?;
+    let file = folder
+        .open(
+            name,
+            nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_NONBLOCK,
+            0,
+        )
+        .ok()?;
+    if file.metadata().ok()?.len() > MAX_SHOWN_BYTES as u64 {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_SHOWN_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(bytes)
+}
+
 /// Text a person can read in the side-by-side view, or `None` (binary, or too large). Known
 /// secrets are redacted like everything else Healer shows.
 fn shown_text(bytes: Vec<u8>) -> Option<String> {
@@ -232,4 +255,59 @@ fn shown_text(bytes: Vec<u8>) -> Option<String> {
     String::from_utf8(bytes)
         .ok()
         .map(crate::secrets::redact_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn commit_all(repo: &Repository, message: &str) -> Oid {
+        let mut index = repo.index().expect("index");
+        index
+            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+            .expect("add");
+        index.write().expect("write index");
+        let tree = repo
+            .find_tree(index.write_tree().expect("tree"))
+            .expect("tree");
+        let who = git2::Signature::now("t", "t@example.invalid").expect("signature");
+        let parents: Vec<git2::Commit<'_>> = repo
+            .head()
+            .ok()
+            .and_then(|h| h.peel_to_commit().ok())
+            .into_iter()
+            .collect();
+        let parents: Vec<&git2::Commit<'_>> = parents.iter().collect();
+        repo.commit(Some("HEAD"), &who, &who, message, &tree, &parents)
+            .expect("commit")
+    }
+
+    #[test]
+    fn a_worktree_that_links_outside_or_holds_a_fifo_shows_neither_and_never_blocks() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let work = dir.path().join("work");
+        std::fs::create_dir_all(&work).expect("work");
+        let repo = Repository::init(&work).expect("init");
+        std::fs::write(work.join("greet.py"), "print('Hi')\n").expect("write");
+        let base = commit_all(&repo, "start");
+
+        let outside = dir.path().join("outside.txt");
+        std::fs::write(&outside, "canary-outside-the-repo-77\n").expect("write");
+        std::os::unix::fs::symlink(&outside, work.join("link.txt")).expect("symlink");
+        nix::unistd::mkfifo(&work.join("pipe"), nix::sys::stat::Mode::S_IRWXU).expect("fifo");
+        std::fs::write(work.join("greet.py"), "print('Hello')\n").expect("write");
+
+        let review = worktree_since(&work, &base.to_string()).expect("review");
+        let text = serde_json::to_string(&review).expect("json");
+        assert!(!text.contains("canary-outside-the-repo-77"), "{text}");
+        let greet = review
+            .files
+            .iter()
+            .find(|f| f.path == "greet.py")
+            .expect("greet.py");
+        assert_eq!(greet.after.as_deref(), Some("print('Hello')\n"));
+        if let Some(link) = review.files.iter().find(|f| f.path == "link.txt") {
+            assert!(!link.shown || !link.after.as_deref().unwrap_or("").contains("canary"));
+        }
+    }
 }
