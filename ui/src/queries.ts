@@ -540,9 +540,12 @@ export function usePastSessions() {
   return useQuery({ queryKey: ["past-sessions"] as const, queryFn: api.listPastSessions, refetchInterval: LIVE_SESSIONS_POLL_MS });
 }
 
+/** How often the person's own past sessions are looked at again: each look walks a month of transcripts. */
+const OWN_HISTORY_POLL_MS = 60_000;
+
 /** The person's own Claude Code sessions Healer watched (empty unless watching is on). */
 export function useOwnPastSessions() {
-  return useQuery({ queryKey: ["own-past-sessions"] as const, queryFn: api.listOwnPastSessions, refetchInterval: LIVE_SESSIONS_POLL_MS });
+  return useQuery({ queryKey: ["own-past-sessions"] as const, queryFn: api.listOwnPastSessions, refetchInterval: OWN_HISTORY_POLL_MS });
 }
 
 export function useLiveSessions() {
