@@ -4,6 +4,7 @@
 //! through [`Services`].
 
 mod checkpoints;
+mod cluster;
 mod deps;
 mod glance;
 mod healer;
@@ -250,6 +251,13 @@ impl Engine {
             // otherwise take other commands' requests and could end before answering them.
             tasks.spawn(serve_requests(handle.clone(), cancel.clone()));
             tasks.spawn(schedule_loop(handle.services.clone(), cancel.clone()));
+            // Runs it started on the cluster and had not stored are waited for again; the
+            // cluster's schedules are kept in step and their runs brought in.
+            crate::cluster::reattach(&handle.services);
+            tasks.spawn(crate::cluster::cluster_loop(
+                handle.services.clone(),
+                cancel.clone(),
+            ));
             // The person's own sessions are watched by the long-running engine only.
             tasks.spawn(projects::own_sessions_loop(handle.clone(), cancel.clone()));
             tasks.spawn(inbox_loop(handle.services.clone(), cancel.clone()));

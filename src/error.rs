@@ -54,6 +54,10 @@ pub enum Error {
     #[error("{0}")]
     InvalidInput(String),
 
+    /// The Temporal cluster could not be reached, or refused; the message says which.
+    #[error("{0}")]
+    Cluster(String),
+
     #[error("{}", store_message(.0))]
     Store(#[from] rusqlite::Error),
 
@@ -126,6 +130,7 @@ impl Error {
             Error::NotFound { .. } => ErrorCode::NotFound,
             Error::NoSecretPlace => ErrorCode::NoKeyring,
             Error::InvalidInput(_) => ErrorCode::InvalidInput,
+            Error::Cluster(_) => ErrorCode::Cluster,
             Error::Store(_) => ErrorCode::Store,
             Error::Io { .. } => ErrorCode::Io,
             Error::Internal(_) => ErrorCode::Internal,
@@ -243,6 +248,8 @@ pub enum ErrorCode {
     Keyring,
     /// No keyring service runs and the person has not chosen Healer's own secrets file.
     NoKeyring,
+    /// The Temporal cluster could not be reached or refused (or none is connected).
+    Cluster,
 }
 
 /// The shape in which an error crosses IPC and `--json` output: `{code, message}`.

@@ -203,6 +203,10 @@ pub enum Event {
     LlmSettingsChanged {
         what: String,
     },
+    /// The connection to a Temporal cluster changed (connected, disconnected).
+    ClusterChanged {
+        what: String,
+    },
     /// The person paused every scheduled run (a breaker pausing them is `BreakerTripped`).
     SchedulerPaused {
         reason: String,
@@ -317,6 +321,7 @@ impl Event {
             Event::RecoveryDecided { .. } => "recovery_decided",
             Event::BreakerTripped { .. } => "breaker_tripped",
             Event::LlmSettingsChanged { .. } => "llm_settings_changed",
+            Event::ClusterChanged { .. } => "cluster_changed",
             Event::SchedulerPaused { .. } => "scheduler_paused",
             Event::EnvironmentBuilt { .. } => "environment_built",
             Event::ProjectAdded { .. } => "project_added",
@@ -502,6 +507,7 @@ impl Event {
                 breaker, detail, ..
             } => format!("Breaker {}: {detail}", breaker.as_str()),
             Event::LlmSettingsChanged { what } => format!("Model settings: {what}"),
+            Event::ClusterChanged { what } => format!("Other computers: {what}"),
             Event::SchedulerPaused { reason } => format!("Scheduled runs paused: {reason}"),
             Event::EnvironmentBuilt { title, summary, .. } => {
                 format!("\u{201c}{title}\u{201d}: {summary}")

@@ -6,6 +6,7 @@ pub mod beneath;
 pub mod breakers;
 pub mod checkpoint;
 pub mod client;
+pub mod cluster;
 pub mod contain;
 pub mod deps;
 pub mod engine;

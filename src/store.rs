@@ -6,6 +6,7 @@
 mod affected;
 mod autofixes;
 mod checkpoints;
+mod cluster;
 mod environments;
 mod events;
 mod healer_config;
@@ -43,6 +44,7 @@ use rusqlite_migration::{Migrations, M};
 use crate::error::{Error, Result};
 
 pub use autofixes::{AutoFix, AutoFixStatus};
+pub use cluster::ClusterSchedule;
 pub use healer_config::{
     HealerConfig, HealerMode, HealerScenarios, DEFAULT_MAX_INVOCATIONS_PER_TASK,
     DEFAULT_STUCK_AFTER_HOURS,
@@ -103,6 +105,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0018_project_notifications.sql"),
     include_str!("store/migrations/0019_workflow_secrets.sql"),
     include_str!("store/migrations/0020_provider_titles.sql"),
+    include_str!("store/migrations/0021_cluster.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

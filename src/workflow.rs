@@ -5,6 +5,7 @@
 //! and hands failures to the pipeline.
 
 mod examples;
+pub mod judge;
 mod retry;
 pub mod runner;
 mod schedule;

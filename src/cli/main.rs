@@ -24,6 +24,7 @@ macro_rules! eprintln {
 }
 
 mod checkpoint;
+mod cluster;
 mod daemon;
 mod errors;
 mod heal;
@@ -198,6 +199,14 @@ enum Command {
         #[command(subcommand)]
         command: patterns::PatternsCommand,
     },
+    /// Run on more computers: connect this Healer to a Temporal cluster, see its workers,
+    /// disconnect, write the cluster key for workers
+    Cluster {
+        #[command(subcommand)]
+        command: cluster::ClusterCommand,
+    },
+    /// Run attempts of cluster workflows on this machine (needs the cluster key, no data folder)
+    Worker(cluster::WorkerArgs),
     /// Read a failure's raw output and show what Healer makes of it: class, error type,
     /// signature and normalised text
     Errors {
@@ -276,5 +285,7 @@ async fn run(command: Command, paths: Paths) -> Result<bool> {
         Command::Hook { command } => hook::run(command, &paths),
         Command::Patterns { command } => patterns::run(command, &paths),
         Command::Errors { command } => errors::run(command),
+        Command::Cluster { command } => cluster::run(command, &paths).await,
+        Command::Worker(args) => cluster::worker(args).await,
     }
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use healer::client::{self, Request, Response};
+use healer::cluster::{self, RunsOn};
 use healer::workflow::{Run, RunStatus, Schedule, ScriptVersion, WorkflowInput};
 use healer::{Error, Paths, Result};
 use serde::Serialize;
@@ -97,6 +98,17 @@ pub enum WorkflowCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Choose where it runs: this computer (local) or the connected cluster
+    RunsOn {
+        name: String,
+        /// local or cluster
+        place: String,
+        /// The cluster's task queue (default: the connection's)
+        #[arg(long)]
+        queue: Option<String>,
+    },
+    /// Stop its run in progress on the cluster
+    Stop { name: String },
     /// List every version, oldest first
     History {
         name: String,
@@ -138,6 +150,9 @@ pub struct CreateArgs {
     summary: String,
     #[command(flatten)]
     packages: PackageArgs,
+    /// Where it runs: local (this computer) or cluster (the connected Temporal cluster)
+    #[arg(long, default_value = "local")]
+    runs_on: String,
     #[arg(long)]
     json: bool,
 }
@@ -180,6 +195,8 @@ pub async fn run(command: WorkflowCommand, paths: &Paths) -> Result<bool> {
         WorkflowCommand::Resume { name, json } => set_paused(paths, name, false, json).await,
         WorkflowCommand::RetryFix { name, json } => retry_fix(paths, name, json).await,
         WorkflowCommand::Delete { name, yes, json } => delete(paths, &name, yes, json).await,
+        WorkflowCommand::RunsOn { name, place, queue } => runs_on(paths, &name, &place, queue),
+        WorkflowCommand::Stop { name } => stop(paths, &name).await,
         WorkflowCommand::History { name, json } => versions::history(paths, &name, json),
         WorkflowCommand::Diff {
             name,
@@ -267,7 +284,57 @@ fn show(paths: &Paths, name: &str, json: bool) -> Result<bool> {
     Ok(true)
 }
 
+/// `local` or `cluster` as a person writes it.
+fn parse_place(place: &str, queue: Option<String>) -> Result<RunsOn> {
+    match place.trim().to_ascii_lowercase().as_str() {
+        "local" | "this-computer" => Ok(RunsOn::Local),
+        "cluster" => Ok(RunsOn::Cluster {
+            queue: queue.unwrap_or_default(),
+        }),
+        other => Err(Error::InvalidInput(format!(
+            "“{other}” is not a place a workflow runs: say local or cluster"
+        ))),
+    }
+}
+
+fn runs_on(paths: &Paths, name: &str, place: &str, queue: Option<String>) -> Result<bool> {
+    let store = open(paths)?;
+    let workflow = store.workflow_by_name(name)?;
+    match cluster::set_runs_on(&store, workflow.id, parse_place(place, queue)?)? {
+        RunsOn::Local => println!("\"{}\" runs on this computer.", workflow.title),
+        RunsOn::Cluster { queue } => println!(
+            "\"{}\" runs on the cluster (queue {queue}).",
+            workflow.title
+        ),
+    }
+    Ok(true)
+}
+
+async fn stop(paths: &Paths, name: &str) -> Result<bool> {
+    let store = open(paths)?;
+    let workflow = store.workflow_by_name(name)?;
+    let run = store
+        .open_cluster_runs()?
+        .into_iter()
+        .find(|(_, w, _)| *w == workflow.id)
+        .ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "\"{}\" has no run in progress on the cluster",
+                workflow.title
+            ))
+        })?;
+    let keep = healer::secrets::Keep::new(paths.data_dir());
+    cluster::stop_cluster_run(&store, &keep, &paths.instance_mark(), run.0).await?;
+    println!("Stopping the run of \"{}\" on the cluster.", workflow.title);
+    Ok(true)
+}
+
 async fn create(paths: &Paths, args: CreateArgs) -> Result<bool> {
+    let place = parse_place(&args.runs_on, None)?;
+    if place != RunsOn::Local {
+        // Refused before anything is saved.
+        cluster::refuse_without_connection(&open(paths)?, &args.title)?;
+    }
     let code = read_script(&args.file)?;
     let runtime = parse_runtime(&args.runtime);
     let requirements = crate::packages::offered(
@@ -295,17 +362,23 @@ async fn create(paths: &Paths, args: CreateArgs) -> Result<bool> {
         input: Box::new(input),
         requirements,
     };
-    match act(paths, request, QUICK_WAIT).await? {
-        Response::Workflow { workflow } if args.json => print_json(&workflow),
-        Response::Workflow { workflow } => {
-            println!(
-                "Created \"{}\" as {} (version 1.0).",
-                workflow.title, workflow.name
-            );
-            Ok(true)
-        }
-        _ => unexpected(),
+    let workflow = match act(paths, request, QUICK_WAIT).await? {
+        Response::Workflow { workflow } => workflow,
+        _ => return unexpected(),
+    };
+    let placed = cluster::set_runs_on(&open(paths)?, workflow.id, place)?;
+    if args.json {
+        return print_json(&workflow);
     }
+    let place = match placed {
+        RunsOn::Local => String::new(),
+        RunsOn::Cluster { queue } => format!(", running on the cluster (queue {queue})"),
+    };
+    println!(
+        "Created \"{}\" as {} (version 1.0){place}.",
+        workflow.title, workflow.name
+    );
+    Ok(true)
 }
 
 async fn save(

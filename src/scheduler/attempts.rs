@@ -9,12 +9,11 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use crate::error::{Error, Result};
 use crate::events::Event;
-use crate::failure::{
-    classify, parse_evidence, summary_line, Evidence, Failure, FailureClass, FailureSource,
-};
+use crate::failure::{Evidence, Failure, FailureClass, FailureSource};
 use crate::services::{RunEnd, Services};
 use crate::store::AttemptEnd;
-use crate::workflow::runner::{self, Execution, GroupSpec, RunSpec};
+use crate::workflow::judge::{judge, seconds};
+use crate::workflow::runner::{self, GroupSpec, RunSpec};
 use crate::workflow::{EnvVar, RunStatus, ScriptVersion, Workflow};
 
 /// Run `run_id` (already claimed: status running) to the end. Never fails: whatever goes
@@ -25,6 +24,12 @@ pub(crate) async fn execute_run(
     workflow_id: i64,
     permit: Option<OwnedSemaphorePermit>,
 ) {
+    // A workflow on the cluster runs there: it holds no slot of this computer.
+    if let Ok(Some(queue)) = services.store.cluster_queue(workflow_id) {
+        drop(permit);
+        crate::cluster::execute_run(services, run_id, workflow_id, queue).await;
+        return;
+    }
     if let Err(e) = try_execute_run(services, run_id, workflow_id, permit).await {
         tracing::error!(run = run_id, "run failed inside Healer: {e}");
         let title = services
@@ -121,7 +126,14 @@ async fn try_execute_run(
             )
             .await;
 
-            let judged = judge(&execution, &workflow.entry, spec.timeout);
+            let judged = judge(
+                &execution.exit,
+                &execution.stdout.text,
+                &execution.stderr.text,
+                execution.duration,
+                &workflow.entry,
+                spec.timeout,
+            );
             let retry_in = judged
                 .class
                 .filter(|c| workflow.retry.retries(*c, number))
@@ -188,13 +200,16 @@ async fn try_execute_run(
 
             match (judged.class, retry_in) {
                 (None, _) => {
-                    let after = if number > 1 {
-                        format!(" on attempt {number}")
-                    } else {
-                        String::new()
-                    };
-                    let summary = format!("Succeeded in {}{after}", seconds(execution.duration));
-                    return finish(services, &workflow, run_id, None, summary).await;
+                    let duration = execution.duration;
+                    return conclude(
+                        services,
+                        &workflow,
+                        run_id,
+                        number,
+                        Concluded::Succeeded { duration },
+                        permit,
+                    )
+                    .await;
                 }
                 (Some(_), Some(pause)) => {
                     tokio::time::sleep(pause).await;
@@ -205,6 +220,51 @@ async fn try_execute_run(
         }
     };
     drop(environment);
+    conclude(
+        services,
+        &workflow,
+        run_id,
+        number,
+        Concluded::Failed { class, evidence },
+        permit,
+    )
+    .await
+}
+
+/// How a run ended, whatever ran it (this computer, or a worker of the cluster).
+pub(crate) enum Concluded {
+    Succeeded {
+        duration: Duration,
+    },
+    Failed {
+        class: FailureClass,
+        evidence: Option<Evidence>,
+    },
+}
+
+/// End a run after `number` attempts: record it, and hand a failure to the heal pipeline
+/// (after giving back the run slot, if it holds one).
+pub(crate) async fn conclude(
+    services: &Arc<Services>,
+    workflow: &Workflow,
+    run_id: i64,
+    number: u32,
+    concluded: Concluded,
+    permit: Option<OwnedSemaphorePermit>,
+) -> Result<()> {
+    let workflow_id = workflow.id;
+    let (class, evidence) = match concluded {
+        Concluded::Succeeded { duration } => {
+            let after = if number > 1 {
+                format!(" on attempt {number}")
+            } else {
+                String::new()
+            };
+            let summary = format!("Succeeded in {}{after}", seconds(duration));
+            return finish(services, workflow, run_id, None, summary).await;
+        }
+        Concluded::Failed { class, evidence } => (class, evidence),
+    };
 
     let evidence = evidence.unwrap_or_else(|| Evidence {
         error_type: None,
@@ -236,7 +296,7 @@ async fn try_execute_run(
     };
     finish(
         services,
-        &workflow,
+        workflow,
         run_id,
         Some((class, &failure.signature)),
         summary,
@@ -313,67 +373,6 @@ pub(crate) fn resolve_heals(services: &Services, workflow_id: i64, run_id: i64) 
     Ok(())
 }
 
-struct Judged {
-    /// `None` when the attempt succeeded.
-    class: Option<FailureClass>,
-    evidence: Option<Evidence>,
-    summary: String,
-}
-
-fn judge(execution: &Execution, entry: &str, limit: Duration) -> Judged {
-    if execution.succeeded() {
-        return Judged {
-            class: None,
-            evidence: None,
-            summary: format!("Succeeded in {}", seconds(execution.duration)),
-        };
-    }
-    let stderr = &execution.stderr.text;
-    let stdout = &execution.stdout.text;
-    // A script stopped at its time limit failed because of the limit, whatever its last line
-    // said (often a traceback of the signal that ended it).
-    let parsed = if execution.exit.timed_out {
-        None
-    } else {
-        parse_evidence(stderr, stdout, entry)
-    };
-    let evidence = parsed.or_else(|| {
-        Some(Evidence {
-            error_type: None,
-            message: describe_exit(execution, limit),
-            stack: None,
-        })
-    });
-    let output = format!("{stderr}\n{stdout}");
-    let class = classify(&execution.exit, evidence.as_ref(), &output);
-    let said = match &evidence {
-        Some(e) => e.said(),
-        None => "it failed".to_string(),
-    };
-    let summary = match class.in_words() {
-        Some(words) => format!("{} ({words})", summary_line(&said)),
-        None => summary_line(&said),
-    };
-    Judged {
-        class: Some(class),
-        evidence,
-        summary,
-    }
-}
-
-fn describe_exit(execution: &Execution, limit: Duration) -> String {
-    let exit = &execution.exit;
-    if exit.timed_out {
-        format!("stopped after {} s, its time limit", limit.as_secs())
-    } else if let Some(signal) = exit.signal {
-        format!("killed by signal {signal}")
-    } else if let Some(code) = exit.code {
-        format!("exited with code {code}")
-    } else {
-        "ended without an exit code".to_string()
-    }
-}
-
 /// Write the version's code as the entry script, atomically (a reader never sees half).
 fn write_entry(folder: &Path, entry: &str, version: &ScriptVersion) -> Result<()> {
     std::fs::create_dir_all(folder)
@@ -390,7 +389,7 @@ fn write_entry(folder: &Path, entry: &str, version: &ScriptVersion) -> Result<()
 /// The workflow's secrets for this run (from the keyring or Healer's secrets file). One whose
 /// value is gone is left out and said in the log: the script then fails on its own terms,
 /// which the person sees.
-async fn secrets_for_run(services: &Arc<Services>, workflow_id: i64) -> Vec<EnvVar> {
+pub(crate) async fn secrets_for_run(services: &Arc<Services>, workflow_id: i64) -> Vec<EnvVar> {
     let store = services.store.clone();
     let keep = services.llm.keep();
     let mark = services.instance().to_string();
@@ -457,13 +456,4 @@ fn join_notes(a: Option<String>, b: Option<String>) -> Option<String> {
 
 fn millis(d: Duration) -> u32 {
     u32::try_from(d.as_millis()).unwrap_or(u32::MAX)
-}
-
-fn seconds(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s < 10.0 {
-        format!("{s:.1} s")
-    } else {
-        format!("{s:.0} s")
-    }
 }

@@ -299,7 +299,7 @@ impl Store {
             tx.execute(
                 "UPDATE runs SET status = 'interrupted', finished_at = ?1,
                     summary = 'Interrupted: Healer stopped while it ran'
-                 WHERE status = 'running'",
+                 WHERE status = 'running' AND id NOT IN (SELECT run_id FROM cluster_runs)",
                 [&at],
             )?;
             tx.commit()?;

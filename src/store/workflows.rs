@@ -249,7 +249,8 @@ impl Store {
                  WHERE status != 'paused' AND maintenance = 0
                    AND NOT EXISTS (SELECT 1 FROM checkpoints c
                                    WHERE c.workflow_id = workflows.id AND c.decided_at IS NULL)
-                   AND schedule NOT LIKE '{\"kind\":\"manual\"%'",
+                   AND schedule NOT LIKE '{\"kind\":\"manual\"%'
+                   AND id NOT IN (SELECT workflow_id FROM cluster_workflows)",
             )?;
             let rows = stmt
                 .query_map([], |r| {

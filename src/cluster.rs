@@ -1,0 +1,107 @@
+//! Runs on more computers (issue 26): a workflow may run on a **Temporal** cluster instead of
+//! this computer. Temporal does what a cluster needs — durable runs, retries, heartbeats,
+//! schedules that fire while the laptop sleeps, any number of workers — and Healer adds
+//! nothing that coordinates workers itself:
+//!
+//! - [`flow`]: `HealerRun`, one run as a Temporal workflow (the attempt loop, deterministic);
+//! - [`worker`]: the attempt activity and `healer worker`, which runs it anywhere;
+//! - `control`: the control room's side — start, wait, store, heal, re-attach after a restart;
+//! - `schedules`: a cluster workflow's schedule as a Temporal Schedule, and its runs imported;
+//! - [`codec`]: every payload sealed with the cluster key, so Temporal stores only ciphertext;
+//! - [`connection`]: the settings, the key, the client, the workers a queue has.
+
+pub mod codec;
+pub mod connection;
+mod control;
+pub mod flow;
+mod manage;
+mod schedules;
+pub mod worker;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use temporalio_sdk::runtime::worker_tuner::{FixedSizeSlotSupplier, TunerHolder};
+use temporalio_sdk::{Runtime, Worker, WorkerOptions};
+
+pub use codec::ClusterKey;
+pub use connection::{
+    connect, queue_workers, worker_key, ClusterSettings, ClusterWorker, QueueWorkers,
+    CLUSTER_SETTINGS, DEFAULT_NAMESPACE, DEFAULT_QUEUE, KEY_ENV,
+};
+pub(crate) use control::{execute_run, reattach};
+pub use flow::HealerRun;
+pub use manage::{
+    cluster_status, connect_cluster, disconnect_cluster, refuse_without_connection, runs_on,
+    set_runs_on, stop_cluster_run, test_cluster, ClusterStatus, RunsOn,
+};
+pub(crate) use schedules::cluster_loop;
+use worker::RunActivities;
+
+use crate::error::{Error, Result};
+
+/// How `healer worker` runs.
+#[derive(Debug, Clone)]
+pub struct WorkerSetup {
+    pub settings: ClusterSettings,
+    /// Shown in the control room's workers list and on every attempt it runs.
+    pub name: String,
+    /// Attempts at once.
+    pub concurrency: usize,
+    /// Environments and scratch folders.
+    pub cache: PathBuf,
+    /// After SIGTERM, how long running attempts may take to finish before they are handed
+    /// back (they then run again on another worker).
+    pub drain: Duration,
+}
+
+/// The default drain time after SIGTERM.
+pub const DEFAULT_DRAIN: Duration = Duration::from_secs(60);
+
+/// Run a worker until SIGTERM or Ctrl-C (then drain). `ready` is called once it polls.
+pub async fn run_worker(setup: WorkerSetup, key: ClusterKey, ready: impl FnOnce()) -> Result<()> {
+    let runtime = Runtime::from_current_tokio(Default::default())
+        .map_err(|e| Error::Internal(format!("the Temporal runtime could not start: {e}")))?;
+    let client = connect(&setup.settings, &key, &setup.name).await?;
+    let slots = setup.concurrency.max(1);
+    let tuner = TunerHolder::builder()
+        .workflow_task_slot_supplier(FixedSizeSlotSupplier::new(slots.max(2) * 2))
+        .activity_task_slot_supplier(FixedSizeSlotSupplier::new(slots))
+        .local_activity_task_slot_supplier(FixedSizeSlotSupplier::new(1))
+        .nexus_task_slot_supplier(FixedSizeSlotSupplier::new(1))
+        .build();
+    let options = WorkerOptions::new(setup.settings.queue.clone())
+        .register_workflow::<HealerRun>()
+        .map_err(|e| Error::Internal(format!("HealerRun could not be registered: {e}")))?
+        .register_activities(RunActivities::new(setup.name.clone(), setup.cache.clone()))
+        .client_identity_override(setup.name.clone())
+        .tuner(tuner)
+        .graceful_shutdown_period(setup.drain)
+        .build();
+    let mut worker = Worker::new(&runtime, client, options)
+        .map_err(|e| Error::Cluster(format!("the worker could not start: {e}")))?;
+    let shutdown = Arc::new(worker.shutdown_handle());
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(term) => term,
+                Err(e) => {
+                    tracing::error!("cannot listen for SIGTERM: {e}");
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = tokio::signal::ctrl_c() => {}
+        }
+        tracing::info!("stopping: running attempts may finish");
+        stop();
+    });
+    ready();
+    worker
+        .run()
+        .await
+        .map_err(|e| Error::Cluster(format!("the worker stopped: {e}")))
+}

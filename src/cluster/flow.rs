@@ -1,0 +1,274 @@
+//! `HealerRun`: one run of a workflow on a Temporal cluster, written as a Temporal workflow.
+//! Its attempts are activities on the workflow's queue (run by `healer worker`, [`super::worker`]);
+//! the attempt loop — judging each attempt and the retry policy with backoff and jitter — runs
+//! here, with the same pure code the local scheduler uses (`workflow::judge`,
+//! `workflow::RetryPolicy`), jitter drawn from the workflow's seeded random, pauses as durable
+//! timers. It is deterministic: replayed on any worker, it makes the same decisions.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use temporalio_common::RetryPolicy as TemporalRetry;
+use temporalio_macros::{workflow, workflow_methods};
+use temporalio_sdk::{
+    ActivityCancellationType, ActivityExecutionError, ActivityOptions, TimerResult,
+    WorkflowContext, WorkflowResult,
+};
+
+use super::worker::RunActivities;
+use crate::failure::{Evidence, ExitInfo, FailureClass};
+use crate::workflow::judge::judge;
+use crate::workflow::{EnvVar, RetryPolicy, Runtime};
+
+/// How often a running attempt tells Temporal it is alive.
+pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(5);
+/// After this long without a heartbeat, Temporal gives the attempt up as lost and the run
+/// tries again on another worker.
+pub const HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Time an attempt may take beyond the script's own limit: building the workflow's
+/// environment on a worker that has not got it yet.
+pub const SETUP_ALLOWANCE: Duration = Duration::from_secs(15 * 60);
+/// Attempts lost in a row (their worker stopped answering) before the run is given up.
+pub const MAX_LOST: u32 = 3;
+
+/// The name of the Temporal workflow type.
+pub const WORKFLOW_TYPE: &str = "HealerRun";
+
+/// What a run needs, all of it: a worker has no Healer data folder.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunInput {
+    /// The Healer that started it (its instance marker).
+    pub instance: String,
+    pub workflow_id: i64,
+    /// The control room's run id (0: a schedule on the cluster started it; it gets one when
+    /// the control room imports it).
+    pub run_id: i64,
+    pub title: String,
+    /// "1.2": the version that ran.
+    pub version: String,
+    pub runtime: Runtime,
+    pub entry: String,
+    pub code: String,
+    /// The packages the version declares; the worker builds (and caches) their environment.
+    pub requirements: Vec<String>,
+    /// The workflow's variables.
+    pub env: Vec<EnvVar>,
+    /// Its secrets: sealed by the codec like every payload, redacted from what the script
+    /// prints on the worker as at home.
+    pub secrets: Vec<EnvVar>,
+    pub timeout_secs: u32,
+    pub retry: RetryPolicy,
+    pub hint: Option<String>,
+}
+
+/// One attempt, as the activity receives it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttemptInput {
+    pub run: RunInput,
+    pub number: u32,
+}
+
+/// How the script ran on the worker.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AttemptOutcome {
+    /// The worker's name (`healer worker --name`).
+    pub worker: String,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    pub spawn_failed: bool,
+    pub stdout: String,
+    pub stdout_cut: u64,
+    pub stderr: String,
+    pub stderr_cut: u64,
+    pub result: Option<String>,
+    pub duration_ms: u64,
+    pub note: Option<String>,
+    /// The packages could not be installed on the worker: the script did not run.
+    pub setup_failed: Option<String>,
+}
+
+impl AttemptOutcome {
+    pub fn exit(&self) -> ExitInfo {
+        ExitInfo {
+            code: self.exit_code,
+            signal: self.signal,
+            timed_out: self.timed_out,
+            spawn_failed: self.spawn_failed,
+        }
+    }
+}
+
+/// One attempt as the run recorded it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttemptRecord {
+    pub number: u32,
+    /// `None`: the worker running it was lost before it could say how it went.
+    pub outcome: Option<AttemptOutcome>,
+    /// `None` when it succeeded.
+    pub class: Option<FailureClass>,
+    pub evidence: Option<Evidence>,
+    pub summary: String,
+    pub retry_in_ms: Option<u64>,
+}
+
+/// How the run ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunOutcome {
+    pub instance: String,
+    pub workflow_id: i64,
+    pub version: String,
+    pub attempts: Vec<AttemptRecord>,
+    /// Stopped by the person before it ended.
+    pub stopped: bool,
+}
+
+impl RunOutcome {
+    pub fn succeeded(&self) -> bool {
+        !self.stopped
+            && self
+                .attempts
+                .last()
+                .is_some_and(|a| a.outcome.is_some() && a.class.is_none())
+    }
+}
+
+/// The words for an attempt whose worker was lost.
+pub const LOST: &str = "the worker running it was lost";
+
+#[workflow]
+#[derive(Default)]
+pub struct HealerRun;
+
+#[workflow_methods]
+impl HealerRun {
+    #[run]
+    pub async fn run(
+        ctx: &mut WorkflowContext<Self>,
+        input: RunInput,
+    ) -> WorkflowResult<RunOutcome> {
+        let limit = Duration::from_secs(u64::from(input.timeout_secs));
+        let mut attempts: Vec<AttemptRecord> = Vec::new();
+        let mut stopped = false;
+        let mut lost_in_a_row = 0;
+        let mut number = 1;
+        loop {
+            let options = ActivityOptions::with_start_to_close_timeout(limit + SETUP_ALLOWANCE)
+                .heartbeat_timeout(HEARTBEAT_TIMEOUT)
+                // Temporal does not retry an attempt itself: the run decides, and records it.
+                .retry_policy(TemporalRetry::builder().maximum_attempts(1).build())
+                .cancellation_type(ActivityCancellationType::WaitCancellationCompleted)
+                .summary(format!("{} · attempt {number}", input.title))
+                .build();
+            let asked = AttemptInput {
+                run: input.clone(),
+                number,
+            };
+            match ctx
+                .execute_activity(RunActivities::attempt, asked, options)
+                .await
+            {
+                Ok(outcome) => {
+                    lost_in_a_row = 0;
+                    let (class, evidence, summary) = match &outcome.setup_failed {
+                        Some(error) => {
+                            let first = error.lines().next().unwrap_or_default();
+                            let evidence = Evidence {
+                                error_type: None,
+                                message: format!("{}: {first}", crate::deps::SETUP_FAILED),
+                                stack: None,
+                            };
+                            (
+                                Some(FailureClass::Environment),
+                                Some(evidence.clone()),
+                                evidence.message,
+                            )
+                        }
+                        None => {
+                            let judged = judge(
+                                &outcome.exit(),
+                                &outcome.stdout,
+                                &outcome.stderr,
+                                Duration::from_millis(outcome.duration_ms),
+                                &input.entry,
+                                limit,
+                            );
+                            (judged.class, judged.evidence, judged.summary)
+                        }
+                    };
+                    let retry_in = class
+                        .filter(|c| {
+                            outcome.setup_failed.is_none() && input.retry.retries(*c, number)
+                        })
+                        .map(|_| input.retry.delay(number, ctx.random::<f64>()));
+                    attempts.push(AttemptRecord {
+                        number,
+                        outcome: Some(outcome),
+                        class,
+                        evidence,
+                        summary,
+                        retry_in_ms: retry_in
+                            .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+                    });
+                    match retry_in {
+                        Some(pause) if class.is_some() => {
+                            if ctx.timer(pause).await == TimerResult::Cancelled {
+                                stopped = true;
+                                break;
+                            }
+                        }
+                        _ => break,
+                    }
+                }
+                Err(ActivityExecutionError::Cancelled(_)) => {
+                    stopped = true;
+                    break;
+                }
+                Err(e) => {
+                    // Timed out (no heartbeat: the worker died or lost its network) or ended
+                    // by the worker's own shutdown: the attempt is run again elsewhere.
+                    lost_in_a_row += 1;
+                    let why = e
+                        .failure()
+                        .map(|f| f.message.clone())
+                        .unwrap_or_else(|| e.to_string());
+                    attempts.push(AttemptRecord {
+                        number,
+                        outcome: None,
+                        class: Some(FailureClass::Transient),
+                        evidence: Some(Evidence {
+                            error_type: None,
+                            message: format!("{LOST} ({why})"),
+                            stack: None,
+                        }),
+                        summary: format!("Attempt {number}: {LOST}"),
+                        retry_in_ms: None,
+                    });
+                    if lost_in_a_row >= MAX_LOST {
+                        break;
+                    }
+                }
+            }
+            number += 1;
+        }
+        Ok(RunOutcome {
+            instance: input.instance,
+            workflow_id: input.workflow_id,
+            version: input.version,
+            attempts,
+            stopped,
+        })
+    }
+}
+
+/// The Temporal workflow id of a run the control room started: the same for the same run, so
+/// a restarted control room can never start it twice.
+pub fn run_id_for(instance: &str, workflow_id: i64, run_number: u32) -> String {
+    format!("healer-{instance}-w{workflow_id}-run{run_number}")
+}
+
+/// The id of a workflow's schedule on the cluster; the runs it starts carry it in Temporal's
+/// `TemporalScheduledById` search attribute.
+pub fn schedule_id_for(instance: &str, workflow_id: i64) -> String {
+    format!("healer-{instance}-w{workflow_id}-schedule")
+}

@@ -1,0 +1,84 @@
+//! The engine's API for running on more computers (Settings → "Run on more computers", the
+//! workflow page's "Runs on" picker, Stop on a run in progress on the cluster).
+
+use super::Handle;
+use crate::cluster::{self, ClusterSettings, ClusterStatus, QueueWorkers, RunsOn};
+use crate::error::Result;
+use crate::events::Event;
+
+impl Handle {
+    /// The connection, whether the cluster answers, and the workers of each queue in use.
+    pub async fn cluster_status(&self) -> Result<ClusterStatus> {
+        let keep = self.services.llm.keep();
+        cluster::cluster_status(&self.services.store, &keep, self.services.instance()).await
+    }
+
+    /// Ask the cluster at `settings` whether it answers and who polls its queue, saving nothing.
+    pub async fn test_cluster(&self, settings: ClusterSettings) -> Result<QueueWorkers> {
+        let keep = self.services.llm.keep();
+        cluster::test_cluster(&keep, self.services.instance(), &settings).await
+    }
+
+    /// Connect: saved only when the cluster answers.
+    pub async fn connect_cluster(&self, settings: ClusterSettings) -> Result<ClusterStatus> {
+        let keep = self.services.llm.keep();
+        let status = cluster::connect_cluster(
+            &self.services.store,
+            &keep,
+            self.services.instance(),
+            settings,
+        )
+        .await?;
+        self.services.bus.emit(Event::ClusterChanged {
+            what: "connected to the cluster".to_string(),
+        })?;
+        Ok(status)
+    }
+
+    /// Bring every workflow back to this computer and forget the cluster.
+    pub async fn disconnect_cluster(&self) -> Result<Vec<String>> {
+        let keep = self.services.llm.keep();
+        let back =
+            cluster::disconnect_cluster(&self.services.store, &keep, self.services.instance())
+                .await?;
+        self.services.wake.scheduler.notify_one();
+        self.services.bus.emit(Event::ClusterChanged {
+            what: "every workflow runs on this computer again".to_string(),
+        })?;
+        Ok(back)
+    }
+
+    /// Where a workflow runs.
+    pub fn runs_on(&self, workflow_id: i64) -> Result<RunsOn> {
+        cluster::runs_on(&self.services.store, workflow_id)
+    }
+
+    /// Choose where a workflow runs (the cluster needs a connection).
+    pub fn set_runs_on(&self, workflow_id: i64, runs_on: RunsOn) -> Result<RunsOn> {
+        let chosen = cluster::set_runs_on(&self.services.store, workflow_id, runs_on)?;
+        let workflow = self.services.store.workflow(workflow_id)?;
+        self.services.wake.scheduler.notify_one();
+        self.services.bus.emit(Event::WorkflowChanged {
+            workflow_id,
+            title: workflow.title,
+            what: match &chosen {
+                RunsOn::Local => "runs on this computer".to_string(),
+                RunsOn::Cluster { queue } => format!("runs on the cluster (queue {queue})"),
+            },
+        })?;
+        Ok(chosen)
+    }
+
+    /// Stop a run in progress on the cluster: its attempt is cancelled and the worker ends the
+    /// script's processes; the run is then stored as stopped.
+    pub async fn stop_run(&self, run_id: i64) -> Result<()> {
+        let keep = self.services.llm.keep();
+        cluster::stop_cluster_run(
+            &self.services.store,
+            &keep,
+            self.services.instance(),
+            run_id,
+        )
+        .await
+    }
+}
