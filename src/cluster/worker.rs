@@ -52,6 +52,12 @@ impl RunActivities {
         input: AttemptInput,
     ) -> Result<AttemptOutcome, ActivityError> {
         let run = &input.run;
+        tracing::info!(
+            "attempt {} of “{}” (run {}) started",
+            input.number,
+            run.title,
+            run.run_id
+        );
         let mut outcome = AttemptOutcome {
             worker: self.name.clone(),
             ..AttemptOutcome::default()

@@ -204,4 +204,18 @@ impl Store {
         })?;
         Ok(())
     }
+
+    /// The Temporal ids of a workflow's runs on the cluster, oldest first.
+    pub fn cluster_run_ids(&self, workflow_id: i64) -> Result<Vec<String>> {
+        self.call(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT cr.temporal_id FROM cluster_runs cr JOIN runs r ON r.id = cr.run_id
+                 WHERE r.workflow_id = ?1 ORDER BY r.id",
+            )?;
+            let rows = stmt
+                .query_map([workflow_id], |r| r.get(0))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })
+    }
 }

@@ -10,7 +10,7 @@ use crate::workflow::{Attempt, AttemptStatus, Run, RunDetail, RunStatus, RunTrig
 
 const RUN_COLUMNS: &str = "r.id, r.workflow_id, s.major, s.minor, r.trigger, r.status, r.class, r.attempts, r.queued_at, r.started_at, r.finished_at, r.summary, r.skipped, r.hint, r.number";
 
-const ATTEMPT_COLUMNS: &str = "id, run_id, number, status, started_at, finished_at, duration_ms, exit_code, signal, timed_out, class, error_type, error_message, error_stack, stdout, stderr, stdout_cut, stderr_cut, result, note";
+const ATTEMPT_COLUMNS: &str = "id, run_id, number, status, started_at, finished_at, duration_ms, exit_code, signal, timed_out, class, error_type, error_message, error_stack, stdout, stderr, stdout_cut, stderr_cut, result, note, worker";
 
 /// How an attempt ended, as the runner reports it.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
@@ -441,5 +441,6 @@ fn attempt_from_row(r: &Row<'_>) -> rusqlite::Result<Attempt> {
         stderr_cut: r.get::<_, i64>(17)?.max(0).unsigned_abs(),
         result: r.get(18)?,
         note: r.get(19)?,
+        worker: r.get(20)?,
     })
 }

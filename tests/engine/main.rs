@@ -12,6 +12,8 @@ mod checkpoints;
 mod class_corpus;
 mod classify;
 mod cli;
+mod cluster;
+mod cluster_bed;
 mod deps;
 mod engine;
 mod failed_approaches;

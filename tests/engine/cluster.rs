@@ -1,0 +1,498 @@
+//! Runs on a Temporal cluster, against a real Temporal dev server and real `healer worker`
+//! processes: runs spread over workers, a worker killed mid-attempt, the control room killed
+//! with runs in flight, schedules that fire while it is stopped, and nothing readable in
+//! Temporal's database.
+
+use std::collections::HashMap;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use healer::cluster::RunsOn;
+use healer::store::Store;
+use healer::workflow::{AttemptStatus, EnvVar, RunStatus, Runtime, Schedule};
+use healer::Paths;
+
+use crate::cli::{run as cli, text};
+use crate::cluster_bed::{eventually, room, start_engine, write_key, TemporalDev, Worker};
+use crate::workflows::input;
+
+fn on_cluster() -> RunsOn {
+    RunsOn::Cluster {
+        queue: String::new(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forty_runs_all_succeed_on_two_workers_and_each_attempt_names_its_worker() {
+    let server = TemporalDev::start();
+    let room = room(&server, "forty").await;
+    let _one = Worker::start(
+        &server,
+        "forty",
+        "worker-one",
+        &room.key_file,
+        room.tmp.path(),
+    );
+    let _two = Worker::start(
+        &server,
+        "forty",
+        "worker-two",
+        &room.key_file,
+        room.tmp.path(),
+    );
+    let mut ids = Vec::new();
+    for n in 0..4 {
+        let w = room
+            .engine
+            .create_workflow(input(
+                &format!("Forty {n}"),
+                Runtime::Python3,
+                "print('counted')\n",
+            ))
+            .expect("workflow");
+        room.engine
+            .set_runs_on(w.id, on_cluster())
+            .expect("on the cluster");
+        ids.push(w.id);
+    }
+    // Four workflows, ten runs each, the four at once.
+    let runs = ids.iter().map(|id| {
+        let engine = &room.engine;
+        async move {
+            let mut details = Vec::new();
+            for _ in 0..10 {
+                details.push(engine.run_and_wait(*id).await.expect("run"));
+            }
+            details
+        }
+    });
+    let details: Vec<_> = futures::future::join_all(runs)
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
+    assert_eq!(details.len(), 40);
+    let mut by_worker: HashMap<String, u32> = HashMap::new();
+    for detail in &details {
+        assert_eq!(detail.run.status, RunStatus::Succeeded, "{detail:?}");
+        assert_eq!(detail.attempts.len(), 1, "{detail:?}");
+        let attempt = &detail.attempts[0];
+        assert_eq!(attempt.stdout.trim(), "counted");
+        let worker = attempt
+            .worker
+            .clone()
+            .expect("the attempt names its worker");
+        *by_worker.entry(worker).or_default() += 1;
+    }
+    assert_eq!(by_worker.len(), 2, "both workers ran some: {by_worker:?}");
+    assert!(by_worker
+        .keys()
+        .all(|w| w == "worker-one" || w == "worker-two"));
+    room.engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_killed_during_a_20_second_attempt_is_replaced_and_the_run_succeeds_once() {
+    let server = TemporalDev::start();
+    let room = room(&server, "killed").await;
+    let mut workers = [
+        Worker::start(
+            &server,
+            "killed",
+            "worker-one",
+            &room.key_file,
+            room.tmp.path(),
+        ),
+        Worker::start(
+            &server,
+            "killed",
+            "worker-two",
+            &room.key_file,
+            room.tmp.path(),
+        ),
+    ];
+    let code = "import time\nprint('working', flush=True)\ntime.sleep(20)\nprint('done')\n";
+    let mut long = input("Twenty seconds", Runtime::Python3, code);
+    long.timeout_secs = 120;
+    let w = room.engine.create_workflow(long).expect("workflow");
+    room.engine
+        .set_runs_on(w.id, on_cluster())
+        .expect("on the cluster");
+    let engine = (*room.engine).clone();
+    let run = tokio::spawn(async move { engine.run_and_wait(w.id).await });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let taken = loop {
+        if let Some(i) = workers
+            .iter()
+            .position(|w| w.said().contains("attempt 1 of"))
+        {
+            break i;
+        }
+        assert!(Instant::now() < deadline, "no worker took the attempt");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    // Killed a few seconds into the attempt, without a chance to say anything.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    workers[taken].kill();
+    let killed_at = Instant::now();
+    let other = workers[1 - taken].name.clone();
+    let detail = run.await.expect("joined").expect("run");
+    let took = killed_at.elapsed();
+    assert_eq!(detail.run.status, RunStatus::Succeeded, "{detail:?}");
+    // Temporal notices the silence after its heartbeat timeout (30 s); the attempt then runs
+    // again whole (20 s) on the other worker.
+    assert!(
+        took < Duration::from_secs(30 + 20 + 15),
+        "the run took {took:?} after the kill"
+    );
+    let succeeded: Vec<_> = detail
+        .attempts
+        .iter()
+        .filter(|a| a.status == AttemptStatus::Succeeded)
+        .collect();
+    assert_eq!(succeeded.len(), 1, "{:?}", detail.attempts);
+    assert_eq!(succeeded[0].worker.as_deref(), Some(other.as_str()));
+    assert!(succeeded[0].stdout.contains("done"));
+    let lost = &detail.attempts[0];
+    assert_eq!(lost.status, AttemptStatus::Failed);
+    assert!(
+        lost.note
+            .as_deref()
+            .is_some_and(|n| n.contains("The worker running it was lost")),
+        "{lost:?}"
+    );
+    room.engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_canary_in_a_scripts_environment_and_output_is_nowhere_in_temporals_database() {
+    let server = TemporalDev::start();
+    let room = room(&server, "canary").await;
+    let _worker = Worker::start(
+        &server,
+        "canary",
+        "worker-one",
+        &room.key_file,
+        room.tmp.path(),
+    );
+    let canary = format!("CANARY-{}", uuid_like());
+    let hidden = format!("HIDDEN-{}", uuid_like());
+    let in_code = format!("CODE-{}", uuid_like());
+    let code = format!(
+        "import os\n# {in_code}\nprint('the canary is', os.environ['CANARY'])\nprint('token', os.environ['TOKEN'])\n"
+    );
+    let mut canary_input = input("Canary", Runtime::Python3, &code);
+    canary_input.env = vec![EnvVar {
+        name: "CANARY".to_string(),
+        value: canary.clone(),
+    }];
+    let w = room.engine.create_workflow(canary_input).expect("workflow");
+    room.engine
+        .set_workflow_secret(w.id, "TOKEN".to_string(), hidden.clone())
+        .await
+        .expect("secret");
+    room.engine
+        .set_runs_on(w.id, on_cluster())
+        .expect("on the cluster");
+    let detail = room.engine.run_and_wait(w.id).await.expect("run");
+    assert_eq!(detail.run.status, RunStatus::Succeeded, "{detail:?}");
+    let stdout = &detail.attempts[0].stdout;
+    // Shown in Healer as usual: the variable's value, and the secret redacted.
+    assert!(
+        stdout.contains(&format!("the canary is {canary}")),
+        "{stdout}"
+    );
+    assert!(!stdout.contains(&hidden), "{stdout}");
+    room.engine.shutdown().await;
+    let stored = server.stored_bytes();
+    assert!(
+        stored.len() > 10_000,
+        "Temporal's database is where expected"
+    );
+    for needle in [&canary, &hidden, &in_code] {
+        assert!(
+            !contains(&stored, needle.as_bytes()),
+            "{needle} is readable in Temporal's database"
+        );
+    }
+    // The run is there all the same, under its name.
+    assert!(contains(&stored, b"HealerRun"));
+}
+
+#[test]
+fn choosing_the_cluster_without_a_connection_is_refused_and_nothing_is_saved() {
+    let (tmp, paths) = crate::data_dir();
+    let script = tmp.path().join("s.py");
+    std::fs::write(&script, "print('hi')\n").expect("script");
+    let out = cli(
+        &paths,
+        &[
+            "workflow",
+            "create",
+            "--title",
+            "Nowhere",
+            "--runtime",
+            "python3",
+            "--file",
+            script.to_str().expect("path"),
+            "--runs-on",
+            "cluster",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let said = text(&out.stderr);
+    assert!(
+        said.contains("“Nowhere” cannot run on the cluster: this Healer is not connected to one"),
+        "{said}"
+    );
+    let store = Store::open(&paths.db()).expect("store");
+    assert!(store.list_workflow_summaries().expect("list").is_empty());
+    // And an existing workflow is refused the same way.
+    let made = cli(
+        &paths,
+        &[
+            "workflow",
+            "create",
+            "--title",
+            "Here",
+            "--runtime",
+            "python3",
+            "--file",
+            script.to_str().expect("path"),
+        ],
+    );
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    let out = cli(&paths, &["workflow", "runs-on", "here", "cluster"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("not connected"));
+    let w = store.workflow_by_name("here").expect("workflow");
+    assert_eq!(store.cluster_queue(w.id).expect("queue"), None);
+}
+
+/// A command as a person runs it, with no keyring (the secrets file is chosen).
+fn command(paths: &Paths) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_healer"));
+    cmd.env("HEALER_DATA_DIR", paths.data_dir())
+        .env("HEALER_KEYRING", "off")
+        .env_remove("HEALER_LOG")
+        .stdin(Stdio::null());
+    cmd
+}
+
+fn ok(paths: &Paths, args: &[&str]) -> String {
+    let out = command(paths).args(args).output().expect("healer runs");
+    assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+fn start_daemon(paths: &Paths, log: &std::path::Path) -> std::process::Child {
+    let file = std::fs::File::create(log).expect("log");
+    let child = command(paths)
+        .arg("daemon")
+        .stderr(file)
+        .spawn()
+        .expect("daemon");
+    eventually("the daemon is ready", Duration::from_secs(30), || {
+        std::fs::read_to_string(log)
+            .unwrap_or_default()
+            .contains("Press Ctrl-C to stop")
+    });
+    child
+}
+
+#[test]
+fn the_control_room_killed_with_ten_runs_in_flight_stores_each_once_after_its_restart() {
+    let server = TemporalDev::start();
+    let (tmp, paths) = crate::data_dir();
+    ok(&paths, &["secret", "use-file", "--yes"]);
+    ok(
+        &paths,
+        &["cluster", "connect", &server.address(), "--queue", "ten"],
+    );
+    let key = tmp.path().join("cluster.key");
+    ok(
+        &paths,
+        &["cluster", "key", "--out", key.to_str().expect("path")],
+    );
+    let _one = Worker::start(&server, "ten", "worker-one", &key, tmp.path());
+    let _two = Worker::start(&server, "ten", "worker-two", &key, tmp.path());
+    let script = tmp.path().join("s.py");
+    std::fs::write(&script, "import time\ntime.sleep(4)\nprint('finished')\n").expect("script");
+    for n in 0..10 {
+        ok(
+            &paths,
+            &[
+                "workflow",
+                "create",
+                "--title",
+                &format!("Flight {n}"),
+                "--runtime",
+                "python3",
+                "--file",
+                script.to_str().expect("path"),
+                "--runs-on",
+                "cluster",
+            ],
+        );
+    }
+    let mut daemon = start_daemon(&paths, &tmp.path().join("daemon1.log"));
+    let mut asking: Vec<_> = (0..10)
+        .map(|n| {
+            command(&paths)
+                .args(["workflow", "run", &format!("flight-{n}")])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("run asked")
+        })
+        .collect();
+    let store = Store::open(&paths.db()).expect("store");
+    eventually(
+        "ten runs are on the cluster",
+        Duration::from_secs(30),
+        || store.open_cluster_runs().map(|r| r.len()).unwrap_or(0) == 10,
+    );
+    // The control room dies with all ten in flight.
+    daemon.kill().expect("killed");
+    daemon.wait().expect("reaped");
+    for child in &mut asking {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let mut daemon = start_daemon(&paths, &tmp.path().join("daemon2.log"));
+    eventually("every run is stored", Duration::from_secs(60), || {
+        store
+            .open_cluster_runs()
+            .map(|r| r.is_empty())
+            .unwrap_or(false)
+    });
+    let workflows = store.list_workflow_summaries().expect("list");
+    assert_eq!(workflows.len(), 10);
+    for w in workflows {
+        let runs = store.list_runs(w.id, None, 50).expect("runs");
+        assert_eq!(runs.len(), 1, "{runs:?}");
+        let detail = store.run_detail(runs[0].id).expect("detail");
+        assert_eq!(detail.run.status, RunStatus::Succeeded, "{detail:?}");
+        assert_eq!(
+            detail.attempts.len(),
+            1,
+            "stored once: {:?}",
+            detail.attempts
+        );
+        assert_eq!(detail.attempts[0].stdout.trim(), "finished");
+    }
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+}
+
+/// Fails with a logic error on its second run only (a counter in a file both runs see).
+const SECOND_RUN_FAILS: &str = "import os\np = os.environ['COUNTER']\nn = int(open(p).read()) if os.path.exists(p) else 0\nopen(p, 'w').write(str(n + 1))\ndata = {'totl': 3}\nif n == 1:\n    print(data['total'])\nprint('run', n)\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_schedule_fires_while_the_control_room_is_stopped_and_its_runs_are_brought_in_and_healed()
+{
+    use crate::maintainer::{configure_model, tool, KEY};
+    use crate::model_server::{openai, ModelServer, TOKENS};
+    let server = TemporalDev::start();
+    let model = ModelServer::start(Some(KEY));
+    let (tmp, paths) = crate::data_dir();
+    let engine = start_engine(&paths).await;
+    configure_model(&engine, &model);
+    engine
+        .connect_cluster(server.settings("scheduled"))
+        .await
+        .expect("connected");
+    let key = write_key(&paths, tmp.path());
+    let _worker = Worker::start(&server, "scheduled", "worker-one", &key, tmp.path());
+    let counter = tmp.path().join("counter");
+    let mut scheduled = input("Every ten seconds", Runtime::Python3, SECOND_RUN_FAILS);
+    scheduled.schedule = Schedule::Interval { seconds: 10 };
+    scheduled.env = vec![EnvVar {
+        name: "COUNTER".to_string(),
+        value: counter.to_string_lossy().into_owned(),
+    }];
+    let w = engine.create_workflow(scheduled).expect("workflow");
+    engine
+        .set_runs_on(w.id, on_cluster())
+        .expect("on the cluster");
+    let store = engine.store().clone();
+    eventually(
+        "the schedule is on the cluster",
+        Duration::from_secs(20),
+        || {
+            store
+                .cluster_schedules()
+                .map(|s| s.len() == 1)
+                .unwrap_or(false)
+        },
+    );
+    engine.shutdown().await;
+    drop(engine);
+    // Closed: the cluster goes on without it.
+    let runs_done = || {
+        std::fs::read_to_string(&counter)
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok())
+            .unwrap_or(0)
+    };
+    eventually(
+        "the schedule fired three times",
+        Duration::from_secs(45),
+        || runs_done() >= 3,
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(store.list_runs(w.id, None, 50).expect("runs").is_empty());
+
+    let fixed = SECOND_RUN_FAILS.replace("data['total']", "data['totl']");
+    model.script([
+        tool(
+            "fix",
+            serde_json::json!({"code": fixed, "comment": "Read totl"}),
+        ),
+        openai::text("Fixed.", TOKENS),
+    ]);
+    let engine = start_engine(&paths).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let runs = store.list_runs(w.id, None, 50).expect("runs");
+        let brought_in = runs
+            .iter()
+            .filter(|r| r.trigger == healer::workflow::RunTrigger::Schedule)
+            .count();
+        let heals = engine.heals(10).expect("heals");
+        let version = store.active_version(w.id).expect("version").version;
+        if brought_in >= 3 && !heals.is_empty() && version.minor == 1 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "runs {runs:?}, heals {heals:?}, version {version}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let runs = store.list_runs(w.id, None, 50).expect("runs");
+    let failed: Vec<_> = runs
+        .iter()
+        .filter(|r| r.status == RunStatus::Failed)
+        .collect();
+    assert_eq!(failed.len(), 1, "{runs:?}");
+    assert!(failed[0].summary.contains("KeyError"), "{:?}", failed[0]);
+    // Each run the schedule started is stored once.
+    let mut temporal_ids = store.cluster_run_ids(w.id).expect("ids");
+    let all = temporal_ids.len();
+    temporal_ids.dedup();
+    assert_eq!(all, temporal_ids.len());
+    engine.shutdown().await;
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+fn uuid_like() -> String {
+    format!(
+        "{:x}{:x}",
+        std::process::id(),
+        Instant::now().elapsed().as_nanos() ^ 0x5eed_1234_abcd
+    )
+}

