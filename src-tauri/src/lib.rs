@@ -2,6 +2,7 @@
 //! it, and forwards its events to the webview. No engine logic lives here.
 
 mod bridge;
+mod cluster_commands;
 mod commands;
 mod deps_commands;
 mod desktop;
@@ -124,6 +125,14 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             review_commands::open_worktree,
             review_commands::export_session_trajectory,
             review_commands::list_own_past_sessions,
+            cluster_commands::cluster_status,
+            cluster_commands::test_cluster,
+            cluster_commands::connect_cluster,
+            cluster_commands::disconnect_cluster,
+            cluster_commands::get_runs_on,
+            cluster_commands::set_runs_on,
+            cluster_commands::stop_run,
+            cluster_commands::export_cluster_key,
             project_commands::get_session,
             project_commands::get_healer_config,
             project_commands::set_healer_config,

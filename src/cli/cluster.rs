@@ -10,7 +10,7 @@ use healer::cluster::{
     DEFAULT_QUEUE,
 };
 use healer::secrets::Keep;
-use healer::{Error, Paths, Result};
+use healer::{Paths, Result};
 
 use crate::print::print_json;
 use crate::reach::open;
@@ -141,7 +141,7 @@ pub async fn run(command: ClusterCommand, paths: &Paths) -> Result<bool> {
         }
         ClusterCommand::Key { out } => {
             let key = healer::cluster::connection::control_key(&keep, &instance)?;
-            write_private(&out, &key.to_text())?;
+            healer::cluster::connection::write_key_file(&out, &key)?;
             println!(
                 "Wrote the cluster key to {}. Start each worker with --key-file pointing at a copy.",
                 out.display()
@@ -165,20 +165,6 @@ fn print_workers(status: &ClusterStatus) {
             );
         }
     }
-}
-
-fn write_private(path: &PathBuf, text: &str) -> Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
-    file.write_all(text.as_bytes())
-        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
 }
 
 /// `healer worker`: poll the queue until SIGTERM, then drain.

@@ -43,7 +43,7 @@ pub(crate) fn settings(services: &Services) -> Result<Option<ClusterSettings>> {
 pub(crate) async fn client(services: &Services) -> Result<(ClusterSettings, Client)> {
     let settings = settings(services)?.ok_or_else(|| {
         Error::Cluster(
-            "this Healer is not connected to a cluster: connect one in Settings → Run on more computers"
+            "this Healer is not connected to a cluster: connect one in Settings → More computers"
                 .to_string(),
         )
     })?;

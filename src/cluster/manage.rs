@@ -210,7 +210,7 @@ fn runs_on_of(queue: Option<String>) -> Result<RunsOn> {
 pub fn refuse_without_connection(store: &Store, title: &str) -> Result<ClusterSettings> {
     store.setting::<ClusterSettings>(CLUSTER_SETTINGS)?.ok_or_else(|| {
         Error::Cluster(format!(
-            "“{title}” cannot run on the cluster: this Healer is not connected to one. Connect it first in Settings → Run on more computers"
+            "“{title}” cannot run on the cluster: this Healer is not connected to one. Connect it first in Settings → More computers"
         ))
     })
 }

@@ -81,4 +81,23 @@ impl Handle {
         )
         .await
     }
+
+    /// Save the cluster key for workers in the Downloads folder (readable by its owner only);
+    /// the file's path.
+    pub async fn export_cluster_key(&self) -> Result<String> {
+        let folder = super::logs::downloads_folder()?;
+        let keep = self.services.llm.keep();
+        let instance = self.services.instance().to_string();
+        let key = tokio::task::spawn_blocking(move || {
+            crate::cluster::connection::control_key(&keep, &instance)
+        })
+        .await
+        .map_err(|e| crate::error::Error::Internal(format!("the key task failed: {e}")))??;
+        std::fs::create_dir_all(&folder).map_err(|e| {
+            crate::error::Error::io(format!("cannot create {}", folder.display()), e)
+        })?;
+        let path = folder.join("healer-cluster.key");
+        crate::cluster::connection::write_key_file(&path, &key)?;
+        Ok(path.display().to_string())
+    }
 }

@@ -66,7 +66,7 @@ impl Handle {
     }
 }
 
-fn downloads_folder() -> Result<PathBuf> {
+pub(super) fn downloads_folder() -> Result<PathBuf> {
     let dirs = directories::UserDirs::new().ok_or_else(|| {
         Error::data_dir(
             PathBuf::from("~"),

@@ -3,6 +3,7 @@
 import {
   commands,
   type Budgets,
+  type ClusterSettings,
   type ErrorCode,
   type ErrorPayload,
   type HealerConfig,
@@ -11,6 +12,7 @@ import {
   type ProjectTaskEdit,
   type ProjectTaskStatus,
   type ProviderInput,
+  type RunsOn,
   type SavedView,
   type SteeringModelSetting,
   type SteeringSettings,
@@ -238,6 +240,21 @@ export const api = {
   getHealerConfig: (projectId: number) => unwrap(commands.getHealerConfig(projectId)),
   setHealerConfig: (projectId: number, config: HealerConfig) => unwrap(commands.setHealerConfig(projectId, config)),
   restoreSnapshot: (id: number) => unwrap(commands.restoreSnapshot(id)),
+  // Other computers (a Temporal cluster)
+  /** Whether the cluster answers and the workers polling each queue in use (never throws for an unreachable cluster: `problem` says why). */
+  clusterStatus: () => unwrap(commands.clusterStatus()),
+  /** Asks the cluster without saving anything; throws the engine's sentence when it does not answer. */
+  testCluster: (settings: ClusterSettings) => unwrap(commands.testCluster(settings)),
+  /** Saved only when the cluster answers. */
+  connectCluster: (settings: ClusterSettings) => unwrap(commands.connectCluster(settings)),
+  /** Every workflow back on this computer; the titles of those brought back. */
+  disconnectCluster: () => unwrap(commands.disconnectCluster()),
+  getRunsOn: (workflowId: number) => unwrap(commands.getRunsOn(workflowId)),
+  setRunsOn: (workflowId: number, runsOn: RunsOn) => unwrap(commands.setRunsOn(workflowId, runsOn)),
+  /** Stops a run in progress on the cluster. */
+  stopRun: (runId: number) => unwrap(commands.stopRun(runId)),
+  /** Saves the key workers need in the Downloads folder; the file's path. */
+  exportClusterKey: () => unwrap(commands.exportClusterKey()),
 };
 
 /** A command that cannot fail on its own: only transport errors become ApiErrors. */

@@ -157,6 +157,15 @@ export const commands = {
 	exportSessionTrajectory: (sessionId: number) => typedError<string, ErrorPayload>(__TAURI_INVOKE("export_session_trajectory", { sessionId })),
 	/**  The person's own Claude Code sessions Healer watched, newest first. */
 	listOwnPastSessions: () => typedError<LiveSession[], ErrorPayload>(__TAURI_INVOKE("list_own_past_sessions")),
+	clusterStatus: () => typedError<ClusterStatus, ErrorPayload>(__TAURI_INVOKE("cluster_status")),
+	testCluster: (settings: ClusterSettings) => typedError<QueueWorkers, ErrorPayload>(__TAURI_INVOKE("test_cluster", { settings })),
+	connectCluster: (settings: ClusterSettings) => typedError<ClusterStatus, ErrorPayload>(__TAURI_INVOKE("connect_cluster", { settings })),
+	disconnectCluster: () => typedError<string[], ErrorPayload>(__TAURI_INVOKE("disconnect_cluster")),
+	getRunsOn: (workflowId: number) => typedError<RunsOn, ErrorPayload>(__TAURI_INVOKE("get_runs_on", { workflowId })),
+	setRunsOn: (workflowId: number, runsOn: RunsOn) => typedError<RunsOn, ErrorPayload>(__TAURI_INVOKE("set_runs_on", { workflowId, runsOn })),
+	stopRun: (runId: number) => typedError<null, ErrorPayload>(__TAURI_INVOKE("stop_run", { runId })),
+	/**  Save the cluster key for workers in the Downloads folder; the file's path. */
+	exportClusterKey: () => typedError<string, ErrorPayload>(__TAURI_INVOKE("export_cluster_key")),
 	getSession: (sessionId: number) => typedError<SessionDetail, ErrorPayload>(__TAURI_INVOKE("get_session", { sessionId })),
 	/**  A project's healer settings (the defaults when none were saved). */
 	getHealerConfig: (projectId: number) => typedError<HealerConfig, ErrorPayload>(__TAURI_INVOKE("get_healer_config", { projectId })),
@@ -237,6 +246,8 @@ export type Attempt = {
 	result: string | null,
 	/**  Anything Healer itself has to say about this attempt ("retrying in 2 s"). */
 	note: string | null,
+	/**  The cluster worker that ran it (`None`: this computer). */
+	worker: string | null,
 };
 
 export type AttemptStatus = "running" | "succeeded" | "failed" | "interrupted";
@@ -405,6 +416,40 @@ export type CheckpointTrigger =
 /**  A change that needs the person's approval. */
 "approval";
 
+/**  How to reach the cluster. No secret in it: an API key is read from the variable named. */
+export type ClusterSettings = {
+	/**  host:port of the Temporal frontend ("127.0.0.1:7233", "ns.acct.tmprl.cloud:7233"). */
+	address: string,
+	namespace: string,
+	/**  The task queue Healer's runs go to unless a workflow names another. */
+	queue: string,
+	tls: boolean,
+	/**  The environment variable holding a Temporal Cloud API key, if one is needed. */
+	api_key_env: string | null,
+};
+
+/**  What the cluster looks like from here. */
+export type ClusterStatus = {
+	/**  The connection saved (absent: everything runs on this computer). */
+	settings: ClusterSettings | null,
+	/**  It answered just now. */
+	reachable: boolean,
+	/**  Why it did not, in words for the person. */
+	problem: string | null,
+	/**  The queues in use, with the workers polling each. */
+	queues: QueueWorkers[],
+	/**  How many workflows run on the cluster. */
+	workflows_on_cluster: number,
+};
+
+/**  A worker polling a queue, as the cluster reports it. */
+export type ClusterWorker = {
+	/**  Its name (`healer worker --name`, else host and process). */
+	name: string,
+	/**  When it last asked for work (RFC 3339). */
+	last_seen: string | null,
+};
+
 /**  Tasks per column of the board. */
 export type Columns = {
 	open: number,
@@ -558,7 +603,9 @@ export type ErrorCode = "corrupt_database" | "schema_too_new" | "data_dir" | "en
 /**  The OS keyring could not be used. */
 "keyring" | 
 /**  No keyring service runs and the person has not chosen Healer's own secrets file. */
-"no_keyring";
+"no_keyring" | 
+/**  The Temporal cluster could not be reached or refused (or none is connected). */
+"cluster";
 
 /**  The shape in which an error crosses IPC and `--json` output: `{code, message}`. */
 export type ErrorPayload = {
@@ -632,6 +679,8 @@ run_number?: number; action: RecoveryAction; detail: string } |
 { kind: "breaker_tripped"; breaker: DecisionKind; workflow_id: number | null; detail: string } | 
 /**  Model providers, tiers or budgets changed. */
 { kind: "llm_settings_changed"; what: string } | 
+/**  The connection to a Temporal cluster changed (connected, disconnected). */
+{ kind: "cluster_changed"; what: string } | 
 /**  The person paused every scheduled run (a breaker pausing them is `BreakerTripped`). */
 { kind: "scheduler_paused"; reason: string } | 
 /**  Packages were installed into a workflow's own environment (or could not be). */
@@ -1370,6 +1419,12 @@ export type ProviderView = {
 	key_text: string,
 };
 
+/**  A task queue and the workers polling it. */
+export type QueueWorkers = {
+	queue: string,
+	workers: ClusterWorker[],
+};
+
 /**  What the Level-2 analyzer chose to do about a failure (the `recoveries` table keeps it). */
 export type RecoveryAction = 
 /**  Run it again with a hint (`HEALER_RECOVERY_HINT`). */
@@ -1497,6 +1552,13 @@ export type RunTrigger = "schedule" | "manual" |
 "recovery" | 
 /**  Healer put back the last version of the major that ran green: this run proves it. */
 "rollback";
+
+/**  Where a workflow runs. */
+export type RunsOn = 
+/**  This computer (the default). */
+{ kind: "local" } | 
+/**  The cluster, on this queue. */
+{ kind: "cluster"; queue: string };
 
 /**  What runs the script. */
 export type Runtime = { kind: "python3" } | { kind: "node" } | { kind: "bash" } | 

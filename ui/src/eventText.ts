@@ -252,6 +252,8 @@ export function describeEvent(event: Event): EventText {
       return describeBreaker(event);
     case "llm_settings_changed":
       return { title: "Model settings changed", detail: capitalised(event.what), tone: "neutral" };
+    case "cluster_changed":
+      return { title: "Other computers", detail: capitalised(event.what), tone: "neutral" };
     case "scheduler_paused":
       return { title: "Scheduled runs paused", detail: capitalised(event.reason), tone: "contained" };
     case "environment_built":

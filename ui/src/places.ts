@@ -16,5 +16,6 @@ export const places: Place[] = [
   { label: "Memory", href: memoryHref(), words: "patterns errors signatures" },
   { label: "Settings", href: settingsHref("general") },
   { label: "Settings → Models", href: settingsHref("models"), words: "providers tiers budgets keys" },
+  { label: "Settings → More computers", href: settingsHref("computers"), words: "cluster temporal workers remote run on" },
   { label: "Set up a model", href: setupHref, words: "first run provider key" },
 ];

@@ -2,6 +2,7 @@ import { useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { useEffect } from "react";
 import { events, type Event, type EventRecord } from "./bindings";
 import { checkpointKeys } from "./checkpointQueries";
+import { clusterKeys } from "./clusterQueries";
 import { mergeEvents } from "./eventList";
 import type { LiveOutput } from "./liveOutput";
 import type { LiveThreads } from "./liveThreads";
@@ -20,7 +21,8 @@ function staleKeys(event: Event): (readonly unknown[])[] {
       return [workflowKeys.list];
     case "workflow_changed":
     case "workflow_deleted":
-      return [workflowKeys.list, workflowKeys.detail(event.workflow_id)];
+      // Where it runs is part of a workflow's settings.
+      return [workflowKeys.list, workflowKeys.detail(event.workflow_id), clusterKeys.runsOn(event.workflow_id)];
     case "version_saved":
       return [
         workflowKeys.list,
@@ -50,6 +52,8 @@ function staleKeys(event: Event): (readonly unknown[])[] {
       return [memoryKeys.schedulerPause];
     case "llm_settings_changed":
       return [modelKeys.providers, modelKeys.tiers, modelKeys.budgets, modelKeys.usage];
+    case "cluster_changed":
+      return [clusterKeys.status, ["runs-on"]];
     case "task_message_added":
     case "task_finished":
       // A step's model call has been counted; the thread itself is found by its task below.

@@ -6,7 +6,7 @@ export type Page = (typeof pages)[number];
 export const workflowTabs = ["runs", "autofix", "versions", "script", "dependencies", "chat"] as const;
 export type WorkflowTab = (typeof workflowTabs)[number];
 
-export const settingsSections = ["general", "models"] as const;
+export const settingsSections = ["general", "models", "computers"] as const;
 export type SettingsSection = (typeof settingsSections)[number];
 
 /** Activity shows the engine's events, or the decisions Healer made on its own. */

@@ -7,6 +7,7 @@ import { useOpenLogFolder } from "../queries";
 import { settingsHref, settingsSections, type SettingsSection } from "../usePage";
 import { BackgroundSettings } from "./BackgroundSettings";
 import { CheckHealing } from "./CheckHealing";
+import { ClusterSettings } from "./ClusterSettings";
 import { EditorSetting } from "./EditorSetting";
 import { ModelsSettings } from "./models/ModelsSettings";
 
@@ -50,11 +51,12 @@ function Logs({ logDir }: { logDir: string }) {
   );
 }
 
-const sectionLabels: Record<SettingsSection, string> = { general: "General", models: "Models" };
+const sectionLabels: Record<SettingsSection, string> = { general: "General", models: "Models", computers: "More computers" };
 
 const sectionDescriptions: Record<SettingsSection, string> = {
   general: "How Healer runs in the background, this installation, its logs, and a check that healing works.",
   models: "The language models Healer repairs scripts with, and how much it may use them.",
+  computers: "Workflows that run on other computers, through a Temporal cluster, and the computers taking their work.",
 };
 
 function SectionLinks({ current }: { current: SettingsSection }) {
@@ -88,8 +90,10 @@ export function SettingsPage({ info, section }: { info: AppInfo; section: Settin
           <Logs logDir={info.log_dir} />
           <CheckHealing />
         </>
-      ) : (
+      ) : section === "models" ? (
         <ModelsSettings />
+      ) : (
+        <ClusterSettings />
       )}
     </section>
   );

@@ -47,6 +47,7 @@ import { FakeDesktop } from "./fakeDesktop";
 import { FakeDeps } from "./fakeDeps";
 import { FakeMemory } from "./fakeMemory";
 import { FakeProjects } from "./fakeProjects";
+import { FakeCluster } from "./fakeCluster";
 import { FakeSecrets } from "./fakeSecrets";
 import { FakeTasks } from "./fakeTasks";
 
@@ -251,6 +252,7 @@ export class FakeHealer {
   /** The shell's background settings and window memory. */
   desktop = new FakeDesktop();
   secrets = new FakeSecrets();
+  cluster = new FakeCluster();
   /** Each workflow's own packages; none installed unless a test adds them. */
   deps = new FakeDeps(this);
   /** Projects, their boards and sessions; none unless a test adds them. */
@@ -396,7 +398,7 @@ export class FakeHealer {
       id: this.nextId.attempt++, run_id: runId, number, started_at: minutesAgo(10),
       finished_at: finished ? minutesAgo(10) : null, duration_ms: finished ? 1200 : null,
       exit_code: fields.status === "succeeded" ? 0 : finished ? 1 : null, signal: null, timed_out: false,
-      class: null, evidence: null, stdout: "", stderr: "", stdout_cut: 0, stderr_cut: 0, result: null, note: null,
+      class: null, evidence: null, stdout: "", stderr: "", stdout_cut: 0, stderr_cut: 0, result: null, note: null, worker: null,
       ...fields,
     };
   }
@@ -811,6 +813,7 @@ export class FakeHealer {
           this.memory.handle(cmd, args) ??
           this.desktop.handle(cmd, args) ??
           this.secrets.handle(cmd, args) ??
+          this.cluster.handle(cmd, args) ??
           this.deps.handle(cmd, args) ??
           this.projects.handle(cmd, args);
         if (answer) return answer();

@@ -133,6 +133,11 @@ export function AttemptView({ attempt, runId }: { attempt: Attempt; runId: numbe
         </span>
         {end && <span className="attempt-fact">{end}</span>}
         {attempt.duration_ms !== null && <span className="attempt-fact">{durationText(attempt.duration_ms)}</span>}
+        {attempt.worker && (
+          <span className="attempt-fact" data-testid="attempt-worker" title="The computer of the cluster that ran it">
+            on {attempt.worker}
+          </span>
+        )}
         {cls && (
           <span className={`class-badge class-${cls}`} title={classHint[cls]}>
             {classLabel[cls]}

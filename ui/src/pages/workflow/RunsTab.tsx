@@ -6,6 +6,7 @@ import { InlineError } from "../../components/InlineError";
 import { SkeletonList, Spinner } from "../../components/Loading";
 import { StatusBadge } from "../../components/StatusBadge";
 import { useLatestLiveAttempt } from "../../liveOutput";
+import { useRunsOn, useStopRun } from "../../clusterQueries";
 import { isOpenRun, useRun, type useRuns } from "../../queries";
 import { fullTime, relativeTime, useNow } from "../../time";
 import { plural, runStatusLabel, runStatusTone, triggerHint, triggerLabel, versionText } from "../../workflowText";
@@ -13,8 +14,32 @@ import { AttemptView, LiveAttemptView } from "./AttemptView";
 
 type RunsQuery = ReturnType<typeof useRuns>;
 
+/** A run on another computer: its attempts arrive when it ends; it can be stopped meanwhile. */
+function ClusterWaiting({ run }: { run: Run }) {
+  const stop = useStopRun(run.workflow_id);
+  return (
+    <div className="run-waiting cluster-waiting" data-testid="cluster-waiting">
+      <span className="muted">
+        Running on another computer. What it prints is shown here when it ends.
+      </span>
+      <button
+        type="button"
+        className="button button-small"
+        disabled={stop.isPending || stop.isSuccess}
+        onClick={() => stop.mutate(run.id)}
+        data-testid="stop-run"
+      >
+        {stop.isPending && <Spinner />}
+        {stop.isSuccess ? "Stopping…" : "Stop"}
+      </button>
+      {stop.isError && <InlineError lead="It wasn't stopped." error={stop.error} />}
+    </div>
+  );
+}
+
 function RunDetails({ run }: { run: Run }) {
   const detail = useRun(run.id);
+  const onCluster = useRunsOn(run.workflow_id).data?.kind === "cluster";
   const liveAttempt = useLatestLiveAttempt(run.id);
   const stored = detail.data?.attempts ?? [];
   const lastStored = stored.length ? stored[stored.length - 1].number : 0;
@@ -32,6 +57,7 @@ function RunDetails({ run }: { run: Run }) {
   }
   const setup = detail.data?.setup ?? null;
   if (stored.length === 0 && unseenAttempt === null) {
+    if (open && onCluster) return <ClusterWaiting run={run} />;
     return (
       <p className="muted run-waiting">
         {open ? "Getting its packages and starting the script…" : "This run has no attempts."}

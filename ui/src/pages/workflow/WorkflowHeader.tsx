@@ -12,6 +12,7 @@ import { useDeleteWorkflow, useRunNow, useSetPaused } from "../../queries";
 import { fullTime, useNow } from "../../time";
 import { autofixHref, chatHref, editWorkflowHref, navigate, pageHref } from "../../usePage";
 import { describeRuntime, futureTime, versionText } from "../../workflowText";
+import { RunsOnFact } from "./RunsOnFact";
 
 export function BackLink() {
   return (
@@ -207,6 +208,9 @@ export function WorkflowHeader({
             <span title={nextRunTitle}>{nextRun}</span>
           </Fact>
           <Fact label="Version">v{versionText(active.version)}</Fact>
+          <Fact label="Runs on">
+            <RunsOnFact workflowId={workflow.id} />
+          </Fact>
         </dl>
         <FolderPath folder={detail.folder} />
       </div>

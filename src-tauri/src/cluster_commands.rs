@@ -1,0 +1,69 @@
+//! Tauri commands for running on more computers: the connection to a Temporal cluster
+//! (Settings → "Run on more computers"), where a workflow runs, and Stop on a run there.
+
+use healer::cluster::{ClusterSettings, ClusterStatus, QueueWorkers, RunsOn};
+use healer::ErrorPayload;
+use tauri::State;
+
+use crate::state::AppState;
+
+type CmdResult<T> = Result<T, ErrorPayload>;
+
+#[tauri::command]
+#[specta::specta]
+pub async fn cluster_status(state: State<'_, AppState>) -> CmdResult<ClusterStatus> {
+    Ok(state.engine()?.cluster_status().await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn test_cluster(
+    state: State<'_, AppState>,
+    settings: ClusterSettings,
+) -> CmdResult<QueueWorkers> {
+    Ok(state.engine()?.test_cluster(settings).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn connect_cluster(
+    state: State<'_, AppState>,
+    settings: ClusterSettings,
+) -> CmdResult<ClusterStatus> {
+    Ok(state.engine()?.connect_cluster(settings).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn disconnect_cluster(state: State<'_, AppState>) -> CmdResult<Vec<String>> {
+    Ok(state.engine()?.disconnect_cluster().await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn get_runs_on(state: State<'_, AppState>, workflow_id: i64) -> CmdResult<RunsOn> {
+    Ok(state.engine()?.runs_on(workflow_id)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn set_runs_on(
+    state: State<'_, AppState>,
+    workflow_id: i64,
+    runs_on: RunsOn,
+) -> CmdResult<RunsOn> {
+    Ok(state.engine()?.set_runs_on(workflow_id, runs_on)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn stop_run(state: State<'_, AppState>, run_id: i64) -> CmdResult<()> {
+    Ok(state.engine()?.stop_run(run_id).await?)
+}
+
+/// Save the cluster key for workers in the Downloads folder; the file's path.
+#[tauri::command]
+#[specta::specta]
+pub async fn export_cluster_key(state: State<'_, AppState>) -> CmdResult<String> {
+    Ok(state.engine()?.export_cluster_key().await?)
+}

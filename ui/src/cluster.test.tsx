@@ -1,0 +1,85 @@
+import { screen, waitFor, within } from "@testing-library/react";
+import { expect, test } from "vitest";
+import { FakeHealer } from "./test/fakeHealer";
+import { renderApp } from "./test/renderApp";
+
+test("Settings → More computers: a cluster that does not answer says why, one that does is connected and shows its computers, and leaving it asks first", async () => {
+  const healer = new FakeHealer().install();
+  healer.cluster.answers = false;
+  const { user } = renderApp("#/settings/computers");
+  const settings = await screen.findByTestId("cluster-settings");
+  await user.type(await within(settings).findByTestId("cluster-address"), "127.0.0.1:7233");
+
+  await user.click(within(settings).getByTestId("cluster-test"));
+  expect(await within(settings).findByRole("alert")).toHaveTextContent(
+    "The cluster didn't answer. The cluster at 127.0.0.1:7233 could not be reached: Connection refused.",
+  );
+  await user.click(within(settings).getByTestId("cluster-connect"));
+  expect(await within(settings).findByText(/Not connected\./)).toBeInTheDocument();
+  expect(healer.cluster.settings).toBeNull();
+
+  healer.cluster.answers = true;
+  healer.cluster.workers.set("healer", ["office-mac", "rack-2"]);
+  await user.click(within(settings).getByTestId("cluster-test"));
+  expect(await within(settings).findByTestId("cluster-test-result")).toHaveTextContent(
+    "The cluster answers. 2 computers ready to take work: office-mac, rack-2.",
+  );
+  await user.click(within(settings).getByTestId("cluster-connect"));
+  const connected = await within(settings).findByTestId("cluster-reachable");
+  expect(connected).toHaveTextContent("Connected to 127.0.0.1:7233. 0 workflows run there.");
+  const workers = within(settings).getAllByTestId("cluster-worker");
+  expect(workers.map((w) => w.textContent)).toEqual([
+    expect.stringMatching(/^office-mac.*asked for work/),
+    expect.stringMatching(/^rack-2.*asked for work/),
+  ]);
+  expect(healer.cluster.settings?.queue).toBe("healer");
+
+  await user.click(within(settings).getByTestId("cluster-export-key"));
+  expect(await screen.findByText(/The key is saved as \/home\/you\/Downloads\/healer-cluster.key/)).toBeInTheDocument();
+
+  await user.click(within(settings).getByTestId("cluster-disconnect"));
+  const dialog = await screen.findByRole("alertdialog");
+  expect(dialog).toHaveTextContent("Every workflow comes back to this computer");
+  await user.click(within(dialog).getByTestId("confirm-disconnect"));
+  expect(await within(settings).findByTestId("cluster-form")).toBeInTheDocument();
+  expect(healer.cluster.settings).toBeNull();
+});
+
+test("a workflow's page offers the cluster only once one is connected", async () => {
+  const healer = new FakeHealer().install();
+  const w = healer.addWorkflow({ title: "Nightly export", schedule: { kind: "manual" }, timeout_secs: 60 });
+  renderApp(`#/workflows/${w.workflow.id}`);
+  const place = await screen.findByTestId("runs-on");
+  await waitFor(() => expect(place).toHaveTextContent("This computer · run on more computers…"));
+  expect(screen.getByRole("link", { name: "run on more computers…" })).toHaveAttribute("href", "#/settings/computers");
+});
+
+test("a workflow is moved to the cluster from its page, its run there can be stopped, and each attempt says which computer ran it", async () => {
+  const healer = new FakeHealer().install();
+  const w = healer.addWorkflow({ title: "Nightly export", schedule: { kind: "manual" }, timeout_secs: 60 });
+  healer.cluster.settings = { address: "temporal.lan:7233", namespace: "default", queue: "healer", tls: false, api_key_env: null };
+  healer.addRun(w.workflow.id, { status: "succeeded" }, [
+    { status: "failed", note: "The worker running it was lost; it ran again on another worker" },
+    { status: "succeeded", worker: "rack-2", stdout: "exported" },
+  ]);
+  const running = healer.addRun(w.workflow.id, { status: "running", finished_at: null }, []);
+  const { user } = renderApp(`#/workflows/${w.workflow.id}`);
+  const picker = await screen.findByRole("combobox", { name: "Where it runs" });
+  expect(picker).toHaveValue("local");
+  await user.selectOptions(picker, "cluster");
+  await waitFor(() => expect(healer.cluster.placement.get(w.workflow.id)).toBe("healer"));
+  expect(picker).toHaveDisplayValue("Other computers (healer)");
+
+  // The open run is on another computer: no live output, and Stop.
+  const waiting = await screen.findByTestId("cluster-waiting");
+  expect(waiting).toHaveTextContent("Running on another computer. What it prints is shown here when it ends.");
+  await user.click(within(waiting).getByTestId("stop-run"));
+  await waitFor(() => expect(healer.cluster.stopped).toEqual([running.run.id]));
+
+  // The earlier run: the lost attempt, then the one that ran on rack-2.
+  const rows = screen.getAllByTestId("run-row");
+  await user.click(within(rows[rows.length - 1]).getByRole("button", { expanded: false }));
+  const attempts = await screen.findAllByTestId("attempt");
+  expect(attempts[0]).toHaveTextContent("The worker running it was lost; it ran again on another worker");
+  expect(within(attempts[1]).getByTestId("attempt-worker")).toHaveTextContent("on rack-2");
+});
