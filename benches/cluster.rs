@@ -64,8 +64,20 @@ fn main() {
         let server = TemporalDev::start();
         let room = room(&server, "bench").await;
         let workers = [
-            Worker::start(&server, "bench", "bench-one", &room.key_file, room.tmp.path()),
-            Worker::start(&server, "bench", "bench-two", &room.key_file, room.tmp.path()),
+            Worker::start(
+                &server,
+                "bench",
+                "bench-one",
+                &room.key_file,
+                room.tmp.path(),
+            ),
+            Worker::start(
+                &server,
+                "bench",
+                "bench-two",
+                &room.key_file,
+                room.tmp.path(),
+            ),
         ];
         added(&figures, &room.engine).await;
         rate(&figures, &room.engine).await;
@@ -76,10 +88,19 @@ fn main() {
 
 async fn added(figures: &Figures, engine: &healer::Engine) {
     let n = figures::size(40, 3);
-    let local = engine.create_workflow(input("Local", "true\n")).expect("local");
-    let remote = engine.create_workflow(input("Remote", "true\n")).expect("remote");
+    let local = engine
+        .create_workflow(input("Local", "true\n"))
+        .expect("local");
+    let remote = engine
+        .create_workflow(input("Remote", "true\n"))
+        .expect("remote");
     engine
-        .set_runs_on(remote.id, RunsOn::Cluster { queue: String::new() })
+        .set_runs_on(
+            remote.id,
+            RunsOn::Cluster {
+                queue: String::new(),
+            },
+        )
         .expect("on the cluster");
     // Warm both paths (the worker's first workflow task, SQLite pages).
     for w in [local.id, remote.id] {
@@ -110,7 +131,12 @@ async fn rate(figures: &Figures, engine: &healer::Engine) {
             .create_workflow(input(&format!("Tenth of a second {i}"), "sleep 0.1\n"))
             .expect("workflow");
         engine
-            .set_runs_on(w.id, RunsOn::Cluster { queue: String::new() })
+            .set_runs_on(
+                w.id,
+                RunsOn::Cluster {
+                    queue: String::new(),
+                },
+            )
             .expect("on the cluster");
         ids.push(w.id);
     }
@@ -124,8 +150,15 @@ async fn rate(figures: &Figures, engine: &healer::Engine) {
     futures::future::join_all(runs).await;
     let took = started.elapsed();
     let attempts = workflows * each;
-    println!("\n2. {attempts} attempts of a 100 ms script, {workflows} workflows at once, two workers");
-    figures.report(RATE, attempts as f64 / took.as_secs_f64(), "/s", Goal::AtLeast(10.0));
+    println!(
+        "\n2. {attempts} attempts of a 100 ms script, {workflows} workflows at once, two workers"
+    );
+    figures.report(
+        RATE,
+        attempts as f64 / took.as_secs_f64(),
+        "/s",
+        Goal::AtLeast(10.0),
+    );
 }
 
 fn median(v: &mut [Duration]) -> Duration {

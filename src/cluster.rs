@@ -71,10 +71,15 @@ pub async fn run_worker(setup: WorkerSetup, key: ClusterKey, ready: impl FnOnce(
         .local_activity_task_slot_supplier(FixedSizeSlotSupplier::new(1))
         .nexus_task_slot_supplier(FixedSizeSlotSupplier::new(1))
         .build();
+    let activities = RunActivities::new(setup.name.clone(), setup.cache.clone());
+    let draining = activities.draining.clone();
     let options = WorkerOptions::new(setup.settings.queue.clone())
         .register_workflow::<HealerRun>()
         .map_err(|e| Error::Internal(format!("HealerRun could not be registered: {e}")))?
-        .register_activities(RunActivities::new(setup.name.clone(), setup.cache.clone()))
+        .register_activities(activities)
+        // Heartbeats reach Temporal as often as they are made, so a Stop arrives within seconds.
+        .max_heartbeat_throttle_interval(flow::HEARTBEAT_EVERY)
+        .default_heartbeat_throttle_interval(flow::HEARTBEAT_EVERY)
         .client_identity_override(setup.name.clone())
         .tuner(tuner)
         .graceful_shutdown_period(setup.drain)
@@ -97,6 +102,7 @@ pub async fn run_worker(setup: WorkerSetup, key: ClusterKey, ready: impl FnOnce(
             _ = tokio::signal::ctrl_c() => {}
         }
         tracing::info!("stopping: running attempts may finish");
+        draining.store(true, std::sync::atomic::Ordering::SeqCst);
         stop();
     });
     ready();

@@ -316,7 +316,7 @@ async fn stop(paths: &Paths, name: &str) -> Result<bool> {
     let run = store
         .open_cluster_runs()?
         .into_iter()
-        .find(|(_, w, _)| *w == workflow.id)
+        .find(|(_, w, ..)| *w == workflow.id)
         .ok_or_else(|| {
             Error::InvalidInput(format!(
                 "\"{}\" has no run in progress on the cluster",

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use temporalio_client::errors::WorkflowGetResultError;
+use temporalio_client::errors::{WorkflowGetResultError, WorkflowStartError};
 use temporalio_client::{
     Client, WorkflowGetResultOptions, WorkflowIdConflictPolicy, WorkflowIdReusePolicy,
     WorkflowStartOptions,
@@ -144,11 +144,8 @@ async fn try_execute_run(
     workflow_id: i64,
     queue: &str,
 ) -> Result<()> {
-    let workflow = services.store.workflow(workflow_id)?;
     let run = services.store.run(run_id)?;
-    let version = services.store.version(workflow_id, run.version)?;
-    let input = run_input(services, &workflow, &version, run_id, run.hint.clone()).await?;
-    let (_, client) = client(services).await?;
+    let title = services.store.workflow(workflow_id)?.title;
     let temporal_id = run_id_for(services.instance(), workflow_id, run.number);
     // Marked before it is started: a crash after this line re-attaches, never starts twice.
     services
@@ -159,24 +156,45 @@ async fn try_execute_run(
         run_id,
         run_number: run.number,
         workflow_id,
-        title: workflow.title.clone(),
+        title,
         trigger: run.trigger,
     }) {
         tracing::warn!(run = run_id, "could not announce the run: {e}");
     }
-    let options = WorkflowStartOptions::new(queue.to_string(), temporal_id.clone())
-        .id_reuse_policy(WorkflowIdReusePolicy::RejectDuplicate)
-        .id_conflict_policy(WorkflowIdConflictPolicy::UseExisting)
-        .build();
-    if let Err(e) = client.start_workflow(HealerRun::run, input, options).await {
-        // Started before (a restart between the start and its answer): attach to it.
-        if !e.to_string().to_lowercase().contains("already") {
-            return Err(Error::Cluster(format!(
-                "the cluster did not start the run: {e}"
-            )));
+    let (_, client) = client(services).await?;
+    start_or_attach(services, &client, run_id, workflow_id, &temporal_id, queue).await
+}
+
+/// Start the run under its id unless Temporal has it already (started before a crash, or
+/// finished since), then wait for it and store it. A run a cluster schedule started is only
+/// attached to.
+async fn start_or_attach(
+    services: &Arc<Services>,
+    client: &Client,
+    run_id: i64,
+    workflow_id: i64,
+    temporal_id: &str,
+    queue: &str,
+) -> Result<()> {
+    let run = services.store.run(run_id)?;
+    if temporal_id == run_id_for(services.instance(), workflow_id, run.number) {
+        let workflow = services.store.workflow(workflow_id)?;
+        let version = services.store.version(workflow_id, run.version)?;
+        let input = run_input(services, &workflow, &version, run_id, run.hint.clone()).await?;
+        let options = WorkflowStartOptions::new(queue.to_string(), temporal_id.to_string())
+            .id_reuse_policy(WorkflowIdReusePolicy::RejectDuplicate)
+            .id_conflict_policy(WorkflowIdConflictPolicy::UseExisting)
+            .build();
+        match client.start_workflow(HealerRun::run, input, options).await {
+            Ok(_) | Err(WorkflowStartError::AlreadyStarted { .. }) => {}
+            Err(e) => {
+                return Err(Error::Cluster(format!(
+                    "the cluster did not start the run: {e}"
+                )))
+            }
         }
     }
-    wait_and_store(services, &client, run_id, workflow_id, &temporal_id).await
+    wait_and_store(services, client, run_id, workflow_id, temporal_id).await
 }
 
 /// Attach again to every run this Healer started on the cluster and had not stored.
@@ -188,12 +206,20 @@ pub(crate) fn reattach(services: &Arc<Services>) {
             return;
         }
     };
-    for (run_id, workflow_id, temporal_id) in open {
+    for (run_id, workflow_id, temporal_id, queue) in open {
         let services = services.clone();
         tokio::spawn(async move {
             let result = async {
                 let (_, client) = client(&services).await?;
-                wait_and_store(&services, &client, run_id, workflow_id, &temporal_id).await
+                start_or_attach(
+                    &services,
+                    &client,
+                    run_id,
+                    workflow_id,
+                    &temporal_id,
+                    &queue,
+                )
+                .await
             }
             .await;
             services.wake.scheduler.notify_one();

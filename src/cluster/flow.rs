@@ -158,7 +158,6 @@ impl HealerRun {
                 // Temporal does not retry an attempt itself: the run decides, and records it.
                 .retry_policy(TemporalRetry::builder().maximum_attempts(1).build())
                 .cancellation_type(ActivityCancellationType::WaitCancellationCompleted)
-                .summary(format!("{} · attempt {number}", input.title))
                 .build();
             let asked = AttemptInput {
                 run: input.clone(),
@@ -220,17 +219,27 @@ impl HealerRun {
                         _ => break,
                     }
                 }
-                Err(ActivityExecutionError::Cancelled(_)) => {
+                Err(ActivityExecutionError::Cancelled(_))
+                    if ctx.cancellation_token().is_cancelled() =>
+                {
+                    // The person pressed Stop: the worker ended the script's processes.
                     stopped = true;
                     break;
                 }
                 Err(e) => {
-                    // Timed out (no heartbeat: the worker died or lost its network) or ended
-                    // by the worker's own shutdown: the attempt is run again elsewhere.
+                    // Timed out (no heartbeat: the worker died or lost its network), or handed
+                    // back by a worker that was stopping: the attempt runs again elsewhere.
                     lost_in_a_row += 1;
+                    // The innermost cause says it best ("the worker stopped before the attempt
+                    // ended", "activity Heartbeat timeout"); the outer one only "failed".
                     let why = e
                         .failure()
-                        .map(|f| f.message.clone())
+                        .map(|mut f| {
+                            while let Some(inner) = f.cause.as_deref() {
+                                f = inner;
+                            }
+                            f.message.clone()
+                        })
                         .unwrap_or_else(|| e.to_string());
                     attempts.push(AttemptRecord {
                         number,

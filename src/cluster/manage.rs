@@ -226,8 +226,8 @@ pub async fn stop_cluster_run(
     let temporal_id = store
         .open_cluster_runs()?
         .into_iter()
-        .find(|(id, _, _)| *id == run_id)
-        .map(|(_, _, t)| t)
+        .find(|(id, ..)| *id == run_id)
+        .map(|(_, _, t, _)| t)
         .ok_or_else(|| Error::InvalidInput("that run is not running on the cluster".to_string()))?;
     let settings = refuse_without_connection(store, "this run")?;
     let key = control_key(keep, instance)?;

@@ -153,7 +153,7 @@ async fn sync(
                     .spec(spec)
                     .overlap_policy(ScheduleOverlapPolicy::Skip)
                     .paused(paused)
-                    .note(format!("Healer: {}", workflow.title))
+                    .note("Healer's schedule of a workflow".to_string())
                     .build(),
             )
             .await

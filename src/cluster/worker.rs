@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,6 +28,8 @@ pub struct RunActivities {
     pub(super) cache: PathBuf,
     /// One installation at a time per environment.
     building: Mutex<HashMap<String, Arc<Mutex<()>>>>,
+    /// The worker was told to stop: an attempt cancelled now is handed back, not stopped.
+    pub(super) draining: Arc<AtomicBool>,
 }
 
 impl RunActivities {
@@ -36,6 +38,7 @@ impl RunActivities {
             name,
             cache,
             building: Mutex::new(HashMap::new()),
+            draining: Arc::default(),
         }
     }
 }
@@ -140,6 +143,12 @@ impl RunActivities {
                     end_group(pgid.load(Ordering::SeqCst)).await;
                     let _ = (&mut task).await;
                     let _ = std::fs::remove_dir_all(&scratch);
+                    if self.draining.load(Ordering::SeqCst) {
+                        tracing::info!("attempt {} handed back: this worker is stopping", input.number);
+                        return Err(ActivityError::from(std::io::Error::other(
+                            "the worker stopped before the attempt ended; it was handed back",
+                        )));
+                    }
                     return Err(ActivityError::cancelled());
                 }
             }

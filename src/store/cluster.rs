@@ -69,15 +69,16 @@ impl Store {
         Ok(())
     }
 
-    /// Runs started on the cluster and not yet stored: (run id, workflow id, Temporal id).
-    pub fn open_cluster_runs(&self) -> Result<Vec<(i64, i64, String)>> {
+    /// Runs started on the cluster and not yet stored: (run id, workflow id, Temporal id,
+    /// queue).
+    pub fn open_cluster_runs(&self) -> Result<Vec<(i64, i64, String, String)>> {
         self.call(|c| {
             let mut stmt = c.prepare_cached(
-                "SELECT r.id, r.workflow_id, cr.temporal_id FROM cluster_runs cr
+                "SELECT r.id, r.workflow_id, cr.temporal_id, cr.queue FROM cluster_runs cr
                  JOIN runs r ON r.id = cr.run_id WHERE r.status = 'running' ORDER BY r.id",
             )?;
             let rows = stmt
-                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
             Ok(rows)
         })

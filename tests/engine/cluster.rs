@@ -285,19 +285,38 @@ fn ok(paths: &Paths, args: &[&str]) -> String {
     text(&out.stdout)
 }
 
-fn start_daemon(paths: &Paths, log: &std::path::Path) -> std::process::Child {
-    let file = std::fs::File::create(log).expect("log");
-    let child = command(paths)
-        .arg("daemon")
-        .stderr(file)
-        .spawn()
-        .expect("daemon");
-    eventually("the daemon is ready", Duration::from_secs(30), || {
-        std::fs::read_to_string(log)
-            .unwrap_or_default()
-            .contains("Press Ctrl-C to stop")
-    });
-    child
+/// A `healer daemon`, killed when dropped (a failing test leaves none behind).
+struct RoomProcess(std::process::Child);
+
+impl RoomProcess {
+    fn start(paths: &Paths, log: &std::path::Path) -> RoomProcess {
+        let file = std::fs::File::create(log).expect("log");
+        let child = command(paths)
+            .arg("daemon")
+            .stdout(Stdio::null())
+            .stderr(file)
+            .spawn()
+            .expect("daemon");
+        let room = RoomProcess(child);
+        eventually("the daemon is ready", Duration::from_secs(30), || {
+            std::fs::read_to_string(log)
+                .unwrap_or_default()
+                .contains("Press Ctrl-C to stop")
+        });
+        room
+    }
+
+    /// SIGKILL: no chance to say or save anything.
+    fn kill(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for RoomProcess {
+    fn drop(&mut self) {
+        self.kill();
+    }
 }
 
 #[test]
@@ -335,7 +354,7 @@ fn the_control_room_killed_with_ten_runs_in_flight_stores_each_once_after_its_re
             ],
         );
     }
-    let mut daemon = start_daemon(&paths, &tmp.path().join("daemon1.log"));
+    let mut daemon = RoomProcess::start(&paths, &tmp.path().join("daemon1.log"));
     let mut asking: Vec<_> = (0..10)
         .map(|n| {
             command(&paths)
@@ -353,13 +372,12 @@ fn the_control_room_killed_with_ten_runs_in_flight_stores_each_once_after_its_re
         || store.open_cluster_runs().map(|r| r.len()).unwrap_or(0) == 10,
     );
     // The control room dies with all ten in flight.
-    daemon.kill().expect("killed");
-    daemon.wait().expect("reaped");
+    daemon.kill();
     for child in &mut asking {
         let _ = child.kill();
         let _ = child.wait();
     }
-    let mut daemon = start_daemon(&paths, &tmp.path().join("daemon2.log"));
+    let _daemon = RoomProcess::start(&paths, &tmp.path().join("daemon2.log"));
     eventually("every run is stored", Duration::from_secs(60), || {
         store
             .open_cluster_runs()
@@ -381,8 +399,6 @@ fn the_control_room_killed_with_ten_runs_in_flight_stores_each_once_after_its_re
         );
         assert_eq!(detail.attempts[0].stdout.trim(), "finished");
     }
-    let _ = daemon.kill();
-    let _ = daemon.wait();
 }
 
 /// Fails with a logic error on its second run only (a counter in a file both runs see).
@@ -495,4 +511,218 @@ fn uuid_like() -> String {
         std::process::id(),
         Instant::now().elapsed().as_nanos() ^ 0x5eed_1234_abcd
     )
+}
+
+/// Waits until one of `workers` says it started attempt `number`; which one.
+async fn taken_by(workers: &[Worker], number: u32) -> usize {
+    let said = format!("attempt {number} of");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(i) = workers.iter().position(|w| w.said().contains(&said)) {
+            return i;
+        }
+        assert!(Instant::now() < deadline, "no worker took attempt {number}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_on_a_run_on_the_cluster_ends_the_scripts_processes_on_the_worker() {
+    let server = TemporalDev::start();
+    let room = room(&server, "stop").await;
+    let workers = [Worker::start(
+        &server,
+        "stop",
+        "worker-one",
+        &room.key_file,
+        room.tmp.path(),
+    )];
+    let pid_file = room.tmp.path().join("child.pid");
+    // A script that leaves a child of its own running: the whole group must end.
+    let code = format!("sleep 300 &\necho $! > {}\nwait\n", pid_file.display());
+    let mut long = input("Stoppable", Runtime::Bash, &code);
+    long.timeout_secs = 600;
+    let w = room.engine.create_workflow(long).expect("workflow");
+    room.engine
+        .set_runs_on(w.id, on_cluster())
+        .expect("on the cluster");
+    let engine = (*room.engine).clone();
+    let run = tokio::spawn(async move { engine.run_and_wait(w.id).await });
+    taken_by(&workers, 1).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let child: i32 = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            break pid;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the script did not start its child"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let store = room.engine.store().clone();
+    let run_id = store.open_cluster_runs().expect("open")[0].0;
+    let asked = Instant::now();
+    room.engine.stop_run(run_id).await.expect("stopped");
+    let detail = run.await.expect("joined").expect("run");
+    assert_eq!(detail.run.status, RunStatus::Interrupted, "{detail:?}");
+    assert_eq!(detail.run.summary, "Stopped by you");
+    assert!(
+        asked.elapsed() < Duration::from_secs(20),
+        "the stop took {:?}",
+        asked.elapsed()
+    );
+    // The script's own child is gone too.
+    let alive = || nix::sys::signal::kill(nix::unistd::Pid::from_raw(child), None).is_ok();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while alive() {
+        assert!(
+            Instant::now() < deadline,
+            "the script's child {child} outlived the stop"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    room.engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopping_worker_lets_its_attempt_finish_or_hands_it_back_when_the_drain_time_passes() {
+    let server = TemporalDev::start();
+    let room = room(&server, "drain").await;
+    let dir = room.tmp.path();
+    let mut patient = [Worker::start(
+        &server,
+        "drain",
+        "patient",
+        &room.key_file,
+        dir,
+    )];
+    let mut six = input("Six seconds", Runtime::Bash, "sleep 6\necho finished\n");
+    six.timeout_secs = 60;
+    let w = room.engine.create_workflow(six).expect("workflow");
+    room.engine
+        .set_runs_on(w.id, on_cluster())
+        .expect("on the cluster");
+    // SIGTERM a second into the attempt: within the drain time (60 s) it finishes there; the
+    // run's last step goes to a worker still taking work.
+    let engine = (*room.engine).clone();
+    let run = tokio::spawn(async move { engine.run_and_wait(w.id).await });
+    taken_by(&patient, 1).await;
+    let mut steady = Worker::start(&server, "drain", "steady", &room.key_file, dir);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    patient[0].terminate();
+    let detail = run.await.expect("joined").expect("run");
+    assert_eq!(detail.run.status, RunStatus::Succeeded, "{detail:?}");
+    assert_eq!(detail.attempts.len(), 1);
+    assert_eq!(detail.attempts[0].worker.as_deref(), Some("patient"));
+    assert!(detail.attempts[0].stdout.contains("finished"));
+    assert!(
+        patient[0].exited_within(Duration::from_secs(20)),
+        "the worker did not stop"
+    );
+    steady.kill();
+
+    // A worker with two seconds to drain hands a longer attempt back; another takes it.
+    let hasty = [Worker::start_with(
+        &server,
+        "drain",
+        "hasty",
+        &room.key_file,
+        dir,
+        &["--drain", "2"],
+    )];
+    let engine = (*room.engine).clone();
+    let run = tokio::spawn(async move { engine.run_and_wait(w.id).await });
+    taken_by(&hasty, 1).await;
+    let _other = Worker::start(&server, "drain", "other", &room.key_file, dir);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    hasty[0].terminate();
+    let detail = run.await.expect("joined").expect("run");
+    assert_eq!(detail.run.status, RunStatus::Succeeded, "{detail:?}");
+    let ran: Vec<_> = detail
+        .attempts
+        .iter()
+        .map(|a| (a.status, a.worker.clone()))
+        .collect();
+    assert_eq!(
+        ran,
+        [
+            (AttemptStatus::Failed, None),
+            (AttemptStatus::Succeeded, Some("other".to_string()))
+        ],
+        "{:?}",
+        detail.attempts
+    );
+    assert!(
+        detail.attempts[0]
+            .evidence
+            .as_ref()
+            .is_some_and(|e| e.message.contains("handed back")),
+        "{:?}",
+        detail.attempts[0]
+    );
+    room.engine.shutdown().await;
+}
+
+#[test]
+fn a_control_room_that_died_between_marking_a_run_and_starting_it_starts_it_once_when_it_comes_back(
+) {
+    let server = TemporalDev::start();
+    let (tmp, paths) = crate::data_dir();
+    ok(&paths, &["secret", "use-file", "--yes"]);
+    ok(
+        &paths,
+        &["cluster", "connect", &server.address(), "--queue", "marked"],
+    );
+    let key = tmp.path().join("cluster.key");
+    ok(
+        &paths,
+        &["cluster", "key", "--out", key.to_str().expect("path")],
+    );
+    let _worker = Worker::start(&server, "marked", "worker-one", &key, tmp.path());
+    let script = tmp.path().join("s.sh");
+    std::fs::write(&script, "echo once\n").expect("script");
+    ok(
+        &paths,
+        &[
+            "workflow",
+            "create",
+            "--title",
+            "Once",
+            "--runtime",
+            "bash",
+            "--file",
+            script.to_str().expect("path"),
+            "--runs-on",
+            "cluster",
+        ],
+    );
+    // The command's own engine dies right after the run is marked as on the cluster.
+    let out = command(&paths)
+        .env("HEALER_FAILPOINT", "cluster.run_marked")
+        .args(["workflow", "run", "once"])
+        .output()
+        .expect("healer runs");
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("aborting at failpoint cluster.run_marked"));
+    let store = Store::open(&paths.db()).expect("store");
+    assert_eq!(store.open_cluster_runs().expect("open").len(), 1);
+
+    let _room = RoomProcess::start(&paths, &tmp.path().join("daemon.log"));
+    eventually("the run is stored", Duration::from_secs(30), || {
+        store
+            .open_cluster_runs()
+            .map(|r| r.is_empty())
+            .unwrap_or(false)
+    });
+    let w = store.workflow_by_name("once").expect("workflow");
+    let runs = store.list_runs(w.id, None, 10).expect("runs");
+    assert_eq!(runs.len(), 1);
+    let detail = store.run_detail(runs[0].id).expect("detail");
+    assert_eq!(detail.run.status, RunStatus::Succeeded, "{detail:?}");
+    assert_eq!(detail.attempts.len(), 1);
+    assert_eq!(detail.attempts[0].stdout.trim(), "once");
 }

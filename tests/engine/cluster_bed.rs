@@ -138,6 +138,18 @@ impl Worker {
         key_file: &Path,
         dir: &Path,
     ) -> Worker {
+        Worker::start_with(server, queue, name, key_file, dir, &[])
+    }
+
+    /// A worker with more options (`--drain 2`).
+    pub fn start_with(
+        server: &TemporalDev,
+        queue: &str,
+        name: &str,
+        key_file: &Path,
+        dir: &Path,
+        extra: &[&str],
+    ) -> Worker {
         let log = dir.join(format!("{name}.log"));
         let file = std::fs::File::create(&log).expect("log");
         let child = Command::new(env!("CARGO_BIN_EXE_healer"))
@@ -154,6 +166,7 @@ impl Worker {
             .arg(key_file)
             .arg("--cache")
             .arg(dir.join(format!("{name}-cache")))
+            .args(extra)
             .env_remove("HEALER_DATA_DIR")
             .env_remove("HEALER_CLUSTER_KEY")
             .stdout(Stdio::null())
@@ -184,6 +197,24 @@ impl Worker {
 
     pub fn said(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// SIGTERM, as systemd or Kubernetes stop it.
+    pub fn terminate(&self) {
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).expect("pid"));
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("SIGTERM");
+    }
+
+    /// Whether it has exited, waiting up to `patience`.
+    pub fn exited_within(&mut self, patience: Duration) -> bool {
+        let deadline = Instant::now() + patience;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        false
     }
 
     pub fn kill(&mut self) {
