@@ -301,6 +301,8 @@ pub(crate) async fn store_outcome(
     outcome: &RunOutcome,
 ) -> Result<()> {
     let run = services.store.run(run_id)?;
+    // A store cut short by a crash is done again whole: each attempt once.
+    services.store.clear_cluster_attempts(run_id)?;
     for record in &outcome.attempts {
         let attempt_id = services
             .patiently(|store| store.start_attempt(run_id, record.number))
@@ -312,6 +314,7 @@ pub(crate) async fn store_outcome(
         if let Some(worker) = record.outcome.as_ref().map(|o| o.worker.as_str()) {
             services.store.set_attempt_worker(attempt_id, worker)?;
         }
+        crate::failpoint::hit("cluster.attempt_stored");
         if let Err(e) = services.bus.emit(Event::AttemptFinished {
             run_id,
             run_number: run.number,

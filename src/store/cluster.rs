@@ -155,6 +155,19 @@ impl Store {
         })
     }
 
+    /// Forget the attempts stored for a run on the cluster, so that storing its result again
+    /// (after a crash half-way through) writes each attempt once.
+    pub fn clear_cluster_attempts(&self, run_id: i64) -> Result<()> {
+        self.call(|c| {
+            c.execute(
+                "DELETE FROM attempts WHERE run_id = ?1
+                   AND run_id IN (SELECT run_id FROM cluster_runs)",
+                [run_id],
+            )
+        })?;
+        Ok(())
+    }
+
     /// Record which worker ran an attempt.
     pub fn set_attempt_worker(&self, attempt_id: i64, worker: &str) -> Result<()> {
         self.call(|c| {
