@@ -14,7 +14,6 @@ import { ScriptedApp } from "./lib/scriptedApp.mjs";
 
 const STARTUP_ERROR = '[data-testid="startup-error"]';
 const TEMPORAL = process.env.HEALER_TEMPORAL_CLI || path.join(os.homedir(), ".cache/healer/temporal-venv/bin/temporal");
-const el = (id) => ({ "element-6066-11e4-a52e-4f735466cecf": id });
 
 /** Resolves once something accepts connections on 127.0.0.1:port. */
 async function listening(port, timeoutMs) {
@@ -98,19 +97,21 @@ describe("Running on more computers in the real window", { timeout: 300_000 }, (
     writeFileSync(script, "echo exported on $(hostname)\n");
     const created = JSON.parse(await app.cli("workflow", "create", "--title", "Nightly export", "--runtime", "bash", "--file", script, "--json"));
     await session.executeScript(`window.location.hash = ${JSON.stringify(`#/workflows/${created.id}`)};`);
-    const picker = await session.waitFor('select[data-testid="runs-on"]', { timeoutMs: 15_000, what: "the Runs on picker" });
-    await session.click(picker.id);
-    await session.click((await session.waitFor('select[data-testid="runs-on"] option[value="cluster"]')).id);
+    await session.click((await session.waitFor('[data-testid="runs-on-cluster"]', { timeoutMs: 15_000, what: "the Runs on choice" })).id);
     await session.until(async () => JSON.parse(await app.cli("cluster", "status", "--json")).workflows_on_cluster === 1, {
       timeoutMs: 10_000,
       what: "the workflow on the cluster",
     });
-    assert.equal(await session.executeScript("return arguments[0].value;", [el(picker.id)]), "cluster");
+    await session.until(async () => await session.executeScript("return document.querySelector('[data-testid=\"runs-on-cluster\"]').checked;"), {
+      timeoutMs: 10_000,
+      what: "the picker showing the cluster",
+    });
 
     await session.click((await session.waitFor('[data-testid="run-now"]:not([disabled])')).id);
     const row = await session.waitFor('[data-testid="run-row"][data-status="succeeded"]', { timeoutMs: 60_000, what: "the run succeeded" });
-    const expanded = await session.findElements('[data-testid="attempt-worker"]');
-    if (expanded.length === 0) await session.click((await session.findElement('[data-testid="run-row"] .run-summary')).id);
+    // The run opened while it ran; if the window missed that, open it.
+    const summary = await session.findElement('[data-testid="run-row"] .run-summary');
+    if ((await session.getAttribute(summary, "aria-expanded")) !== "true") await session.click(summary);
     const on = await session.waitFor('[data-testid="attempt-worker"]', { timeoutMs: 10_000, what: "the attempt's computer" });
     assert.equal(await session.getText(on.id), "on office-mac");
     const stdout = await session.waitFor('[data-testid="stdout"]');

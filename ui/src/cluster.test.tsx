@@ -64,11 +64,11 @@ test("a workflow is moved to the cluster from its page, its run there can be sto
   ]);
   const running = healer.addRun(w.workflow.id, { status: "running", finished_at: null }, []);
   const { user } = renderApp(`#/workflows/${w.workflow.id}`);
-  const picker = await screen.findByRole("combobox", { name: "Where it runs" });
-  expect(picker).toHaveValue("local");
-  await user.selectOptions(picker, "cluster");
+  const picker = await screen.findByRole("radiogroup", { name: "Where it runs" });
+  expect(within(picker).getByRole("radio", { name: "This computer" })).toBeChecked();
+  await user.click(within(picker).getByRole("radio", { name: "Other computers (healer)" }));
   await waitFor(() => expect(healer.cluster.placement.get(w.workflow.id)).toBe("healer"));
-  expect(picker).toHaveDisplayValue("Other computers (healer)");
+  await waitFor(() => expect(within(picker).getByRole("radio", { name: "Other computers (healer)" })).toBeChecked());
 
   // The open run is on another computer: no live output, and Stop.
   const waiting = await screen.findByTestId("cluster-waiting");
@@ -82,4 +82,6 @@ test("a workflow is moved to the cluster from its page, its run there can be sto
   const attempts = await screen.findAllByTestId("attempt");
   expect(attempts[0]).toHaveTextContent("The worker running it was lost; it ran again on another worker");
   expect(within(attempts[1]).getByTestId("attempt-worker")).toHaveTextContent("on rack-2");
+  // Its whole output stayed on that computer: nothing to download here.
+  expect(within(attempts[1]).queryByTestId("download-stdout")).toBeNull();
 });

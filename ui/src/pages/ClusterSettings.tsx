@@ -17,7 +17,7 @@ function QueueList({ queue, now }: { queue: QueueWorkers; now: number }) {
   return (
     <div className="cluster-queue" data-testid="cluster-queue" data-queue={queue.queue}>
       <h3 className="cluster-queue-title">
-        Work sent to <span className="mono">{queue.queue}</span>
+        Work sent to “{queue.queue}”
       </h3>
       {queue.workers.length === 0 ? (
         <p className="muted" data-testid="no-workers">

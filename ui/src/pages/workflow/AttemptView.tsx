@@ -124,6 +124,8 @@ export function AttemptView({ attempt, runId }: { attempt: Attempt; runId: numbe
   const live = useLiveLog(runId, attempt.number);
   const end = attemptEnd(attempt);
   const cls = attempt.status === "succeeded" ? null : attempt.class;
+  // The whole output is kept on this computer only for attempts that ran here.
+  const download = attempt.worker ? undefined : { runId, attempt: attempt.number };
 
   return (
     <li className="attempt" data-testid="attempt" data-class={cls ?? ""} data-status={attempt.status}>
@@ -169,8 +171,8 @@ export function AttemptView({ attempt, runId }: { attempt: Attempt; runId: numbe
         <LiveLogs log={live ?? { stdout: attempt.stdout, stderr: attempt.stderr, droppedStdout: 0, droppedStderr: 0 }} />
       ) : (
         <div className="logs">
-          <LogPane stream="stdout" text={attempt.stdout} cutBytes={attempt.stdout_cut} startAtEnd={live !== undefined} download={{ runId, attempt: attempt.number }} />
-          <LogPane stream="stderr" text={attempt.stderr} cutBytes={attempt.stderr_cut} startAtEnd={live !== undefined} download={{ runId, attempt: attempt.number }} />
+          <LogPane stream="stdout" text={attempt.stdout} cutBytes={attempt.stdout_cut} startAtEnd={live !== undefined} download={download} />
+          <LogPane stream="stderr" text={attempt.stderr} cutBytes={attempt.stderr_cut} startAtEnd={live !== undefined} download={download} />
         </div>
       )}
 

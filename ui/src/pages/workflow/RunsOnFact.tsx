@@ -21,19 +21,38 @@ export function RunsOnFact({ workflowId }: { workflowId: number }) {
     );
   }
   const queue = onCluster ? current.queue : (connected?.queue ?? "");
+  const pick = (cluster: boolean) => {
+    if (cluster === onCluster || choose.isPending) return;
+    choose.mutate(cluster ? { kind: "cluster", queue: "" } : { kind: "local" });
+  };
   return (
     <>
-      <select
-        className="input runs-on-select"
-        aria-label="Where it runs"
-        value={onCluster ? "cluster" : "local"}
-        disabled={choose.isPending}
-        onChange={(e) => choose.mutate(e.target.value === "cluster" ? { kind: "cluster", queue: "" } : { kind: "local" })}
-        data-testid="runs-on"
-      >
-        <option value="local">This computer</option>
-        <option value="cluster">Other computers ({queue})</option>
-      </select>
+      <div className="runs-on-choices" role="radiogroup" aria-label="Where it runs" data-testid="runs-on">
+        <label className="schedule-choice">
+          <input
+            type="radio"
+            name={`runs-on-${workflowId}`}
+            checked={!onCluster}
+            disabled={choose.isPending}
+            onChange={() => pick(false)}
+            data-testid="runs-on-local"
+          />
+          <span>This computer</span>
+        </label>
+        <label className="schedule-choice">
+          <input
+            type="radio"
+            name={`runs-on-${workflowId}`}
+            checked={onCluster}
+            disabled={choose.isPending}
+            onChange={() => pick(true)}
+            data-testid="runs-on-cluster"
+          />
+          <span>
+            Other computers <span className="muted">({queue})</span>
+          </span>
+        </label>
+      </div>
       {choose.isError && <InlineError lead="Where it runs wasn't changed." error={choose.error} />}
     </>
   );
