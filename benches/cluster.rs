@@ -15,7 +15,7 @@ mod cluster_bed;
 
 use std::time::{Duration, Instant};
 
-use cluster_bed::{room, TemporalDev, Worker};
+use cluster_bed::{room, TemporalDev};
 use figures::{Figures, Goal};
 use healer::cluster::RunsOn;
 use healer::workflow::{RetryPolicy, RunStatus, Runtime, Schedule, WorkflowInput};
@@ -64,20 +64,8 @@ fn main() {
         let server = TemporalDev::start();
         let room = room(&server, "bench").await;
         let workers = [
-            Worker::start(
-                &server,
-                "bench",
-                "bench-one",
-                &room.key_file,
-                room.tmp.path(),
-            ),
-            Worker::start(
-                &server,
-                "bench",
-                "bench-two",
-                &room.key_file,
-                room.tmp.path(),
-            ),
+            room.worker(&server, "bench-one"),
+            room.worker(&server, "bench-two"),
         ];
         added(&figures, &room.engine).await;
         rate(&figures, &room.engine).await;

@@ -19,7 +19,7 @@ use super::flow::{run_id_for, AttemptRecord, HealerRun, RunInput, RunOutcome, LO
 use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::failure::Evidence;
-use crate::scheduler::attempts::{conclude, secrets_for_run, Concluded};
+use crate::scheduler::attempts::{conclude, end_without_verdict, secrets_for_run, Concluded};
 use crate::services::Services;
 use crate::store::AttemptEnd;
 use crate::workflow::{EnvVar, RunStatus, ScriptVersion, Workflow};
@@ -118,23 +118,8 @@ pub(crate) async fn execute_run(
             run = run_id,
             "a run on the cluster could not be carried out: {e}"
         );
-        let title = services
-            .store
-            .workflow(workflow_id)
-            .map(|w| w.title)
-            .unwrap_or_default();
-        services
-            .record_run_end(crate::services::RunEnd {
-                run_id,
-                workflow_id,
-                title,
-                attempt: None,
-                status: RunStatus::Failed,
-                class: None,
-                signature: None,
-                summary: format!("Healer could not run it on the cluster: {e}"),
-            })
-            .await;
+        let summary = format!("Healer could not run it on the cluster: {e}");
+        end_without_verdict(services, run_id, workflow_id, RunStatus::Failed, summary).await;
     }
 }
 
@@ -276,18 +261,15 @@ pub(crate) async fn wait_and_store(
     match outcome {
         Ok(outcome) => store_outcome(services, &workflow, run_id, &outcome).await,
         Err(why) => {
-            services
-                .record_run_end(crate::services::RunEnd {
-                    run_id,
-                    workflow_id,
-                    title: workflow.title.clone(),
-                    attempt: None,
-                    status: RunStatus::Interrupted,
-                    class: None,
-                    signature: None,
-                    summary: format!("Not finished: {why}"),
-                })
-                .await;
+            let summary = format!("Not finished: {why}");
+            end_without_verdict(
+                services,
+                run_id,
+                workflow_id,
+                RunStatus::Interrupted,
+                summary,
+            )
+            .await;
             Ok(())
         }
     }
@@ -332,18 +314,15 @@ pub(crate) async fn store_outcome(
     }
     let attempts = u32::try_from(outcome.attempts.len()).unwrap_or(u32::MAX);
     if outcome.stopped {
-        services
-            .record_run_end(crate::services::RunEnd {
-                run_id,
-                workflow_id: workflow.id,
-                title: workflow.title.clone(),
-                attempt: None,
-                status: RunStatus::Interrupted,
-                class: None,
-                signature: None,
-                summary: "Stopped by you".to_string(),
-            })
-            .await;
+        let summary = "Stopped by you".to_string();
+        end_without_verdict(
+            services,
+            run_id,
+            workflow.id,
+            RunStatus::Interrupted,
+            summary,
+        )
+        .await;
         return Ok(());
     }
     let last = outcome.attempts.last();

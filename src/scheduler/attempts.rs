@@ -32,24 +32,37 @@ pub(crate) async fn execute_run(
     }
     if let Err(e) = try_execute_run(services, run_id, workflow_id, permit).await {
         tracing::error!(run = run_id, "run failed inside Healer: {e}");
-        let title = services
-            .store
-            .workflow(workflow_id)
-            .map(|w| w.title)
-            .unwrap_or_default();
-        services
-            .record_run_end(RunEnd {
-                run_id,
-                workflow_id,
-                title,
-                attempt: None,
-                status: RunStatus::Failed,
-                class: None,
-                signature: None,
-                summary: format!("Healer could not run it: {e}"),
-            })
-            .await;
+        let summary = format!("Healer could not run it: {e}");
+        end_without_verdict(services, run_id, workflow_id, RunStatus::Failed, summary).await;
     }
+}
+
+/// End a run that got no verdict of its own — Healer could not run it, it was stopped, its
+/// record is gone from the cluster — with `status` and the sentence that says why.
+pub(crate) async fn end_without_verdict(
+    services: &Arc<Services>,
+    run_id: i64,
+    workflow_id: i64,
+    status: RunStatus,
+    summary: String,
+) {
+    let title = services
+        .store
+        .workflow(workflow_id)
+        .map(|w| w.title)
+        .unwrap_or_default();
+    services
+        .record_run_end(RunEnd {
+            run_id,
+            workflow_id,
+            title,
+            attempt: None,
+            status,
+            class: None,
+            signature: None,
+            summary,
+        })
+        .await;
 }
 
 async fn try_execute_run(

@@ -26,20 +26,8 @@ fn on_cluster() -> RunsOn {
 async fn forty_runs_all_succeed_on_two_workers_and_each_attempt_names_its_worker() {
     let server = TemporalDev::start();
     let room = room(&server, "forty").await;
-    let _one = Worker::start(
-        &server,
-        "forty",
-        "worker-one",
-        &room.key_file,
-        room.tmp.path(),
-    );
-    let _two = Worker::start(
-        &server,
-        "forty",
-        "worker-two",
-        &room.key_file,
-        room.tmp.path(),
-    );
+    let _one = room.worker(&server, "worker-one");
+    let _two = room.worker(&server, "worker-two");
     let mut ids = Vec::new();
     for n in 0..4 {
         let w = room
@@ -96,20 +84,8 @@ async fn a_worker_killed_during_a_20_second_attempt_is_replaced_and_the_run_succ
     let server = TemporalDev::start();
     let room = room(&server, "killed").await;
     let mut workers = [
-        Worker::start(
-            &server,
-            "killed",
-            "worker-one",
-            &room.key_file,
-            room.tmp.path(),
-        ),
-        Worker::start(
-            &server,
-            "killed",
-            "worker-two",
-            &room.key_file,
-            room.tmp.path(),
-        ),
+        room.worker(&server, "worker-one"),
+        room.worker(&server, "worker-two"),
     ];
     let code = "import time\nprint('working', flush=True)\ntime.sleep(20)\nprint('done')\n";
     let mut long = input("Twenty seconds", Runtime::Python3, code);
@@ -168,13 +144,7 @@ async fn a_worker_killed_during_a_20_second_attempt_is_replaced_and_the_run_succ
 async fn a_canary_in_a_scripts_environment_and_output_is_nowhere_in_temporals_database() {
     let server = TemporalDev::start();
     let room = room(&server, "canary").await;
-    let _worker = Worker::start(
-        &server,
-        "canary",
-        "worker-one",
-        &room.key_file,
-        room.tmp.path(),
-    );
+    let _worker = room.worker(&server, "worker-one");
     let canary = format!("CANARY-{}", uuid_like());
     let hidden = format!("HIDDEN-{}", uuid_like());
     let in_code = format!("CODE-{}", uuid_like());
@@ -319,20 +289,30 @@ impl Drop for RoomProcess {
     }
 }
 
-#[test]
-fn the_control_room_killed_with_ten_runs_in_flight_stores_each_once_after_its_restart() {
-    let server = TemporalDev::start();
+/// A data folder connected to `server` as a person does it, with the commands; the key
+/// file the workers get.
+fn connected_by_hand(
+    server: &TemporalDev,
+    queue: &str,
+) -> (tempfile::TempDir, Paths, std::path::PathBuf) {
     let (tmp, paths) = crate::data_dir();
     ok(&paths, &["secret", "use-file", "--yes"]);
     ok(
         &paths,
-        &["cluster", "connect", &server.address(), "--queue", "ten"],
+        &["cluster", "connect", &server.address(), "--queue", queue],
     );
     let key = tmp.path().join("cluster.key");
     ok(
         &paths,
         &["cluster", "key", "--out", key.to_str().expect("path")],
     );
+    (tmp, paths, key)
+}
+
+#[test]
+fn the_control_room_killed_with_ten_runs_in_flight_stores_each_once_after_its_restart() {
+    let server = TemporalDev::start();
+    let (tmp, paths, key) = connected_by_hand(&server, "ten");
     let _one = Worker::start(&server, "ten", "worker-one", &key, tmp.path());
     let _two = Worker::start(&server, "ten", "worker-two", &key, tmp.path());
     let script = tmp.path().join("s.py");
@@ -538,13 +518,7 @@ async fn taken_by(workers: &[Worker], number: u32) -> usize {
 async fn stop_on_a_run_on_the_cluster_ends_the_scripts_processes_on_the_worker() {
     let server = TemporalDev::start();
     let room = room(&server, "stop").await;
-    let workers = [Worker::start(
-        &server,
-        "stop",
-        "worker-one",
-        &room.key_file,
-        room.tmp.path(),
-    )];
+    let workers = [room.worker(&server, "worker-one")];
     let pid_file = room.tmp.path().join("child.pid");
     // A script that leaves a child of its own running: the whole group must end.
     let code = format!("sleep 300 &\necho $! > {}\nwait\n", pid_file.display());
@@ -601,13 +575,7 @@ async fn a_stopping_worker_lets_its_attempt_finish_or_hands_it_back_when_the_dra
     let server = TemporalDev::start();
     let room = room(&server, "drain").await;
     let dir = room.tmp.path();
-    let mut patient = [Worker::start(
-        &server,
-        "drain",
-        "patient",
-        &room.key_file,
-        dir,
-    )];
+    let mut patient = [room.worker(&server, "patient")];
     let mut six = input("Six seconds", Runtime::Bash, "sleep 6\necho finished\n");
     six.timeout_secs = 60;
     let w = room.engine.create_workflow(six).expect("workflow");
@@ -619,7 +587,7 @@ async fn a_stopping_worker_lets_its_attempt_finish_or_hands_it_back_when_the_dra
     let engine = (*room.engine).clone();
     let run = tokio::spawn(async move { engine.run_and_wait(w.id).await });
     taken_by(&patient, 1).await;
-    let mut steady = Worker::start(&server, "drain", "steady", &room.key_file, dir);
+    let mut steady = room.worker(&server, "steady");
     tokio::time::sleep(Duration::from_secs(1)).await;
     patient[0].terminate();
     let detail = run.await.expect("joined").expect("run");
@@ -645,7 +613,7 @@ async fn a_stopping_worker_lets_its_attempt_finish_or_hands_it_back_when_the_dra
     let engine = (*room.engine).clone();
     let run = tokio::spawn(async move { engine.run_and_wait(w.id).await });
     taken_by(&hasty, 1).await;
-    let _other = Worker::start(&server, "drain", "other", &room.key_file, dir);
+    let _other = room.worker(&server, "other");
     tokio::time::sleep(Duration::from_secs(1)).await;
     hasty[0].terminate();
     let detail = run.await.expect("joined").expect("run");
@@ -679,17 +647,7 @@ async fn a_stopping_worker_lets_its_attempt_finish_or_hands_it_back_when_the_dra
 fn a_control_room_that_died_before_starting_a_run_or_while_storing_it_finishes_each_once_when_it_comes_back(
 ) {
     let server = TemporalDev::start();
-    let (tmp, paths) = crate::data_dir();
-    ok(&paths, &["secret", "use-file", "--yes"]);
-    ok(
-        &paths,
-        &["cluster", "connect", &server.address(), "--queue", "marked"],
-    );
-    let key = tmp.path().join("cluster.key");
-    ok(
-        &paths,
-        &["cluster", "key", "--out", key.to_str().expect("path")],
-    );
+    let (tmp, paths, key) = connected_by_hand(&server, "marked");
     let _worker = Worker::start(&server, "marked", "worker-one", &key, tmp.path());
     let script = tmp.path().join("s.sh");
     std::fs::write(&script, "echo once\n").expect("script");

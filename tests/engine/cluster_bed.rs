@@ -235,6 +235,14 @@ pub struct Room {
     pub tmp: tempfile::TempDir,
     pub engine: Engine,
     pub key_file: PathBuf,
+    pub queue: String,
+}
+
+impl Room {
+    /// A worker on the room's queue, with its key.
+    pub fn worker(&self, server: &TemporalDev, name: &str) -> Worker {
+        Worker::start(server, &self.queue, name, &self.key_file, self.tmp.path())
+    }
 }
 
 pub fn keep(paths: &Paths) -> Keep {
@@ -266,6 +274,7 @@ pub async fn room(server: &TemporalDev, queue: &str) -> Room {
         tmp,
         engine,
         key_file,
+        queue: queue.to_string(),
     }
 }
 
