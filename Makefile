@@ -68,6 +68,6 @@ faults:
 
 # Every benchmark's figures, then one table: each figure, its target, met or not (the list is
 # the [[bench]] targets of Cargo.toml; `make test` runs each in quick mode, so that one which no
-# longer runs fails the tests).
-bench:
+# longer runs fails the tests). Setup first: the cluster's figures need the Temporal CLI.
+bench: setup-test
 	bash scripts/bench.sh
