@@ -147,6 +147,22 @@ pub fn redact_option(text: Option<String>) -> Option<String> {
     text.map(redact_owned)
 }
 
+/// Write `bytes` to `path` readable and writable by its owner only (an older file of that name
+/// is made private too), and sync it: the secrets file, its key, a cluster key for workers.
+pub fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

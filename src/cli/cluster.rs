@@ -172,9 +172,7 @@ pub async fn worker(args: WorkerArgs) -> Result<bool> {
     let _log = healer::logging::init("info", None);
     let key = cluster::worker_key(args.key_file.as_deref())?;
     let name = args.name.unwrap_or_else(|| {
-        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .map(|h| h.trim().to_string())
-            .unwrap_or_else(|_| "worker".to_string());
+        let host = cluster::connection::host_name().unwrap_or_else(|| "worker".to_string());
         format!("{host}-{}", std::process::id())
     });
     let setup = WorkerSetup {

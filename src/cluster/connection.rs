@@ -212,18 +212,14 @@ pub async fn queue_workers(client: &Client, namespace: &str, queue: &str) -> Res
 
 /// Write the cluster key to `path` for a worker, readable and writable by its owner only.
 pub fn write_key_file(path: &std::path::Path, key: &ClusterKey) -> Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let error = |e| Error::io(format!("cannot write {}", path.display()), e);
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(error)?;
-    // An older file of that name keeps its mode through `open`: made private here.
-    file.set_permissions(std::fs::Permissions::from_mode(0o600))
-        .map_err(error)?;
-    file.write_all(key.to_text().as_bytes()).map_err(error)
+    crate::secrets::write_private(path, key.to_text().as_bytes())
+        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
+}
+
+/// This machine's name (for the control room's identity and a worker's default name).
+pub fn host_name() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
 }

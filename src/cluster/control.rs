@@ -65,9 +65,7 @@ fn poisoned<T>(_: T) -> Error {
 }
 
 fn identity() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_else(|_| "this computer".to_string());
+    let host = super::connection::host_name().unwrap_or_else(|| "this computer".to_string());
     format!("healer control room on {host}")
 }
 

@@ -17,7 +17,6 @@ use temporalio_client::schedules::{
 use temporalio_client::{Client, WorkflowListOptions};
 use tokio_util::sync::CancellationToken;
 
-use super::connection::control_key;
 use super::control::{client, run_input, settings, wait_and_store};
 use super::flow::{schedule_id_for, HealerRun};
 use crate::error::{Error, Result};
@@ -107,24 +106,37 @@ async fn sync(
         return Ok(None);
     };
     let version = services.store.active_version(workflow_id)?;
-    let input = run_input(services, &workflow, &version, 0, None).await?;
     let paused = workflow.status == WorkflowStatus::Paused;
     let schedule_id = schedule_id_for(services.instance(), workflow_id);
-    // What the schedule is made of, keyed with the cluster key: a change to any of it (a new
-    // version, a secret, the schedule) is seen, and the fingerprint tells nothing by itself.
-    let key = control_key(&services.llm.keep(), services.instance())?;
-    let mut hash = Sha256::new();
-    hash.update(key.to_text().as_bytes());
-    hash.update(serde_json::to_vec(&input).map_err(|e| Error::Internal(e.to_string()))?);
-    hash.update(
-        serde_json::to_vec(&workflow.schedule).map_err(|e| Error::Internal(e.to_string()))?,
-    );
-    hash.update([u8::from(paused)]);
-    hash.update(queue.as_bytes());
-    let fingerprint = format!("{:x}", hash.finalize());
+    // What the schedule is made of, from the store alone (this runs every few seconds): the
+    // workflow's settings, its version, its environment's lock, its secrets by name and when
+    // each was saved — never their values, so nothing is read from the keyring until the
+    // schedule must change.
+    let secrets = services.store.workflow_secrets(workflow_id)?;
+    let environment = services
+        .store
+        .environment(workflow_id)?
+        .map(|r| (r.ok, r.requirements, r.lock));
+    let made_of = serde_json::to_vec(&(
+        &workflow.title,
+        &workflow.schedule,
+        &workflow.runtime,
+        &workflow.entry,
+        &workflow.env,
+        workflow.timeout_secs,
+        &workflow.retry,
+        version.id,
+        &secrets,
+        environment,
+        paused,
+        queue,
+    ))
+    .map_err(|e| Error::Internal(e.to_string()))?;
+    let fingerprint = format!("{:x}", Sha256::digest(made_of));
     if kept.as_ref().is_some_and(|k| k.fingerprint == fingerprint) {
         return Ok(kept);
     }
+    let input = run_input(services, &workflow, &version, 0, None).await?;
     let window = catch_up_window(&workflow.schedule);
     let action = ScheduleAction::start_workflow(HealerRun::run, input, queue, schedule_id.clone());
     let handle = client.get_schedule_handle(schedule_id.clone());

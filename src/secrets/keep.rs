@@ -10,9 +10,8 @@
 //! plain-text fallback, it is no defence against malware running as you.
 
 use std::collections::BTreeMap;
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::fs::File;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -329,16 +328,7 @@ fn open(cipher: &Aes256Gcm, name: &str, sealed: &str) -> Result<String, KeepErro
 }
 
 fn write_private(path: &Path, bytes: &[u8]) -> Result<(), KeepError> {
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(file_error)?;
-    file.write_all(bytes)
-        .and_then(|()| file.sync_all())
-        .map_err(file_error)
+    super::write_private(path, bytes).map_err(file_error)
 }
 
 fn file_error(e: std::io::Error) -> KeepError {
