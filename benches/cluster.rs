@@ -1,6 +1,8 @@
 //! Figures for running on a Temporal cluster (issue 26), printed (not asserted), against a real
 //! Temporal dev server on 127.0.0.1 and real `healer worker` processes:
-//! 1. the time a cluster attempt adds over a local one (median run, a script that does nothing);
+//! 1. the time a cluster attempt adds over a local one (median run, a script that does nothing,
+//!    runs one at a time as a person's come, Temporal's SQLite kept as Healer keeps its own;
+//!    shown beside it: the same runs back to back, and on the dev server's own SQLite settings);
 //! 2. attempts per second with two workers for a 100 ms script.
 //!
 //! `cargo bench --bench cluster` (or `make bench`; `HEALER_BENCH_QUICK=1`: a few rounds).
@@ -15,7 +17,7 @@ mod cluster_bed;
 
 use std::time::{Duration, Instant};
 
-use cluster_bed::{room, TemporalDev};
+use cluster_bed::{room, TemporalDev, HEALERS_SQLITE};
 use figures::{Figures, Goal};
 use healer::cluster::RunsOn;
 use healer::workflow::{RetryPolicy, RunStatus, Runtime, Schedule, WorkflowInput};
@@ -32,6 +34,8 @@ pub fn data_dir() -> (tempfile::TempDir, Paths) {
 const ADDED: &str = "time a cluster attempt adds over a local one, median";
 const LOCAL: &str = "local run, median";
 const CLUSTER: &str = "cluster run, median";
+const BACK_TO_BACK: &str = "cluster run back to back, median";
+const AS_SHIPPED: &str = "cluster run, dev server syncing every commit, median";
 const RATE: &str = "attempts per second, two workers, 100 ms script";
 
 fn input(title: &str, code: &str) -> WorkflowInput {
@@ -56,26 +60,48 @@ fn main() {
             LOCAL.to_string(),
             CLUSTER.to_string(),
             ADDED.to_string(),
+            BACK_TO_BACK.to_string(),
             RATE.to_string(),
+            AS_SHIPPED.to_string(),
         ],
     );
     println!("Healer on a Temporal cluster (dev server on 127.0.0.1, two workers)");
     runtime.block_on(async {
-        let server = TemporalDev::start();
-        let room = room(&server, "bench").await;
+        // Temporal's SQLite kept as Healer keeps its own, so that the two sides pay the same
+        // for durability and the difference is what the cluster adds.
+        let server = TemporalDev::start_with(HEALERS_SQLITE);
+        let tuned = room(&server, "bench").await;
         let workers = [
-            room.worker(&server, "bench-one"),
-            room.worker(&server, "bench-two"),
+            tuned.worker(&server, "bench-one"),
+            tuned.worker(&server, "bench-two"),
         ];
-        added(&figures, &room.engine).await;
-        rate(&figures, &room.engine).await;
-        room.engine.shutdown().await;
+        let (local, remote) = two_workflows(&tuned.engine).await;
+        added(&figures, &tuned.engine, local, remote).await;
+        back_to_back(&figures, &tuned.engine, remote).await;
+        rate(&figures, &tuned.engine).await;
+        tuned.engine.shutdown().await;
         drop(workers);
+        drop(server);
+
+        // The same runs on the dev server as it comes, whose SQLite syncs at every commit.
+        let server = TemporalDev::start();
+        let plain = room(&server, "bench").await;
+        let _worker = plain.worker(&server, "bench-one");
+        let (_, remote) = two_workflows(&plain.engine).await;
+        let mut times = spaced(&plain.engine, remote, figures::size(20, 2)).await;
+        println!("\n3. The cluster run again, on the dev server's own SQLite settings");
+        figures.report(AS_SHIPPED, ms(median(&mut times)), "ms", Goal::Shown);
+        plain.engine.shutdown().await;
     });
 }
 
-async fn added(figures: &Figures, engine: &healer::Engine) {
-    let n = figures::size(40, 3);
+/// Time between one run and the next when runs come one at a time, as a person's do (a schedule,
+/// Run now): long enough that a run never waits on what the previous one left Temporal to do.
+const APART: Duration = Duration::from_millis(300);
+
+/// A workflow that runs here and one that runs on the cluster, both a script that does
+/// nothing, each run once to warm its path (the worker's first workflow task, SQLite pages).
+async fn two_workflows(engine: &healer::Engine) -> (i64, i64) {
     let local = engine
         .create_workflow(input("Local", "true\n"))
         .expect("local");
@@ -90,24 +116,58 @@ async fn added(figures: &Figures, engine: &healer::Engine) {
             },
         )
         .expect("on the cluster");
-    // Warm both paths (the worker's first workflow task, SQLite pages).
     for w in [local.id, remote.id] {
         let _ = engine.run_and_wait(w).await;
     }
+    (local.id, remote.id)
+}
+
+async fn added(figures: &Figures, engine: &healer::Engine, local: i64, remote: i64) {
+    let n = figures::size(40, 3);
     let (mut at_home, mut away) = (Vec::new(), Vec::new());
     for _ in 0..n {
-        for (w, times) in [(local.id, &mut at_home), (remote.id, &mut away)] {
-            let t = Instant::now();
-            let detail = engine.run_and_wait(w).await.expect("run");
-            times.push(t.elapsed());
-            assert_eq!(detail.run.status, RunStatus::Succeeded, "{detail:?}");
-        }
+        at_home.extend(spaced(engine, local, 1).await);
+        away.extend(spaced(engine, remote, 1).await);
     }
     let (l, c) = (median(&mut at_home), median(&mut away));
-    println!("\n1. One run of a script that does nothing (median of {n})");
+    println!(
+        "\n1. One run of a script that does nothing, runs {} ms apart (median of {n})",
+        APART.as_millis()
+    );
     figures.report(LOCAL, ms(l), "ms", Goal::Shown);
     figures.report(CLUSTER, ms(c), "ms", Goal::Shown);
     figures.report(ADDED, ms(c.saturating_sub(l)), "ms", Goal::AtMost(50.0));
+}
+
+/// The cluster's runs with no pause between them. The dev server keeps its history in one
+/// shard and reads that shard's task queue at most 20 times a second (Temporal's default
+/// history.transferProcessorMaxPollRPS, per shard); a run needs a few such reads, so runs back
+/// to back soon wait on the limit, where a cluster with many shards spreads them.
+async fn back_to_back(figures: &Figures, engine: &healer::Engine, remote: i64) {
+    let mut times = Vec::new();
+    for _ in 0..figures::size(40, 3) {
+        times.push(timed_run(engine, remote).await);
+    }
+    println!("\n   The cluster run again, back to back on the dev server's one shard");
+    figures.report(BACK_TO_BACK, ms(median(&mut times)), "ms", Goal::Shown);
+}
+
+/// `n` runs of `workflow`, each after a pause of [`APART`], timed.
+async fn spaced(engine: &healer::Engine, workflow: i64, n: usize) -> Vec<Duration> {
+    let mut times = Vec::new();
+    for _ in 0..n {
+        tokio::time::sleep(APART).await;
+        times.push(timed_run(engine, workflow).await);
+    }
+    times
+}
+
+async fn timed_run(engine: &healer::Engine, workflow: i64) -> Duration {
+    let t = Instant::now();
+    let detail = engine.run_and_wait(workflow).await.expect("run");
+    let took = t.elapsed();
+    assert_eq!(detail.run.status, RunStatus::Succeeded, "{detail:?}");
+    took
 }
 
 async fn rate(figures: &Figures, engine: &healer::Engine) {

@@ -23,6 +23,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use temporalio_sdk::runtime::worker_tuner::{FixedSizeSlotSupplier, TunerHolder};
+use temporalio_sdk::runtime::PollerBehavior;
 use temporalio_sdk::{Runtime, Worker, WorkerOptions};
 
 pub use codec::ClusterKey;
@@ -59,6 +60,15 @@ pub struct WorkerSetup {
 /// The default drain time after SIGTERM.
 pub const DEFAULT_DRAIN: Duration = Duration::from_secs(60);
 
+/// How many polls for attempts a worker keeps open with `slots` attempts at once. Each open poll
+/// holds one of the slots; the ones left free let Temporal hand the attempt a run has just
+/// scheduled straight back to the worker that scheduled it (eager execution: one trip through
+/// the queue fewer). With every slot held by a poll (the SDK's default of five pollers against
+/// four slots) that never happens.
+fn attempt_pollers(slots: usize) -> PollerBehavior {
+    PollerBehavior::SimpleMaximum((slots / 2).max(1))
+}
+
 /// Run a worker until SIGTERM or Ctrl-C (then drain). `ready` is called once it polls.
 pub async fn run_worker(setup: WorkerSetup, key: ClusterKey, ready: impl FnOnce()) -> Result<()> {
     let runtime = Runtime::from_current_tokio(Default::default())
@@ -82,6 +92,7 @@ pub async fn run_worker(setup: WorkerSetup, key: ClusterKey, ready: impl FnOnce(
         .default_heartbeat_throttle_interval(flow::HEARTBEAT_EVERY)
         .client_identity_override(setup.name.clone())
         .tuner(tuner)
+        .activity_task_poller_behavior(attempt_pollers(slots))
         .graceful_shutdown_period(setup.drain)
         .build();
     let mut worker = Worker::new(&runtime, client, options)

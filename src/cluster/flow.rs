@@ -154,6 +154,11 @@ impl HealerRun {
         let mut number = 1;
         loop {
             let options = ActivityOptions::with_start_to_close_timeout(limit + SETUP_ALLOWANCE)
+                // Named, not left empty: the SDK hands an attempt straight back to the worker
+                // that scheduled it (eager execution, one dispatch fewer) only when the queue
+                // named is its own; an empty name means the same queue to the server but not
+                // to that check.
+                .task_queue(ctx.task_queue().to_string())
                 .heartbeat_timeout(HEARTBEAT_TIMEOUT)
                 // Temporal does not retry an attempt itself: the run decides, and records it.
                 .retry_policy(TemporalRetry::builder().maximum_attempts(1).build())

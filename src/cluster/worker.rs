@@ -130,7 +130,12 @@ impl RunActivities {
             runner::execute(&spec, move |id| seen.store(id, Ordering::SeqCst), None).await
         });
         tokio::pin!(task);
-        let mut beat = tokio::time::interval(HEARTBEAT_EVERY);
+        // The first beat one period in: Temporal counts the attempt as started already, and a
+        // beat at once would cost every attempt a round trip before it can report.
+        let mut beat = tokio::time::interval_at(
+            tokio::time::Instant::now() + HEARTBEAT_EVERY,
+            HEARTBEAT_EVERY,
+        );
         let execution = loop {
             tokio::select! {
                 done = &mut task => break done,

@@ -38,6 +38,17 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// Temporal's SQLite kept the way Healer keeps its own store (write-ahead log, synced at
+/// checkpoints rather than at every commit): the dev server otherwise syncs every write.
+/// For the benchmark's like-for-like figure; the tests run the dev server as it comes.
+#[allow(dead_code)]
+pub const HEALERS_SQLITE: &[&str] = &[
+    "--sqlite-pragma",
+    "journal_mode=wal",
+    "--sqlite-pragma",
+    "synchronous=normal",
+];
+
 /// `temporal server start-dev` on a free port with its own SQLite file; ended when dropped.
 pub struct TemporalDev {
     child: Child,
@@ -48,6 +59,11 @@ pub struct TemporalDev {
 
 impl TemporalDev {
     pub fn start() -> TemporalDev {
+        TemporalDev::start_with(&[])
+    }
+
+    /// With more of `temporal server start-dev`'s options (such as [`HEALERS_SQLITE`]).
+    pub fn start_with(extra: &[&str]) -> TemporalDev {
         let dir = tempfile::tempdir().expect("tmp");
         let db = dir.path().join("temporal.db");
         for _ in 0..3 {
@@ -58,6 +74,7 @@ impl TemporalDev {
                 .arg("--db-filename")
                 .arg(&db)
                 .args(["--log-level", "error"])
+                .args(extra)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
