@@ -208,6 +208,10 @@ impl RunActivities {
         let parsed = deps::parse_requirements(ecosystem, &requirements.join("\n"))
             .map_err(|e| format!("a package Healer cannot install: {e}"))?;
         std::fs::create_dir_all(&folder).map_err(|e| e.to_string())?;
+        tracing::info!(
+            "installing {} into a new environment (kept for later attempts that need the same)",
+            requirements.join(", ")
+        );
         let build = deps::build(
             ecosystem,
             &folder,

@@ -310,6 +310,68 @@ fn connected_by_hand(
 }
 
 #[test]
+fn a_workflows_packages_are_installed_on_the_worker_once_and_kept_for_its_next_runs() {
+    let server = TemporalDev::start();
+    let (tmp, paths, key) = connected_by_hand(&server, "packages");
+    let worker = Worker::start(&server, "packages", "worker-one", &key, tmp.path());
+    let script = tmp.path().join("s.py");
+    std::fs::write(
+        &script,
+        "import tomli\nfrom importlib.metadata import version\nprint('tomli', version('tomli'), tomli.loads('a = 1'))\n",
+    )
+    .expect("script");
+    ok(
+        &paths,
+        &[
+            "workflow",
+            "create",
+            "--title",
+            "Reads TOML",
+            "--runtime",
+            "python3",
+            "--file",
+            script.to_str().expect("path"),
+            "--package",
+            "tomli==2.0.1",
+            "--runs-on",
+            "cluster",
+        ],
+    );
+    for _ in 0..2 {
+        let out = command(&paths)
+            .args(["workflow", "run", "reads-toml"])
+            .output()
+            .expect("healer runs");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    let store = Store::open(&paths.db()).expect("store");
+    let w = store.workflow_by_name("reads-toml").expect("workflow");
+    let runs = store.list_runs(w.id, None, 10).expect("runs");
+    assert_eq!(runs.len(), 2);
+    for run in runs {
+        let detail = store.run_detail(run.id).expect("detail");
+        assert_eq!(detail.run.status, RunStatus::Succeeded, "{detail:?}");
+        assert_eq!(
+            detail.attempts[0].stdout.trim(),
+            "tomli 2.0.1 {'a': 1}",
+            "{detail:?}"
+        );
+        assert_eq!(detail.attempts[0].worker.as_deref(), Some("worker-one"));
+    }
+    // Installed once, on the worker (the machine's own Python has no tomli).
+    assert_eq!(
+        worker.said().matches("installing tomli==2.0.1").count(),
+        1,
+        "{}",
+        worker.said()
+    );
+    let environments = std::fs::read_dir(tmp.path().join("worker-one-cache/environments"))
+        .expect("the worker's environments")
+        .count();
+    assert_eq!(environments, 1);
+}
+
+#[test]
 fn the_control_room_killed_with_ten_runs_in_flight_stores_each_once_after_its_restart() {
     let server = TemporalDev::start();
     let (tmp, paths, key) = connected_by_hand(&server, "ten");
@@ -640,6 +702,60 @@ async fn a_stopping_worker_lets_its_attempt_finish_or_hands_it_back_when_the_dra
         "{:?}",
         detail.attempts[0]
     );
+    room.engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_attempts_lost_in_a_row_end_the_run_and_no_fourth_is_tried() {
+    let server = TemporalDev::start();
+    let room = room(&server, "lost").await;
+    let mut long = input("Never finishes", Runtime::Bash, "sleep 120\n");
+    long.timeout_secs = 300;
+    let w = room.engine.create_workflow(long).expect("workflow");
+    room.engine
+        .set_runs_on(w.id, on_cluster())
+        .expect("on the cluster");
+    let engine = (*room.engine).clone();
+    let run = tokio::spawn(async move { engine.run_and_wait(w.id).await });
+    // Each attempt on a worker of its own that stops with a second to drain: handed back, lost.
+    // The shipped limit (flow::MAX_LOST) is three.
+    for number in 1..=3 {
+        let mut hasty = [Worker::start_with(
+            &server,
+            "lost",
+            &format!("hasty-{number}"),
+            &room.key_file,
+            room.tmp.path(),
+            &["--drain", "1"],
+        )];
+        taken_by(&hasty, number).await;
+        hasty[0].terminate();
+        assert!(
+            hasty[0].exited_within(Duration::from_secs(20)),
+            "worker {number} did not stop"
+        );
+    }
+    // A worker that would run a fourth attempt, were one tried.
+    let spare = [room.worker(&server, "spare")];
+    let detail = tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("the run ended after its third lost attempt")
+        .expect("joined")
+        .expect("run");
+    assert_eq!(detail.run.status, RunStatus::Failed, "{detail:?}");
+    assert_eq!(detail.attempts.len(), 3, "{:?}", detail.attempts);
+    for attempt in &detail.attempts {
+        assert_eq!(attempt.status, AttemptStatus::Failed, "{attempt:?}");
+        assert_eq!(attempt.worker, None, "{attempt:?}");
+        assert!(
+            attempt
+                .evidence
+                .as_ref()
+                .is_some_and(|e| e.message.contains(healer::cluster::flow::LOST)),
+            "{attempt:?}"
+        );
+    }
+    assert!(!spare[0].said().contains("attempt 4 of"));
     room.engine.shutdown().await;
 }
 
