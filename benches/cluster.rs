@@ -17,9 +17,8 @@ mod cluster_bed;
 
 use std::time::{Duration, Instant};
 
-use cluster_bed::{room, TemporalDev, HEALERS_SQLITE};
+use cluster_bed::{room, Room, TemporalDev, HEALERS_SQLITE};
 use figures::{Figures, Goal};
-use healer::cluster::RunsOn;
 use healer::workflow::{RetryPolicy, RunStatus, Runtime, Schedule, WorkflowInput};
 use healer::Paths;
 
@@ -75,10 +74,10 @@ fn main() {
             tuned.worker(&server, "bench-one"),
             tuned.worker(&server, "bench-two"),
         ];
-        let (local, remote) = two_workflows(&tuned.engine).await;
+        let (local, remote) = two_workflows(&tuned).await;
         added(&figures, &tuned.engine, local, remote).await;
         back_to_back(&figures, &tuned.engine, remote).await;
-        rate(&figures, &tuned.engine).await;
+        rate(&figures, &tuned).await;
         tuned.engine.shutdown().await;
         drop(workers);
         drop(server);
@@ -87,7 +86,7 @@ fn main() {
         let server = TemporalDev::start();
         let plain = room(&server, "bench").await;
         let _worker = plain.worker(&server, "bench-one");
-        let (_, remote) = two_workflows(&plain.engine).await;
+        let (_, remote) = two_workflows(&plain).await;
         let mut times = spaced(&plain.engine, remote, figures::size(20, 2)).await;
         println!("\n3. The cluster run again, on the dev server's own SQLite settings");
         figures.report(AS_SHIPPED, ms(median(&mut times)), "ms", Goal::Shown);
@@ -101,25 +100,17 @@ const APART: Duration = Duration::from_millis(300);
 
 /// A workflow that runs here and one that runs on the cluster, both a script that does
 /// nothing, each run once to warm its path (the worker's first workflow task, SQLite pages).
-async fn two_workflows(engine: &healer::Engine) -> (i64, i64) {
-    let local = engine
+async fn two_workflows(room: &Room) -> (i64, i64) {
+    let local = room
+        .engine
         .create_workflow(input("Local", "true\n"))
-        .expect("local");
-    let remote = engine
-        .create_workflow(input("Remote", "true\n"))
-        .expect("remote");
-    engine
-        .set_runs_on(
-            remote.id,
-            RunsOn::Cluster {
-                queue: String::new(),
-            },
-        )
-        .expect("on the cluster");
-    for w in [local.id, remote.id] {
-        let _ = engine.run_and_wait(w).await;
+        .expect("local")
+        .id;
+    let remote = room.workflow_on_cluster(input("Remote", "true\n"));
+    for w in [local, remote] {
+        let _ = room.engine.run_and_wait(w).await;
     }
-    (local.id, remote.id)
+    (local, remote)
 }
 
 async fn added(figures: &Figures, engine: &healer::Engine, local: i64, remote: i64) {
@@ -170,24 +161,13 @@ async fn timed_run(engine: &healer::Engine, workflow: i64) -> Duration {
     took
 }
 
-async fn rate(figures: &Figures, engine: &healer::Engine) {
+async fn rate(figures: &Figures, room: &Room) {
+    let engine = &room.engine;
     let workflows = figures::size(24, 2);
     let each = figures::size(5, 1);
-    let mut ids = Vec::new();
-    for i in 0..workflows {
-        let w = engine
-            .create_workflow(input(&format!("Tenth of a second {i}"), "sleep 0.1\n"))
-            .expect("workflow");
-        engine
-            .set_runs_on(
-                w.id,
-                RunsOn::Cluster {
-                    queue: String::new(),
-                },
-            )
-            .expect("on the cluster");
-        ids.push(w.id);
-    }
+    let ids: Vec<i64> = (0..workflows)
+        .map(|i| room.workflow_on_cluster(input(&format!("Tenth of a second {i}"), "sleep 0.1\n")))
+        .collect();
     let started = Instant::now();
     let runs = ids.iter().map(|id| async move {
         for _ in 0..each {

@@ -30,18 +30,11 @@ async fn forty_runs_all_succeed_on_two_workers_and_each_attempt_names_its_worker
     let _two = room.worker(&server, "worker-two");
     let mut ids = Vec::new();
     for n in 0..4 {
-        let w = room
-            .engine
-            .create_workflow(input(
-                &format!("Forty {n}"),
-                Runtime::Python3,
-                "print('counted')\n",
-            ))
-            .expect("workflow");
-        room.engine
-            .set_runs_on(w.id, on_cluster())
-            .expect("on the cluster");
-        ids.push(w.id);
+        ids.push(room.workflow_on_cluster(input(
+            &format!("Forty {n}"),
+            Runtime::Python3,
+            "print('counted')\n",
+        )));
     }
     // Four workflows, ten runs each, the four at once.
     let runs = ids.iter().map(|id| {
@@ -90,12 +83,8 @@ async fn a_worker_killed_during_a_20_second_attempt_is_replaced_and_the_run_succ
     let code = "import time\nprint('working', flush=True)\ntime.sleep(20)\nprint('done')\n";
     let mut long = input("Twenty seconds", Runtime::Python3, code);
     long.timeout_secs = 120;
-    let w = room.engine.create_workflow(long).expect("workflow");
-    room.engine
-        .set_runs_on(w.id, on_cluster())
-        .expect("on the cluster");
-    let engine = (*room.engine).clone();
-    let run = tokio::spawn(async move { engine.run_and_wait(w.id).await });
+    let w = room.workflow_on_cluster(long);
+    let run = room.run_in_background(w);
     let deadline = Instant::now() + Duration::from_secs(30);
     let taken = loop {
         if let Some(i) = workers
@@ -586,12 +575,8 @@ async fn stop_on_a_run_on_the_cluster_ends_the_scripts_processes_on_the_worker()
     let code = format!("sleep 300 &\necho $! > {}\nwait\n", pid_file.display());
     let mut long = input("Stoppable", Runtime::Bash, &code);
     long.timeout_secs = 600;
-    let w = room.engine.create_workflow(long).expect("workflow");
-    room.engine
-        .set_runs_on(w.id, on_cluster())
-        .expect("on the cluster");
-    let engine = (*room.engine).clone();
-    let run = tokio::spawn(async move { engine.run_and_wait(w.id).await });
+    let w = room.workflow_on_cluster(long);
+    let run = room.run_in_background(w);
     taken_by(&workers, 1).await;
     let deadline = Instant::now() + Duration::from_secs(20);
     let child: i32 = loop {
@@ -640,14 +625,10 @@ async fn a_stopping_worker_lets_its_attempt_finish_or_hands_it_back_when_the_dra
     let mut patient = [room.worker(&server, "patient")];
     let mut six = input("Six seconds", Runtime::Bash, "sleep 6\necho finished\n");
     six.timeout_secs = 60;
-    let w = room.engine.create_workflow(six).expect("workflow");
-    room.engine
-        .set_runs_on(w.id, on_cluster())
-        .expect("on the cluster");
+    let w = room.workflow_on_cluster(six);
     // SIGTERM a second into the attempt: within the drain time (60 s) it finishes there; the
     // run's last step goes to a worker still taking work.
-    let engine = (*room.engine).clone();
-    let run = tokio::spawn(async move { engine.run_and_wait(w.id).await });
+    let run = room.run_in_background(w);
     taken_by(&patient, 1).await;
     let mut steady = room.worker(&server, "steady");
     tokio::time::sleep(Duration::from_secs(1)).await;
@@ -672,8 +653,7 @@ async fn a_stopping_worker_lets_its_attempt_finish_or_hands_it_back_when_the_dra
         dir,
         &["--drain", "2"],
     )];
-    let engine = (*room.engine).clone();
-    let run = tokio::spawn(async move { engine.run_and_wait(w.id).await });
+    let run = room.run_in_background(w);
     taken_by(&hasty, 1).await;
     let _other = room.worker(&server, "other");
     tokio::time::sleep(Duration::from_secs(1)).await;
@@ -711,12 +691,8 @@ async fn three_attempts_lost_in_a_row_end_the_run_and_no_fourth_is_tried() {
     let room = room(&server, "lost").await;
     let mut long = input("Never finishes", Runtime::Bash, "sleep 120\n");
     long.timeout_secs = 300;
-    let w = room.engine.create_workflow(long).expect("workflow");
-    room.engine
-        .set_runs_on(w.id, on_cluster())
-        .expect("on the cluster");
-    let engine = (*room.engine).clone();
-    let run = tokio::spawn(async move { engine.run_and_wait(w.id).await });
+    let w = room.workflow_on_cluster(long);
+    let run = room.run_in_background(w);
     // Each attempt on a worker of its own that stops with a second to drain: handed back, lost.
     // The shipped limit (flow::MAX_LOST) is three.
     for number in 1..=3 {

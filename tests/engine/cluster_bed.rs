@@ -9,11 +9,14 @@ use std::time::{Duration, Instant};
 
 use healer::cluster::connection::control_key;
 use healer::cluster::ClusterSettings;
+use healer::cluster::RunsOn;
 use healer::engine::EngineOptions;
 use healer::lease::Lease;
 use healer::llm::Keys;
 use healer::secrets::Keep;
+use healer::workflow::{RunDetail, WorkflowInput};
 use healer::{Engine, Paths};
+use tokio::task::JoinHandle;
 
 /// The Temporal CLI, where setup puts it (`HEALER_TEMPORAL_CLI` overrides).
 pub fn temporal_cli() -> PathBuf {
@@ -259,6 +262,26 @@ impl Room {
     /// A worker on the room's queue, with its key.
     pub fn worker(&self, server: &TemporalDev, name: &str) -> Worker {
         Worker::start(server, &self.queue, name, &self.key_file, self.tmp.path())
+    }
+
+    /// A workflow made from `input` that runs on the cluster (the connection's queue).
+    pub fn workflow_on_cluster(&self, input: WorkflowInput) -> i64 {
+        let w = self.engine.create_workflow(input).expect("workflow");
+        self.engine
+            .set_runs_on(
+                w.id,
+                RunsOn::Cluster {
+                    queue: String::new(),
+                },
+            )
+            .expect("on the cluster");
+        w.id
+    }
+
+    /// A run of `workflow` started now and waited for in the background.
+    pub fn run_in_background(&self, workflow: i64) -> JoinHandle<healer::Result<RunDetail>> {
+        let engine = (*self.engine).clone();
+        tokio::spawn(async move { engine.run_and_wait(workflow).await })
     }
 }
 
