@@ -43,10 +43,16 @@ async fn a_working_agents_change_and_its_commit_are_reviewed_file_by_file() {
         .run_project(pb.project.id, Some(&t.id))
         .expect("started");
 
+    // The shell creates NOTES.md a moment before it writes its two lines; a look in between
+    // rightly shows it empty, so wait for the written state the agent then works on in.
     let mut review = None;
     for _ in 0..400 {
         let now = engine.review_session(session.id).await.expect("review");
-        if now.files.len() == 2 {
+        let written = now
+            .files
+            .iter()
+            .any(|f| f.path == "NOTES.md" && f.after.as_deref() == Some("one\ntwo\n"));
+        if now.files.len() == 2 && written {
             review = Some(now);
             break;
         }
