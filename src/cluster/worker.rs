@@ -130,8 +130,8 @@ impl RunActivities {
             runner::execute(&spec, move |id| seen.store(id, Ordering::SeqCst), None).await
         });
         tokio::pin!(task);
-        // The first beat one period in: Temporal counts the attempt as started already, and a
-        // beat at once would cost every attempt a round trip before it can report.
+        // The first beat one period in: Temporal counts the attempt as started already, so a
+        // beat at once is a round trip nobody needs.
         let mut beat = tokio::time::interval_at(
             tokio::time::Instant::now() + HEARTBEAT_EVERY,
             HEARTBEAT_EVERY,

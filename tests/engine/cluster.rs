@@ -347,7 +347,8 @@ fn a_workflows_packages_are_installed_on_the_worker_once_and_kept_for_its_next_r
         );
         assert_eq!(detail.attempts[0].worker.as_deref(), Some("worker-one"));
     }
-    // Installed once, on the worker (the machine's own Python has no tomli).
+    // Installed once, into the worker's own environment (the deps tests check that this
+    // machine's Python has no tomli of its own).
     assert_eq!(
         worker.said().matches("installing tomli==2.0.1").count(),
         1,
