@@ -9,7 +9,7 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 # its -dev package is what the Tauri bundler looks for when it makes the .deb.
 need_pkgs=(build-essential pkg-config libwebkit2gtk-4.1-dev librsvg2-dev libxdo-dev libssl-dev libayatana-appindicator3-dev)
 # protoc: Temporal's Rust SDK (runs on a cluster) compiles its API from .proto files.
-need_pkgs+=(protobuf-compiler)
+need_pkgs+=(protobuf-compiler libprotobuf-dev)
 if [ "$goal" = test ]; then
   # WebKitWebDriver for the real-window test, a virtual display, and a session bus for it.
   # x11-utils: xwininfo, to see the installed package's window appear.
