@@ -55,6 +55,9 @@ pub struct WorkerSetup {
     /// After SIGTERM, how long running attempts may take to finish before they are handed
     /// back (they then run again on another worker).
     pub drain: Duration,
+    /// The file the cluster key was read from (hidden from every script); `None`: the key came
+    /// from `HEALER_CLUSTER_KEY`.
+    pub key_file: Option<PathBuf>,
 }
 
 /// The default drain time after SIGTERM.
@@ -71,6 +74,31 @@ fn attempt_pollers(slots: usize) -> PollerBehavior {
 
 /// Run a worker until SIGTERM or Ctrl-C (then drain). `ready` is called once it polls.
 pub async fn run_worker(setup: WorkerSetup, key: ClusterKey, ready: impl FnOnce()) -> Result<()> {
+    std::fs::create_dir_all(&setup.cache)
+        .map_err(|e| Error::io(format!("cannot create {}", setup.cache.display()), e))?;
+    // What a worker killed here left running (its scripts' control groups) ends first: the
+    // attempt ran again elsewhere, and two copies of a script must not run at once.
+    let ended = crate::contain::sweep(&worker::groups_registry(&setup.cache));
+    if ended > 0 {
+        tracing::info!("ended {ended} script(s) an earlier worker on this machine left running");
+    }
+    let isolated = match worker::namespaces_work(&setup.cache, setup.key_file.as_deref()).await {
+        Ok(()) => true,
+        Err(why) if setup.key_file.is_some() => {
+            return Err(Error::InvalidInput(format!(
+                "this machine cannot give scripts namespaces of their own ({why}), so a \
+                 script could read the key file: start the worker with the key in \
+                 {KEY_ENV} instead of --key-file"
+            )))
+        }
+        Err(why) => {
+            tracing::warn!(
+                "scripts run without namespaces of their own ({why}): one left running when \
+                 this worker is killed is ended when a worker next starts here"
+            );
+            false
+        }
+    };
     let runtime = Runtime::from_current_tokio(Default::default())
         .map_err(|e| Error::Internal(format!("the Temporal runtime could not start: {e}")))?;
     let client = connect(&setup.settings, &key, &setup.name).await?;
@@ -81,7 +109,12 @@ pub async fn run_worker(setup: WorkerSetup, key: ClusterKey, ready: impl FnOnce(
         .local_activity_task_slot_supplier(FixedSizeSlotSupplier::new(1))
         .nexus_task_slot_supplier(FixedSizeSlotSupplier::new(1))
         .build();
-    let activities = RunActivities::new(setup.name.clone(), setup.cache.clone());
+    let activities = RunActivities::new(
+        setup.name.clone(),
+        setup.cache.clone(),
+        setup.key_file.clone(),
+        isolated,
+    );
     let draining = activities.draining.clone();
     let options = WorkerOptions::new(setup.settings.queue.clone())
         .register_workflow::<HealerRun>()

@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod beneath;
 pub mod breakers;
+pub mod capped;
 pub mod checkpoint;
 pub mod client;
 pub mod cluster;

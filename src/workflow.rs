@@ -10,7 +10,7 @@ mod retry;
 pub mod runner;
 mod schedule;
 pub mod secrets;
-mod validate;
+pub mod validate;
 mod version;
 
 use serde::{Deserialize, Serialize};

@@ -38,8 +38,8 @@ const ROLLOUT_TYPES: [&str; 5] = [
 ];
 
 pub fn read_file(path: &Path) -> Result<Transcript> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::io(format!("cannot read the transcript {}", path.display()), e))?;
+    let bytes = crate::capped::read_file(path, crate::capped::TRANSCRIPT_BYTES, "the transcript")?;
+    let text = String::from_utf8_lossy(&bytes);
     read_text(&text).map_err(|e| Error::InvalidInput(format!("{}: {e}", path.display())))
 }
 

@@ -261,8 +261,10 @@ fn roll_back(
     )))
 }
 
-/// A failure of a version that a newer one (a fix, a rollback) already replaced within the
-/// same major: the newer version's run will tell, so nothing is repaired twice.
+/// A failure of a version that another one (a fix, a rollback, or a major version the person
+/// saved) already replaced: the active version's run will tell, so nothing is repaired twice
+/// and no repair is made of code nobody runs any more. A failure brought in late (a run on
+/// the cluster while the control room was away) is judged by the version it ran.
 pub struct Superseded;
 
 #[async_trait]
@@ -287,7 +289,7 @@ impl Remedy for Superseded {
         };
         let ran = services.store.run(run_id)?.version;
         let active = services.store.active_version(workflow_id)?.version;
-        if active == ran || active.major != ran.major {
+        if active == ran {
             return Ok(pass("it ran the active version"));
         }
         Ok(contained(format!(

@@ -218,9 +218,7 @@ fn ask_line(prompt: &str, lines: &mut impl BufRead, required: bool) -> Result<Op
         .flush()
         .map_err(|e| Error::io("cannot write to standard output", e))?;
     let mut line = String::new();
-    let read = lines
-        .read_line(&mut line)
-        .map_err(|e| Error::io("cannot read standard input", e))?;
+    let read = healer::capped::read_line(lines, &mut line)?;
     if read == 0 && !required {
         println!();
         return Ok(None);

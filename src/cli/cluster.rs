@@ -181,6 +181,10 @@ pub async fn worker(args: WorkerArgs) -> Result<bool> {
         concurrency: args.concurrency,
         cache: args.cache.unwrap_or_else(cluster::worker::default_cache),
         drain: std::time::Duration::from_secs(args.drain),
+        key_file: args
+            .key_file
+            .as_deref()
+            .map(|f| std::fs::canonicalize(f).unwrap_or_else(|_| f.to_path_buf())),
     };
     let queue = setup.settings.queue.clone();
     cluster::run_worker(setup, key, || {

@@ -2,7 +2,6 @@
 //! The same functions as a failed run: `parse_evidence`, `judge` (the classifier, as for an exit
 //! with code 1, with what decided the class), `normalize` and `sign`.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
@@ -79,16 +78,12 @@ pub fn classified(raw: &str, entry: &str) -> Classified {
 }
 
 fn read_input(file: Option<&Path>) -> Result<String> {
+    use healer::capped::{self, OUTPUT_BYTES};
     let bytes = match file {
-        Some(path) if path != Path::new("-") => std::fs::read(path)
-            .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?,
-        _ => {
-            let mut bytes = Vec::new();
-            std::io::stdin()
-                .read_to_end(&mut bytes)
-                .map_err(|e| Error::io("cannot read standard input", e))?;
-            bytes
+        Some(path) if path != Path::new("-") => {
+            capped::read_file(path, OUTPUT_BYTES, "the failure's output")?
         }
+        _ => capped::read(std::io::stdin().lock(), OUTPUT_BYTES, "standard input")?,
     };
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }

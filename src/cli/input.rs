@@ -1,7 +1,7 @@
 //! What a person hands a command: a script file (or standard input), `NAME=VALUE` pairs, a
 //! runtime's name, and a yes on the terminal.
 
-use std::io::{BufRead, IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 
 use healer::workflow::{EnvVar, Runtime};
@@ -73,10 +73,7 @@ pub fn confirm(question: &str) -> Result<()> {
     print!("{question}");
     let _ = std::io::stdout().flush();
     let mut answer = String::new();
-    stdin
-        .lock()
-        .read_line(&mut answer)
-        .map_err(|e| Error::io("cannot read the answer", e))?;
+    healer::capped::read_line(&mut stdin.lock(), &mut answer)?;
     if matches!(answer.trim(), "y" | "Y" | "yes") {
         Ok(())
     } else {

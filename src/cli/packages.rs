@@ -2,7 +2,7 @@
 //! has installed), `healer workflow reinstall NAME`, and the packages offered when a script is
 //! created or saved (`--package NAME`, `--accept-packages`, or a question on the terminal).
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
 use healer::client::{Request, Response};
@@ -144,9 +144,6 @@ fn yes(question: &str) -> Result<bool> {
         .flush()
         .map_err(|e| Error::io("cannot write to standard output", e))?;
     let mut answer = String::new();
-    stdin
-        .lock()
-        .read_line(&mut answer)
-        .map_err(|e| Error::io("cannot read the answer", e))?;
+    healer::capped::read_line(&mut stdin.lock(), &mut answer)?;
     Ok(!matches!(answer.trim(), "n" | "N" | "no"))
 }

@@ -49,6 +49,23 @@ pub fn print_json<T: Serialize>(value: &T) -> Result<bool> {
     Ok(true)
 }
 
+/// How an attempt ended, in a few words.
+fn attempt_how(attempt: &healer::workflow::Attempt) -> String {
+    match (attempt.exit_code, attempt.signal, attempt.timed_out) {
+        (_, _, true) => "timed out".to_string(),
+        (_, Some(signal), _) => format!("killed by signal {signal}"),
+        (Some(code), _, _) => format!("exit {code}"),
+        _ if attempt
+            .evidence
+            .as_ref()
+            .is_some_and(|e| e.message.starts_with(healer::cluster::flow::LOST)) =>
+        {
+            "its worker was lost before it ended".to_string()
+        }
+        _ => "did not start".to_string(),
+    }
+}
+
 pub fn print_run(title: &str, detail: &RunDetail) {
     let run = &detail.run;
     println!(
@@ -59,12 +76,7 @@ pub fn print_run(title: &str, detail: &RunDetail) {
         println!("  ran with Healer's hint (HEALER_RECOVERY_HINT): {hint}");
     }
     for attempt in &detail.attempts {
-        let how = match (attempt.exit_code, attempt.signal, attempt.timed_out) {
-            (_, _, true) => "timed out".to_string(),
-            (_, Some(signal), _) => format!("killed by signal {signal}"),
-            (Some(code), _, _) => format!("exit {code}"),
-            _ => "did not start".to_string(),
-        };
+        let how = attempt_how(attempt);
         let class = attempt
             .class
             .map(|c| format!(" [{}]", c.as_str()))
@@ -163,5 +175,19 @@ mod tests {
         let shown = safe("a\u{0}b\u{7f}c\u{9b}d");
         assert!(!shown.chars().any(|c| c.is_control()), "{shown:?}");
         assert_eq!(one_line("a\nb\r\nc"), "a⏎b⏎c");
+    }
+
+    #[test]
+    fn an_attempt_whose_worker_was_lost_says_so_not_that_it_did_not_start() {
+        let attempt: healer::workflow::Attempt = serde_json::from_value(serde_json::json!({
+            "id": 1, "run_id": 1, "number": 1, "status": "failed", "started_at": "",
+            "finished_at": null, "duration_ms": 0, "exit_code": null, "signal": null,
+            "timed_out": false, "class": "transient",
+            "evidence": {"error_type": null, "message": format!("{} (activity Heartbeat timeout)", healer::cluster::flow::LOST), "stack": null},
+            "stdout": "", "stderr": "", "stdout_cut": 0, "stderr_cut": 0, "result": null,
+            "note": null, "worker": null
+        }))
+        .expect("an attempt");
+        assert_eq!(attempt_how(&attempt), "its worker was lost before it ended");
     }
 }

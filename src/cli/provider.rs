@@ -3,8 +3,6 @@
 //! environment variable or the OS keyring (`healer provider set-key NAME` reads it from standard
 //! input).
 
-use std::io::Read;
-
 use clap::Subcommand;
 use healer::events::Bus;
 use healer::llm::{settings, ApiKey, Keys, Llm, ModelPrice, ProviderInput, ProviderKind};
@@ -165,10 +163,10 @@ pub async fn run(command: ProviderCommand, paths: &Paths) -> Result<bool> {
         }
         ProviderCommand::SetKey { name } => {
             store.provider(&name)?;
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|e| Error::io("cannot read the key from standard input", e))?;
+            let text = healer::capped::read_stdin_text(
+                healer::capped::SECRET_BYTES,
+                "the key on standard input",
+            )?;
             let key = ApiKey::new(text);
             if key.expose().is_empty() {
                 return Err(Error::InvalidInput(

@@ -2,8 +2,6 @@
 //! variables, kept in the OS keyring or Healer's own secrets file — never the database), and
 //! where secrets are kept on this computer.
 
-use std::io::Read;
-
 use clap::Subcommand;
 use healer::secrets::{Keep, KeptIn, FILE_PROTECTS};
 use healer::{Error, Paths, Result};
@@ -48,10 +46,10 @@ pub async fn run(command: SecretCommand, paths: &Paths) -> Result<bool> {
         SecretCommand::Set { workflow, name } => {
             let store = open(paths)?;
             let workflow = store.workflow_by_name(&workflow)?;
-            let mut value = String::new();
-            std::io::stdin()
-                .read_to_string(&mut value)
-                .map_err(|e| Error::io("cannot read the value from standard input", e))?;
+            let value = healer::capped::read_stdin_text(
+                healer::capped::SECRET_BYTES,
+                "the value on standard input",
+            )?;
             let value = value.trim_end_matches(['\n', '\r']);
             let saved = store.save_workflow_secret(&keep, &mark, workflow.id, &name, value)?;
             println!(

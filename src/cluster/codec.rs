@@ -3,6 +3,11 @@
 //! process, and opened only by a process that holds the key (the control room, from its
 //! keyring or secrets file; a worker, from the key file or variable it was started with).
 //! Temporal's database and its web UI see only `binary/encrypted` payloads.
+//!
+//! Sealing is also the authentication: AES-GCM's tag fails for anything not sealed with this
+//! key, and a payload that is not sealed at all is refused too, never passed through. Anyone
+//! who can reach the namespace can start a `HealerRun` or answer for one; only the control
+//! room and its workers hold the key (docs/cluster.md, "What a worker trusts").
 
 use std::collections::HashMap;
 
@@ -112,20 +117,30 @@ impl SealCodec {
     }
 
     pub fn open(&self, payload: Payload) -> Result<Payload, PayloadConversionError> {
-        if payload.metadata.get("encoding").map(Vec::as_slice) != Some(SEALED_ENCODING) {
-            // Temporal's own payloads (a schedule's memo it wrote, an empty heartbeat) pass.
+        if payload.metadata.is_empty() && payload.data.is_empty() {
+            // Nothing at all (an absent value): nothing to believe or to run.
             return Ok(payload);
         }
+        if payload.metadata.get("encoding").map(Vec::as_slice) != Some(SEALED_ENCODING) {
+            tracing::debug!(
+                "the refused payload: {:?}, {} bytes",
+                payload
+                    .metadata
+                    .iter()
+                    .map(|(k, v)| format!("{k}={}", String::from_utf8_lossy(v)))
+                    .collect::<Vec<_>>(),
+                payload.data.len()
+            );
+            return Err(refused(NOT_SEALED));
+        }
         if payload.data.len() < NONCE_LEN {
-            return Err(encoding("a sealed payload is too short"));
+            return Err(refused(OTHER_KEY));
         }
         let (nonce, sealed) = payload.data.split_at(NONCE_LEN);
         let plain = self
             .cipher
             .decrypt(Nonce::from_slice(nonce), sealed)
-            .map_err(|_| {
-                encoding("a payload could not be opened: this process holds another cluster key")
-            })?;
+            .map_err(|_| refused(OTHER_KEY))?;
         let inner: Inner = serde_json::from_slice(&plain).map_err(encoding)?;
         let b64 = base64::engine::general_purpose::STANDARD;
         let decode = |text: &str| b64.decode(text).map_err(encoding);
@@ -139,6 +154,17 @@ impl SealCodec {
             ..Payload::default()
         })
     }
+}
+
+/// What a refused payload is told (and the worker's log says).
+pub const NOT_SEALED: &str =
+    "refused a payload that is not sealed with the cluster key: only the control room and its workers hold it, so this was sent by something else";
+pub const OTHER_KEY: &str =
+    "refused a payload sealed with another cluster key (or altered on the way): this process holds another key, or someone else made it";
+
+fn refused(why: &'static str) -> PayloadConversionError {
+    tracing::warn!("{why}");
+    encoding(why)
 }
 
 fn encoding(e: impl ToString) -> PayloadConversionError {
@@ -189,12 +215,39 @@ mod tests {
         assert_eq!(codec.open(sealed.clone()).expect("opened"), payload);
 
         let other = SealCodec::new(&ClusterKey::generate());
-        assert!(other.open(sealed).is_err());
+        assert!(other.open(sealed.clone()).is_err());
+        let mut altered = sealed;
+        if let Some(last) = altered.data.last_mut() {
+            *last ^= 1;
+        }
+        assert!(codec.open(altered).is_err(), "a changed byte fails the tag");
         let text = key.to_text();
         assert_eq!(
             ClusterKey::from_text(&format!(" {text}\n")).map(|k| k.0),
             Some(key.0)
         );
         assert!(ClusterKey::from_text("short").is_none());
+    }
+
+    #[test]
+    fn a_payload_that_is_not_sealed_is_refused_not_passed_through() {
+        let codec = SealCodec::new(&ClusterKey::generate());
+        let plain = Payload {
+            metadata: HashMap::from([("encoding".to_string(), b"json/plain".to_vec())]),
+            data: br#"{"code":"import os"}"#.to_vec(),
+            ..Payload::default()
+        };
+        let error = codec.open(plain).expect_err("refused").to_string();
+        assert!(error.contains("not sealed"), "{error}");
+        let forged = Payload {
+            metadata: HashMap::from([("encoding".to_string(), SEALED_ENCODING.to_vec())]),
+            data: vec![7; 40],
+            ..Payload::default()
+        };
+        assert!(codec.open(forged).is_err());
+        assert_eq!(
+            codec.open(Payload::default()).expect("empty"),
+            Payload::default()
+        );
     }
 }

@@ -94,9 +94,13 @@ pub fn control_key(keep: &Keep, instance: &str) -> Result<ClusterKey> {
 /// The key a worker was handed: the variable `HEALER_CLUSTER_KEY`, or a key file.
 pub fn worker_key(file: Option<&std::path::Path>) -> Result<ClusterKey> {
     let text = match file {
-        Some(path) => std::fs::read_to_string(path)
-            .map_err(|e| Error::io(format!("cannot read the cluster key file {}", path.display()), e))?,
-        None => std::env::var(KEY_ENV).map_err(|_| {
+        Some(path) => String::from_utf8_lossy(&crate::capped::read_file(
+            path,
+            crate::capped::KEY_FILE_BYTES,
+            "the cluster key file",
+        )?)
+        .into_owned(),
+        None => crate::secrets::env_var(KEY_ENV).ok_or_else(|| {
             Error::InvalidInput(format!(
                 "a worker needs the cluster key: pass --key-file, or set {KEY_ENV} (the control room writes it with `healer cluster key`)"
             ))
@@ -119,7 +123,7 @@ pub async fn connect(
         return Err(Error::InvalidInput(problem));
     }
     let api_key = match &settings.api_key_env {
-        Some(var) => Some(std::env::var(var).map_err(|_| {
+        Some(var) => Some(crate::secrets::env_var(var).ok_or_else(|| {
             Error::Cluster(format!(
                 "the API key for the cluster is read from {var}, which is not set here"
             ))

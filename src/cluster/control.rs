@@ -15,7 +15,7 @@ use temporalio_client::{
 };
 
 use super::connection::{connect, control_key, ClusterSettings, CLUSTER_SETTINGS};
-use super::flow::{run_id_for, AttemptRecord, HealerRun, RunInput, RunOutcome, LOST};
+use super::flow::{new_run_id, AttemptRecord, HealerRun, RunInput, RunOutcome, SealedFor, LOST};
 use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::failure::Evidence;
@@ -73,6 +73,7 @@ fn identity() -> String {
 /// Healer has built it, else the declared list), variables and secrets.
 pub(crate) async fn run_input(
     services: &Arc<Services>,
+    sealed_for: SealedFor,
     workflow: &Workflow,
     version: &ScriptVersion,
     run_id: i64,
@@ -87,6 +88,7 @@ pub(crate) async fn run_input(
     };
     let secrets: Vec<EnvVar> = secrets_for_run(services, workflow.id).await;
     Ok(RunInput {
+        sealed_for,
         instance: services.instance().to_string(),
         workflow_id: workflow.id,
         run_id,
@@ -129,7 +131,7 @@ async fn try_execute_run(
 ) -> Result<()> {
     let run = services.store.run(run_id)?;
     let title = services.store.workflow(workflow_id)?.title;
-    let temporal_id = run_id_for(services.instance(), workflow_id, run.number);
+    let temporal_id = new_run_id(services.instance(), workflow_id, run.number);
     // Marked before it is started: a crash after this line re-attaches, never starts twice.
     services
         .store
@@ -160,10 +162,21 @@ async fn start_or_attach(
     queue: &str,
 ) -> Result<()> {
     let run = services.store.run(run_id)?;
-    if temporal_id == run_id_for(services.instance(), workflow_id, run.number) {
+    // A run a schedule on the cluster started was brought in: only attached to.
+    let schedule = super::flow::schedule_id_for(services.instance(), workflow_id);
+    if !SealedFor::Schedule(schedule).admits(temporal_id) {
         let workflow = services.store.workflow(workflow_id)?;
         let version = services.store.version(workflow_id, run.version)?;
-        let input = run_input(services, &workflow, &version, run_id, run.hint.clone()).await?;
+        let sealed_for = SealedFor::Run(temporal_id.to_string());
+        let input = run_input(
+            services,
+            sealed_for,
+            &workflow,
+            &version,
+            run_id,
+            run.hint.clone(),
+        )
+        .await?;
         let options = WorkflowStartOptions::new(queue.to_string(), temporal_id.to_string())
             .id_reuse_policy(WorkflowIdReusePolicy::RejectDuplicate)
             .id_conflict_policy(WorkflowIdConflictPolicy::UseExisting)
@@ -225,39 +238,99 @@ pub(crate) async fn wait_and_store(
     workflow_id: i64,
     temporal_id: &str,
 ) -> Result<()> {
+    let answer = wait_for_outcome(services, client, temporal_id).await;
+    store_answer(services, run_id, workflow_id, answer).await
+}
+
+/// The outcome of the execution `temporal_id`, once it has ended; `Err` says in words why
+/// there is none to store. Only an outcome this Healer can believe comes back: it opened with
+/// the cluster key (the codec refuses anything else) and it names this very execution and this
+/// Healer — an answer copied from another run, or made for another Healer, is refused.
+pub(crate) async fn wait_for_outcome(
+    services: &Arc<Services>,
+    client: &Client,
+    temporal_id: &str,
+) -> std::result::Result<RunOutcome, String> {
     let handle = client.get_workflow_handle::<HealerRun>(temporal_id.to_string());
     let outcome = loop {
         match handle.get_result(WorkflowGetResultOptions::default()).await {
-            Ok(outcome) => break Ok(outcome),
+            Ok(outcome) => break outcome,
             Err(WorkflowGetResultError::Rpc(status)) => {
                 tracing::warn!(
-                    run = run_id,
+                    temporal_id,
                     "the cluster did not answer ({}); asking again",
                     status.message()
                 );
                 tokio::time::sleep(ASK_AGAIN).await;
             }
             Err(WorkflowGetResultError::Cancelled { .. }) => {
-                break Err("it was stopped".to_string())
+                return Err("it was stopped".to_string())
             }
             Err(WorkflowGetResultError::Terminated { .. }) => {
-                break Err("it was ended on the cluster (terminated)".to_string())
+                return Err("it was ended on the cluster (terminated)".to_string())
             }
             Err(WorkflowGetResultError::TimedOut) => {
-                break Err("it timed out on the cluster".to_string())
+                return Err("it timed out on the cluster".to_string())
             }
             Err(WorkflowGetResultError::NotFound(_)) => {
-                break Err(
+                return Err(
                     "the cluster has no record of it (its history may have been removed)"
                         .to_string(),
                 )
             }
-            Err(e) => break Err(format!("the cluster could not say how it went: {e}")),
+            Err(e) => {
+                let said = e.to_string();
+                tracing::warn!(
+                    temporal_id,
+                    "an answer from the cluster was refused: {said}"
+                );
+                if said.contains(super::codec::NOT_SEALED) || said.contains(super::codec::OTHER_KEY)
+                {
+                    return Err(REFUSED.to_string());
+                }
+                return Err(format!("the cluster could not say how it went: {said}"));
+            }
         }
     };
+    if outcome.ran_as != temporal_id || outcome.instance != services.instance() {
+        tracing::warn!(
+            temporal_id,
+            ran_as = outcome.ran_as,
+            "refused an answer made for another run"
+        );
+        return Err(REFUSED.to_string());
+    }
+    Ok(outcome)
+}
+
+/// Why a run has no result to store when what the cluster answered was not believed.
+const REFUSED: &str = "the answer the cluster gave was not one this Healer's workers made for \
+     this run, so it was not stored (someone else who can reach the cluster may have sent it)";
+
+/// Store what [`wait_for_outcome`] found: the run and its attempts, or its end without one.
+pub(crate) async fn store_answer(
+    services: &Arc<Services>,
+    run_id: i64,
+    workflow_id: i64,
+    answer: std::result::Result<RunOutcome, String>,
+) -> Result<()> {
     let workflow = services.store.workflow(workflow_id)?;
-    match outcome {
-        Ok(outcome) => store_outcome(services, &workflow, run_id, &outcome).await,
+    match answer {
+        Ok(outcome) if outcome.workflow_id == workflow_id => {
+            store_outcome(services, &workflow, run_id, &outcome).await
+        }
+        Ok(_) => {
+            let summary = format!("Not finished: {REFUSED}");
+            end_without_verdict(
+                services,
+                run_id,
+                workflow_id,
+                RunStatus::Interrupted,
+                summary,
+            )
+            .await;
+            Ok(())
+        }
         Err(why) => {
             let summary = format!("Not finished: {why}");
             end_without_verdict(
@@ -280,14 +353,19 @@ pub(crate) async fn store_outcome(
     run_id: i64,
     outcome: &RunOutcome,
 ) -> Result<()> {
+    // The version that ran (a run started here ran the one it was queued with; one a schedule
+    // started, the one its schedule was made with).
+    if let Some(script_id) = services.store.script_id_of(workflow.id, &outcome.version)? {
+        services.store.set_run_script(run_id, script_id)?;
+    }
     let run = services.store.run(run_id)?;
     // A store cut short by a crash is done again whole: each attempt once.
     services.store.clear_cluster_attempts(run_id)?;
-    for record in &outcome.attempts {
+    for (index, record) in outcome.attempts.iter().enumerate() {
         let attempt_id = services
             .patiently(|store| store.start_attempt(run_id, record.number))
             .await?;
-        let end = attempt_end(record);
+        let end = attempt_end(record, index + 1 == outcome.attempts.len());
         services
             .patiently(|store| store.finish_attempt(attempt_id, &end))
             .await?;
@@ -342,7 +420,8 @@ pub(crate) async fn store_outcome(
     conclude(services, workflow, run_id, attempts, concluded, None).await
 }
 
-fn attempt_end(record: &AttemptRecord) -> AttemptEnd {
+/// How an attempt is stored; `last`: the run's last attempt (no other one came after it).
+fn attempt_end(record: &AttemptRecord, last: bool) -> AttemptEnd {
     match &record.outcome {
         Some(o) => AttemptEnd {
             succeeded: record.class.is_none(),
@@ -389,10 +468,10 @@ fn attempt_end(record: &AttemptRecord) -> AttemptEnd {
             stdout_cut: 0,
             stderr_cut: 0,
             result: None,
-            note: Some(format!(
-                "{}; it ran again on another worker",
-                capitalised(LOST)
-            )),
+            note: Some(match last {
+                false => format!("{}; it ran again on another worker", capitalised(LOST)),
+                true => format!("{}; no worker finished the run", capitalised(LOST)),
+            }),
         },
     }
 }

@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 use temporalio_common::RetryPolicy as TemporalRetry;
 use temporalio_macros::{workflow, workflow_methods};
 use temporalio_sdk::{
-    ActivityCancellationType, ActivityExecutionError, ActivityOptions, TimerResult,
-    WorkflowContext, WorkflowResult,
+    ActivityCancellationType, ActivityExecutionError, ActivityOptions, ApplicationFailure,
+    TimerResult, WorkflowContext, WorkflowResult,
 };
 
 use super::worker::RunActivities;
@@ -34,9 +34,37 @@ pub const MAX_LOST: u32 = 3;
 /// The name of the Temporal workflow type.
 pub const WORKFLOW_TYPE: &str = "HealerRun";
 
+/// Which Temporal execution a run's input was sealed for. Sealed with it, so an input copied
+/// out of one run's history and started again under another id is refused by the worker, and
+/// the outcome names the execution that ran it, so the control room stores an answer only for
+/// the run it asked about (docs/cluster.md, "What a worker trusts").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "id")]
+pub enum SealedFor {
+    /// The control room started it under exactly this id.
+    Run(String),
+    /// This schedule of the control room's starts it (Temporal names each `<id>-<time>`).
+    Schedule(String),
+}
+
+impl SealedFor {
+    /// Whether an execution with id `workflow_id` may run an input sealed for this.
+    pub fn admits(&self, workflow_id: &str) -> bool {
+        match self {
+            SealedFor::Run(id) => id == workflow_id,
+            SealedFor::Schedule(id) => workflow_id
+                .strip_prefix(id.as_str())
+                .and_then(|rest| rest.strip_prefix('-'))
+                .is_some_and(|time| !time.is_empty()),
+        }
+    }
+}
+
 /// What a run needs, all of it: a worker has no Healer data folder.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunInput {
+    /// The execution this input was sealed for.
+    pub sealed_for: SealedFor,
     /// The Healer that started it (its instance marker).
     pub instance: String,
     pub workflow_id: i64,
@@ -115,6 +143,9 @@ pub struct AttemptRecord {
 /// How the run ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunOutcome {
+    /// The Temporal id of the execution that ran it (sealed with the rest: an outcome copied
+    /// from another run does not pass for this one's).
+    pub ran_as: String,
     pub instance: String,
     pub workflow_id: i64,
     pub version: String,
@@ -147,6 +178,16 @@ impl HealerRun {
         ctx: &mut WorkflowContext<Self>,
         input: RunInput,
     ) -> WorkflowResult<RunOutcome> {
+        let ran_as = ctx.workflow_id().to_string();
+        if let Some(why) = refusal(&input, &ran_as) {
+            // Sealed with the key, but not for this execution (or not something Healer would
+            // run): nothing runs, and the run fails saying so.
+            tracing::warn!("refused to run {ran_as}: {why}");
+            return Err(ApplicationFailure::non_retryable(format!(
+                "Healer refused this run: {why}"
+            ))
+            .into());
+        }
         let limit = Duration::from_secs(u64::from(input.timeout_secs));
         let mut attempts: Vec<AttemptRecord> = Vec::new();
         let mut stopped = false;
@@ -266,6 +307,7 @@ impl HealerRun {
             number += 1;
         }
         Ok(RunOutcome {
+            ran_as,
             instance: input.instance,
             workflow_id: input.workflow_id,
             version: input.version,
@@ -275,10 +317,32 @@ impl HealerRun {
     }
 }
 
-/// The Temporal workflow id of a run the control room started: the same for the same run, so
-/// a restarted control room can never start it twice.
-pub fn run_id_for(instance: &str, workflow_id: i64, run_number: u32) -> String {
-    format!("healer-{instance}-w{workflow_id}-run{run_number}")
+/// Why a worker will not run `input` as the execution `ran_as`, if it will not.
+pub fn refusal(input: &RunInput, ran_as: &str) -> Option<String> {
+    if !input.sealed_for.admits(ran_as) {
+        return Some(format!(
+            "its input was sealed for another run ({}), not for {ran_as}",
+            match &input.sealed_for {
+                SealedFor::Run(id) | SealedFor::Schedule(id) => id,
+            }
+        ));
+    }
+    if !crate::workflow::validate::plain_entry_name(&input.entry) {
+        return Some(format!(
+            "its script's file name “{}” is not a plain file name",
+            input.entry
+        ));
+    }
+    None
+}
+
+/// A new Temporal workflow id for a run the control room starts. It is stored before the run
+/// is started (a restarted control room attaches to it, never starts it twice), and nobody
+/// can guess it: a run started first under a predictable id would have been taken for this
+/// one.
+pub fn new_run_id(instance: &str, workflow_id: i64, run_number: u32) -> String {
+    let nonce: u64 = rand::random();
+    format!("healer-{instance}-w{workflow_id}-run{run_number}-{nonce:016x}")
 }
 
 /// The id of a workflow's schedule on the cluster; the runs it starts carry it in Temporal's

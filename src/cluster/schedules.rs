@@ -17,8 +17,8 @@ use temporalio_client::schedules::{
 use temporalio_client::{Client, WorkflowListOptions};
 use tokio_util::sync::CancellationToken;
 
-use super::control::{client, run_input, settings, wait_and_store};
-use super::flow::{schedule_id_for, HealerRun};
+use super::control::{client, run_input, settings, store_answer, wait_for_outcome};
+use super::flow::{schedule_id_for, HealerRun, SealedFor};
 use crate::error::{Error, Result};
 use crate::services::Services;
 use crate::store::ClusterSchedule;
@@ -136,7 +136,8 @@ async fn sync(
     if kept.as_ref().is_some_and(|k| k.fingerprint == fingerprint) {
         return Ok(kept);
     }
-    let input = run_input(services, &workflow, &version, 0, None).await?;
+    let sealed_for = SealedFor::Schedule(schedule_id.clone());
+    let input = run_input(services, sealed_for, &workflow, &version, 0, None).await?;
     let window = catch_up_window(&workflow.schedule);
     let action = ScheduleAction::start_workflow(HealerRun::run, input, queue, schedule_id.clone());
     let handle = client.get_schedule_handle(schedule_id.clone());
@@ -161,7 +162,7 @@ async fn sync(
             .create_schedule(
                 schedule_id.clone(),
                 CreateScheduleOptions::builder()
-                    .action(action)
+                    .action(action.clone())
                     .spec(spec)
                     .overlap_policy(ScheduleOverlapPolicy::Skip)
                     .paused(paused)
@@ -170,10 +171,13 @@ async fn sync(
             )
             .await
             .map_err(|e| Error::Cluster(format!("the schedule could not be made: {e}")))?;
+        // The action goes again with every update: the SDK's update sends back what it
+        // described, opened by the codec, so an update without it would store the run's
+        // input — its code and secrets — in plain text in Temporal.
         handle
             .update(
                 move |update| {
-                    update.set_catchup_window(window);
+                    update.set_action(action).set_catchup_window(window);
                 },
                 Default::default(),
             )
@@ -243,12 +247,22 @@ async fn import_runs(
     }
     found.sort();
     for (started, temporal_id, queue) in found {
+        // The run has ended (the query says so): its answer first, so the run is stored under
+        // the version that ran, not the one active now.
+        let answer = wait_for_outcome(services, client, &temporal_id).await;
         let workflow = services.store.workflow(schedule.workflow_id)?;
-        let version = services.store.active_version(workflow.id)?;
+        let ran = match &answer {
+            Ok(outcome) => services.store.script_id_of(workflow.id, &outcome.version)?,
+            Err(_) => None,
+        };
+        let script_id = match ran {
+            Some(id) => id,
+            None => services.store.active_version(workflow.id)?.id,
+        };
         let started = started.map(stamp);
         let Some(run_id) = services.store.import_cluster_run(
             workflow.id,
-            version.id,
+            script_id,
             &temporal_id,
             &queue,
             started.as_deref(),
@@ -261,7 +275,7 @@ async fn import_runs(
             run = run_id,
             "a run the cluster's schedule started is brought in"
         );
-        wait_and_store(services, client, run_id, workflow.id, &temporal_id).await?;
+        store_answer(services, run_id, workflow.id, answer).await?;
     }
     Ok(())
 }

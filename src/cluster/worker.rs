@@ -26,6 +26,10 @@ use crate::workflow::EnvVar;
 pub struct RunActivities {
     pub(super) name: String,
     pub(super) cache: PathBuf,
+    /// The key file, hidden from every script (`None`: the key came from the environment).
+    pub(super) key_file: Option<PathBuf>,
+    /// Scripts run in namespaces of their own (see [`scripts_namespaces`]).
+    pub(super) isolated: bool,
     /// One installation at a time per environment.
     building: Mutex<HashMap<String, Arc<Mutex<()>>>>,
     /// The worker was told to stop: an attempt cancelled now is handed back, not stopped.
@@ -33,10 +37,17 @@ pub struct RunActivities {
 }
 
 impl RunActivities {
-    pub fn new(name: String, cache: PathBuf) -> RunActivities {
+    pub fn new(
+        name: String,
+        cache: PathBuf,
+        key_file: Option<PathBuf>,
+        isolated: bool,
+    ) -> RunActivities {
         RunActivities {
             name,
             cache,
+            key_file,
+            isolated,
             building: Mutex::new(HashMap::new()),
             draining: Arc::default(),
         }
@@ -77,6 +88,14 @@ impl RunActivities {
             }
             _ => None,
         };
+        if !crate::workflow::validate::plain_entry_name(&run.entry) {
+            outcome.spawn_failed = true;
+            outcome.note = Some(format!(
+                "the worker refused to write the script as “{}”: not a plain file name",
+                run.entry
+            ));
+            return Ok(outcome);
+        }
         let scratch = self.cache.join("attempts").join(format!(
             "{}-w{}-{}",
             run.instance,
@@ -116,9 +135,13 @@ impl RunActivities {
             attempt: input.number,
             full_log_dir: None,
             group: Some(GroupSpec {
-                registry: self.cache.join("groups"),
+                registry: groups_registry(&self.cache),
                 name: format!("{}-w{}-{}", run.instance, run.workflow_id, input.number),
             }),
+            namespaces: match self.isolated {
+                true => scripts_namespaces(&scratch, self.key_file.as_deref()).ok(),
+                false => None,
+            },
         };
         // The secrets this run carries are redacted from what it prints, as at home.
         for var in &run.secrets {
@@ -250,6 +273,47 @@ async fn end_group(pgid: i32) {
     }
     tokio::time::sleep(KILL_GRACE).await;
     let _ = killpg(group, Signal::SIGKILL);
+}
+
+/// Where a worker records its scripts' control groups, so the next worker on this machine ends
+/// what one that died left running.
+pub fn groups_registry(cache: &Path) -> PathBuf {
+    cache.join("groups")
+}
+
+/// The namespaces a worker's script runs in: its own processes (all of them end with the
+/// worker, even when it is killed: the namespace's keeper dies with it), a `/proc` showing
+/// only them, and the worker's key file showing empty.
+pub fn scripts_namespaces(
+    cwd: &Path,
+    key_file: Option<&Path>,
+) -> Result<crate::contain::namespaces::Prepared, String> {
+    let hidden: Vec<&Path> = key_file.into_iter().collect();
+    crate::contain::namespaces::Prepared::for_script(cwd, &hidden)
+}
+
+/// Whether scripts can be given their namespaces on this machine (`Err`: why not).
+pub async fn namespaces_work(cache: &Path, key_file: Option<&Path>) -> Result<(), String> {
+    let prepared = scripts_namespaces(cache, key_file)?;
+    let mut cmd = tokio::process::Command::new("/bin/sh");
+    cmd.args(["-c", "exit 0"])
+        .current_dir(cache)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: the hook makes async-signal-safe system calls only, on memory prepared here.
+    unsafe {
+        cmd.pre_exec(move || crate::contain::namespaces::enter_in_child(&prepared));
+    }
+    match cmd.status().await {
+        Ok(status) if status.success() => Ok(()),
+        Ok(status) => Err(format!("a test process in them ended with {status}")),
+        Err(e) => {
+            let why = format!("the kernel refused them ({e})");
+            crate::contain::namespaces::mark_unavailable(why.clone());
+            Err(why)
+        }
+    }
 }
 
 /// Where a worker keeps its environments and scratch folders when not told otherwise.

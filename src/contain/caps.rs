@@ -12,6 +12,8 @@ use nix::libc;
 
 /// CAP_SYS_PTRACE: reading other processes' memory.
 pub const CAP_SYS_PTRACE: u32 = 19;
+/// CAP_SYS_ADMIN: among much else, mounting (undoing a mount that hides a file).
+pub const CAP_SYS_ADMIN: u32 = 21;
 
 /// The highest capability number asked about (the kernel ignores numbers it does not know).
 const CAP_LAST: u32 = 63;
@@ -39,13 +41,20 @@ pub enum Dropped {
     All,
     /// Only CAP_SYS_PTRACE: a person's own script keeps what it runs with otherwise.
     Ptrace,
+    /// CAP_SYS_PTRACE and CAP_SYS_ADMIN: a script on a cluster worker, which must not undo
+    /// the mount that hides the worker's key file.
+    PtraceAndMounts,
 }
 
 /// In the child, after fork: give up capabilities. Errors only when the kernel refuses to
 /// lower what this process holds; a bounding set this process may not change (it lacks
 /// CAP_SETPCAP, as every unprivileged process does) holds nothing to drop.
 pub fn drop_in_child(which: Dropped) -> std::io::Result<()> {
-    let wanted = |cap: u32| which == Dropped::All || cap == CAP_SYS_PTRACE;
+    let wanted = |cap: u32| match which {
+        Dropped::All => true,
+        Dropped::Ptrace => cap == CAP_SYS_PTRACE,
+        Dropped::PtraceAndMounts => cap == CAP_SYS_PTRACE || cap == CAP_SYS_ADMIN,
+    };
     for cap in 0..=CAP_LAST {
         if wanted(cap) {
             // SAFETY: a plain system call on integers. EINVAL (a number past the kernel's last

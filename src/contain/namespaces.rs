@@ -39,6 +39,8 @@ pub struct Prepared {
     readonly_root: bool,
     writable: CString,
     cwd: CString,
+    /// Files that show as empty inside (`/dev/null` mounted over each).
+    hidden: Vec<CString>,
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
 }
@@ -75,9 +77,27 @@ impl Prepared {
             readonly_root: mount_setattr_exists(),
             writable,
             cwd,
+            hidden: Vec::new(),
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
         })
+    }
+
+    /// For a person's script run by a cluster worker: its own processes (they all end with its
+    /// first one, and that one with the worker) and a fresh `/proc`, so it sees no other
+    /// process's command line or environment; each of `hidden` (the worker's key file) shows
+    /// as an empty file. The network and the file system stay as the person has them.
+    pub fn for_script(cwd: &Path, hidden: &[&Path]) -> Result<Prepared, String> {
+        let mut prepared = Prepared::new(cwd, cwd, true)?;
+        prepared.readonly_root = false;
+        prepared.hidden = hidden
+            .iter()
+            .map(|p| {
+                CString::new(p.as_os_str().as_bytes())
+                    .map_err(|_| format!("the path {} holds a NUL byte", p.display()))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(prepared)
     }
 
     pub fn isolation(&self) -> Isolation {
@@ -223,6 +243,19 @@ pub fn enter_in_child(p: &Prepared) -> std::io::Result<()> {
             )
             .into(),
         )?;
+        for path in &p.hidden {
+            let r = libc::mount(
+                c"/dev/null".as_ptr(),
+                path.as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND,
+                std::ptr::null(),
+            );
+            // A file gone meanwhile has nothing left to hide.
+            if r != 0 && *libc::__errno_location() != libc::ENOENT {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
         // The working folder was entered before the mounts changed: enter it again, through
         // the writable mount.
         check(libc::chdir(p.cwd.as_ptr()).into())?;

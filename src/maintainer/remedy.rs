@@ -123,6 +123,16 @@ impl Remedy for Maintain {
                     ),
                 })
             }
+            Entered::InProgress { task_id } => {
+                // Its fix closes this heal too when it passes.
+                cx.store.link_heal_task(heal_id, task_id)?;
+                Ok(RemedyReport {
+                    status: RemedyStatus::Contained,
+                    detail: format!(
+                        "auto-fix thread {task_id} is already repairing this workflow; this failure waits for it"
+                    ),
+                })
+            }
             Entered::Started { task_id, .. } => {
                 cx.store.set_task_signature(task_id, &failure.signature)?;
                 cx.store.link_heal_task(heal_id, task_id)?;

@@ -123,6 +123,7 @@ async fn try_execute_run(
                     registry: services.paths.groups_dir(),
                     name: format!("{}-run{run_id}-{number}", services.instance()),
                 }),
+                namespaces: None,
             };
             let store = services.store.clone();
             let execution = runner::execute(

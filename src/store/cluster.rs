@@ -168,6 +168,17 @@ impl Store {
         Ok(())
     }
 
+    /// The version a run on the cluster ran (known once its outcome is in).
+    pub fn set_run_script(&self, run_id: i64, script_id: i64) -> Result<()> {
+        self.call(|c| {
+            c.execute(
+                "UPDATE runs SET script_id = ?2 WHERE id = ?1 AND script_id != ?2",
+                params![run_id, script_id],
+            )
+        })?;
+        Ok(())
+    }
+
     /// Record which worker ran an attempt.
     pub fn set_attempt_worker(&self, attempt_id: i64, worker: &str) -> Result<()> {
         self.call(|c| {

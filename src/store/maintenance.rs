@@ -16,6 +16,10 @@ pub enum Entered {
     Started { task_id: i64, item_id: i64 },
     /// The fix count has reached the limit: the person must decide.
     Exhausted { fix_count: u32 },
+    /// A repair of this workflow is under way already (its task): this failure waits for it
+    /// instead of starting another, whatever order failures arrive in (runs brought in from
+    /// the cluster come several at once).
+    InProgress { task_id: i64 },
 }
 
 /// What the `fix` tool's transaction did.
@@ -30,14 +34,29 @@ pub enum FixResult {
     Stale { active: Version },
 }
 
+/// The maintainer task repairing `workflow_id` now, if one is.
+fn open_repair(tx: &Transaction<'_>, workflow_id: i64) -> rusqlite::Result<Option<i64>> {
+    tx.query_row(
+        "SELECT id FROM tasks WHERE kind = 'maintainer' AND workflow_id = ?1
+           AND status = 'running' ORDER BY id DESC LIMIT 1",
+        [workflow_id],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
 impl Store {
     /// Enter maintenance for a failed run, in one transaction: increment the fix count, set the
     /// maintenance flag, create the maintainer task, and create its inbox item. A crash at any
-    /// point leaves all four or none. When the fix count has reached `max`, nothing changes.
+    /// point leaves all four or none. When the fix count has reached `max`, or a repair of the
+    /// workflow is under way, nothing changes.
     pub fn enter_maintenance(&self, workflow_id: i64, run_id: i64, max: u32) -> Result<Entered> {
         let at = now();
         self.call(|c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            if let Some(task_id) = open_repair(&tx, workflow_id)? {
+                return Ok(Entered::InProgress { task_id });
+            }
             let (title, fix_count): (String, u32) = tx.query_row(
                 "SELECT title, fix_count FROM workflows WHERE id = ?1",
                 [workflow_id],

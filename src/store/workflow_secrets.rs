@@ -25,6 +25,12 @@ impl Store {
         if let Some(problem) = name_problem(name) {
             return Err(Error::InvalidInput(problem));
         }
+        if value.len() > crate::capped::SECRET_BYTES {
+            return Err(Error::InvalidInput(format!(
+                "the value of {name} is larger than {} KB, the most a secret may be",
+                crate::capped::SECRET_BYTES / 1024
+            )));
+        }
         if self
             .workflow(workflow_id)?
             .env

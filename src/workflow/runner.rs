@@ -68,6 +68,9 @@ pub struct RunSpec {
     /// Hold the attempt's processes in a control group (where the machine allows), so that
     /// its end ends every one of them.
     pub group: Option<GroupSpec>,
+    /// Run it in namespaces of its own (a cluster worker's scripts: see
+    /// [`crate::contain::namespaces::Prepared::for_script`]); `None`: as the person runs it.
+    pub namespaces: Option<crate::contain::namespaces::Prepared>,
 }
 
 /// How an attempt went.
@@ -122,15 +125,27 @@ pub async fn execute(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    // SAFETY: the hook makes async-signal-safe system calls only (prctl, capget, capset).
-    unsafe {
-        // Root's CAP_SYS_PTRACE would read the engine's memory past its undumpable flag; a
-        // script keeps every other power it runs with.
-        cmd.pre_exec(|| crate::contain::caps::drop_in_child(crate::contain::caps::Dropped::Ptrace));
-    }
-
+    // The group is joined first, so the namespaces' keeper and everything after are in it.
     if let Some(group) = &group {
         group.install(&mut cmd);
+    }
+    let namespaces = spec.namespaces.clone();
+    // SAFETY: the hooks make async-signal-safe system calls only (unshare, fork, mount, prctl,
+    // capget, capset) on memory prepared before the fork.
+    unsafe {
+        use crate::contain::caps::{drop_in_child, Dropped};
+        cmd.pre_exec(move || {
+            let dropped = match &namespaces {
+                Some(p) => {
+                    crate::contain::namespaces::enter_in_child(p)?;
+                    Dropped::PtraceAndMounts
+                }
+                None => Dropped::Ptrace,
+            };
+            // Root's CAP_SYS_PTRACE would read the engine's memory past its undumpable flag; a
+            // script keeps every other power it runs with (in namespaces, but mounting).
+            drop_in_child(dropped)
+        });
     }
 
     let mut child = match cmd.spawn() {

@@ -90,11 +90,7 @@ pub fn validate(input: &WorkflowInput, check_code: bool) -> Vec<FieldProblem> {
         problems.push(problem("runtime", p));
     }
     if let Some(entry) = &input.entry {
-        let bad = entry.trim().is_empty()
-            || entry.contains('/')
-            || entry.contains('\\')
-            || entry.starts_with('.');
-        if bad {
+        if !plain_entry_name(entry) {
             problems.push(problem(
                 "entry",
                 "The script's file name must be a plain name like main.py",
@@ -164,6 +160,16 @@ pub fn runtime_problem(runtime: &Runtime) -> Option<String> {
             "{program} was not found on PATH. Install it, or choose another runtime"
         )),
     }
+}
+
+/// Whether `entry` is a plain file name a script can be written under inside its folder: not
+/// empty, no folder in it (`/`, `\\`), not hidden or `..`, no NUL, at most 255 bytes. Checked
+/// when a workflow is saved, and again by a worker before it writes what it was handed.
+pub fn plain_entry_name(entry: &str) -> bool {
+    !entry.trim().is_empty()
+        && entry.len() <= 255
+        && !entry.contains(['/', '\\', '\0'])
+        && !entry.starts_with('.')
 }
 
 #[cfg(test)]

@@ -13,7 +13,9 @@ use healer::workflow::{AttemptStatus, EnvVar, RunStatus, Runtime, Schedule};
 use healer::Paths;
 
 use crate::cli::{run as cli, text};
-use crate::cluster_bed::{eventually, room, start_engine, write_key, TemporalDev, Worker};
+use crate::cluster_bed::{
+    carrying, eventually, room, start_engine, write_key, TemporalDev, Worker,
+};
 use crate::workflows::input;
 
 fn on_cluster() -> RunsOn {
@@ -130,7 +132,7 @@ async fn a_worker_killed_during_a_20_second_attempt_is_replaced_and_the_run_succ
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_canary_in_a_scripts_environment_and_output_is_nowhere_in_temporals_database() {
+async fn a_canary_in_a_scripts_environment_output_and_schedule_is_nowhere_in_temporals_database() {
     let server = TemporalDev::start();
     let room = room(&server, "canary").await;
     let _worker = room.worker(&server, "worker-one");
@@ -145,6 +147,8 @@ async fn a_canary_in_a_scripts_environment_and_output_is_nowhere_in_temporals_da
         name: "CANARY".to_string(),
         value: canary.clone(),
     }];
+    // A schedule on the cluster holds the run's input too (and is changed after it is made).
+    canary_input.schedule = Schedule::Interval { seconds: 3600 };
     let w = room.engine.create_workflow(canary_input).expect("workflow");
     room.engine
         .set_workflow_secret(w.id, "TOKEN".to_string(), hidden.clone())
@@ -155,6 +159,17 @@ async fn a_canary_in_a_scripts_environment_and_output_is_nowhere_in_temporals_da
         .expect("on the cluster");
     let detail = room.engine.run_and_wait(w.id).await.expect("run");
     assert_eq!(detail.run.status, RunStatus::Succeeded, "{detail:?}");
+    let store = room.engine.store().clone();
+    eventually(
+        "the schedule is on the cluster",
+        Duration::from_secs(20),
+        || {
+            store
+                .cluster_schedules()
+                .map(|s| s.len() == 1)
+                .unwrap_or(false)
+        },
+    );
     let stdout = &detail.attempts[0].stdout;
     // Shown in Healer as usual: the variable's value, and the secret redacted.
     assert!(
@@ -541,6 +556,166 @@ async fn a_schedule_fires_while_the_control_room_is_stopped_and_its_runs_are_bro
     engine.shutdown().await;
 }
 
+/// Fails with the same logic error on every run, counting its runs in a file.
+const ALWAYS_FAILS: &str = "import os\np = os.environ['COUNTER']\nn = int(open(p).read()) if os.path.exists(p) else 0\nopen(p, 'w').write(str(n + 1))\ndata = {'totl': 3}\nprint(data['total'])\n";
+
+/// A control room with a scripted model, a worker, and `code` on a 10-second schedule on the
+/// cluster; stopped once the schedule is there, then left until the schedule ran `runs` times.
+async fn scheduled_while_away(
+    server: &TemporalDev,
+    model: &crate::model_server::ModelServer,
+    queue: &str,
+    runs: u32,
+) -> (tempfile::TempDir, Paths, Worker, i64) {
+    let (tmp, paths) = crate::data_dir();
+    let engine = start_engine(&paths).await;
+    crate::maintainer::configure_model(&engine, model);
+    engine
+        .connect_cluster(server.settings(queue))
+        .await
+        .expect("connected");
+    let key = write_key(&paths, tmp.path());
+    let worker = Worker::start(server, queue, "worker-one", &key, tmp.path());
+    let counter = tmp.path().join("counter");
+    let mut scheduled = input("Every ten seconds", Runtime::Python3, ALWAYS_FAILS);
+    scheduled.schedule = Schedule::Interval { seconds: 10 };
+    scheduled.env = vec![EnvVar {
+        name: "COUNTER".to_string(),
+        value: counter.to_string_lossy().into_owned(),
+    }];
+    let w = engine.create_workflow(scheduled).expect("workflow");
+    engine
+        .set_runs_on(w.id, on_cluster())
+        .expect("on the cluster");
+    let store = engine.store().clone();
+    eventually(
+        "the schedule is on the cluster",
+        Duration::from_secs(20),
+        || {
+            store
+                .cluster_schedules()
+                .map(|s| s.len() == 1)
+                .unwrap_or(false)
+        },
+    );
+    engine.shutdown().await;
+    drop(engine);
+    let deadline = Instant::now() + Duration::from_secs(15 * u64::from(runs) + 15);
+    while std::fs::read_to_string(&counter)
+        .ok()
+        .and_then(|t| t.trim().parse::<u32>().ok())
+        .unwrap_or(0)
+        < runs
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the schedule did not run {runs} times while the room was away; the worker said: {}",
+            worker.said()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // The last one's answer is in before the room comes back.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    (tmp, paths, worker, w.id)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_failures_brought_in_at_once_start_one_repair() {
+    use crate::maintainer::tool;
+    use crate::model_server::{openai, ModelServer, TOKENS};
+    let server = TemporalDev::start();
+    let model = ModelServer::start(Some(crate::maintainer::KEY));
+    let (_tmp, paths, _worker, w) = scheduled_while_away(&server, &model, "several", 3).await;
+    let fixed = ALWAYS_FAILS.replace("data['total']", "data['totl']");
+    model.script([
+        tool(
+            "fix",
+            serde_json::json!({"code": fixed, "comment": "Read totl"}),
+        ),
+        openai::text("Fixed.", TOKENS),
+    ]);
+    let engine = start_engine(&paths).await;
+    let store = engine.store().clone();
+    eventually(
+        "the failures are brought in and repaired",
+        Duration::from_secs(60),
+        || {
+            let failed = store
+                .list_runs(w, None, 50)
+                .map(|runs| {
+                    runs.iter()
+                        .filter(|r| r.status == RunStatus::Failed)
+                        .count()
+                })
+                .unwrap_or(0);
+            let version = store.active_version(w).map(|v| v.version.minor);
+            failed >= 3 && version.ok() == Some(1)
+        },
+    );
+    // Let whatever else would start, start.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let repairs: Vec<_> = store
+        .list_tasks(100)
+        .expect("tasks")
+        .into_iter()
+        .filter(|t| t.workflow_id == Some(w) && t.kind == healer::llm::TaskKind::Maintainer)
+        .collect();
+    assert_eq!(repairs.len(), 1, "one repair for one error: {repairs:?}");
+    let notices = store.list_notifications().expect("notifications");
+    let said: Vec<&str> = notices.items.iter().map(|n| n.body.as_str()).collect();
+    assert!(
+        !said.iter().any(|b| b.contains("times in a row")),
+        "{said:?}"
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_brought_in_is_stored_under_the_version_that_ran() {
+    use crate::model_server::ModelServer;
+    let server = TemporalDev::start();
+    let model = ModelServer::start(Some(crate::maintainer::KEY));
+    let (_tmp, paths, _worker, w) = scheduled_while_away(&server, &model, "versions", 1).await;
+    // While the room is away, the person saves a 2.0 that works.
+    let store = Store::open(&paths.db()).expect("store");
+    store
+        .save_major(
+            w,
+            "print('2.0 works')\n",
+            "rewritten",
+            None,
+            &healer::workflow::Author::Person,
+        )
+        .expect("2.0");
+    drop(store);
+    let engine = start_engine(&paths).await;
+    let store = engine.store().clone();
+    eventually("the run is brought in", Duration::from_secs(30), || {
+        store
+            .list_runs(w, None, 50)
+            .map(|runs| runs.iter().any(|r| r.status == RunStatus::Failed))
+            .unwrap_or(false)
+    });
+    let runs = store.list_runs(w, None, 50).expect("runs");
+    let failed: Vec<_> = runs
+        .iter()
+        .filter(|r| r.status == RunStatus::Failed)
+        .collect();
+    for run in &failed {
+        assert_eq!(run.version.to_string(), "1.0", "{run:?}");
+    }
+    // 2.0 replaced what failed: nothing repairs 1.0.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let repairs = store
+        .list_tasks(100)
+        .expect("tasks")
+        .into_iter()
+        .filter(|t| t.workflow_id == Some(w) && t.kind == healer::llm::TaskKind::Maintainer)
+        .count();
+    assert_eq!(repairs, 0);
+    engine.shutdown().await;
+}
+
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
@@ -571,28 +746,23 @@ async fn stop_on_a_run_on_the_cluster_ends_the_scripts_processes_on_the_worker()
     let server = TemporalDev::start();
     let room = room(&server, "stop").await;
     let workers = [room.worker(&server, "worker-one")];
-    let pid_file = room.tmp.path().join("child.pid");
-    // A script that leaves a child of its own running: the whole group must end.
-    let code = format!("sleep 300 &\necho $! > {}\nwait\n", pid_file.display());
-    let mut long = input("Stoppable", Runtime::Bash, &code);
+    // A script that leaves a child of its own running: the whole group must end. (The script
+    // sees its own process numbers only: its processes are found by a mark they carry.)
+    let mark = format!("STOP_MARK={}", std::process::id());
+    let mut long = input("Stoppable", Runtime::Bash, "sleep 300 &\nwait\n");
     long.timeout_secs = 600;
+    long.env = vec![EnvVar {
+        name: "STOP_MARK".to_string(),
+        value: std::process::id().to_string(),
+    }];
     let w = room.workflow_on_cluster(long);
     let run = room.run_in_background(w);
     taken_by(&workers, 1).await;
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let child: i32 = loop {
-        if let Some(pid) = std::fs::read_to_string(&pid_file)
-            .ok()
-            .and_then(|t| t.trim().parse().ok())
-        {
-            break pid;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the script did not start its child"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    eventually(
+        "the script starts its child",
+        Duration::from_secs(20),
+        || carrying(&mark).len() >= 2,
+    );
     let store = room.engine.store().clone();
     let run_id = store.open_cluster_runs().expect("open")[0].0;
     let asked = Instant::now();
@@ -606,15 +776,11 @@ async fn stop_on_a_run_on_the_cluster_ends_the_scripts_processes_on_the_worker()
         asked.elapsed()
     );
     // The script's own child is gone too.
-    let alive = || nix::sys::signal::kill(nix::unistd::Pid::from_raw(child), None).is_ok();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while alive() {
-        assert!(
-            Instant::now() < deadline,
-            "the script's child {child} outlived the stop"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    eventually(
+        "the script's child ends with it",
+        Duration::from_secs(10),
+        || carrying(&mark).is_empty(),
+    );
     room.engine.shutdown().await;
 }
 

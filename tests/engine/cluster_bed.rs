@@ -253,6 +253,7 @@ impl Drop for Worker {
 /// `server` with `queue`; the cluster key written to `key_file` for the workers.
 pub struct Room {
     pub tmp: tempfile::TempDir,
+    pub paths: Paths,
     pub engine: Engine,
     pub key_file: PathBuf,
     pub queue: String,
@@ -312,6 +313,7 @@ pub async fn room(server: &TemporalDev, queue: &str) -> Room {
     let key_file = write_key(&paths, tmp.path());
     Room {
         tmp,
+        paths,
         engine,
         key_file,
         queue: queue.to_string(),
@@ -332,4 +334,20 @@ pub fn eventually(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
         assert!(Instant::now() < deadline, "{what} did not happen in time");
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// The processes whose environment carries `mark`.
+pub fn carrying(mark: &str) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .map(|env| env.split(|b| *b == 0).any(|v| v == mark.as_bytes()))
+                .unwrap_or(false)
+        })
+        .collect()
 }

@@ -14,6 +14,7 @@ mod classify;
 mod cli;
 mod cluster;
 mod cluster_bed;
+mod cluster_trust;
 mod deps;
 mod engine;
 mod failed_approaches;

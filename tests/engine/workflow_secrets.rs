@@ -134,3 +134,73 @@ fn a_workflow_secret_reaches_its_script_and_never_the_data_folder() {
         "without its secret the script fails"
     );
 }
+
+/// A command reading a value from `source` (a file such as /dev/zero) on its standard input.
+fn healer_fed(paths: &Paths, args: &[&str], source: &std::path::Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_healer"))
+        .env("HEALER_DATA_DIR", paths.data_dir())
+        .env("HEALER_KEYRING", "off")
+        .env_remove("HEALER_LOG")
+        .args(args)
+        .stdin(std::fs::File::open(source).expect("source"))
+        .output()
+        .expect("healer runs")
+}
+
+#[test]
+fn an_endless_secret_or_key_on_standard_input_is_refused_at_its_cap_with_a_sentence() {
+    let (tmp, paths) = data_dir();
+    let script = tmp.path().join("s.py");
+    std::fs::write(&script, "print('hi')\n").expect("write");
+    let file = script.to_str().unwrap_or_default();
+    let made = healer(
+        &paths,
+        &[
+            "workflow",
+            "create",
+            "--title",
+            "Capped",
+            "--runtime",
+            "python3",
+            "--file",
+            file,
+        ],
+        None,
+    );
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    assert!(healer(&paths, &["secret", "use-file", "--yes"], None)
+        .status
+        .success());
+    let added = healer(
+        &paths,
+        &[
+            "provider",
+            "add",
+            "local",
+            "--kind",
+            "openai-compatible",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ],
+        None,
+    );
+    assert!(added.status.success(), "{}", text(&added.stderr));
+    let zero = std::path::Path::new("/dev/zero");
+    for args in [
+        &["secret", "set", "capped", "API_TOKEN"][..],
+        &["provider", "set-key", "local"][..],
+    ] {
+        let started = std::time::Instant::now();
+        let out = healer_fed(&paths, args, zero);
+        assert!(!out.status.success(), "{args:?}");
+        let said = text(&out.stderr);
+        assert!(said.contains("larger than 64 KB"), "{args:?}: {said}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "{args:?} read for {:?}",
+            started.elapsed()
+        );
+    }
+    let listed = healer(&paths, &["secret", "list", "capped"], None);
+    assert!(!text(&listed.stdout).contains("API_TOKEN"), "nothing kept");
+}
