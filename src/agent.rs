@@ -72,8 +72,12 @@ pub struct ModelEndpoint {
     /// The base URL in the agent's own convention: Anthropic's without `/v1` for Claude Code,
     /// up to and including `/v1` for Codex (it posts to `{base_url}/responses`).
     pub base_url: String,
-    /// `None` for a provider that needs no key (a local Ollama).
+    /// `None` for a provider that needs no key (a local Ollama). When the session runs, this
+    /// is the gateway's pass for the session, never the provider's key.
     pub key: Option<ApiKey>,
+    /// The provider's wire format and prices (for the gateway's counting).
+    pub kind: crate::llm::ProviderKind,
+    pub prices: Vec<crate::llm::ModelPrice>,
 }
 
 /// What an adapter reports while its session runs.

@@ -15,6 +15,7 @@ pub mod error;
 pub mod events;
 pub mod failpoint;
 pub mod failure;
+pub mod gateway;
 pub mod heal;
 pub mod lease;
 pub mod llm;

@@ -41,7 +41,7 @@ pub use chat::{
     ChatMessage, ChatReply, ChatRequest, ModelClient, OnText, ToolCall, ToolSpec, Usage,
 };
 use http::Connection;
-pub use http::RetrySettings;
+pub use http::{build_client, RetrySettings};
 pub use keys::{scrub, ApiKey, KeySource, Keys, KEYRING_ENV};
 pub use ollama::OllamaStatus;
 pub use openai::{wants_completion_tokens, OpenAiClient};

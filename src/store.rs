@@ -17,6 +17,7 @@ mod invocations;
 mod judgements;
 mod maintenance;
 mod memory;
+mod model_use;
 mod notifications;
 mod projects;
 mod providers;
@@ -57,10 +58,11 @@ pub use invocations::{
 };
 pub use judgements::{PendingReplace, TaskJudgement};
 pub use maintenance::{Entered, FixResult};
+pub use model_use::SessionModelUse;
 pub use projects::{
     MergePolicy, Project, ProjectSettings, VerifyCommand, DEFAULT_AGENT_TIME_LIMIT_SECS,
     DEFAULT_ALLOWED_TOOLS, DEFAULT_COMMAND_TIME_LIMIT_SECS, DEFAULT_MAX_PARALLEL,
-    DEFAULT_MAX_STEPS, DEFAULT_TOKEN_BUDGET,
+    DEFAULT_MAX_STEPS, DEFAULT_SESSION_CAP_CENTS, DEFAULT_SESSION_CAP_TOKENS, DEFAULT_TOKEN_BUDGET,
 };
 pub use requests::{RequestRow, RequestStatus};
 pub use runs::{AttemptEnd, InterruptedAttempt};
@@ -106,6 +108,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0019_workflow_secrets.sql"),
     include_str!("store/migrations/0020_provider_titles.sql"),
     include_str!("store/migrations/0021_cluster.sql"),
+    include_str!("store/migrations/0022_session_model_use.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

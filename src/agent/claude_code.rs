@@ -277,7 +277,9 @@ fn repository_settings_note(cwd: &Path) -> Option<String> {
         [] => return None,
     };
     Some(format!(
-        "This repository's own Claude Code settings ({list}) {verb} not used: settings from a          repository could send the model's key elsewhere or run commands on this computer.          Claude Code runs with your own settings and Healer's."
+        "This repository's own Claude Code settings ({list}) {verb} not used: settings from a \
+         repository could send the model's key elsewhere or run commands on this computer. \
+         Claude Code runs with your own settings and Healer's."
     ))
 }
 
@@ -328,5 +330,23 @@ fn error_summary(outcome: &Outcome) -> String {
     match said {
         Some(text) => format!("Claude Code stopped with an error ({reason}): {text}"),
         None => format!("Claude Code stopped with an error ({reason})."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_note_on_a_repositorys_own_settings_reads_as_one_sentence() {
+        let dir = tempfile::tempdir().expect("tmp");
+        std::fs::create_dir_all(dir.path().join(".claude")).expect("dir");
+        std::fs::write(dir.path().join(".claude/settings.json"), "{}").expect("settings");
+        let note = repository_settings_note(dir.path()).expect("a note");
+        assert!(!note.contains("  "), "runs of spaces: {note:?}");
+        assert!(
+            note.contains("(.claude/settings.json) is not used"),
+            "{note}"
+        );
     }
 }

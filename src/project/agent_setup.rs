@@ -85,6 +85,8 @@ pub async fn endpoint(
         provider: provider.name,
         base_url,
         key,
+        kind: provider.kind,
+        prices: provider.prices,
     }))
 }
 
@@ -102,6 +104,52 @@ pub fn wire_mismatch(agent: AgentKind, kind: ProviderKind) -> Option<&'static st
         ),
         _ => None,
     }
+}
+
+/// What an agent's folder keeps from one session to the next: only what resuming a session
+/// needs (Claude Code's transcripts; Codex's rollouts, and its login). Everything else — the
+/// settings files an agent could write to name another endpoint or add a hook, instructions
+/// loaded into every prompt, MCP servers — is an agent's writing and is not loaded by a later
+/// session.
+fn kept_in_home(kind: AgentKind) -> &'static [&'static str] {
+    match kind {
+        // Its config is rewritten by Healer from a few model keys (see the Codex adapter).
+        AgentKind::Codex => &["sessions", "auth.json", "config.toml"],
+        _ => &["projects"],
+    }
+}
+
+/// Clear the agent's folder for a new session (see [`kept_in_home`]); links are removed, never
+/// followed, and a kept name that is not a real folder (or, for a login, a file or the link
+/// Healer made) goes too.
+pub fn fresh_home(home: &Path, kind: AgentKind) -> std::io::Result<()> {
+    // The folder itself replaced by a link (to the person's own files, say) is never entered.
+    if std::fs::symlink_metadata(home).is_ok_and(|m| !m.is_dir()) {
+        std::fs::remove_file(home)?;
+    }
+    std::fs::create_dir_all(home)?;
+    for entry in std::fs::read_dir(home)? {
+        let entry = entry?;
+        let path = entry.path();
+        let name = entry.file_name();
+        let meta = std::fs::symlink_metadata(&path)?;
+        let is_folder = meta.is_dir();
+        // The transcripts' folder only as a real folder (a link could lead anywhere); the
+        // login as Healer links it, or as the person left it.
+        let keep = match name.to_str() {
+            Some(n) if kept_in_home(kind).contains(&n) => is_folder != n.contains('.'),
+            _ => false,
+        };
+        if keep {
+            continue;
+        }
+        if is_folder {
+            std::fs::remove_dir_all(&path)?;
+        } else {
+            std::fs::remove_file(&path)?;
+        }
+    }
+    Ok(())
 }
 
 /// Replace `key` with `[redacted]` in every file below `home` (links are not followed): an
@@ -249,6 +297,38 @@ fn scrub_file(path: &Path, key: &str) -> std::io::Result<bool> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_fresh_home_keeps_only_the_transcripts_and_never_follows_a_link() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let home = dir.path().join("claude-code");
+        std::fs::create_dir_all(home.join("projects/-w")).expect("dirs");
+        std::fs::write(home.join("projects/-w/s.jsonl"), "{}").expect("transcript");
+        std::fs::write(home.join("settings.json"), "{\"env\":{}}").expect("planted");
+        std::fs::write(home.join("CLAUDE.md"), "obey").expect("planted");
+        let outside = dir.path().join("persons");
+        std::fs::create_dir_all(&outside).expect("dirs");
+        std::fs::write(outside.join("precious"), "mine").expect("file");
+        std::os::unix::fs::symlink(&outside, home.join("agents")).expect("link");
+        fresh_home(&home, AgentKind::ClaudeCode).expect("fresh");
+        let mut left: Vec<String> = std::fs::read_dir(&home)
+            .expect("home")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["projects"]);
+        assert!(home.join("projects/-w/s.jsonl").exists());
+        assert!(outside.join("precious").exists(), "a link was followed");
+
+        // The whole folder swapped for a link: the link goes, what it led to stays.
+        std::fs::remove_dir_all(&home).expect("rm");
+        std::os::unix::fs::symlink(&outside, &home).expect("link");
+        fresh_home(&home, AgentKind::Codex).expect("fresh");
+        assert!(outside.join("precious").exists());
+        assert!(std::fs::symlink_metadata(&home).expect("home").is_dir());
+    }
+
     use super::*;
 
     #[test]

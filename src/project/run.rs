@@ -225,11 +225,23 @@ async fn drive(ctx: &Ctx<'_>, agent: Arc<dyn Agent>) -> Result<Ending> {
             ))
         }
     };
-    if let Some(key) = endpoint.as_ref().and_then(|e| e.key.clone()) {
-        let _ = ctx.secret.set(key);
-        // A session that ended in a crash may have left the key in the agent's files.
-        ctx.scrub_key();
+    // The agent gets the gateway's pass for this session, never the provider's key.
+    let (endpoint, pass) = match endpoint {
+        Some(endpoint) => {
+            let pass = ctx.open_pass(&endpoint).await?;
+            let given = ModelEndpoint {
+                base_url: pass.base_url.clone(),
+                key: Some(pass.token.clone()),
+                ..endpoint
+            };
+            (Some(given), Some(pass))
+        }
+        None => (None, None),
+    };
+    if let Some(pass) = &pass {
+        let _ = ctx.secret.set(pass.token.clone());
     }
+    ctx.fresh_agent_home()?;
     let prompt = match &ctx.resume {
         Some(resume) => {
             ctx.note(&format!(
@@ -251,6 +263,8 @@ async fn drive(ctx: &Ctx<'_>, agent: Arc<dyn Agent>) -> Result<Ending> {
         Ok(end) => ctx.resume_with_messages(agent, endpoint, end).await,
         Err(e) => Err(e),
     };
+    // The agent is done: its pass is refused from here on (the checks never had it).
+    drop(pass);
     let end = match end {
         Ok(end) => end,
         Err(e) => {
@@ -336,6 +350,7 @@ impl Ctx<'_> {
         }
         match self.projects.stop_of(self.session_id) {
             Some(SessionStop::Stuck { reason }) => Ending::Stuck { reason },
+            Some(SessionStop::OverCap { reason }) => Ending::OverCap { reason },
             Some(SessionStop::Replaced { reason }) => Ending::Replaced { reason },
             None => Ending::Stopped,
         }
@@ -345,6 +360,61 @@ impl Ctx<'_> {
         let settings = &self.project.settings;
         let home = self.agent_home();
         toolchain_env(&agent_setup::agent_env(settings, &home, &self.marks))
+    }
+
+    /// A pass of the model gateway for this session's agent: the gateway adds `endpoint`'s
+    /// key, counts what the session uses onto it, and stops it at the project's cap.
+    async fn open_pass(&self, endpoint: &ModelEndpoint) -> Result<crate::gateway::SessionPass> {
+        let gateway = self.projects.gateway().await?;
+        let services = self.projects.services.clone();
+        let projects = Arc::downgrade(self.projects);
+        let session_id = self.session_id;
+        let settings = &self.project.settings;
+        gateway.open(crate::gateway::GrantSpec {
+            session_id,
+            upstream: endpoint.base_url.clone(),
+            kind: endpoint.kind,
+            key: endpoint.key.clone(),
+            prices: endpoint.prices.clone(),
+            cap: crate::gateway::SpendCap {
+                cents: settings.session_cap_cents,
+                tokens: settings.session_cap_tokens,
+            },
+            on_use: Box::new(move |usage, cost| {
+                if let Err(e) = services
+                    .store
+                    .add_session_model_use(session_id, usage, cost)
+                {
+                    tracing::warn!(session_id, "could not count the model's use: {e}");
+                }
+            }),
+            on_cap: Box::new(move |reason| {
+                tracing::info!(session_id, "{reason}");
+                if let Some(projects) = projects.upgrade() {
+                    let _ = projects.end_session(session_id, SessionStop::OverCap { reason });
+                }
+            }),
+        })
+    }
+
+    /// The agent's own folder for this project as Healer makes it before each session: what
+    /// an earlier session's agent wrote there (a settings file naming another endpoint, a hook,
+    /// instructions) is gone, and only what the agent needs to resume stays (its transcripts).
+    fn fresh_agent_home(&self) -> Result<()> {
+        let settings = &self.project.settings;
+        let kind = settings.agent;
+        // Claude Code on the person's own login uses their own folder: not Healer's to clear.
+        let healers = match kind {
+            AgentKind::Codex => true,
+            AgentKind::ClaudeCode => settings.agent_provider.is_some(),
+            _ => false,
+        };
+        if !healers {
+            return Ok(());
+        }
+        agent_setup::fresh_home(&self.agent_home(), kind).map_err(|e| {
+            crate::error::Error::io(format!("cannot prepare {}", self.agent_home().display()), e)
+        })
     }
 
     /// The folder of the agent's own settings for this project.

@@ -32,6 +32,9 @@ pub enum SessionStop {
     /// The steering judge saw no way forward: the work is pinned as a snapshot, the
     /// worktree removed, the task open again for a fresh agent.
     Replaced { reason: String },
+    /// The session passed the project's spending cap (the model gateway counted it): the
+    /// task waits for the person, its worktree kept.
+    OverCap { reason: String },
 }
 
 /// A session in flight.
@@ -60,6 +63,8 @@ pub struct Projects {
     /// Make a spare worktree ahead of the next task (the long-running engine does; a CLI
     /// command's engine ends too soon to finish one).
     pub(crate) spares: bool,
+    /// The model gateway, started for the first session that needs it.
+    gateway: tokio::sync::OnceCell<crate::gateway::Gateway>,
 }
 
 impl Projects {
@@ -70,6 +75,7 @@ impl Projects {
         spares: bool,
     ) -> Arc<Projects> {
         Arc::new(Projects {
+            gateway: tokio::sync::OnceCell::new(),
             runtime: tokio::runtime::Handle::current(),
             creating: Mutex::new(HashSet::new()),
             spares,
@@ -546,6 +552,14 @@ impl Projects {
         self.lock_stops().insert(session_id, stop);
         r.cancel.cancel();
         Ok(())
+    }
+
+    /// The engine's model gateway (started on first use, ended with the engine).
+    pub(crate) async fn gateway(&self) -> Result<crate::gateway::Gateway> {
+        self.gateway
+            .get_or_try_init(|| crate::gateway::Gateway::start(self.shutdown.child_token()))
+            .await
+            .cloned()
     }
 
     /// Why steering ended the session, if it did.

@@ -38,6 +38,9 @@ pub(super) enum Ending {
     Stuck { reason: String },
     /// The steering judge replaced the agent.
     Replaced { reason: String },
+    /// The session passed the project's spending cap: the task waits for the person (it
+    /// would spend again if it started by itself), its worktree kept.
+    OverCap { reason: String },
     Failed {
         scenario: ProjectScenario,
         class: FailureClass,
@@ -172,6 +175,24 @@ pub(super) async fn settle(ctx: &Ctx<'_>, ending: Ending) -> Result<()> {
             reopen(format!(
                 "Not committed on {day}: the project has no check. Add one in the project's settings (or allow committing without checks), then run it again; the work is kept in its worktree (branch {branch})"
             )),
+            None,
+            None,
+        ),
+        Ending::OverCap { reason } => (
+            SessionStatus::Stopped,
+            SessionOutcome {
+                summary: reason.clone(),
+                ..SessionOutcome::default()
+            },
+            Box::new(move |t: &mut crate::tasklist::Task| {
+                t.status = TaskStatus::Blocked;
+                t.assignee = None;
+                t.note = Some(format!(
+                    "{} The work so far is kept in its worktree (branch {branch}); set the task \
+                     back to open to go on.",
+                    reason.trim()
+                ));
+            }) as Box<dyn Fn(&mut crate::tasklist::Task) + Send>,
             None,
             None,
         ),

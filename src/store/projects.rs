@@ -72,6 +72,11 @@ pub struct ProjectSettings {
     /// A task Healer reopened (the steering judge replaced its agent) starts again by itself,
     /// in a fresh worktree, when the project has room for it.
     pub start_reopened_tasks: bool,
+    /// An external agent on a provider configured in Healer is stopped once its session has
+    /// spent this much on the model (US cents; 0: no cap). Counted by the model gateway.
+    pub session_cap_cents: u32,
+    /// …or, for a model with no price in Healer, once it has used this many tokens (0: no cap).
+    pub session_cap_tokens: u64,
 }
 
 /// Projects saved before [`ProjectSettings::commit_without_checks`] committed an agent's work
@@ -91,6 +96,10 @@ pub const DEFAULT_AGENT_TIME_LIMIT_SECS: u32 = 3600;
 pub const DEFAULT_COMMAND_TIME_LIMIT_SECS: u32 = 900;
 pub const DEFAULT_TOKEN_BUDGET: u64 = 50_000;
 pub const DEFAULT_MAX_STEPS: u32 = 60;
+/// An agent session's spending cap: $5 of a priced model, or 5 million tokens of one without a
+/// price.
+pub const DEFAULT_SESSION_CAP_CENTS: u32 = 500;
+pub const DEFAULT_SESSION_CAP_TOKENS: u64 = 5_000_000;
 
 impl Default for ProjectSettings {
     fn default() -> Self {
@@ -112,6 +121,8 @@ impl Default for ProjectSettings {
             agent_program: None,
             commit_without_checks: false,
             start_reopened_tasks: true,
+            session_cap_cents: DEFAULT_SESSION_CAP_CENTS,
+            session_cap_tokens: DEFAULT_SESSION_CAP_TOKENS,
         }
     }
 }

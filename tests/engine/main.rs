@@ -20,6 +20,7 @@ mod engine;
 mod failed_approaches;
 mod faults;
 mod fix_judgement;
+mod gateway;
 mod glance;
 mod heal_story;
 mod healer_defaults;

@@ -1,0 +1,276 @@
+//! The gateway's HTTP side: each request's pass checked, only model requests let through, the
+//! real key put in place of the pass, the answer streamed back as it comes while the meter
+//! reads what it used.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full, Limited, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use tokio_util::sync::CancellationToken;
+
+use super::meter::Meter;
+use super::{Grant, Holder, Inner};
+use crate::llm::ProviderKind;
+
+type Body = UnsyncBoxBody<Bytes, std::io::Error>;
+
+/// The largest request an agent may send (a long conversation with its files).
+const MAX_REQUEST: usize = 64 * 1024 * 1024;
+
+/// What may follow the provider's base path: the model endpoints agents call, nothing else of
+/// the provider's API (its files, its billing) is reachable with the real key.
+const MODEL_PATHS: [&str; 7] = [
+    "/v1/messages",
+    "/messages",
+    "/responses",
+    "/v1/responses",
+    "/chat/completions",
+    "/v1/chat/completions",
+    "/models",
+];
+
+const X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
+
+pub(super) async fn serve(
+    listener: tokio::net::TcpListener,
+    inner: Arc<Inner>,
+    cancel: CancellationToken,
+) {
+    loop {
+        let accepted = tokio::select! {
+            () = cancel.cancelled() => break,
+            accepted = listener.accept() => accepted,
+        };
+        let Ok((stream, _)) = accepted else {
+            continue;
+        };
+        let inner = inner.clone();
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |request| {
+                let inner = inner.clone();
+                async move { Ok::<_, Infallible>(handle(&inner, request).await) }
+            });
+            let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+            tokio::select! {
+                () = cancel.cancelled() => {}
+                _ = connection => {}
+            }
+        });
+    }
+}
+
+/// An error in the shape both Anthropic's and OpenAI's clients read (`error.message`).
+fn refuse(status: StatusCode, kind: &str, message: &str) -> Response<Body> {
+    let body = serde_json::json!({
+        "type": "error",
+        "error": {"type": kind, "message": message, "code": kind},
+    });
+    let mut response = Response::new(
+        Full::new(Bytes::from(body.to_string()))
+            .map_err(|never| match never {})
+            .boxed_unsync(),
+    );
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// The pass a request carries: as an API key (`x-api-key`) or a bearer token.
+fn pass_of(headers: &HeaderMap) -> Option<&str> {
+    if let Some(key) = headers.get(X_API_KEY).and_then(|v| v.to_str().ok()) {
+        return Some(key.trim());
+    }
+    headers
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+}
+
+async fn handle(inner: &Inner, request: Request<Incoming>) -> Response<Body> {
+    let grant = match pass_of(request.headers()).map(|t| inner.holder(t)) {
+        Some(Holder::Open(grant)) => grant,
+        Some(Holder::Ended) => {
+            return refuse(
+                StatusCode::FORBIDDEN,
+                "permission_error",
+                "Healer's model gateway refused this request: the session this pass was made \
+                 for has ended, and a pass is good for one session only.",
+            )
+        }
+        _ => {
+            return refuse(
+                StatusCode::UNAUTHORIZED,
+                "authentication_error",
+                "Healer's model gateway did not recognise this request's pass: only an agent \
+                 session Healer started can use it.",
+            )
+        }
+    };
+    if let Some(why) = grant.over_cap() {
+        return refuse(StatusCode::FORBIDDEN, "permission_error", &why);
+    }
+    match forward(inner, &grant, request).await {
+        Ok(response) => response,
+        Err(response) => response,
+    }
+}
+
+async fn forward(
+    inner: &Inner,
+    grant: &Arc<Grant>,
+    request: Request<Incoming>,
+) -> Result<Response<Body>, Response<Body>> {
+    let upstream = url::Url::parse(&grant.spec.upstream).map_err(|_| {
+        refuse(
+            StatusCode::BAD_GATEWAY,
+            "api_error",
+            "the provider's address is not a URL",
+        )
+    })?;
+    let base_path = upstream.path().trim_end_matches('/');
+    let path = request.uri().path();
+    let allowed = path
+        .strip_prefix(base_path)
+        .is_some_and(|rest| MODEL_PATHS.iter().any(|p| rest.starts_with(p)));
+    if !allowed {
+        return Err(refuse(
+            StatusCode::NOT_FOUND,
+            "not_found_error",
+            "Healer's model gateway passes only model requests (messages, responses, chat \
+             completions, models) to the provider.",
+        ));
+    }
+    let mut target = upstream.clone();
+    target.set_path(path);
+    target.set_query(request.uri().query());
+    let method = request.method().clone();
+    let headers = outgoing_headers(request.headers(), grant);
+    let body = Limited::new(request.into_body(), MAX_REQUEST)
+        .collect()
+        .await
+        .map_err(|_| {
+            refuse(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "request_too_large",
+                "the request is larger than Healer's model gateway passes (64 MB)",
+            )
+        })?
+        .to_bytes();
+    let model = serde_json::from_slice::<serde_json::Value>(&body)
+        .ok()
+        .and_then(|v| v.get("model").and_then(|m| m.as_str()).map(str::to_string))
+        .unwrap_or_default();
+    let mut answer = inner
+        .client
+        .request(method, target.as_str())
+        .headers(headers)
+        .body(body)
+        .send()
+        .await
+        .map_err(|e| {
+            let said = crate::secrets::redact_owned(crate::error::without_os_error_numbers(
+                &e.to_string(),
+            ));
+            refuse(
+                StatusCode::BAD_GATEWAY,
+                "api_error",
+                &format!("Healer's model gateway could not reach the provider: {said}"),
+            )
+        })?;
+    let stream = answer
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.contains("event-stream"));
+    let mut response = Response::builder().status(answer.status());
+    for (name, value) in answer.headers() {
+        if !hop_by_hop(name) {
+            response = response.header(name, value);
+        }
+    }
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Frame<Bytes>, std::io::Error>>(8);
+    let grant = grant.clone();
+    tokio::spawn(async move {
+        let mut meter = Meter::new(stream);
+        loop {
+            match answer.chunk().await {
+                Ok(Some(chunk)) => {
+                    meter.push(&chunk);
+                    if tx.send(Ok(Frame::data(chunk))).await.is_err() {
+                        break; // the agent went away: what came so far still counts
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    let _ = tx.send(Err(std::io::Error::other(e.to_string()))).await;
+                    break;
+                }
+            }
+        }
+        let usage = meter.finish();
+        if usage.total() > 0 {
+            grant.count(&model, &usage);
+        }
+    });
+    let frames = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|frame| (frame, rx))
+    });
+    response
+        .body(StreamBody::new(frames).boxed_unsync())
+        .map_err(|e| refuse(StatusCode::BAD_GATEWAY, "api_error", &e.to_string()))
+}
+
+/// The agent's headers as the provider gets them: its pass and anything about the connection
+/// left out, the real key put in (as the provider's API wants it), no compression asked for
+/// (the meter reads the answer as it passes).
+fn outgoing_headers(incoming: &HeaderMap, grant: &Grant) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    for (name, value) in incoming {
+        let dropped = hop_by_hop(name)
+            || name == AUTHORIZATION
+            || name == X_API_KEY
+            || name == hyper::header::HOST
+            || name == hyper::header::ACCEPT_ENCODING;
+        if !dropped {
+            headers.append(name.clone(), value.clone());
+        }
+    }
+    if let Some(key) = &grant.spec.key {
+        let (name, value) = match grant.spec.kind {
+            ProviderKind::Anthropic => (X_API_KEY, key.expose().to_string()),
+            _ => (AUTHORIZATION, format!("Bearer {}", key.expose())),
+        };
+        if let Ok(mut value) = HeaderValue::from_str(&value) {
+            value.set_sensitive(true);
+            headers.insert(name, value);
+        }
+    }
+    headers
+}
+
+fn hop_by_hop(name: &HeaderName) -> bool {
+    use hyper::header::{CONNECTION, CONTENT_LENGTH, TE, TRAILER, TRANSFER_ENCODING, UPGRADE};
+    [
+        CONNECTION,
+        CONTENT_LENGTH,
+        TE,
+        TRAILER,
+        TRANSFER_ENCODING,
+        UPGRADE,
+    ]
+    .contains(name)
+        || name.as_str() == "keep-alive"
+        || name.as_str() == "proxy-connection"
+}
