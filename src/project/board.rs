@@ -85,6 +85,9 @@ pub struct SessionDetail {
     pub session: SessionRecord,
     pub project_name: String,
     pub steps: Vec<StoredStep>,
+    /// What it used of its model through Healer's gateway (`None`: the agent's own sign-in, or
+    /// the built-in agent, whose use is on its thread).
+    pub model_use: Option<crate::store::SessionModelUse>,
 }
 
 fn tasks_of(project: &Project) -> Result<TaskFile> {
@@ -229,6 +232,7 @@ pub fn session_detail(store: &Store, session_id: i64) -> Result<SessionDetail> {
         .unwrap_or_default();
     Ok(SessionDetail {
         steps: store.session_steps(session_id, 0)?,
+        model_use: store.session_model_use(session_id)?,
         session,
         project_name,
     })

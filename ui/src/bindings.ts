@@ -1291,6 +1291,13 @@ export type ProjectSettings = {
 	 *  in a fresh worktree, when the project has room for it.
 	 */
 	start_reopened_tasks?: boolean,
+	/**
+	 *  An external agent on a provider configured in Healer is stopped once its session has
+	 *  spent this much on the model (US cents; 0: no cap). Counted by the model gateway.
+	 */
+	session_cap_cents?: number,
+	/**  …or, for a model with no price in Healer, once it has used this many tokens (0: no cap). */
+	session_cap_tokens?: number,
 };
 
 export type ProjectSummary = {
@@ -1612,6 +1619,23 @@ export type SessionDetail = {
 	session: SessionRecord,
 	project_name: string,
 	steps: StoredStep[],
+	/**
+	 *  What it used of its model through Healer's gateway (`None`: the agent's own sign-in, or
+	 *  the built-in agent, whose use is on its thread).
+	 */
+	model_use: SessionModelUse | null,
+};
+
+/**  A session's model use through the gateway. */
+export type SessionModelUse = {
+	requests: number,
+	prompt_tokens: number,
+	completion_tokens: number,
+	cached_tokens: number,
+	/**  What the requests whose model has a price cost, in dollars. */
+	cost_usd: number | null,
+	/**  Tokens of requests whose model has no price in Healer. */
+	unpriced_tokens: number,
 };
 
 /**  Who started a live session. */

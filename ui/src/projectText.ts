@@ -1,5 +1,5 @@
 // Words a person reads about projects, tasks and agent sessions, kept in one place.
-import type { AgentKind, ProjectSettings, ProjectTaskStatus, SessionStatus, SessionStep } from "./bindings";
+import type { AgentKind, ProjectSettings, ProjectTaskStatus, SessionModelUse, SessionStatus, SessionStep } from "./bindings";
 import type { Tone } from "./eventText";
 
 export const agentLabel: Record<AgentKind, string> = {
@@ -151,3 +151,25 @@ function capitalised(text: string): string {
 
 /** Tools whose result only repeats what the step already says when it worked. */
 export const quietWhenDone = new Set(["edit_file", "write_file", "Edit", "Write", "MultiEdit", "finish"]);
+
+/** A count of tokens as a person reads it: "12,345 tokens". */
+export function tokensText(n: number): string {
+  return `${n.toLocaleString("en-US")} token${n === 1 ? "" : "s"}`;
+}
+
+/** Money as a person reads it: "$0.42"; under a cent, "less than a cent". */
+export function dollarsText(usd: number): string {
+  if (usd > 0 && usd < 0.005) return "less than a cent";
+  return `$${usd.toFixed(2)}`;
+}
+
+/** What a session used of its model, in one sentence (Healer counted it on the way). */
+export function modelUseText(use: SessionModelUse, running: boolean): string {
+  const usd = use.cost_usd ?? 0;
+  const verb = running ? "So far it has asked" : "It asked";
+  const asked = `${verb} the model ${use.requests} time${use.requests === 1 ? "" : "s"}: ${tokensText(use.prompt_tokens)} read, ${tokensText(use.completion_tokens)} written`;
+  const priced = usd > 0 || use.unpriced_tokens === 0;
+  const cost = priced ? `, costing ${dollarsText(usd)}` : "";
+  const unpriced = use.unpriced_tokens > 0 ? ` (the model has no price in Healer, so ${priced ? "part of it is" : "it is"} counted in tokens)` : "";
+  return `${asked}${cost}${unpriced}.`;
+}

@@ -181,7 +181,13 @@ test("choosing Claude Code: its own sign-in or a provider of Healer's that speak
   await user.click(within(fields).getByTestId("agent-healer-provider"));
   const select = within(fields).getByTestId("field-agent-provider");
   expect(within(select).getAllByRole("option").map((o) => o.textContent)).toEqual(["anthropic-work"]);
-  expect(within(fields).getByTestId("agent-model-hint")).toHaveTextContent("keeps it out of everything it records");
+  expect(within(fields).getByTestId("agent-model-hint")).toHaveTextContent("gets a pass that works only for its session");
+  // A session on Healer's provider has a spending cap, on by default, in money.
+  expect(within(fields).getByTestId("field-cap-dollars")).toHaveValue("5.00");
+  expect(within(fields).getByTestId("field-cap-tokens")).toHaveValue("5,000,000");
+  expect(within(fields).getByTestId("spending-cap-hint")).toHaveTextContent("At the cap it stops the agent");
+  await user.clear(within(fields).getByTestId("field-cap-dollars"));
+  await user.type(within(fields).getByTestId("field-cap-dollars"), "$2.50");
   await user.type(within(fields).getByTestId("field-model"), "claude-sonnet-4-5");
   await user.clear(within(fields).getByTestId("field-allowed-tools"));
   await user.type(within(fields).getByTestId("field-allowed-tools"), "Bash(git diff, git log), Edit");
@@ -196,6 +202,8 @@ test("choosing Claude Code: its own sign-in or a provider of Healer's that speak
     model: "claude-sonnet-4-5",
     allowed_tools: ["Bash(git diff, git log)", "Edit"],
     agent_program: null,
+    session_cap_cents: 250,
+    session_cap_tokens: 5000000,
   });
   expect(await screen.findByTestId("project-agent")).toHaveTextContent(
     "Claude Code works on the tasks, using the model provider \u201canthropic-work\u201d set up in Healer (model claude-sonnet-4-5).",

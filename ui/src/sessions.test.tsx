@@ -3,6 +3,7 @@ import { expect, test } from "vitest";
 import { FakeHealer } from "./test/fakeHealer";
 import { renderApp } from "./test/renderApp";
 import type { SessionRecord } from "./bindings";
+import { modelUseText } from "./projectText";
 
 test("the Sessions page lists every live session with its last activity and verdict, and the person's own only when watched", async () => {
   const healer = new FakeHealer().install();
@@ -94,4 +95,12 @@ test("the history lists the person's own Claude Code sessions Healer watched, wi
   expect(own).toHaveTextContent("Going in circles");
   expect(own.querySelector("code")).toHaveTextContent("cat config.ini");
   expect(own).not.toHaveTextContent("`");
+});
+
+test("what a session used of its model reads as a sentence, in money where there is a price", () => {
+  const use = { requests: 3, prompt_tokens: 12345, completion_tokens: 678, cached_tokens: 0, cost_usd: 0.4213, unpriced_tokens: 0 };
+  expect(modelUseText(use, false)).toBe("It asked the model 3 times: 12,345 tokens read, 678 tokens written, costing $0.42.");
+  expect(modelUseText({ ...use, requests: 1, cost_usd: 0, unpriced_tokens: 13023 }, true)).toBe(
+    "So far it has asked the model 1 time: 12,345 tokens read, 678 tokens written (the model has no price in Healer, so it is counted in tokens).",
+  );
 });

@@ -7,7 +7,7 @@ import { FieldProblems } from "../../components/FieldProblems";
 import { settingsHref } from "../../usePage";
 import { useProviders } from "../../queries";
 import { agentLabel } from "../../projectText";
-import type { ProjectForm } from "./projectFormModel";
+import { cents, type ProjectForm } from "./projectFormModel";
 
 /** The providers an agent can talk to: Claude Code only Anthropic's API, Codex only OpenAI's. */
 function fits(agent: ProjectForm["agent"], view: ProviderView): boolean {
@@ -25,7 +25,7 @@ export function AgentFields({
   change: (fields: Partial<ProjectForm>) => void;
   under: (field: string) => FieldProblem[];
 }) {
-  const ids = { provider: useId(), model: useId(), tools: useId(), program: useId() };
+  const ids = { provider: useId(), model: useId(), tools: useId(), program: useId(), cap: useId(), capTokens: useId() };
   const providers = useProviders();
   const name = agentLabel[form.agent];
   const usable = (providers.data ?? []).filter((v) => fits(form.agent, v));
@@ -75,7 +75,7 @@ export function AgentFields({
         <p className="field-hint" data-testid="agent-model-hint">
           {own
             ? `${name} uses the account or key it is signed in with on this computer.`
-            : `Healer gives the provider's key to ${name} only while it works, and keeps it out of everything it records.`}
+            : `Healer keeps the provider's key itself: ${name} gets a pass that works only for its session, and its requests go to the provider through Healer.`}
           {usable.length === 0 && (
             <>
               {" "}
@@ -85,6 +85,7 @@ export function AgentFields({
         </p>
         <FieldProblems problems={under("agentProvider")} id={`${ids.provider}-error`} testId="field-error-agent-provider" />
       </div>
+      {!own && <SpendingCap form={form} change={change} under={under} ids={ids} />}
       <div className="field">
         <label className="field-label" htmlFor={ids.model}>
           Model <span className="field-optional">optional</span>
@@ -138,6 +139,59 @@ export function AgentFields({
         </p>
         <FieldProblems problems={under("agentProgram")} id={`${ids.program}-error`} testId="field-error-agent-program" />
       </div>
+    </div>
+  );
+}
+
+/** The session's spending cap: money where the model has a price in Healer, tokens where not. */
+function SpendingCap({
+  form,
+  change,
+  under,
+  ids,
+}: {
+  form: ProjectForm;
+  change: (fields: Partial<ProjectForm>) => void;
+  under: (field: string) => FieldProblem[];
+  ids: { cap: string; capTokens: string };
+}) {
+  const noMoneyCap = cents(form.capDollars) === 0;
+  const noTokenCap = form.capTokens.replace(/[\s,_]/g, "") === "0";
+  return (
+    <div className="field" data-testid="spending-cap">
+      <label className="field-label" htmlFor={ids.cap}>
+        Stop a session after it spends
+      </label>
+      <div className="inline-fields">
+        <span className="input-prefix">$</span>
+        <input
+          id={ids.cap}
+          className="input narrow"
+          inputMode="decimal"
+          value={form.capDollars}
+          onChange={(e) => change({ capDollars: e.target.value })}
+          aria-invalid={under("capDollars").length > 0}
+          data-testid="field-cap-dollars"
+        />
+        <span className="muted">on the model, or uses</span>
+        <input
+          id={ids.capTokens}
+          className="input narrow"
+          inputMode="numeric"
+          aria-label="Tokens a session may use of a model with no price"
+          value={form.capTokens}
+          onChange={(e) => change({ capTokens: e.target.value })}
+          aria-invalid={under("capTokens").length > 0}
+          data-testid="field-cap-tokens"
+        />
+        <span className="muted">tokens of a model with no price</span>
+      </div>
+      <p className="field-hint" data-testid="spending-cap-hint">
+        {noMoneyCap || noTokenCap
+          ? "With 0 there is no cap: a session may spend as much as its work takes."
+          : "Healer counts every request on its way to the provider. At the cap it stops the agent and the task waits for you; its work is kept."}
+      </p>
+      <FieldProblems problems={[...under("capDollars"), ...under("capTokens")]} id={`${ids.cap}-error`} testId="field-error-cap" />
     </div>
   );
 }

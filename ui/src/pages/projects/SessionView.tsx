@@ -1,7 +1,7 @@
 // An agent's session as it happens: Healer's notes, what the agent was asked, what it said,
 // each tool it used with what came back, the checks — streamed while it runs.
 import { useState, type FormEvent } from "react";
-import type { SessionDetail, StoredStep } from "../../bindings";
+import type { SessionDetail, SessionModelUse, StoredStep } from "../../bindings";
 import { Collapsible } from "../../components/Collapsible";
 import { InlineError } from "../../components/InlineError";
 import { SkeletonList, Spinner } from "../../components/Loading";
@@ -14,6 +14,7 @@ import {
   callInWords,
   commandOutput,
   durationText,
+  modelUseText,
   quietWhenDone,
   sessionStatusLabel,
   sessionStatusTone,
@@ -188,6 +189,15 @@ function Steps({ detail }: { detail: SessionDetail }) {
   );
 }
 
+/** What the session used of its model, counted by Healer on the way to the provider. */
+function ModelUse({ use, running }: { use: SessionModelUse; running: boolean }) {
+  return (
+    <p className="muted session-model-use" data-testid="session-model-use">
+      {modelUseText(use, running)}
+    </p>
+  );
+}
+
 /** A session: its steps, the box to talk to it while it works, how it ended, and (`review`) what it changed. */
 export function SessionView({ sessionId, review = false }: { sessionId: number; review?: boolean }) {
   const session = useSession(sessionId);
@@ -219,6 +229,7 @@ export function SessionView({ sessionId, review = false }: { sessionId: number; 
       </div>
       {stop.isError && <InlineError error={stop.error} />}
       <Steps detail={detail} />
+      {detail.model_use && <ModelUse use={detail.model_use} running={running} />}
       {running && <SayToAgent sessionId={s.id} />}
       {review && <SessionChange sessionId={s.id} running={running} />}
       {!running && (

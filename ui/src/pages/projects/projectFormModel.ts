@@ -27,6 +27,10 @@ export type ProjectForm = {
   /** Claude Code's tools, as the person writes them: separated by commas. */
   allowedTools: string;
   agentProgram: string;
+  /** The spending cap of a session on a provider of Healer's, in dollars ("5.00"; 0: none). */
+  capDollars: string;
+  /** …and in tokens, for a model with no price in Healer (0: none). */
+  capTokens: string;
   /** What the form does not show, kept as it was. */
   rest: ProjectSettings;
 };
@@ -60,6 +64,8 @@ export function formFrom(input: ProjectInput): ProjectForm {
     model: s.model ?? "",
     allowedTools: (s.allowed_tools ?? ["Bash", "Read", "Edit", "Write", "Glob", "Grep"]).join(", "),
     agentProgram: s.agent_program ?? "",
+    capDollars: ((s.session_cap_cents ?? 500) / 100).toFixed(2),
+    capTokens: (s.session_cap_tokens ?? 5000000).toLocaleString("en-US"),
     rest: s,
   };
 }
@@ -68,6 +74,12 @@ export function formFrom(input: ProjectInput): ProjectForm {
 function number(text: string): number {
   const n = Number(text.replace(/[\s,_]/g, ""));
   return Number.isFinite(n) && n >= 0 ? Math.floor(n) : 0;
+}
+
+/** Dollars the person typed ("5", "$2.50") as cents; what is not an amount stays 0 (no cap). */
+export function cents(text: string): number {
+  const n = Number(text.replace(/[\s,$_]/g, ""));
+  return Number.isFinite(n) && n >= 0 ? Math.round(n * 100) : 0;
 }
 
 /** Tools separated by commas; a comma inside a rule such as Bash(git diff, git log) stays. */
@@ -109,6 +121,8 @@ export function toInput(form: ProjectForm): ProjectInput {
       model: form.model.trim() || null,
       allowed_tools: tools(form.allowedTools),
       agent_program: form.agentProgram.trim() || null,
+      session_cap_cents: cents(form.capDollars),
+      session_cap_tokens: number(form.capTokens),
     },
   };
 }
@@ -129,4 +143,6 @@ export const fieldOf: Record<string, string> = {
   agent_program: "agentProgram",
   model: "model",
   allowed_tools: "allowedTools",
+  session_cap_cents: "capDollars",
+  session_cap_tokens: "capTokens",
 };
