@@ -109,6 +109,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0020_provider_titles.sql"),
     include_str!("store/migrations/0021_cluster.sql"),
     include_str!("store/migrations/0022_session_model_use.sql"),
+    include_str!("store/migrations/0023_answered_and_acting.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

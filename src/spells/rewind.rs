@@ -145,6 +145,27 @@ async fn current(cx: &SpellContext<'_>, asked: SnapshotRecord) -> Result<Snapsho
     if same {
         return Ok(asked);
     }
+    // A snapshot pinned while an engine carried out this answer before it stopped (found and
+    // recorded at the start) holds the work already: it is not pinned twice.
+    let task = &cx.context.task_id;
+    if let Some(newest) = cx
+        .services
+        .store
+        .snapshots(Some(cx.project.id), Some(task))?
+        .into_iter()
+        .find(|s| s.id != asked.id)
+    {
+        let (path, commit) = (worktree(cx)?.to_path_buf(), newest.commit_id.clone());
+        let same = tokio::task::spawn_blocking(move || snapshot::matches(&path, &commit))
+            .await
+            .map_err(|e| Error::Internal(format!("the comparison stopped: {e}")))??;
+        if same {
+            cx.services
+                .store
+                .set_invocation_snapshot(cx.invocation_id, newest.id)?;
+            return Ok(newest);
+        }
+    }
     pin(
         cx,
         "the worktree as it was when you answered (it changed after Healer asked)",

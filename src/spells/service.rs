@@ -313,7 +313,7 @@ async fn verify_again(cx: &SpellContext<'_>) -> Result<bool> {
             "Ran the checks again on the unchanged worktree: {said}; it fails every time"
         ))
     };
-    record(cx, VERIFY_AGAIN, &report, started_at)?;
+    record(cx, VERIFY_AGAIN, &report, started_at, None)?;
     Ok(passed)
 }
 
@@ -353,6 +353,16 @@ pub(super) fn conclude(cx: &SpellContext<'_>, cast: Cast) -> Result<(InvocationS
                 .store
                 .wait_invocation(inv.id, at, &worked, checkpoint, &summary)?;
             super::tell::ask_person(services, cx.project, cx.context, checkpoint, &summary)?;
+            // Answered already (in the moment between the question and this wait being
+            // stored, nobody could act on it): carried on now, not at the next start.
+            if services.store.checkpoint(checkpoint)?.decision.is_some() {
+                let (services, projects) = (cx.projects.services.clone(), cx.projects.clone());
+                tokio::spawn(async move {
+                    if let Err(e) = super::resume::resume_answered(&services, &projects).await {
+                        tracing::warn!("could not carry on an answered question: {e}");
+                    }
+                });
+            }
             services.bus.emit(Event::HealerInvocationComplete {
                 invocation_id: inv.id,
                 project_id: inv.project_id,
@@ -441,19 +451,21 @@ pub(crate) async fn cast_all<'a>(
                 tried,
             });
         }
-        record(cx, name, &report, started_at)?;
+        if report.success && !report.stop {
+            worked.push(format!(
+                "{}: {}",
+                spell_in_words(name),
+                report.summary.trim_end_matches('.')
+            ));
+        }
+        crate::failpoint::hit("healer.before_spell_recorded");
+        record(cx, name, &report, started_at, Some((at + 1, &worked)))?;
+        crate::failpoint::hit("healer.spell_recorded");
         if report.stop {
             return Ok(Cast::Finished(
                 InvocationStatus::Contained,
                 report.summary,
                 tried,
-            ));
-        }
-        if report.success {
-            worked.push(format!(
-                "{}: {}",
-                spell_in_words(name),
-                report.summary.trim_end_matches('.')
             ));
         }
         if report.claims_fix {
@@ -470,7 +482,7 @@ pub(crate) async fn cast_all<'a>(
             }
             worked.pop();
             let note = SpellReport::not_done(format!("Checked again: {said}"));
-            record(cx, name, &note, now())?;
+            record(cx, name, &note, now(), Some((at + 1, &worked)))?;
         }
     }
     Ok(match worked.is_empty() {
@@ -493,6 +505,7 @@ fn record(
     name: &str,
     report: &SpellReport,
     started_at: String,
+    progress: Option<(usize, &[String])>,
 ) -> Result<()> {
     let run = SpellRun {
         spell: name.to_string(),
@@ -510,7 +523,7 @@ fn record(
     }
     cx.services
         .store
-        .add_invocation_spell(cx.invocation_id, &run)?;
+        .add_invocation_spell(cx.invocation_id, &run, progress)?;
     cx.services.bus.emit(Event::HealerSpellApplied {
         invocation_id: cx.invocation_id,
         project_id: cx.project.id,

@@ -204,17 +204,40 @@ impl Store {
     }
 
     /// Add what a spell did (appended to the invocation's list).
-    pub fn add_invocation_spell(&self, id: i64, run: &SpellRun) -> Result<()> {
+    /// Record a spell's result, and in the same write (`progress`) where the plan goes on: the
+    /// spell to cast next, with what was achieved so far — a restart carries on from there,
+    /// never casting a finished spell twice.
+    pub fn add_invocation_spell(
+        &self,
+        id: i64,
+        run: &SpellRun,
+        progress: Option<(usize, &[String])>,
+    ) -> Result<()> {
         let mut inv = self.invocation(id)?;
         inv.spells.push(run.clone());
         let json = serde_json::to_string(&inv.spells)
             .map_err(|e| Error::Internal(format!("cannot keep a spell's result: {e}")))?;
-        self.call(|c| {
-            c.execute(
-                "UPDATE healer_invocations SET spells = ?2 WHERE id = ?1",
-                params![id, json],
-            )
-        })?;
+        match progress {
+            Some((next, worked)) => {
+                let worked = to_json(&worked)?;
+                let next = i64::try_from(next).unwrap_or(i64::MAX);
+                self.call(|c| {
+                    c.execute(
+                        "UPDATE healer_invocations SET spells = ?2, next_spell = ?3, worked = ?4
+                         WHERE id = ?1",
+                        params![id, json, next, worked],
+                    )
+                })?;
+            }
+            None => {
+                self.call(|c| {
+                    c.execute(
+                        "UPDATE healer_invocations SET spells = ?2 WHERE id = ?1",
+                        params![id, json],
+                    )
+                })?;
+            }
+        }
         Ok(())
     }
 
@@ -241,7 +264,8 @@ impl Store {
     pub fn finish_invocation(&self, id: i64, status: InvocationStatus, reason: &str) -> Result<()> {
         self.call(|c| {
             c.execute(
-                "UPDATE healer_invocations SET status = ?2, reason = ?3, ended_at = ?4 WHERE id = ?1",
+                "UPDATE healer_invocations SET status = ?2, reason = ?3, ended_at = ?4,
+                     acting_checkpoint = NULL WHERE id = ?1",
                 params![id, status.as_str(), reason, now()],
             )
         })?;
@@ -287,16 +311,60 @@ impl Store {
         Ok(())
     }
 
-    /// Take a waiting invocation up again: true for the one engine that gets it.
+    /// Take a waiting invocation up again to carry out the answer: true for the one engine that
+    /// gets it. From here until it ends it is *acting* on that answer (the checkpoint and the
+    /// spell that asked are kept), and an engine killed meanwhile leaves it to the next one.
     pub fn claim_waiting_invocation(&self, id: i64) -> Result<bool> {
         let changed = self.call(|c| {
             c.execute(
-                "UPDATE healer_invocations SET status = 'running', waiting_checkpoint = NULL
+                "UPDATE healer_invocations SET status = 'running',
+                     acting_checkpoint = waiting_checkpoint, asked_spell = next_spell,
+                     act_attempts = act_attempts + 1, waiting_checkpoint = NULL
                  WHERE id = ?1 AND status = 'waiting'",
                 [id],
             )
         })?;
         Ok(changed == 1)
+    }
+
+    /// Take up an invocation an engine stopped while carrying out an answer (this engine holds
+    /// the lease: none other runs): true when it may try again, at most `max` tries in all.
+    pub fn claim_acting_invocation(&self, id: i64, max: u32) -> Result<bool> {
+        let changed = self.call(|c| {
+            c.execute(
+                "UPDATE healer_invocations SET act_attempts = act_attempts + 1
+                 WHERE id = ?1 AND status = 'running' AND acting_checkpoint IS NOT NULL
+                   AND act_attempts < ?2",
+                params![id, max],
+            )
+        })?;
+        Ok(changed == 1)
+    }
+
+    /// Invocations an engine stopped while carrying out an answer: `(invocation, checkpoint)`.
+    pub fn acting_invocations(&self) -> Result<Vec<(i64, i64)>> {
+        self.call(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT id, acting_checkpoint FROM healer_invocations
+                 WHERE status = 'running' AND acting_checkpoint IS NOT NULL ORDER BY id",
+            )?;
+            let rows = stmt
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })
+    }
+
+    /// The spell of the plan that asked the question being acted on, if one is.
+    pub fn asked_spell(&self, id: i64) -> Result<Option<usize>> {
+        let at: Option<i64> = self.call(|c| {
+            c.query_row(
+                "SELECT asked_spell FROM healer_invocations WHERE id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+        })?;
+        Ok(at.and_then(|n| usize::try_from(n).ok()))
     }
 
     pub fn invocation_state(&self, id: i64) -> Result<InvocationState> {
@@ -388,10 +456,12 @@ impl Store {
         })
     }
 
-    /// Invocations still marked running (Healer stopped while they ran).
+    /// Invocations still marked running (Healer stopped while they ran), but for those carrying
+    /// out an answer (see [`Store::acting_invocations`]): those go on.
     pub fn running_invocations(&self) -> Result<Vec<HealerInvocation>> {
         let sql = format!(
-            "SELECT {COLUMNS} FROM healer_invocations WHERE status = 'running' ORDER BY id"
+            "SELECT {COLUMNS} FROM healer_invocations
+             WHERE status = 'running' AND acting_checkpoint IS NULL ORDER BY id"
         );
         self.call(|c| {
             let mut stmt = c.prepare_cached(&sql)?;

@@ -310,3 +310,147 @@ async fn a_daemon_killed_while_healer_waits_for_the_answer_carries_it_out_after_
     drop(daemon);
     drop(bed.server);
 }
+
+/// The answer given with the engine killed while it carried it out (at `failpoint`); a daemon
+/// started after it carries the answer out, once.
+async fn killed_mid_act_then_carried_out_once(failpoint: &str) {
+    let bed = bed().await;
+    let (checkpoint, worktree) = run_until_asked(&bed);
+    // The person's editor writes while the question waits: the act pins a second snapshot.
+    std::fs::write(worktree.join("notes.txt"), "mine, after Healer asked\n").expect("edited");
+    let out = healer(&bed.paths)
+        .env(KEY_VAR, KEY)
+        .env("HEALER_FAILPOINT", failpoint)
+        .args(["checkpoint", "decide", &checkpoint.to_string(), "1"])
+        .output()
+        .expect("healer runs");
+    assert!(
+        text(&out).contains(&format!("failpoint {failpoint}")),
+        "{failpoint}: {}",
+        text(&out)
+    );
+    let inv = bed
+        .store()
+        .invocations(None, Some(&bed.task_id), 5)
+        .expect("invocations")
+        .remove(0);
+    assert_ne!(inv.status, InvocationStatus::Unresolved, "{failpoint}");
+
+    let mut cmd: Command = healer(&bed.paths);
+    cmd.env(KEY_VAR, KEY).arg("daemon");
+    let mut daemon = Daemon::start(cmd, bed._tmp.path().join("after.log"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let inv = loop {
+        let inv = bed
+            .store()
+            .invocations(None, Some(&bed.task_id), 5)
+            .expect("invocations")
+            .remove(0);
+        if inv.status != InvocationStatus::Running {
+            break inv;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{failpoint}: still running"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    daemon.stop();
+    assert_eq!(
+        inv.status,
+        InvocationStatus::Contained,
+        "{failpoint}: {}",
+        inv.reason
+    );
+    let done = bed
+        .store()
+        .checkpoint(checkpoint)
+        .expect("checkpoint")
+        .decision
+        .map(|d| d.outcome)
+        .unwrap_or_default();
+    assert_carried_out(&bed, &worktree, &done);
+    // Once: one follow-up task, the snapshot of the question and one of the answer.
+    let file = read_file(&bed.repo().join(TASKS_FILE)).expect("tasks");
+    let followups = file.tasks().iter().filter(|t| t.id != bed.task_id).count();
+    assert_eq!(followups, 1, "{failpoint}: {:?}", file.tasks());
+    let snaps = bed.store().snapshots(None, None).expect("snapshots");
+    assert_eq!(snaps.len(), 2, "{failpoint}: {snaps:?}");
+    drop(bed.server);
+}
+
+#[tokio::test]
+async fn an_answer_the_engine_died_carrying_out_is_carried_out_once_by_the_next_engine() {
+    for failpoint in [
+        "snapshot_pinned",
+        "healer.act_claimed",
+        "healer.spell_recorded",
+    ] {
+        killed_mid_act_then_carried_out_once(failpoint).await;
+    }
+}
+
+#[tokio::test]
+async fn an_answer_that_keeps_ending_the_engine_is_given_up_after_three_tries_with_a_sentence() {
+    let bed = bed().await;
+    let (checkpoint, _) = run_until_asked(&bed);
+    let point = "healer.before_spell_recorded";
+    // Try 1: the command that records the answer.
+    let out = healer(&bed.paths)
+        .env(KEY_VAR, KEY)
+        .env("HEALER_FAILPOINT", point)
+        .args(["checkpoint", "decide", &checkpoint.to_string(), "1"])
+        .output()
+        .expect("healer runs");
+    assert!(
+        text(&out).contains("aborting at failpoint"),
+        "{}",
+        text(&out)
+    );
+    // Tries 2 and 3: engines that take it up at their start, and end the same way.
+    for _ in 0..2 {
+        let mut daemon = healer(&bed.paths)
+            .env(KEY_VAR, KEY)
+            .env("HEALER_FAILPOINT", point)
+            .arg("daemon")
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("daemon");
+        let status = daemon.wait().expect("ended");
+        assert!(!status.success(), "the daemon ended at the failpoint");
+    }
+    let mut cmd: Command = healer(&bed.paths);
+    cmd.env(KEY_VAR, KEY).arg("daemon");
+    let mut daemon = Daemon::start(cmd, bed._tmp.path().join("last.log"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let inv = loop {
+        let inv = bed
+            .store()
+            .invocations(None, Some(&bed.task_id), 5)
+            .expect("invocations")
+            .remove(0);
+        if inv.status != InvocationStatus::Running {
+            break inv;
+        }
+        assert!(std::time::Instant::now() < deadline, "still running");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    daemon.stop();
+    assert_eq!(inv.status, InvocationStatus::Unresolved);
+    assert!(
+        inv.reason
+            .contains("stopped several times while it carried out your answer"),
+        "{}",
+        inv.reason
+    );
+    // It is said where the person looks: the question's outcome.
+    let outcome = bed
+        .store()
+        .checkpoint(checkpoint)
+        .expect("checkpoint")
+        .decision
+        .map(|d| d.outcome)
+        .unwrap_or_default();
+    assert!(outcome.contains("stopped trying"), "{outcome}");
+    drop(bed.server);
+}
