@@ -34,7 +34,7 @@ pub use doctor::{doctor, Doctor};
 pub use plan::{plan, Facts};
 pub use policy::{should_run, Decision};
 pub(crate) use resume::{resume, resume_answered};
-pub use scan::{scan, StuckKind, StuckReport, StuckTask, REPEATED_SESSIONS};
+pub use scan::{scan, StuckKind, StuckReport, StuckTask, REPEATED_SESSIONS, UNATTENDED_GRACE};
 pub(crate) use service::run_loop;
 pub use service::HealerService;
 

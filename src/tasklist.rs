@@ -16,7 +16,7 @@ mod tests;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-pub use edit::{modify, TaskEdit};
+pub use edit::{modify, modify_settled, TaskEdit, SETTLE};
 pub use read::{read_file, Line, TaskFile};
 pub use ready::{not_ready_reason, ready, ready_order, TaskIndex};
 

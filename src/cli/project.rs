@@ -380,7 +380,7 @@ fn add_task(command: TaskCommand, paths: &Paths) -> Result<bool> {
         labels: vec![],
         deps,
     };
-    let task = tasklist::modify(&PathBuf::from(&project.path), |file| {
+    let task = tasklist::modify_settled(&PathBuf::from(&project.path), |file| {
         file.add(&edit, &now())
     })?;
     if json {

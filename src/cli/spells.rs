@@ -43,6 +43,7 @@ pub fn scan(paths: &Paths, json: bool) -> Result<bool> {
         let what = match t.kind {
             StuckKind::TooLong => "in progress too long",
             StuckKind::Repeated => "failing the same way",
+            StuckKind::Unattended => "in progress, nobody on it",
         };
         println!(
             "{} / {} ({}): {what} — {}",

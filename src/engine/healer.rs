@@ -130,9 +130,11 @@ impl Handle {
                 continue;
             }
             let config = self.services.store.healer_config(stuck.project_id)?;
+            // A task nobody works on is the person's to look at: no agent to heal.
+            let unattended = stuck.kind == crate::spells::StuckKind::Unattended;
             match stuck
                 .session_id
-                .filter(|_| config.scenarios.on_stuck_subtask)
+                .filter(|_| config.scenarios.on_stuck_subtask && !unattended)
             {
                 Some(session_id) => {
                     let failure = Failure::new(

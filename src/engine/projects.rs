@@ -254,7 +254,7 @@ impl Handle {
     pub fn add_task(&self, project_id: i64, edit: TaskEdit) -> Result<Task> {
         let project = self.services.store.project(project_id)?;
         self.projects()
-            .modify_tasks(&project, "a task was added", |file| file.add(&edit, &now()))
+            .modify_tasks_settled(&project, "a task was added", |file| file.add(&edit, &now()))
     }
 
     pub fn edit_task(&self, project_id: i64, task_id: &str, edit: TaskEdit) -> Result<Task> {

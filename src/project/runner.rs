@@ -497,17 +497,43 @@ impl Projects {
         &self,
         project: &Project,
         what: &str,
+        change: impl FnMut(&mut TaskFile) -> Result<T>,
+    ) -> Result<T> {
+        self.modify_tasks_with(project, what, false, change)
+    }
+
+    /// [`Projects::modify_tasks`] for a change the person is told of (a task added): it is
+    /// said only once the change is in the file, made again if another program saved over it
+    /// ([`tasklist::modify_settled`]).
+    pub fn modify_tasks_settled<T>(
+        &self,
+        project: &Project,
+        what: &str,
+        change: impl FnMut(&mut TaskFile) -> Result<T>,
+    ) -> Result<T> {
+        self.modify_tasks_with(project, what, true, change)
+    }
+
+    fn modify_tasks_with<T>(
+        &self,
+        project: &Project,
+        what: &str,
+        settled: bool,
         mut change: impl FnMut(&mut TaskFile) -> Result<T>,
     ) -> Result<T> {
         let repo = PathBuf::from(&project.path);
         let mut problems = 0u32;
         let mut hash = 0u64;
-        let result = tasklist::modify(&repo, |file| {
+        let counted = |file: &mut TaskFile| {
             let out = change(file)?;
             problems = u32::try_from(file.problems.len()).unwrap_or(u32::MAX);
             hash = super::watch::content_hash(&file.render_bytes());
             Ok(out)
-        })?;
+        };
+        let result = match settled {
+            true => tasklist::modify_settled(&repo, counted)?,
+            false => tasklist::modify(&repo, counted)?,
+        };
         self.lock_written().insert(project.id, hash);
         self.services.bus.emit(Event::ProjectTasksChanged {
             project_id: project.id,

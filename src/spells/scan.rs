@@ -22,7 +22,14 @@ pub enum StuckKind {
     TooLong,
     /// The same failure in several sessions.
     Repeated,
+    /// In progress, but no agent of Healer's works on it (set so by hand, or left so).
+    Unattended,
 }
+
+/// How long a task may be in progress with no session of Healer's before the scan says so:
+/// Healer's own claim starts its session at once, so only a task set in progress by hand (or
+/// left so) waits this long.
+pub const UNATTENDED_GRACE: chrono::Duration = chrono::Duration::minutes(10);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct StuckTask {
@@ -57,7 +64,32 @@ pub fn scan(store: &Store, now: DateTime<Utc>) -> Result<StuckReport> {
                 .list_sessions(project.id, Some(&task.id), 1)?
                 .into_iter()
                 .next();
-            if task.status == TaskStatus::InProgress {
+            let running = latest
+                .as_ref()
+                .is_some_and(|s| s.status == crate::session::SessionStatus::Running);
+            if task.status == TaskStatus::InProgress && !running {
+                let since = DateTime::parse_from_rfc3339(&task.updated_at).ok();
+                let waited = since.map(|s| now.signed_duration_since(s.with_timezone(&Utc)));
+                if waited.is_none_or(|w| w >= UNATTENDED_GRACE) {
+                    let when = match waited {
+                        Some(w) => format!("marked in progress {} ago", ago(w)),
+                        None => "marked in progress by hand (its line gives no time)".to_string(),
+                    };
+                    tasks.push(StuckTask {
+                        project_id: project.id,
+                        project: project.name.clone(),
+                        task_id: task.id.clone(),
+                        title: task.title.clone(),
+                        kind: StuckKind::Unattended,
+                        session_id: latest.as_ref().map(|s| s.id),
+                        detail: format!(
+                            "{when}, but no agent of Healer's is working on it — set it back to \
+                             open for Healer to run it, or close it when it is done"
+                        ),
+                    });
+                }
+            }
+            if task.status == TaskStatus::InProgress && running {
                 let since = latest
                     .as_ref()
                     .map(|s| s.started_at.as_str())
@@ -101,4 +133,13 @@ pub fn scan(store: &Store, now: DateTime<Utc>) -> Result<StuckReport> {
         }
     }
     Ok(StuckReport { tasks })
+}
+
+/// A while, in words: "25 min", "3 h", "2 days".
+fn ago(d: chrono::Duration) -> String {
+    match d.num_minutes() {
+        m if m < 120 => format!("{m} min"),
+        m if m < 48 * 60 => format!("{} h", m / 60),
+        m => format!("{} days", m / (24 * 60)),
+    }
 }

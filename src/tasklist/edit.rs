@@ -220,6 +220,79 @@ impl TaskFile {
 /// file that already holds its result. `.healer/` and its files are opened without following
 /// links: a repository that commits them as links to elsewhere is refused with a sentence.
 pub fn modify<T>(repo: &Path, mut change: impl FnMut(&mut TaskFile) -> Result<T>) -> Result<T> {
+    write_once(repo, &mut change).map(|(result, _)| result)
+}
+
+/// What a write put in: the file as read, and as written (`None`: nothing needed writing).
+type Written = Option<(Option<Vec<u8>>, Vec<u8>)>;
+
+/// After a write, how long another program's save may still land on top of it: an editor that
+/// saves by copying the file, changing the copy and renaming it back does all of that in
+/// milliseconds, and a copy taken before Healer's write puts the file back without it.
+pub const SETTLE: Duration = Duration::from_millis(250);
+/// Times a change saved over that way is made again before Healer gives up and says so.
+const SETTLE_ROUNDS: usize = 10;
+
+/// [`modify`], then a look once [`SETTLE`] has passed: if another program saved over the file
+/// from a copy taken before Healer's write (Healer's change gone, the other program's in), the
+/// change is made again on what it wrote. For changes a person is told were made ("Added
+/// task t41"): the sentence is said only once the change is in the file. Not for the engine's
+/// own bookkeeping on every step (a status it sets is checked again against its records).
+pub fn modify_settled<T>(
+    repo: &Path,
+    mut change: impl FnMut(&mut TaskFile) -> Result<T>,
+) -> Result<T> {
+    let path = repo.join(TASKS_FILE);
+    for _ in 0..SETTLE_ROUNDS {
+        let (result, written) = write_once(repo, &mut change)?;
+        let Some((before, after)) = written else {
+            return Ok(result);
+        };
+        std::thread::sleep(SETTLE);
+        let dir = beneath::dir(repo, Path::new(HEALER_DIR), false)
+            .map_err(|e| beneath::engine_error(format!("cannot open {}", path.display()), e))?;
+        let now = dir
+            .read(OsStr::new(TASKS_NAME))
+            .map_err(|e| beneath::engine_error(format!("cannot read {}", path.display()), e))?;
+        if !saved_over(before.as_deref(), &after, now.as_deref()) {
+            return Ok(result);
+        }
+        tracing::info!(
+            "another program saved {} over Healer's change; Healer makes it again",
+            path.display()
+        );
+    }
+    Err(Error::InvalidInput(format!(
+        "another program saved {} over Healer's change {SETTLE_ROUNDS} times in a row, so it \
+         is not in the file; try again when that program has finished",
+        path.display()
+    )))
+}
+
+/// Whether `now` lost a change that went from `before` to `after`: a task the change touched
+/// is back as it was before it (a new task gone, an edited one as it was). A task changed
+/// again since (by anyone, on top of Healer's change) is not lost.
+fn saved_over(before: Option<&[u8]>, after: &[u8], now: Option<&[u8]>) -> bool {
+    let by_id = |bytes: Option<&[u8]>| -> std::collections::HashMap<String, Task> {
+        bytes
+            .map(TaskFile::parse_bytes)
+            .unwrap_or_default()
+            .tasks()
+            .into_iter()
+            .map(|t| (t.id.clone(), t.clone()))
+            .collect()
+    };
+    let (before, after, now) = (by_id(before), by_id(Some(after)), by_id(now));
+    let ids: std::collections::HashSet<&String> = before.keys().chain(after.keys()).collect();
+    ids.into_iter()
+        .filter(|id| before.get(*id) != after.get(*id))
+        .any(|id| now.get(id) == before.get(id))
+}
+
+fn write_once<T>(
+    repo: &Path,
+    change: &mut impl FnMut(&mut TaskFile) -> Result<T>,
+) -> Result<(T, Written)> {
     let path = repo.join(TASKS_FILE);
     let dir = beneath::dir(repo, Path::new(HEALER_DIR), true).map_err(|e| {
         beneath::engine_error(
@@ -242,13 +315,13 @@ pub fn modify<T>(repo: &Path, mut change: impl FnMut(&mut TaskFile) -> Result<T>
         let result = change(&mut file)?;
         let after = file.render_bytes();
         if before.as_deref() == Some(after.as_slice()) {
-            return Ok(result);
+            return Ok((result, None));
         }
         if dir
             .replace_if(name, &after, before.as_deref())
             .map_err(written)?
         {
-            return Ok(result);
+            return Ok((result, Some((before, after))));
         }
     }
     Err(Error::InvalidInput(format!(

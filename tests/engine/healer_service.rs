@@ -1286,3 +1286,85 @@ async fn a_worktree_locked_by_another_git_program_is_still_rewound_and_its_lock_
     );
     assert!(lock.exists());
 }
+
+/// A task set in progress by hand, with no session of Healer's behind it, is noticed: at once
+/// when its line gives no time, after the shipped ten minutes when it does — and the person is
+/// told what to do, not an agent healed.
+#[tokio::test]
+async fn a_task_set_in_progress_by_hand_with_nobody_on_it_is_noticed() {
+    let (tmp, paths) = crate::data_dir();
+    let repo = tmp.path().join("greeter");
+    git_repo(&repo, GREETER);
+    let engine = engine_on(&paths).await;
+    let project = engine
+        .add_project(healer::project::ProjectInput {
+            path: repo.display().to_string(),
+            name: "greeter".to_string(),
+            settings: healer::store::ProjectSettings {
+                verify: vec![python_check()],
+                ..healer::store::ProjectSettings::default()
+            },
+        })
+        .expect("project");
+    let stamped = engine.add_task(project.id, task("Stamped")).expect("task");
+    let now = chrono::Utc::now();
+    let at = now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    healer::tasklist::modify(&repo, |f| {
+        f.update(&stamped.id, &at, |task| {
+            task.status = TaskStatus::InProgress
+        })
+    })
+    .expect("a hand edit with a time");
+    // A line written by hand with no time at all.
+    let file = repo.join(healer::tasklist::TASKS_FILE);
+    let mut text = std::fs::read_to_string(&file).expect("list");
+    text.push_str("{\"id\":\"h1\",\"title\":\"By hand\",\"status\":\"in_progress\"}\n");
+    std::fs::write(&file, text).expect("written by hand");
+
+    let kinds = |report: &healer::spells::StuckReport, id: &str| {
+        report
+            .tasks
+            .iter()
+            .filter(|s| s.task_id == id)
+            .map(|s| (s.kind.clone(), s.detail.clone()))
+            .collect::<Vec<_>>()
+    };
+    let report = engine.stuck_scan(now).expect("scan");
+    let by_hand = kinds(&report, "h1");
+    assert_eq!(by_hand.len(), 1, "{report:?}");
+    assert_eq!(by_hand[0].0, healer::spells::StuckKind::Unattended);
+    assert!(
+        by_hand[0]
+            .1
+            .contains("no agent of Healer's is working on it"),
+        "{}",
+        by_hand[0].1
+    );
+    assert!(
+        kinds(&report, &stamped.id).is_empty(),
+        "within its ten minutes"
+    );
+    let later = now + healer::spells::UNATTENDED_GRACE + chrono::Duration::seconds(1);
+    let report = engine.act_on_stuck(later).await.expect("scan");
+    let stamped_found = kinds(&report, &stamped.id);
+    assert_eq!(stamped_found.len(), 1, "{report:?}");
+    assert!(
+        stamped_found[0].1.contains("marked in progress 10 min ago"),
+        "{}",
+        stamped_found[0].1
+    );
+    let told = engine
+        .store()
+        .list_notifications()
+        .expect("notifications")
+        .items
+        .into_iter()
+        .filter(|n| n.title.contains("looks stuck"))
+        .count();
+    assert_eq!(told, 2);
+    assert!(
+        engine.heals(10).expect("heals").is_empty(),
+        "no agent was healed"
+    );
+    engine.shutdown().await;
+}

@@ -238,3 +238,75 @@ async fn a_stale_copy_saved_while_healer_was_closed_is_put_right_at_the_next_sta
     engine.shutdown().await;
     report("task-list stale copy at start", 1, 0, 0);
 }
+
+/// Saves as an editor does (copy, add a line, rename back) until `stop`; how many it saved.
+fn editor_until(file: PathBuf, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<usize> {
+    std::thread::spawn(move || {
+        let temp = file.with_file_name(".tasks.jsonl.swp");
+        let mut n = 0;
+        while !stop.load(Ordering::SeqCst) {
+            let mut text = std::fs::read_to_string(&file).unwrap_or_default();
+            std::thread::sleep(Duration::from_millis(4));
+            text.push_str(&line("editor", n));
+            std::fs::write(&temp, &text).expect("the editor's file");
+            std::fs::rename(&temp, &file).expect("the editor's save");
+            n += 1;
+            // Thirty saves a second: far more than a person makes, so races come often.
+            std::thread::sleep(Duration::from_millis(30));
+        }
+        n
+    })
+}
+
+#[tokio::test]
+async fn forty_tasks_added_from_the_command_line_while_an_editor_saves_are_all_in_the_list() {
+    let bed = project_bed(false, |_| {}).await;
+    let file = bed.repo_dir.join(TASKS_FILE);
+    std::fs::create_dir_all(file.parent().expect("folder")).expect(".healer");
+    if !file.exists() {
+        std::fs::write(&file, "").expect("an empty list");
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let person = editor_until(file.clone(), stop.clone());
+    let mut said_added = 0;
+    for i in 0..40 {
+        let out = crate::faults::healer(&bed.bed.paths)
+            .args(["project", "task", "add", "greeter", "--title"])
+            .arg(format!("Added from the command line {i}"))
+            .output()
+            .expect("healer runs");
+        let said = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{said}");
+        if said.contains("Added task") {
+            said_added += 1;
+        }
+    }
+    stop.store(true, Ordering::SeqCst);
+    let saves = person.join().expect("the editor");
+    let list = read_file(&file).expect("list");
+    let ours = list
+        .tasks()
+        .iter()
+        .filter(|t| t.title.starts_with("Added from the command line"))
+        .count();
+    let editors = list
+        .tasks()
+        .iter()
+        .filter(|t| t.id.starts_with("editor"))
+        .count();
+    report(
+        "task-list adds racing an editor",
+        saves as u32,
+        40 - ours,
+        0,
+    );
+    assert_eq!(said_added, 40);
+    assert_eq!(ours, 40, "{} of Healer's 40 tasks lost", 40 - ours);
+    assert_eq!(
+        editors,
+        saves,
+        "{} of the editor's lines lost",
+        saves - editors
+    );
+}
