@@ -74,7 +74,8 @@ async fn ask_running_engine(
     request: Request,
     wait: Duration,
 ) -> Result<Response> {
-    let store = Store::open(&paths.db())?;
+    // The running engine may be an older Healer: its data is not upgraded under it.
+    let store = Store::open_without_upgrade(&paths.db(), Some(Lease::holder(paths)))?;
     let payload = serde_json::to_string(&request)
         .map_err(|e| Error::Internal(format!("request does not serialise: {e}")))?;
     let kind = payload_kind(&request);

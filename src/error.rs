@@ -25,6 +25,15 @@ pub enum Error {
 
     /// Built with [`Error::data_dir`], which says what to do (the disk is full, or the folder
     /// cannot be written).
+    #[error("the data in {path} is from an older Healer (schema {found}; this one knows {known}). A command that only reads does not upgrade it{running}. Open Healer or run `healer daemon` once: it upgrades the data, and keeps a copy of the file first")]
+    SchemaBehind {
+        path: PathBuf,
+        found: i64,
+        known: i64,
+        /// ", and the older Healer that uses it runs now (…): quit it first", or nothing.
+        running: String,
+    },
+
     #[error("cannot use the data folder {path}: {detail}. {advice}")]
     DataDir {
         path: PathBuf,
@@ -123,6 +132,7 @@ impl Error {
         match self {
             Error::CorruptDatabase { .. } => ErrorCode::CorruptDatabase,
             Error::SchemaTooNew { .. } => ErrorCode::SchemaTooNew,
+            Error::SchemaBehind { .. } => ErrorCode::SchemaBehind,
             Error::DataDir { .. } => ErrorCode::DataDir,
             Error::EngineRunning { .. } => ErrorCode::EngineRunning,
             Error::EngineUnavailable(_) => ErrorCode::EngineUnavailable,
@@ -214,6 +224,8 @@ pub fn without_os_error_numbers(text: &str) -> String {
 pub enum ErrorCode {
     CorruptDatabase,
     SchemaTooNew,
+    /// The data is from an older Healer and was not upgraded (a command that only reads).
+    SchemaBehind,
     DataDir,
     EngineRunning,
     EngineUnavailable,

@@ -143,8 +143,21 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
-    /// Open (creating if needed) the database at `path` and bring its schema up to date.
+    /// Open (creating if needed) the database at `path` and bring its schema up to date — for
+    /// the engine, which holds the lease (no other engine uses the file meanwhile). An existing
+    /// database is copied beside itself before it is changed.
     pub fn open(path: &Path) -> Result<Store> {
+        Store::open_with(path, Upgrade::Yes)
+    }
+
+    /// Open the database at `path` without upgrading one an older Healer made: for commands
+    /// that only read (or change a setting) and for a client of a running engine, which may be
+    /// an older one. A file that does not exist yet is made.
+    pub fn open_without_upgrade(path: &Path, running: Option<String>) -> Result<Store> {
+        Store::open_with(path, Upgrade::No { running })
+    }
+
+    fn open_with(path: &Path, upgrade: Upgrade) -> Result<Store> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
@@ -172,6 +185,25 @@ impl Store {
                 found,
                 known,
             });
+        }
+        if found > 0 && found < known {
+            match upgrade {
+                Upgrade::No { running } => {
+                    return Err(Error::SchemaBehind {
+                        path: path.to_path_buf(),
+                        found,
+                        known,
+                        running: running
+                            .map(|who| {
+                                format!(", and the older Healer that uses it runs now ({who}): quit it first")
+                            })
+                            .unwrap_or_default(),
+                    })
+                }
+                Upgrade::Yes => {
+                    keep_a_copy(&conn, path, found)?;
+                }
+            }
         }
         migrations().to_latest(&mut conn).map_err(|e| match e {
             rusqlite_migration::Error::RusqliteError { err, .. } => open_error(path, err),
@@ -219,6 +251,54 @@ impl Store {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
+}
+
+/// Whether opening may bring an older schema up to date.
+enum Upgrade {
+    Yes,
+    No { running: Option<String> },
+}
+
+/// A copy of the database as it is, beside it, before a migration changes it
+/// (`healer.db.schema15-20261202T101500.bak`): an upgrade that goes wrong, or a person going
+/// back to the older Healer, has the file as it was. No copy, no migration.
+fn keep_a_copy(conn: &Connection, path: &Path, found: i64) -> Result<PathBuf> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S");
+    let copy = path.with_file_name(format!("{name}.schema{found}-{stamp}.bak"));
+    conn.execute("VACUUM INTO ?1", [copy.to_string_lossy()])
+        .map_err(|e| {
+            Error::data_dir(
+                copy.clone(),
+                format!("the copy kept before upgrading the data could not be made ({e}); nothing was changed"),
+            )
+        })?;
+    tracing::info!(
+        "upgrading {} from schema {found}; its copy as it was is {}",
+        path.display(),
+        copy.display()
+    );
+    Ok(copy)
+}
+
+/// A database made at `version` of the schema, as an older Healer left it — for tests of
+/// upgrades (a test cannot run the older binary).
+#[doc(hidden)]
+pub fn create_at_schema(path: &Path, version: usize) -> Result<()> {
+    let mut conn = Connection::open(path).map_err(|e| open_error(path, e))?;
+    let older = Migrations::new(
+        MIGRATIONS
+            .iter()
+            .take(version)
+            .map(|sql| M::up(sql))
+            .collect(),
+    );
+    older
+        .to_latest(&mut conn)
+        .map_err(|e| Error::Internal(format!("could not make schema {version}: {e}")))
 }
 
 /// An exclusive lock beside the database, held while it is opened and brought up to date.

@@ -17,7 +17,10 @@ pub async fn act(paths: &Paths, request: Request, wait: Duration) -> Result<Resp
 /// The store, for commands that only read (or only change settings).
 pub fn open(paths: &Paths) -> Result<Store> {
     paths.ensure()?;
-    Store::open(&paths.db())
+    let running = healer::lease::Lease::is_held(paths)
+        .unwrap_or(false)
+        .then(|| healer::lease::Lease::holder(paths));
+    Store::open_without_upgrade(&paths.db(), running)
 }
 
 pub fn unexpected() -> Result<bool> {

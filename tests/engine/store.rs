@@ -116,3 +116,67 @@ fn a_request_is_claimed_exactly_once() {
 fn rusqlite_conn(path: &std::path::Path) -> rusqlite::Connection {
     rusqlite::Connection::open(path).expect("raw open")
 }
+
+/// The schema of the file at `path`, read without opening it as Healer does (which upgrades).
+fn schema_of(path: &std::path::Path) -> i64 {
+    rusqlite::Connection::open(path)
+        .expect("open")
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .expect("user_version")
+}
+
+#[test]
+fn a_reading_command_never_upgrades_the_data_and_the_engine_does_so_only_with_a_copy_kept() {
+    let (tmp, paths) = data_dir();
+    let older = known_schema_version() - 1;
+    healer::store::create_at_schema(&paths.db(), usize::try_from(older).expect("n"))
+        .expect("older data");
+    let list = || {
+        crate::faults::healer(&paths)
+            .args(["workflow", "list"])
+            .output()
+            .expect("healer runs")
+    };
+    // An older Healer's engine runs on the data: a newer reading command leaves it alone.
+    let lease = healer::lease::Lease::acquire(&paths, "an older Healer").expect("lease");
+    let out = list();
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success());
+    assert!(said.contains("is from an older Healer"), "{said}");
+    assert!(said.contains("quit it first"), "{said}");
+    assert_eq!(
+        schema_of(&paths.db()),
+        older,
+        "migrated under a running engine"
+    );
+    drop(lease);
+    // None runs now: reading still does not upgrade.
+    let out = list();
+    assert!(!out.status.success());
+    assert_eq!(schema_of(&paths.db()), older);
+    // The engine upgrades it, and keeps the file as it was beside it.
+    let mut daemon = crate::faults::Daemon::start(
+        {
+            let mut cmd = crate::faults::healer(&paths);
+            cmd.arg("daemon");
+            cmd
+        },
+        tmp.path().join("daemon.log"),
+    );
+    daemon.stop();
+    assert_eq!(schema_of(&paths.db()), known_schema_version());
+    let copies: Vec<_> = std::fs::read_dir(paths.data_dir())
+        .expect("folder")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().contains(&format!(".schema{older}-")))
+        .collect();
+    assert_eq!(copies.len(), 1, "one copy kept: {copies:?}");
+    assert_eq!(schema_of(&copies[0]), older);
+    let out = list();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
