@@ -172,9 +172,10 @@ impl Remedy for SystemicBreaker {
         }
         let context = format!(
             "The same error failed {} workflows within {} minutes.\nThe error: {}\n\
-             Automatic repairs for it wait until you decide: one cause (a changed data source, \
-             a service that is down, an expired key, something missing on this machine) is more \
-             likely than {} separate problems.",
+             Automatic repairs for it wait until you decide, and these workflows do not run on \
+             their schedules meanwhile: one cause (a changed data source, a service that is \
+             down, an expired key, something missing on this machine) is more likely than {} \
+             separate problems.",
             hits.len(),
             limits.systemic_window_secs / 60,
             failure.summary(),
@@ -226,6 +227,14 @@ impl Remedy for SystemicBreaker {
             ),
             &failure.signature,
         )?;
+        // One question for all of them: those its workflows were asked on their own about this
+        // error are answered by this one.
+        let named: Vec<i64> = c.affected.iter().map(|a| a.workflow_id).collect();
+        for folded in store.fold_checkpoints(c.id, &failure.signature, &named)? {
+            services.bus.emit(Event::CheckpointUpdated {
+                checkpoint: store.checkpoint(folded)?,
+            })?;
+        }
         Ok(contained(format!(
             "systemic: checkpoint {} asks the person; repairs for this error wait",
             c.id

@@ -13,6 +13,7 @@ mod commit;
 mod detect;
 mod hooks;
 mod looped;
+mod model_pass;
 mod prompt;
 mod reconcile;
 mod recover;

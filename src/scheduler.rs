@@ -60,6 +60,18 @@ pub(crate) async fn schedule_loop(services: Arc<Services>, cancel: CancellationT
         if let Err(e) = dispatch(&services, &permits, &mut runs) {
             tracing::error!("the scheduler could not start queued runs: {e}");
         }
+        // A run waiting out a retry's backoff wakes the scheduler when it is due.
+        let next_retry = services
+            .store
+            .next_retry_at()
+            .ok()
+            .flatten()
+            .as_deref()
+            .and_then(parse_stamp);
+        let next_due = match (next_due, next_retry) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let sleep_for = next_due
             .and_then(|t| (t - Utc::now()).to_std().ok())
             .unwrap_or(Duration::ZERO)

@@ -110,6 +110,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0021_cluster.sql"),
     include_str!("store/migrations/0022_session_model_use.sql"),
     include_str!("store/migrations/0023_answered_and_acting.sql"),
+    include_str!("store/migrations/0024_run_retry_wait.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

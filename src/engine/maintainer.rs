@@ -13,7 +13,7 @@ use crate::heal::HealRecord;
 use crate::maintainer::inbox::drain;
 use crate::maintainer::{AutoFix, AutoFixDetail, AutoFixStatus};
 use crate::memory::DecisionKind;
-use crate::scheduler::attempts::execute_run;
+use crate::scheduler::attempts::execute_run_here;
 use crate::workflow::{Run, RunDetail, RunStatus};
 
 /// How often a waiter looks at the store even without an event (work another process does).
@@ -187,7 +187,7 @@ impl Handle {
                 .find(|(_, w)| *w == workflow_id);
             if let Some((run_id, _)) = queued {
                 if self.services.store.claim_run(run_id)? {
-                    execute_run(&self.services, run_id, workflow_id, None).await;
+                    execute_run_here(&self.services, run_id, workflow_id).await;
                     did = true;
                 }
             }

@@ -5,7 +5,7 @@ use tokio::sync::broadcast::error::RecvError;
 use super::Handle;
 use crate::error::{Error, Result};
 use crate::events::Event;
-use crate::scheduler::attempts::execute_run;
+use crate::scheduler::attempts::execute_run_here;
 use crate::workflow::{
     example_workflows, refuse, validate, Author, FieldProblem, Run, RunDetail, RunStatus,
     RunTrigger, ScriptVersion, Version, Workflow, WorkflowDetail, WorkflowInput, WorkflowStatus,
@@ -203,7 +203,7 @@ impl Handle {
         if !self.inner.scheduling {
             // No scheduler in this process (a CLI command's own engine): run it here.
             if self.services.store.claim_run(run_id)? {
-                execute_run(&self.services, run_id, id, None).await;
+                execute_run_here(&self.services, run_id, id).await;
             }
             // An end the store refused is saved before the command answers, if it can be.
             let patience = tokio::time::Instant::now() + KEPT_END_WAIT;

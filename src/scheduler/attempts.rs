@@ -65,6 +65,31 @@ pub(crate) async fn end_without_verdict(
         .await;
 }
 
+/// Carry out a claimed run to its end in an engine with no scheduler (a command's own): when
+/// it waits out a retry's backoff, wait here and give it its next attempt when due.
+pub(crate) async fn execute_run_here(services: &Arc<Services>, run_id: i64, workflow_id: i64) {
+    execute_run(services, run_id, workflow_id, None).await;
+    loop {
+        let due = match services.store.retry_at(run_id) {
+            Ok(Some(due)) => due,
+            _ => return,
+        };
+        let wait = chrono::DateTime::parse_from_rfc3339(&due)
+            .ok()
+            .and_then(|t| {
+                (t.with_timezone(&chrono::Utc) - chrono::Utc::now())
+                    .to_std()
+                    .ok()
+            })
+            .unwrap_or_default();
+        tokio::time::sleep(wait).await;
+        match services.store.claim_run(run_id) {
+            Ok(true) => execute_run(services, run_id, workflow_id, None).await,
+            _ => return,
+        }
+    }
+}
+
 async fn try_execute_run(
     services: &Arc<Services>,
     run_id: i64,
@@ -75,14 +100,24 @@ async fn try_execute_run(
     let run = services.store.run(run_id)?;
     let version = services.store.version(workflow_id, run.version)?;
     let folder = services.paths.workflow_dir(workflow_id);
+    // A run back from a retry's backoff goes on with its next attempt.
+    let number = services.store.next_attempt(run_id)?;
+    let resumed = number > 1;
     // An announcement the store cannot take now does not stop the run.
-    if let Err(e) = services.bus.emit(Event::RunStarted {
-        run_id,
-        run_number: run.number,
-        workflow_id,
-        title: workflow.title.clone(),
-        trigger: run.trigger,
-    }) {
+    let announced = match resumed {
+        true => Ok(()),
+        false => services
+            .bus
+            .emit(Event::RunStarted {
+                run_id,
+                run_number: run.number,
+                workflow_id,
+                title: workflow.title.clone(),
+                trigger: run.trigger,
+            })
+            .map(|_| ()),
+    };
+    if let Err(e) = announced {
         tracing::warn!(run = run_id, "could not announce the run: {e}");
     }
 
@@ -91,13 +126,16 @@ async fn try_execute_run(
     // The workflow's own environment holds what this version declares before its script runs,
     // and nothing changes it while the script runs.
     let environment = services.environments.lock(workflow_id).await;
-    let set_up = super::setup::prepare(services, &workflow, &version, run_id, run.number).await?;
+    let set_up = match resumed {
+        false => super::setup::prepare(services, &workflow, &version, run_id, run.number).await?,
+        true => None,
+    };
     let secrets = secrets_for_run(services, workflow_id).await;
-    let mut number = 1;
     let (class, evidence) = if let Some(failed) = set_up {
         failed
     } else {
-        loop {
+        // One attempt: a retry is a new dispatch of the run, after its backoff.
+        'attempt: {
             // Written before every attempt: a script may delete or change its own file.
             write_entry(&folder, &workflow.entry, &version)?;
             let attempt_id = services
@@ -226,10 +264,23 @@ async fn try_execute_run(
                     .await;
                 }
                 (Some(_), Some(pause)) => {
-                    tokio::time::sleep(pause).await;
-                    number += 1;
+                    // The backoff is waited out with nothing held: the run is queued again
+                    // for when its next attempt is due (the scheduler wakes for it), its slot
+                    // and its environment free for other runs meanwhile, and a restart
+                    // leaves it waiting rather than interrupted.
+                    let due = chrono::Utc::now()
+                        + chrono::Duration::from_std(pause).unwrap_or(chrono::Duration::zero());
+                    services
+                        .patiently(|store| {
+                            store.wait_to_retry(run_id, &super::stamp(due), number + 1)
+                        })
+                        .await?;
+                    crate::failpoint::hit("run.waiting_to_retry");
+                    drop(environment);
+                    drop(permit);
+                    return Ok(());
                 }
-                (Some(class), None) => break (class, judged.evidence),
+                (Some(class), None) => break 'attempt (class, judged.evidence),
             }
         }
     };

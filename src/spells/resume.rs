@@ -23,7 +23,10 @@ pub(crate) async fn resume(
     invocation_id: i64,
     answer: CheckpointAction,
 ) -> Result<String> {
-    if !services.store.claim_waiting_invocation(invocation_id)? {
+    if !services
+        .store
+        .claim_waiting_invocation(invocation_id, this_engine())?
+    {
         return Ok("Healer had carried on already".to_string());
     }
     crate::failpoint::hit("healer.act_claimed");
@@ -105,6 +108,13 @@ async fn carry_on(
     })
 }
 
+/// This engine (this process's run): what it carries out, no other engine takes from it, and
+/// it takes up only what an engine that is gone left.
+fn this_engine() -> &'static str {
+    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ID.get_or_init(|| format!("{}-{:016x}", std::process::id(), rand::random::<u64>()))
+}
+
 /// How many times in all an engine takes up the same answer (the first try included): one
 /// that keeps ending the engine half-way is not tried for ever.
 pub const MAX_ACT_TRIES: u32 = 3;
@@ -129,33 +139,34 @@ pub(crate) async fn resume_answered(
     projects: &Arc<Projects>,
 ) -> Result<usize> {
     let mut resumed = 0;
-    for (invocation, checkpoint) in services.store.acting_invocations()? {
+    for (invocation, checkpoint) in services.store.acting_invocations(this_engine())? {
         let Some(action) = chosen(services, checkpoint)? else {
             continue;
         };
-        let outcome = if services
-            .store
-            .claim_acting_invocation(invocation, MAX_ACT_TRIES)?
-        {
-            tracing::info!(
-                invocation,
-                "carrying on the person's answer an engine stopped in the middle of"
-            );
-            carry_on(services, projects, invocation, action).await?
-        } else {
-            let inv = services.store.invocation(invocation)?;
-            let why = "Healer stopped several times while it carried out your answer, so it \
+        let outcome =
+            if services
+                .store
+                .claim_acting_invocation(invocation, MAX_ACT_TRIES, this_engine())?
+            {
+                tracing::info!(
+                    invocation,
+                    "carrying on the person's answer an engine stopped in the middle of"
+                );
+                carry_on(services, projects, invocation, action).await?
+            } else {
+                let inv = services.store.invocation(invocation)?;
+                let why = "Healer stopped several times while it carried out your answer, so it \
                        stopped trying; what it had done is kept. Look at the task, then run it \
                        again when it is ready";
-            finish(
-                services,
-                &inv_of(inv.id, inv.project_id, &inv.task_id, &inv.scenario),
-                InvocationStatus::Unresolved,
-                why,
-                vec![],
-            )?;
-            format!("{why}.")
-        };
+                finish(
+                    services,
+                    &inv_of(inv.id, inv.project_id, &inv.task_id, &inv.scenario),
+                    InvocationStatus::Unresolved,
+                    why,
+                    vec![],
+                )?;
+                format!("{why}.")
+            };
         services
             .store
             .set_checkpoint_outcome(checkpoint, &outcome)?;

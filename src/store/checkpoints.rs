@@ -176,6 +176,41 @@ impl Store {
         Ok(changed == 1)
     }
 
+    /// Close the questions still waiting about one of `workflows` with `signature` (other than
+    /// `into`), which `into` now asks for all of them together: one decision per thing
+    /// waiting. Not a choice of the person's (no option is recorded, nothing is learnt from
+    /// it). The ids closed.
+    pub fn fold_checkpoints(
+        &self,
+        into: i64,
+        signature: &str,
+        workflows: &[i64],
+    ) -> Result<Vec<i64>> {
+        let at = now();
+        let outcome = format!(
+            "Asked again together with the other workflows failing the same way (question {into})"
+        );
+        self.call(|c| {
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let mut folded = Vec::new();
+            for workflow in workflows {
+                let mut stmt = tx.prepare_cached(
+                    "UPDATE checkpoints SET decided_at = ?1, outcome = ?2
+                     WHERE decided_at IS NULL AND id != ?3 AND signature = ?4 AND workflow_id = ?5
+                     RETURNING id",
+                )?;
+                let ids = stmt
+                    .query_map(params![at, outcome, into, signature, workflow], |r| {
+                        r.get(0)
+                    })?
+                    .collect::<rusqlite::Result<Vec<i64>>>()?;
+                folded.extend(ids);
+            }
+            tx.commit()?;
+            Ok(folded)
+        })
+    }
+
     pub fn set_checkpoint_outcome(&self, id: i64, outcome: &str) -> Result<()> {
         self.call(|c| {
             c.execute(

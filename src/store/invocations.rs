@@ -314,14 +314,14 @@ impl Store {
     /// Take a waiting invocation up again to carry out the answer: true for the one engine that
     /// gets it. From here until it ends it is *acting* on that answer (the checkpoint and the
     /// spell that asked are kept), and an engine killed meanwhile leaves it to the next one.
-    pub fn claim_waiting_invocation(&self, id: i64) -> Result<bool> {
+    pub fn claim_waiting_invocation(&self, id: i64, engine: &str) -> Result<bool> {
         let changed = self.call(|c| {
             c.execute(
                 "UPDATE healer_invocations SET status = 'running',
                      acting_checkpoint = waiting_checkpoint, asked_spell = next_spell,
-                     act_attempts = act_attempts + 1, waiting_checkpoint = NULL
+                     act_attempts = act_attempts + 1, waiting_checkpoint = NULL, acting_by = ?2
                  WHERE id = ?1 AND status = 'waiting'",
-                [id],
+                params![id, engine],
             )
         })?;
         Ok(changed == 1)
@@ -329,27 +329,29 @@ impl Store {
 
     /// Take up an invocation an engine stopped while carrying out an answer (this engine holds
     /// the lease: none other runs): true when it may try again, at most `max` tries in all.
-    pub fn claim_acting_invocation(&self, id: i64, max: u32) -> Result<bool> {
+    pub fn claim_acting_invocation(&self, id: i64, max: u32, engine: &str) -> Result<bool> {
         let changed = self.call(|c| {
             c.execute(
-                "UPDATE healer_invocations SET act_attempts = act_attempts + 1
+                "UPDATE healer_invocations SET act_attempts = act_attempts + 1, acting_by = ?3
                  WHERE id = ?1 AND status = 'running' AND acting_checkpoint IS NOT NULL
-                   AND act_attempts < ?2",
-                params![id, max],
+                   AND act_attempts < ?2 AND (acting_by IS NULL OR acting_by != ?3)",
+                params![id, max, engine],
             )
         })?;
         Ok(changed == 1)
     }
 
     /// Invocations an engine stopped while carrying out an answer: `(invocation, checkpoint)`.
-    pub fn acting_invocations(&self) -> Result<Vec<(i64, i64)>> {
+    /// Not those this engine (`engine`) carries out now.
+    pub fn acting_invocations(&self, engine: &str) -> Result<Vec<(i64, i64)>> {
         self.call(|c| {
             let mut stmt = c.prepare_cached(
                 "SELECT id, acting_checkpoint FROM healer_invocations
-                 WHERE status = 'running' AND acting_checkpoint IS NOT NULL ORDER BY id",
+                 WHERE status = 'running' AND acting_checkpoint IS NOT NULL
+                   AND (acting_by IS NULL OR acting_by != ?1) ORDER BY id",
             )?;
             let rows = stmt
-                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .query_map([engine], |r| Ok((r.get(0)?, r.get(1)?)))?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
             Ok(rows)
         })

@@ -84,29 +84,83 @@ impl Store {
         })
     }
 
-    /// Queued runs, oldest first.
+    /// Queued runs that may start now (a run waiting out a retry's backoff once it is due),
+    /// oldest first.
     pub fn queued_runs(&self) -> Result<Vec<(i64, i64)>> {
+        let at = now();
         self.call(|c| {
             let mut stmt = c.prepare_cached(
-                "SELECT id, workflow_id FROM runs WHERE status = 'queued' ORDER BY id",
+                "SELECT id, workflow_id FROM runs WHERE status = 'queued'
+                   AND (retry_at IS NULL OR retry_at <= ?1) ORDER BY id",
             )?;
             let rows = stmt
-                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .query_map([at], |r| Ok((r.get(0)?, r.get(1)?)))?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
             Ok(rows)
         })
     }
 
-    /// queued → running; false when it was not queued (taken already, or deleted).
+    /// queued → running; false when it was not queued (taken already, or deleted). A run
+    /// coming back from a retry's backoff keeps when it first started.
     pub fn claim_run(&self, run_id: i64) -> Result<bool> {
         let at = now();
         let changed = self.call(|c| {
             c.execute(
-                "UPDATE runs SET status = 'running', started_at = ?2 WHERE id = ?1 AND status = 'queued'",
+                "UPDATE runs SET status = 'running', started_at = COALESCE(started_at, ?2),
+                     retry_at = NULL WHERE id = ?1 AND status = 'queued'",
                 params![run_id, at],
             )
         })?;
         Ok(changed == 1)
+    }
+
+    /// The run waits out a retry's backoff: queued again, its attempt `next` due at
+    /// `retry_at`. Nothing holds a run slot meanwhile, and a restart leaves it waiting.
+    pub fn wait_to_retry(&self, run_id: i64, retry_at: &str, next: u32) -> Result<()> {
+        self.call(|c| {
+            c.execute(
+                "UPDATE runs SET status = 'queued', retry_at = ?2, next_attempt = ?3
+                 WHERE id = ?1 AND status = 'running'",
+                params![run_id, retry_at, next],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// The attempt a run goes on with (1 for a run that has not tried yet).
+    pub fn next_attempt(&self, run_id: i64) -> Result<u32> {
+        let next: Option<u32> = self.call(|c| {
+            c.query_row(
+                "SELECT next_attempt FROM runs WHERE id = ?1",
+                [run_id],
+                |r| r.get(0),
+            )
+        })?;
+        Ok(next.unwrap_or(1).max(1))
+    }
+
+    /// When run `run_id`'s next attempt is due, while it waits out a retry's backoff.
+    pub fn retry_at(&self, run_id: i64) -> Result<Option<String>> {
+        self.call(|c| {
+            c.query_row(
+                "SELECT retry_at FROM runs WHERE id = ?1 AND status = 'queued'",
+                [run_id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map(Option::flatten)
+        })
+    }
+
+    /// When the soonest retry of a waiting run is due, if one waits.
+    pub fn next_retry_at(&self) -> Result<Option<String>> {
+        self.call(|c| {
+            c.query_row(
+                "SELECT min(retry_at) FROM runs WHERE status = 'queued' AND retry_at IS NOT NULL",
+                [],
+                |r| r.get(0),
+            )
+        })
     }
 
     pub fn start_attempt(&self, run_id: i64, number: u32) -> Result<i64> {

@@ -113,18 +113,50 @@ impl Store {
             .ok_or_else(|| not_found(id))
     }
 
-    /// A workflow by its name, or by its id written as a number.
+    /// A workflow by its name, by its id written as a number, or by the title a person sees
+    /// ("Spread" for `spread`, in any case) when one workflow has it.
     pub fn workflow_by_name(&self, name: &str) -> Result<Workflow> {
         let sql = format!("SELECT {WORKFLOW_COLUMNS} FROM workflows WHERE name = ?1");
         let found = self.call(|c| c.query_row(&sql, [name], workflow_from_row).optional())?;
-        match found {
-            Some(w) => Ok(w),
-            None => match name.parse::<i64>() {
-                Ok(id) => self.workflow(id),
-                Err(_) => Err(Error::NotFound {
-                    what: format!("workflow {name:?}"),
-                }),
-            },
+        if let Some(w) = found {
+            return Ok(w);
+        }
+        if let Ok(id) = name.parse::<i64>() {
+            if let Ok(w) = self.workflow(id) {
+                return Ok(w);
+            }
+        }
+        let wanted = name.trim().to_lowercase();
+        let titled: Vec<(i64, String)> = self.call(|c| {
+            let mut stmt = c.prepare_cached("SELECT id, name, title FROM workflows ORDER BY id")?;
+            let rows = stmt
+                .query_map([], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                    ))
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows
+                .into_iter()
+                .filter(|(_, _, title)| title.trim().to_lowercase() == wanted)
+                .map(|(id, name, _)| (id, name))
+                .collect())
+        })?;
+        match titled.as_slice() {
+            [(id, _)] => self.workflow(*id),
+            [] => Err(Error::NotFound {
+                what: format!("workflow {name:?}"),
+            }),
+            many => Err(Error::InvalidInput(format!(
+                "{} workflows are titled \u{201c}{name}\u{201d}: name one of them — {}",
+                many.len(),
+                many.iter()
+                    .map(|(_, n)| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
         }
     }
 
@@ -249,6 +281,9 @@ impl Store {
                  WHERE status != 'paused' AND maintenance = 0
                    AND NOT EXISTS (SELECT 1 FROM checkpoints c
                                    WHERE c.workflow_id = workflows.id AND c.decided_at IS NULL)
+                   AND NOT EXISTS (SELECT 1 FROM checkpoint_workflows a
+                                   JOIN checkpoints c ON c.id = a.checkpoint_id
+                                   WHERE a.workflow_id = workflows.id AND c.decided_at IS NULL)
                    AND schedule NOT LIKE '{\"kind\":\"manual\"%'
                    AND id NOT IN (SELECT workflow_id FROM cluster_workflows)",
             )?;

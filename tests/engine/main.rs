@@ -52,6 +52,7 @@ mod projects;
 mod pyenv_guard;
 mod recovery_hint;
 mod repair_budget;
+mod retry_wait;
 mod rollback;
 mod signatures;
 mod steering_check;

@@ -188,3 +188,63 @@ async fn proceed_runs_each_again_and_repairs_go_on() {
     }
     assert!(bed.engine.checkpoints().expect("list").pending.is_empty());
 }
+
+/// Fifteen workflows failing the same way on their schedules: one rule for all of them. The
+/// questions the first ones got on their own are folded into the one that names them all, and
+/// none of them runs on its schedule until the person decides.
+#[tokio::test]
+async fn one_question_holds_every_workflow_it_names_and_folds_their_own_questions() {
+    let bed = bed(false, true).await;
+    let engine = &bed.engine;
+    bed.server.script([
+        openai::text(
+            r#"{"action": "escalate", "reasoning": "not installed"}"#,
+            TOKENS,
+        ),
+        openai::text(
+            r#"{"action": "escalate", "reasoning": "not installed"}"#,
+            TOKENS,
+        ),
+    ]);
+    let code = "import subprocess, sys\nsys.exit(subprocess.run('healer-systemic-missing-tool', shell=True).returncode)\n";
+    let mut ids = Vec::new();
+    for n in 0..15 {
+        let mut w = input(&format!("Report {n}"), Runtime::Python3, code);
+        w.schedule = healer::workflow::Schedule::Interval { seconds: 3600 };
+        let w = engine.create_workflow(w).expect("w");
+        engine.run_until_healed(w.id).await.expect("ran");
+        ids.push(w.id);
+    }
+    let pending = engine.checkpoints().expect("list").pending;
+    assert_eq!(pending.len(), 1, "one question: {pending:?}");
+    assert_eq!(pending[0].trigger, CheckpointTrigger::Systemic);
+    assert_eq!(pending[0].affected.len(), 15);
+    let folded: Vec<Checkpoint> = engine
+        .checkpoints()
+        .expect("list")
+        .decided
+        .into_iter()
+        .filter(|c| {
+            c.decision.is_none()
+                || c.decision
+                    .as_ref()
+                    .is_some_and(|d| d.outcome.contains("together"))
+        })
+        .collect();
+    assert!(
+        !folded.is_empty(),
+        "the first workflows' own questions are folded into it"
+    );
+    let scheduled: Vec<i64> = engine
+        .store()
+        .scheduled_workflows()
+        .expect("scheduled")
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    assert!(
+        ids.iter().all(|w| !scheduled.contains(w)),
+        "a workflow the question names still runs on its schedule"
+    );
+    assert!(pending[0].context.contains("do not run on their schedules"));
+}

@@ -279,3 +279,44 @@ fn alive(pid: i32) -> bool {
         .map(|s| !s.contains(") Z "))
         .unwrap_or(false)
 }
+
+#[test]
+fn a_workflow_is_found_by_the_title_a_person_sees_and_two_of_one_title_are_named() {
+    let (tmp, paths) = data_dir();
+    let file = tmp.path().join("x.sh");
+    std::fs::write(&file, "echo spread\n").expect("write");
+    let create = |title: &str| {
+        let out = run(
+            &paths,
+            &[
+                "workflow",
+                "create",
+                "--title",
+                title,
+                "--runtime",
+                "bash",
+                "--file",
+                file.to_str().unwrap_or_default(),
+            ],
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    };
+    create("Spread sheet");
+    let out = run(&paths, &["workflow", "run", "Spread sheet"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("Succeeded"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = run(&paths, &["workflow", "show", "spread SHEET"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    create("Spread sheet");
+    let out = run(&paths, &["workflow", "run", "Spread sheet"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("2 workflows are titled"),
+        "{}",
+        text(&out.stderr)
+    );
+}

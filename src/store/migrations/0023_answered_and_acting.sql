@@ -5,3 +5,6 @@
 ALTER TABLE healer_invocations ADD COLUMN acting_checkpoint INTEGER REFERENCES checkpoints (id) ON DELETE SET NULL;
 ALTER TABLE healer_invocations ADD COLUMN asked_spell INTEGER;
 ALTER TABLE healer_invocations ADD COLUMN act_attempts INTEGER NOT NULL DEFAULT 0;
+-- Which engine (one run of a process) carries it out: another engine takes it up only from
+-- one that is gone, never from one still at it.
+ALTER TABLE healer_invocations ADD COLUMN acting_by TEXT;
