@@ -90,6 +90,14 @@ impl Handle {
                             Err(e) => format!("Healer could not carry on: {e}"),
                         }
                     }
+                    // Taken up by this engine's look for answered questions the moment the
+                    // answer was recorded: what it did is the outcome, once it is done.
+                    None if store.invocation_acting_on(id)?.is_some() => {
+                        self.outcome_when_done(id).await?
+                    }
+                    None if outcome_of(store, id)?.is_some() => {
+                        outcome_of(store, id)?.unwrap_or_default()
+                    }
                     None => format!("Recorded: {}", chosen.label),
                 },
             },
@@ -105,6 +113,26 @@ impl Handle {
         })?;
         self.services.wake.scheduler.notify_one();
         store.checkpoint(id)
+    }
+
+    /// The outcome of checkpoint `id` once the act on its answer has set it (bounded).
+    async fn outcome_when_done(&self, id: i64) -> Result<String> {
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(600);
+        loop {
+            let said = self
+                .services
+                .store
+                .checkpoint(id)?
+                .decision
+                .map(|d| d.outcome);
+            match said {
+                Some(outcome) if !outcome.is_empty() => return Ok(outcome),
+                _ if tokio::time::Instant::now() >= deadline => {
+                    return Ok("Healer is still carrying out your answer".to_string())
+                }
+                _ => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
+            }
+        }
     }
 
     /// The person answered the steering judge's question: replace the agent, or let it go on.
@@ -287,4 +315,13 @@ impl Handle {
             },
         )
     }
+}
+
+/// What was done about checkpoint `id`'s answer, once something was.
+fn outcome_of(store: &crate::store::Store, id: i64) -> Result<Option<String>> {
+    Ok(store
+        .checkpoint(id)?
+        .decision
+        .map(|d| d.outcome)
+        .filter(|o| !o.is_empty()))
 }

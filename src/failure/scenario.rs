@@ -76,6 +76,17 @@ impl ProjectScenario {
         }
     }
 
+    /// What happened, for a person, given the class the runner found: a verification that
+    /// could not run (the environment) was no verdict on the agent's change.
+    pub fn describe_for(self, class: FailureClass) -> &'static str {
+        match (self, class) {
+            (ProjectScenario::VerificationFailed, FailureClass::Environment) => {
+                "a check could not run on this computer"
+            }
+            _ => self.describe(),
+        }
+    }
+
     /// The class the pipeline starts from; the runner may say better (a time limit).
     pub fn class(self) -> FailureClass {
         match self {

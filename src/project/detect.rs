@@ -77,6 +77,13 @@ pub fn verification_commands(root: &Path) -> (Vec<String>, Vec<VerifyCommand>) {
     match python_tests(root) {
         Some(PythonTests::Pytest) => {
             found.push("a Python project with pytest".to_string());
+            if !python_has("pytest") {
+                found.push(
+                    "pytest is not installed for python3 on this computer: the check cannot run \
+                     until it is (pip install pytest), or choose another check"
+                        .to_string(),
+                );
+            }
             add(&mut verify, "test", "python3 -m pytest -q".to_string());
         }
         Some(PythonTests::Unittest(command)) => {
@@ -207,6 +214,47 @@ fn read(root: &Path, rel: impl AsRef<Path>) -> String {
 /// in its requirements) or its test files are pytest's (plain `def test_…` functions); else
 /// unittest, when test files are there: `test_*.py` or `*_test.py` at the top, or a `tests/` or
 /// `test/` folder of them.
+/// Whether `python3` here can import `module` (a check that needs it can run).
+fn python_has(module: &str) -> bool {
+    std::process::Command::new("python3")
+        .args(["-c", &format!("import {module}")])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Why a check could not run at all on this computer, from what it printed: the program it
+/// starts is not installed (`make: command not found`), or the Python module it runs with `-m`
+/// (`python3: No module named pytest`). Not the agent's change: nothing of it was checked.
+pub fn check_could_not_run(command: &str, output: &str) -> Option<String> {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let program = words.first()?;
+    if let Some(module) = words
+        .windows(2)
+        .find(|w| w[0] == "-m")
+        .map(|w| w[1])
+        .filter(|_| program.starts_with("python"))
+    {
+        if output.contains(&format!("No module named {module}")) {
+            return Some(format!(
+                "{module} is not installed for {program} on this computer (pip install {module})"
+            ));
+        }
+    }
+    let missing = [
+        format!("{program}: command not found"),
+        format!("{program}: not found"),
+    ];
+    if missing.iter().any(|m| output.contains(m.as_str())) {
+        return Some(format!(
+            "{program} is not installed on this computer (not on PATH)"
+        ));
+    }
+    None
+}
+
 fn python_tests(root: &Path) -> Option<PythonTests> {
     let mentions_pytest = |file: &str| read(root, file).contains("pytest");
     let configured = root.join("pyproject.toml").is_file()
@@ -329,6 +377,27 @@ pub fn version_number(said: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_check_whose_runner_is_missing_is_told_apart_from_a_failing_one() {
+        assert_eq!(
+            check_could_not_run(
+                "python3 -m pytest -q",
+                "/usr/bin/python3: No module named pytest\n"
+            )
+            .as_deref(),
+            Some("pytest is not installed for python3 on this computer (pip install pytest)")
+        );
+        assert!(check_could_not_run("make test", "sh: 1: make: not found").is_some());
+        // The agent's code importing a module it did not add is the agent's failure.
+        assert!(check_could_not_run(
+            "python3 -m pytest -q",
+            "E   ModuleNotFoundError: No module named 'requests'\n1 failed"
+        )
+        .is_none());
+        assert!(check_could_not_run("cargo test", "test result: FAILED.").is_none());
+    }
+
     use super::*;
 
     fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {

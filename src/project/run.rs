@@ -329,6 +329,22 @@ async fn drive(ctx: &Ctx<'_>, agent: Arc<dyn Agent>) -> Result<Ending> {
             return Ok(ctx.cancelled());
         };
         if !result.passed() {
+            // A check that could not start says nothing of the agent's work.
+            if let Some(why) =
+                super::detect::check_could_not_run(&check.command, &result.tail(EVIDENCE_LINES))
+            {
+                return Ok(Ending::failed(
+                    ProjectScenario::VerificationFailed,
+                    FailureClass::Environment,
+                    SessionStatus::Failed,
+                    format!(
+                        "The check \u{201c}{}\u{201d} could not run on this computer: {why}. \
+                         Install it, or change the project's check; the agent's work is kept",
+                        check.name
+                    ),
+                    Some(evidence(&result)),
+                ));
+            }
             return Ok(Ending::failed(
                 ProjectScenario::VerificationFailed,
                 FailureClass::Logic,

@@ -472,11 +472,19 @@ impl Projects {
                     }
                     id.to_string()
                 }
-                None => ready(file)
-                    .into_iter()
-                    .find(|t| !held.contains(&t.id))
-                    .map(|t| t.id.clone())
-                    .ok_or_else(|| Error::InvalidInput(no_ready_task(project, file)))?,
+                None => {
+                    let ready = ready(file);
+                    match (ready.iter().find(|t| !held.contains(&t.id)), ready.first()) {
+                        (Some(free), _) => free.id.clone(),
+                        // Ready, but Healer holds each: the reason is Healer's, as with --task.
+                        (None, Some(first)) => {
+                            return Err(Error::InvalidInput(self.held_reason(project, &first.id)?))
+                        }
+                        (None, None) => {
+                            return Err(Error::InvalidInput(no_ready_task(project, file)))
+                        }
+                    }
+                }
             };
             let slot = file
                 .task(&id)

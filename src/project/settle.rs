@@ -243,14 +243,14 @@ pub(super) async fn settle(ctx: &Ctx<'_>, ending: Ending) -> Result<()> {
         } => {
             let note = format!(
                 "{} on {day}: {}. The worktree is kept (branch {branch})",
-                crate::workflow::capitalise(scenario.describe()),
+                crate::workflow::capitalise(scenario.describe_for(class)),
                 summary.trim_end_matches('.')
             );
             let entry = format!(
                 "## {day} — {} ({})\nNot done: {}. {}.",
                 task.title,
                 task.id,
-                scenario.describe(),
+                scenario.describe_for(class),
                 summary.trim_end_matches('.')
             );
             let evidence = evidence.unwrap_or_else(|| Evidence {

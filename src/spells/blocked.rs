@@ -26,8 +26,8 @@ impl Spell for MarkBlocked {
 
     async fn cast(&self, cx: &SpellContext<'_>) -> Result<SpellReport> {
         let task_id = cx.context.task_id.clone();
-        let what =
-            ProjectScenario::parse(&cx.failure.scenario).map_or("it failed", |s| s.describe());
+        let what = ProjectScenario::parse(&cx.failure.scenario)
+            .map_or("it failed", |s| s.describe_for(cx.failure.class));
         let reason = format!("Blocked by Healer: {what}. A follow-up task holds the details.");
         let sessions: Vec<(String, String)> = cx
             .context

@@ -48,6 +48,8 @@ pub struct InvocationContext {
     /// Earlier sessions of the task whose failure had the same signature.
     pub same_signature_sessions: u32,
     pub flaky: bool,
+    /// The failing check could not run here (the runner classed it as the environment).
+    pub could_not_run: bool,
 }
 
 impl InvocationContext {
@@ -58,6 +60,7 @@ impl InvocationContext {
             // With this one, the third session to fail the same way.
             repeated: self.same_signature_sessions >= 2,
             type_errors: !self.type_errors.is_empty(),
+            could_not_run: self.could_not_run,
         }
     }
 }
@@ -125,6 +128,8 @@ pub(crate) fn gather(
         same_signature_sessions,
         // Known only once the failing check ran again (`service::verify_again`).
         flaky: false,
+        could_not_run: failure.class == crate::failure::FailureClass::Environment
+            && failure.scenario == crate::failure::ProjectScenario::VerificationFailed.as_str(),
     })
 }
 

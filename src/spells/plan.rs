@@ -20,6 +20,9 @@ pub struct Facts {
     pub repeated: bool,
     /// The failing output names type-checker errors.
     pub type_errors: bool,
+    /// The failing check could not run on this computer (a missing program or module): no
+    /// verdict on the agent's work.
+    pub could_not_run: bool,
 }
 
 impl Facts {
@@ -44,6 +47,8 @@ pub fn rules(scenario: ProjectScenario, facts: Facts) -> Vec<&'static str> {
         // The tests fail before the agent changed anything: the main branch is red.
         InitScriptTestFailure => vec![progress::NAME, blocked::NAME],
         InitScriptEnvironmentFailure => vec![doctor::NAME, progress::NAME, blocked::NAME],
+        // Nothing to undo: the check never ran. The task waits, saying what is missing.
+        VerificationFailed if facts.could_not_run => vec![progress::NAME, blocked::NAME],
         VerificationFailed if facts.flaky => vec![rerun::RESUME, progress::NAME],
         // An agent that committed its own red work: back to the last green commit.
         VerificationFailed if give_up => {

@@ -84,7 +84,7 @@ impl Spell for ProgressGuidance {
             title,
             cx.context.task_id,
             now().chars().take(16).collect::<String>().replace('T', " "),
-            scenario.map_or("it failed", |s| s.describe()),
+            scenario.map_or("it failed", |s| s.describe_for(cx.failure.class)),
             output.join("\n")
         );
         if tried.is_empty() {

@@ -61,7 +61,8 @@ const PROGRESS_CHARS: usize = 1_500;
 /// What the next agent is told of the failure: the failing output, what the failed session did
 /// last (each step on a line, cut to a budget), and the end of the project's progress notes.
 fn failure_text(cx: &SpellContext<'_>) -> String {
-    let what = ProjectScenario::parse(&cx.failure.scenario).map_or("it failed", |s| s.describe());
+    let what = ProjectScenario::parse(&cx.failure.scenario)
+        .map_or("it failed", |s| s.describe_for(cx.failure.class));
     let lines: Vec<&str> = cx.context.failing_output.lines().rev().take(40).collect();
     let lines: Vec<&str> = lines.into_iter().rev().collect();
     let mut text = format!(

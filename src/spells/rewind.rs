@@ -233,7 +233,7 @@ impl Spell for RewindUncommitted {
         })?;
         let snap = pinned_or_pin(
             cx,
-            "the agent's uncommitted changes, before Healer rewound them",
+            "the agent's uncommitted changes, kept when Healer set out to undo them",
         )
         .await?;
         match ask_first(cx, &snap, "undo the agent's uncommitted changes")? {
@@ -290,7 +290,7 @@ impl Spell for RewindToLastGreen {
         }
         let snap = pinned_or_pin(
             cx,
-            "the branch and worktree, before Healer rewound to the last green commit",
+            "the branch and worktree, kept when Healer set out to go back to the last green commit",
         )
         .await?;
         match ask_first(

@@ -357,6 +357,19 @@ impl Store {
         })
     }
 
+    /// The invocation carrying out the answer to `checkpoint` now, if one is.
+    pub fn invocation_acting_on(&self, checkpoint: i64) -> Result<Option<i64>> {
+        self.call(|c| {
+            c.query_row(
+                "SELECT id FROM healer_invocations
+                 WHERE acting_checkpoint = ?1 AND status = 'running'",
+                [checkpoint],
+                |r| r.get(0),
+            )
+            .optional()
+        })
+    }
+
     /// The spell of the plan that asked the question being acted on, if one is.
     pub fn asked_spell(&self, id: i64) -> Result<Option<usize>> {
         let at: Option<i64> = self.call(|c| {

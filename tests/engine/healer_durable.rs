@@ -208,13 +208,21 @@ async fn with_no_daemon_the_rewind_question_decided_from_the_cli_rewinds_blocks_
     let bed = bed().await;
     let (checkpoint, worktree) = run_until_asked(&bed);
 
-    // The task is held while Healer waits: a second run is refused with the reason.
+    // The task is held while Healer waits: a second run is refused with the reason, asked
+    // for by name or as the next task.
     let again = bed.cli(&["project", "run", "greeter", "--task", &bed.task_id]);
     assert_eq!(again.status.code(), Some(1), "{}", text(&again));
     assert!(
         text(&again).contains("waits for your answer to its question"),
         "{}",
         text(&again)
+    );
+    let next = bed.cli(&["project", "run", "greeter"]);
+    assert_eq!(next.status.code(), Some(1), "{}", text(&next));
+    assert!(
+        text(&next).contains("waits for your answer to its question"),
+        "{}",
+        text(&next)
     );
     assert_eq!(
         bed.store()

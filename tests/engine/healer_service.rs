@@ -1368,3 +1368,52 @@ async fn a_task_set_in_progress_by_hand_with_nobody_on_it_is_noticed() {
     );
     engine.shutdown().await;
 }
+
+/// A check that cannot run here (its runner is not installed) is no verdict on the agent's
+/// work: the task waits, saying what is missing; nothing is rewound, and nobody says the
+/// agent's change failed.
+#[tokio::test]
+async fn a_check_that_cannot_run_here_blocks_the_task_with_what_is_missing_and_undoes_nothing() {
+    let pb = project_bed(false, |s| {
+        s.verify = vec![healer::store::VerifyCommand {
+            name: "test".to_string(),
+            command: "python3 -m healer_absent_test_runner -q".to_string(),
+        }];
+    })
+    .await;
+    let engine = pb.engine();
+    aggressive(engine, pb.project.id, |_| {});
+    let t = engine
+        .add_task(pb.project.id, task("Greet properly"))
+        .expect("task");
+    wrong_change(&pb.bed.server);
+    let session = engine
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    assert_eq!(session.status, SessionStatus::Failed);
+    assert!(
+        session
+            .summary
+            .contains("could not run on this computer: healer_absent_test_runner is not installed"),
+        "{}",
+        session.summary
+    );
+    let inv = ended_invocations(engine, &t.id, 1).await.remove(0);
+    let spells: Vec<&str> = spells_of(&inv).into_iter().map(|(s, _)| s).collect();
+    assert!(
+        !spells.iter().any(|s| s.starts_with("rewind")),
+        "nothing is undone: {spells:?}"
+    );
+    let worktree = std::path::PathBuf::from(&session.worktree);
+    assert_eq!(
+        std::fs::read(worktree.join("greet.py")).expect("greet.py"),
+        WRONG.as_bytes(),
+        "the agent's work is kept"
+    );
+    let file = read_file(&pb.repo_dir.join(TASKS_FILE)).expect("tasks");
+    let waits = file.task(&t.id).expect("task");
+    assert_eq!(waits.status, TaskStatus::Blocked);
+    let note = format!("{:?} {:?}", waits.note, waits.closed_reason);
+    assert!(!note.contains("did not pass verification"), "{note}");
+}

@@ -530,3 +530,28 @@ test("a task's page opened for one session (from the Sessions page's history) sh
   await waitFor(() => expect(steps).toHaveTextContent("The older attempt read greet.py first."));
   expect(steps).not.toHaveTextContent("The newer attempt");
 });
+
+test("after Skip, Pause or a crash nothing was undone, and the card does not say it was", async () => {
+  const healer = healerWithProject();
+  healer.projects.tasks = [task("t1", "Greet properly")];
+  healer.projects.session(7, "t1", "failed", [step("Your task: Greet properly", { source: "user" })]);
+  healer.projects.snapshots = [
+    {
+      id: 3, project_id: 1, task_id: "t1", seq: 1, ref_name: "refs/healer/snapshots/t1/1", commit_id: "9f8e7d6c5b4a",
+      worktree: "/data/worktrees/1/slot-1", reason: "kept", created_at: new Date().toISOString(), restored_at: null,
+    },
+  ];
+  healer.projects.heals = [
+    {
+      id: 5, project_id: 1, task_id: "t1", session_id: 7, heal_id: 2, scenario: "VerificationFailed", status: "contained",
+      reason: "You skipped it", snapshot_id: 3, followup_task: null, signature: "abc",
+      started_at: new Date().toISOString(), ended_at: new Date().toISOString(), waiting_checkpoint: null,
+      spells: [{ spell: "rewind_uncommitted_changes", success: false, summary: "You chose to skip it; the worktree was left as it is", started_at: "", finished_at: "" }],
+    },
+  ];
+  renderApp("#/projects/1/tasks/t1");
+  const card = await screen.findByTestId("healer-card");
+  expect(within(card).getByTestId("healer-snapshot")).toHaveTextContent("Nothing was undone");
+  expect(card).not.toHaveTextContent("before Healer undid it");
+  expect(within(card).getByTestId("restore-snapshot")).not.toHaveTextContent("Bring the work back");
+});

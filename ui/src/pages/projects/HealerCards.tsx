@@ -10,13 +10,20 @@ import { useRestoreSnapshot } from "../../projectQueries";
 import { relativeTime, useNow } from "../../time";
 import { pageHref, projectTaskHref } from "../../usePage";
 
-function Restore({ projectId, taskId, snapshot }: { projectId: number; taskId: string; snapshot: SnapshotRecord }) {
+/** Whether a rewind of this invocation was carried out (not only offered, skipped or cut short). */
+export function rewound(inv: HealerInvocation): boolean {
+  return inv.spells.some((s) => s.spell.startsWith("rewind_") && s.success);
+}
+
+function Restore({ projectId, taskId, snapshot, undone }: { projectId: number; taskId: string; snapshot: SnapshotRecord; undone: boolean }) {
   const restore = useRestoreSnapshot(projectId, taskId);
   const now = useNow();
   return (
-    <div className="healer-snapshot">
+    <div className="healer-snapshot" data-testid="healer-snapshot">
       <p>
-        The agent's work was put aside {relativeTime(snapshot.created_at, now)} before Healer undid it.
+        {undone
+          ? `The agent's work was put aside ${relativeTime(snapshot.created_at, now)} before Healer undid it.`
+          : `Nothing was undone: the task's folder is as the agent left it. A copy of the work was kept ${relativeTime(snapshot.created_at, now)}.`}
         {snapshot.restored_at && ` You brought it back ${relativeTime(snapshot.restored_at, now)}.`}
       </p>
       <button
@@ -27,7 +34,7 @@ function Restore({ projectId, taskId, snapshot }: { projectId: number; taskId: s
         data-testid="restore-snapshot"
       >
         {restore.isPending && <Spinner />}
-        {snapshot.restored_at ? "Bring it back again" : "Bring the work back"}
+        {snapshot.restored_at ? "Bring it back again" : undone ? "Bring the work back" : "Put this copy back"}
       </button>
       {restore.isSuccess && (
         <p className="muted" data-testid="restore-done">
@@ -67,7 +74,7 @@ function Card({ inv, projectId, snapshots }: { inv: HealerInvocation; projectId:
           </a>
         </p>
       )}
-      {snapshot && inv.status !== "waiting" && <Restore projectId={projectId} taskId={inv.task_id} snapshot={snapshot} />}
+      {snapshot && inv.status !== "waiting" && <Restore projectId={projectId} taskId={inv.task_id} snapshot={snapshot} undone={rewound(inv)} />}
       {inv.followup_task && (
         <p>
           <a href={projectTaskHref(projectId, inv.followup_task)} data-testid="followup-link">
