@@ -577,7 +577,9 @@ export type EnvironmentState =
 "failed";
 
 /**  What kind of error happened, for code to switch on. */
-export type ErrorCode = "corrupt_database" | "schema_too_new" | "data_dir" | "engine_running" | "engine_unavailable" | "not_found" | "invalid_input" | "store" | "io" | "internal" | 
+export type ErrorCode = "corrupt_database" | "schema_too_new" | 
+/**  The data is from an older Healer and was not upgraded (a command that only reads). */
+"schema_behind" | "data_dir" | "engine_running" | "engine_unavailable" | "not_found" | "invalid_input" | "store" | "io" | "internal" | 
 /**  The provider refused the key (401/403). */
 "model_auth" | 
 /**  The provider or the model does not exist at that address (404). */
