@@ -237,3 +237,29 @@ pub fn session_detail(store: &Store, session_id: i64) -> Result<SessionDetail> {
         project_name,
     })
 }
+
+/// Why nothing can run, in a sentence.
+pub(super) fn no_ready_task(project: &Project, file: &TaskFile) -> String {
+    let tasks = file.tasks();
+    if tasks.is_empty() {
+        return format!(
+            "\u{201c}{}\u{201d} has no tasks yet; add one first",
+            project.name
+        );
+    }
+    let open = tasks
+        .iter()
+        .filter(|t| t.status == TaskStatus::Open)
+        .count();
+    if open == 0 {
+        format!(
+            "\u{201c}{}\u{201d} has no open task: every task is in progress, blocked or closed",
+            project.name
+        )
+    } else {
+        format!(
+            "none of the {open} open task(s) of \u{201c}{}\u{201d} is ready: each waits for a task that is not closed yet",
+            project.name
+        )
+    }
+}

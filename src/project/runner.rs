@@ -481,7 +481,9 @@ impl Projects {
                             return Err(Error::InvalidInput(self.held_reason(project, &first.id)?))
                         }
                         (None, None) => {
-                            return Err(Error::InvalidInput(no_ready_task(project, file)))
+                            return Err(Error::InvalidInput(super::board::no_ready_task(
+                                project, file,
+                            )))
                         }
                     }
                 }
@@ -676,31 +678,5 @@ fn slot_numbers(dir: &std::path::Path) -> Vec<u32> {
 async fn futures_join(handles: Vec<JoinHandle<()>>) {
     for handle in handles {
         let _ = handle.await;
-    }
-}
-
-/// Why nothing can run, in a sentence.
-fn no_ready_task(project: &Project, file: &TaskFile) -> String {
-    let tasks = file.tasks();
-    if tasks.is_empty() {
-        return format!(
-            "\u{201c}{}\u{201d} has no tasks yet; add one first",
-            project.name
-        );
-    }
-    let open = tasks
-        .iter()
-        .filter(|t| t.status == TaskStatus::Open)
-        .count();
-    if open == 0 {
-        format!(
-            "\u{201c}{}\u{201d} has no open task: every task is in progress, blocked or closed",
-            project.name
-        )
-    } else {
-        format!(
-            "none of the {open} open task(s) of \u{201c}{}\u{201d} is ready: each waits for a task that is not closed yet",
-            project.name
-        )
     }
 }
