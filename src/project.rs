@@ -14,6 +14,7 @@ mod detect;
 mod hooks;
 mod looped;
 mod model_pass;
+pub mod own_copy;
 mod prompt;
 mod reconcile;
 mod recover;

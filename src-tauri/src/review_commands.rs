@@ -46,14 +46,14 @@ pub fn set_editor_command(state: State<'_, AppState>, command: String) -> CmdRes
 /// handler for a folder), or in a terminal there.
 #[tauri::command]
 #[specta::specta]
-pub fn open_worktree(
+pub async fn open_worktree(
     app: AppHandle,
     state: State<'_, AppState>,
     session_id: i64,
     terminal: bool,
 ) -> CmdResult<()> {
     let engine = state.engine()?;
-    let path = engine.session_worktree(session_id)?;
+    let path = engine.session_worktree(session_id).await?;
     if terminal {
         let program = healer::engine::terminal_program().ok_or_else(|| ErrorPayload {
             code: ErrorCode::NotFound,

@@ -4,6 +4,7 @@
 
 use super::Handle;
 use crate::error::{Error, Result};
+use crate::project::own_copy::{open_own_work, review_folder};
 use crate::project::review::{review_session, ChangeReview, ReviewOf};
 use crate::session::SessionStatus;
 
@@ -19,8 +20,9 @@ impl Handle {
     pub async fn review_session(&self, session_id: i64) -> Result<ChangeReview> {
         let session = self.services.store.session(session_id)?;
         let project = self.services.store.project(session.project_id)?;
+        let review = review_folder(&self.projects().slots_dir(project.id), &session.task_id);
         tokio::task::spawn_blocking(move || {
-            review_session(std::path::Path::new(&project.path), &session)
+            review_session(std::path::Path::new(&project.path), &session, &review)
         })
         .await
         .map_err(|e| Error::Internal(format!("the review task failed: {e}")))?
@@ -51,17 +53,31 @@ impl Handle {
         }
     }
 
-    /// The worktree of a session, when it still exists.
-    pub fn session_worktree(&self, session_id: i64) -> Result<std::path::PathBuf> {
+    /// The folder that holds a session's own work, for the person to open: the worktree
+    /// standing on its branch, else a checkout of its branch made for them (its slot went to
+    /// a later task). An error with a sentence when nothing of it is left.
+    pub async fn session_worktree(&self, session_id: i64) -> Result<std::path::PathBuf> {
         let session = self.services.store.session(session_id)?;
-        let path = std::path::PathBuf::from(&session.worktree);
-        if !path.is_dir() {
-            return Err(Error::InvalidInput(
-                "this session's working copy is gone: its work was committed or put aside"
+        let project = self.services.store.project(session.project_id)?;
+        let review = review_folder(&self.projects().slots_dir(project.id), &session.task_id);
+        let found = tokio::task::spawn_blocking(move || {
+            open_own_work(
+                std::path::Path::new(&project.path),
+                std::path::Path::new(&session.worktree),
+                &session.branch,
+                session.commit_id.as_deref(),
+                &review,
+            )
+        })
+        .await
+        .map_err(|e| Error::Internal(format!("the checkout task failed: {e}")))??;
+        found.ok_or_else(|| {
+            Error::InvalidInput(
+                "nothing of this task's work is left to open: its branch was removed and it \
+                 left no commit"
                     .to_string(),
-            ));
-        }
-        Ok(path)
+            )
+        })
     }
 
     /// Write a session's steps as an ATIF trajectory in the data folder's `trajectories/`;

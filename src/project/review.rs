@@ -8,6 +8,7 @@ use std::path::Path;
 use git2::{Delta, DiffOptions, Oid, Repository};
 use serde::{Deserialize, Serialize};
 
+use super::own_copy::holds_branch;
 use super::repo::git_error;
 use crate::error::Result;
 use crate::store::SessionRecord;
@@ -56,41 +57,62 @@ pub struct ChangeReview {
     pub files: Vec<ReviewFile>,
     /// More files changed than are listed.
     pub more_files: u32,
-    /// The worktree, when it still exists (for "Open in editor" / "Open a terminal here").
+    /// The folder "Open in editor" / "Open a terminal here" open: the worktree standing on the
+    /// task's branch, else where its branch is checked out for the person; `None`: nothing of
+    /// it is left to open.
     pub worktree: Option<String>,
     /// The session whose change this is.
     pub session_id: Option<i64>,
 }
 
-/// The change of `session` in the repository at `repo_path`. Blocking.
-pub fn review_session(repo_path: &Path, session: &SessionRecord) -> Result<ChangeReview> {
+/// The change of `session` in the repository at `repo_path`. Blocking. Its working folder
+/// counts only while it stands on the session's branch: a slot is reused once its task is
+/// closed, and then holds another task's work. `review` is where the task's own branch is
+/// checked out for the person when no worktree stands on it.
+pub fn review_session(
+    repo_path: &Path,
+    session: &SessionRecord,
+    review: &Path,
+) -> Result<ChangeReview> {
     let worktree = Path::new(&session.worktree);
-    let worktree_there = worktree.join(".git").exists();
-    let worktree_text = worktree_there.then(|| session.worktree.clone());
-    if let Some(commit) = &session.commit_id {
-        let repo = Repository::open(repo_path)
-            .map_err(|e| git_error("cannot open the project's repository", e))?;
-        let mut review = between_commits(&repo, session.base_commit.as_deref(), commit)?;
-        review.worktree = worktree_text;
-        review.session_id = Some(session.id);
-        return Ok(review);
-    }
-    match (&session.base_commit, worktree_there) {
-        (Some(base), true) => {
-            let mut review = worktree_since(worktree, base)?;
-            review.worktree = worktree_text;
-            review.session_id = Some(session.id);
-            Ok(review)
-        }
-        _ => Ok(ChangeReview {
-            of: ReviewOf::Nothing,
-            commit: None,
-            files: Vec::new(),
-            more_files: 0,
-            worktree: worktree_text,
-            session_id: Some(session.id),
-        }),
-    }
+    let worktree_there = holds_branch(worktree, &session.branch);
+    let repo = Repository::open(repo_path)
+        .map_err(|e| git_error("cannot open the project's repository", e))?;
+    let branch_tip = repo
+        .find_branch(&session.branch, git2::BranchType::Local)
+        .ok()
+        .and_then(|b| b.get().peel_to_commit().ok())
+        .map(|c| c.id().to_string());
+    // Where "Open in editor" opens: the worktree on the branch, else a checkout of the branch
+    // (or of the session's commit) made when asked.
+    let opens = if worktree_there {
+        Some(session.worktree.clone())
+    } else if branch_tip.is_some() || session.commit_id.is_some() {
+        Some(review.display().to_string())
+    } else {
+        None
+    };
+    let shown = match (&session.commit_id, worktree_there, &session.base_commit) {
+        (Some(commit), _, base) => Some(between_commits(&repo, base.as_deref(), commit)?),
+        (None, true, Some(base)) => Some(worktree_since(worktree, base)?),
+        // Its folder went to another task: what its branch holds, when it holds anything.
+        (None, false, Some(base)) => match &branch_tip {
+            Some(tip) if tip != base => Some(between_commits(&repo, Some(base), tip)?),
+            _ => None,
+        },
+        (None, _, None) => None,
+    };
+    let mut review = shown.unwrap_or(ChangeReview {
+        of: ReviewOf::Nothing,
+        commit: None,
+        files: Vec::new(),
+        more_files: 0,
+        worktree: None,
+        session_id: None,
+    });
+    review.worktree = opens;
+    review.session_id = Some(session.id);
+    Ok(review)
 }
 
 fn between_commits(repo: &Repository, base: Option<&str>, commit: &str) -> Result<ChangeReview> {

@@ -61,6 +61,13 @@ pub fn prepare(
     task_id: &str,
     path: &Path,
 ) -> Result<Prepared> {
+    if let Some(slots) = path.parent() {
+        super::own_copy::release_for_work(
+            repo_path,
+            &super::own_copy::review_folder(slots, task_id),
+            path,
+        )?;
+    }
     let repo =
         Repository::open(repo_path).map_err(|e| git_error("cannot open the repository", e))?;
     let branch = branch_name(task_id);
@@ -227,7 +234,11 @@ fn switch(slot: &Repository, branch: &str, base: Oid, create: bool) -> Result<()
 
 /// A new worktree at `path` checked out on `reference` (a leftover folder git no longer knows
 /// is cleared first; its branch has the work that was committed).
-fn add_worktree(repo: &Repository, path: &Path, reference: &git2::Reference<'_>) -> Result<()> {
+pub(super) fn add_worktree(
+    repo: &Repository,
+    path: &Path,
+    reference: &git2::Reference<'_>,
+) -> Result<()> {
     let name = worktree_name(path);
     if let Ok(stale) = repo.find_worktree(&name) {
         let mut prune = WorktreePruneOptions::new();

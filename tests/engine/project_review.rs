@@ -179,3 +179,120 @@ async fn a_working_agents_change_and_its_commit_are_reviewed_file_by_file() {
         .expect("a cost once priced");
     assert!(cost > 0.0 && cost < 1.0, "{cost}");
 }
+
+/// A task's work, once its task is closed and its slot folder went to the next task, still
+/// opens as its own: "Open in editor" gets a checkout of its branch, never the folder that now
+/// holds the other task's branch; its review stays its commit; and the checkout made for the
+/// person gives way when the task is worked on again.
+#[tokio::test]
+async fn a_finished_tasks_work_opens_from_its_own_branch_after_its_folder_went_to_another_task() {
+    let pb = project_bed(false, |_| {}).await;
+    let engine = pb.engine();
+    let first = engine
+        .add_task(pb.project.id, task("Greet properly"))
+        .expect("task");
+    pb.bed.server.script([
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "greet.py", "search": "'Hi ' + name", "replace": "'Hello, ' + name + '!'"}),
+        ),
+        call("c2", "finish", json!({"summary": "greet() says Hello."})),
+    ]);
+    let one = engine
+        .run_project_and_wait(pb.project.id, Some(&first.id))
+        .await
+        .expect("run");
+    assert_eq!(one.status, SessionStatus::Finished, "{}", one.summary);
+    assert!(one.commit_id.is_some(), "{one:?}");
+
+    let second = engine
+        .add_task(
+            pb.project.id,
+            TaskEdit {
+                title: "Write notes".to_string(),
+                description: "Add NOTES.md.".to_string(),
+                ..TaskEdit::default()
+            },
+        )
+        .expect("task");
+    pb.bed.server.script([
+        call(
+            "c3",
+            "run_command",
+            json!({"command": "printf 'notes\\n' > NOTES.md"}),
+        ),
+        call("c4", "finish", json!({"summary": "Notes written."})),
+    ]);
+    let two = engine
+        .run_project_and_wait(pb.project.id, Some(&second.id))
+        .await
+        .expect("run");
+    assert_eq!(two.status, SessionStatus::Finished, "{}", two.summary);
+    assert_eq!(
+        one.worktree, two.worktree,
+        "the closed task's slot is the one the next task reused (what this test is about)"
+    );
+
+    // The first task's review is still its own commit, and it opens elsewhere than the slot.
+    let review = engine
+        .review_task(pb.project.id, &first.id)
+        .await
+        .expect("review");
+    assert_eq!(review.of, ReviewOf::Commit);
+    let paths: Vec<&str> = review.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, vec!["greet.py"]);
+    let shown = review.worktree.clone().expect("something to open");
+    assert_ne!(shown, one.worktree);
+    let opened = engine.session_worktree(one.id).await.expect("opens");
+    assert_eq!(opened.display().to_string(), shown);
+    let head = git2::Repository::open(&opened)
+        .and_then(|r| {
+            r.head()
+                .map(|h| h.shorthand().unwrap_or_default().to_string())
+        })
+        .expect("a checkout");
+    assert_eq!(head, one.branch);
+    let greet = std::fs::read_to_string(opened.join("greet.py")).expect("greet.py");
+    assert!(greet.contains("'Hello, ' + name + '!'"), "{greet}");
+    assert!(
+        !opened.join("NOTES.md").exists(),
+        "the other task's work is not in it"
+    );
+    // Opened again: the same checkout.
+    assert_eq!(
+        engine.session_worktree(one.id).await.expect("opens"),
+        opened
+    );
+    // The second task's own folder is its slot.
+    assert_eq!(
+        engine
+            .session_worktree(two.id)
+            .await
+            .expect("opens")
+            .display()
+            .to_string(),
+        two.worktree
+    );
+
+    // Worked on again, the first task takes its branch back from the person's checkout.
+    engine
+        .set_task_status(
+            pb.project.id,
+            &first.id,
+            healer::tasklist::TaskStatus::Open,
+            None,
+        )
+        .expect("reopened");
+    pb.bed.server.script([call(
+        "c5",
+        "finish",
+        json!({"summary": "Nothing more to do."}),
+    )]);
+    let again = engine
+        .run_project_and_wait(pb.project.id, Some(&first.id))
+        .await
+        .expect("run");
+    assert_ne!(again.status, SessionStatus::Failed, "{}", again.summary);
+    assert!(!opened.exists(), "the person's checkout was put away");
+}
