@@ -223,12 +223,16 @@ impl Handle {
                 if w.status == WorkflowStatus::NeedsAttention {
                     store.set_workflow_status(workflow_id, WorkflowStatus::Active)?;
                 }
+                let next = if w.status == WorkflowStatus::Paused {
+                    "it stays paused until you resume it"
+                } else if matches!(w.schedule, crate::workflow::Schedule::Manual) {
+                    "it runs again when you run it"
+                } else {
+                    "the next scheduled run goes ahead"
+                };
                 match checkpoint.run_id {
-                    Some(run) => format!(
-                        "Run {} skipped; the next scheduled run goes ahead",
-                        store.run_name(run)
-                    ),
-                    None => "Skipped; the next scheduled run goes ahead".to_string(),
+                    Some(run) => format!("Run {} skipped; {next}", store.run_name(run)),
+                    None => format!("Skipped; {next}"),
                 }
             }
             CheckpointAction::Pause => {

@@ -171,9 +171,18 @@ impl Handle {
         Ok(())
     }
 
-    /// Queue a run now; returns its id. Refused while the workflow has a run open.
+    /// Queue a run now; returns its id. Refused while the workflow has a run open, and while
+    /// a question about it waits for the person (the workflow does not run until it is
+    /// decided; Proceed runs it).
     pub fn run_now(&self, id: i64) -> Result<i64> {
         let workflow = self.services.store.workflow(id)?;
+        if let Some((_, question)) = self.services.store.pending_checkpoint_of_workflow(id)? {
+            return Err(Error::InvalidInput(format!(
+                "\u{201c}{}\u{201d} waits for your decision ({}); decide it first: Proceed runs it again",
+                workflow.title,
+                question.trim_end_matches('.')
+            )));
+        }
         let run_id = self
             .services
             .store

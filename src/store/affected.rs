@@ -62,4 +62,24 @@ impl Store {
             .optional()
         })
     }
+
+    /// The oldest question still waiting about `workflow_id` (its own, or one naming it among
+    /// others): its id and title. The workflow does not run until it is decided.
+    pub fn pending_checkpoint_of_workflow(
+        &self,
+        workflow_id: i64,
+    ) -> Result<Option<(i64, String)>> {
+        use rusqlite::OptionalExtension;
+        self.call(|c| {
+            c.query_row(
+                "SELECT id, title FROM checkpoints c WHERE c.decided_at IS NULL
+                   AND (c.workflow_id = ?1 OR EXISTS (SELECT 1 FROM checkpoint_workflows a
+                        WHERE a.checkpoint_id = c.id AND a.workflow_id = ?1))
+                 ORDER BY c.id LIMIT 1",
+                [workflow_id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+        })
+    }
 }

@@ -146,6 +146,66 @@ async fn proceed_skip_and_pause_each_do_what_they_say() {
     assert!(engine.decide_checkpoint(c.id, Some(9), None).await.is_err());
 }
 
+/// Run now does not go past a question the person has not answered: it says what waits, and
+/// no second question about the same failure is opened. Skip says what comes next for this
+/// workflow: a paused one stays paused, a manual one runs when it is run.
+#[tokio::test]
+async fn run_now_waits_for_the_decision_and_skip_says_what_comes_next_for_this_workflow() {
+    let (_tmp, paths) = data_dir();
+    let engine = engine(&paths, false).await;
+    let w = engine
+        .create_workflow(input("Killed", Runtime::Bash, KILLED))
+        .expect("w");
+    engine.run_and_wait(w.id).await.expect("run");
+    let c = pending(&engine).remove(0);
+    let runs_before = engine.runs(w.id, None, 50).expect("runs").len();
+    let refused = engine
+        .run_now(w.id)
+        .expect_err("refused while the question waits");
+    let text = refused.to_string();
+    assert!(
+        text.contains("\u{201c}Killed\u{201d} waits for your decision")
+            && text.contains("Proceed runs it again"),
+        "{text}"
+    );
+    assert!(engine.run_and_wait(w.id).await.is_err());
+    assert_eq!(
+        engine.runs(w.id, None, 50).expect("runs").len(),
+        runs_before
+    );
+    assert_eq!(pending(&engine).len(), 1, "still one question");
+
+    // Skipped, a workflow that runs only by hand runs when it is run.
+    let decided = engine
+        .decide_checkpoint(c.id, Some(2), None)
+        .await
+        .expect("skip");
+    assert!(decided
+        .decision
+        .expect("decided")
+        .outcome
+        .ends_with("skipped; it runs again when you run it"),);
+
+    // Paused, then run by hand and failing again: Skip leaves it paused and says so.
+    engine.set_paused(w.id, true).expect("paused");
+    engine.run_and_wait(w.id).await.expect("run");
+    let c = pending(&engine).remove(0);
+    let decided = engine
+        .decide_checkpoint(c.id, Some(2), None)
+        .await
+        .expect("skip");
+    assert!(decided
+        .decision
+        .expect("decided")
+        .outcome
+        .ends_with("skipped; it stays paused until you resume it"),);
+    assert_eq!(
+        engine.find_workflow("killed").expect("w").status,
+        WorkflowStatus::Paused
+    );
+    engine.run_now(w.id).expect("nothing waits: it runs");
+}
+
 #[tokio::test]
 async fn a_pending_checkpoint_survives_a_restart_and_the_work_resumes_when_decided() {
     let (_tmp, paths) = data_dir();

@@ -102,6 +102,23 @@ test("Decide later closes the question; the banner and the sidebar keep it, and 
   expect(screen.queryByTestId("postponed-banner")).not.toBeInTheDocument();
 });
 
+test("Run now on a workflow waiting for a decision brings the question back instead of running past it", async () => {
+  const healer = new FakeHealer().install();
+  const { workflow } = healer.addWorkflow({ title: "Nightly backup" });
+  const { user } = renderApp(`#/workflows/${workflow.id}`);
+  await healer.checkpoints.raise({ trigger: "hiccup", workflow_id: workflow.id, title: "It keeps failing the same way" });
+  await readyDialog();
+  await user.click(screen.getByTestId("checkpoint-later"));
+  await waitFor(() => expect(screen.queryByTestId("checkpoint-dialog")).not.toBeInTheDocument());
+  expect(await screen.findByTestId("run-waits-hint")).toHaveTextContent(
+    "This workflow waits for your decision: It keeps failing the same way. Run now shows you the question",
+  );
+
+  await user.click(screen.getByTestId("run-now"));
+  await readyDialog();
+  expect(healer.callsTo("run_workflow_now")).toEqual([]);
+});
+
 test("workflows can be searched and filtered, what needs you comes first in natural order, and the header counts it", async () => {
   const healer = new FakeHealer().install();
   healer.addWorkflow({ title: "Report 10" });

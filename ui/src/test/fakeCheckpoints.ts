@@ -121,7 +121,13 @@ export class FakeCheckpoints {
         const run = kept.runs.find((r) => r.run.id === checkpoint.run_id);
         if (run) run.run.skipped = true;
         if (kept.workflow.status === "needs_attention") kept.workflow.status = "active";
-        return run ? `Run ${run.run.id} skipped; the next scheduled run goes ahead` : "Skipped; the next scheduled run goes ahead";
+        const next =
+          kept.workflow.status === "paused"
+            ? "it stays paused until you resume it"
+            : kept.workflow.schedule.kind === "manual"
+              ? "it runs again when you run it"
+              : "the next scheduled run goes ahead";
+        return run ? `Run ${run.run.id} skipped; ${next}` : `Skipped; ${next}`;
       }
       case "pause":
         kept.workflow.status = "paused";

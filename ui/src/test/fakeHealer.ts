@@ -697,6 +697,15 @@ export class FakeHealer {
         if (kept.runs.some((r) => r.run.status === "queued" || r.run.status === "running")) {
           throw { code: "invalid_input", message: `"${kept.workflow.title}" is already running; wait for that run to finish` };
         }
+        const waiting = this.checkpoints.list().pending.find(
+          (c) => c.workflow_id === kept.workflow.id || c.affected.some((a) => a.workflow_id === kept.workflow.id),
+        );
+        if (waiting) {
+          throw {
+            code: "invalid_input",
+            message: `“${kept.workflow.title}” waits for your decision (${waiting.title.replace(/\.$/, "")}); decide it first: Proceed runs it again`,
+          };
+        }
         const run = this.addRun(kept.workflow.id, {
           status: "queued", trigger: "manual", started_at: null, finished_at: null, queued_at: minutesAgo(0),
         });

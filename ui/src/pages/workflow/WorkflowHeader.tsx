@@ -8,6 +8,8 @@ import { Spinner } from "../../components/Loading";
 import { REVIEW_CLEARS, REVIEW_EXPLANATION, ReviewBadge } from "../../components/ReviewBadge";
 import { RunningBadge } from "../../components/StatusBadge";
 import { WorkflowStatusBadge } from "../../components/WorkflowStatusBadge";
+import { useCheckpoints } from "../../checkpointQueries";
+import { decideNow } from "../../postponed";
 import { useDeleteWorkflow, useRunNow, useSetPaused } from "../../queries";
 import { fullTime, useNow } from "../../time";
 import { autofixHref, chatHref, editWorkflowHref, navigate, pageHref } from "../../usePage";
@@ -131,6 +133,11 @@ export function WorkflowHeader({
   const paused = workflow.status === "paused";
   const running = busy || runNow.isPending;
   const runError = runNow.isError ? toApiError(runNow.error) : null;
+  // A question about this workflow waits: it does not run until it is decided, so Run now
+  // brings the question back instead of going past it.
+  const waitingOn = (useCheckpoints().data?.pending ?? []).find(
+    (c) => c.workflow_id === workflow.id || c.affected.some((a) => a.workflow_id === workflow.id),
+  );
 
   let nextRun = "—";
   let nextRunTitle: string | undefined;
@@ -162,7 +169,7 @@ export function WorkflowHeader({
           className="button button-primary"
           data-testid="run-now"
           disabled={running}
-          onClick={() => runNow.mutate(undefined, { onSuccess: onRunStarted })}
+          onClick={() => (waitingOn ? decideNow() : runNow.mutate(undefined, { onSuccess: onRunStarted }))}
         >
           {running ? <Spinner /> : <PlayIcon size={16} />}
           {running ? "Running…" : "Run now"}
@@ -187,7 +194,13 @@ export function WorkflowHeader({
           Delete
         </button>
       </div>
-      {unsaved && (
+      {waitingOn && (
+        <p className="field-hint" data-testid="run-waits-hint">
+          This workflow waits for your decision: {waitingOn.title.replace(/\.$/, "")}. Run now shows you the question; choosing
+          Proceed there runs it.
+        </p>
+      )}
+      {unsaved && !waitingOn && (
         <p className="field-hint" data-testid="run-unsaved-hint">
           Run now runs version {versionText(active.version)}, the saved one. Your edits on the Script tab are not saved yet.
         </p>
