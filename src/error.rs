@@ -57,7 +57,7 @@ pub enum Error {
 
     /// A secret value has nowhere to be kept: no keyring service, and the person has not
     /// chosen Healer's own secrets file.
-    #[error("this computer has no keyring service, so Healer cannot keep the secret there: choose to keep secrets in Healer's own secrets file (Settings → Models)")]
+    #[error("this computer has no keyring service, so Healer cannot keep the secret there: choose to keep secrets in Healer's own secrets file")]
     NoSecretPlace,
 
     #[error("{0}")]

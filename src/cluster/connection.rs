@@ -76,6 +76,12 @@ fn key_name(instance: &str) -> String {
 }
 
 /// The control room's cluster key, made the first time it is asked for.
+/// The control room's cluster key when one is kept already (none is made).
+pub fn kept_control_key(keep: &Keep, instance: &str) -> Option<ClusterKey> {
+    keep.get(&key_name(instance))
+        .and_then(|(text, _)| ClusterKey::from_text(&text))
+}
+
 pub fn control_key(keep: &Keep, instance: &str) -> Result<ClusterKey> {
     let name = key_name(instance);
     if let Some((text, _)) = keep.get(&name) {

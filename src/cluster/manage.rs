@@ -9,8 +9,10 @@ use temporalio_client::WorkflowCancelOptions;
 
 use super::flow::HealerRun;
 
+use super::codec::ClusterKey;
 use super::connection::{
-    connect, control_key, queue_workers, ClusterSettings, QueueWorkers, CLUSTER_SETTINGS,
+    connect, control_key, kept_control_key, queue_workers, ClusterSettings, QueueWorkers,
+    CLUSTER_SETTINGS,
 };
 use crate::error::{Error, Result};
 use crate::secrets::Keep;
@@ -62,10 +64,13 @@ pub async fn connect_cluster(
     if let Some(problem) = settings.problem() {
         return Err(Error::InvalidInput(problem));
     }
-    let key = control_key(keep, instance)?;
-    let client = connect(&settings, &key, &identity()).await?;
-    // Asking for the queue's workers proves the namespace exists and the key is accepted.
+    // The address first: a cluster that does not answer says so before anything is kept.
+    // Asking for the queue's workers proves the namespace exists and the API key is accepted.
+    let probe = kept_control_key(keep, instance).unwrap_or_else(ClusterKey::generate);
+    let client = connect(&settings, &probe, &identity()).await?;
     queue_workers(&client, &settings.namespace, &settings.queue).await?;
+    // Then the cluster key, made and kept now (a computer without a place for it says so).
+    control_key(keep, instance)?;
     store.set_setting(CLUSTER_SETTINGS, &settings)?;
     cluster_status(store, keep, instance).await
 }
@@ -79,7 +84,9 @@ pub async fn test_cluster(
     if let Some(problem) = settings.problem() {
         return Err(Error::InvalidInput(problem));
     }
-    let key = control_key(keep, instance)?;
+    // A test reads only who polls the queue: no payload is sealed, so the cluster key is not
+    // needed (nor made) yet. Connecting is what keeps one.
+    let key = kept_control_key(keep, instance).unwrap_or_else(ClusterKey::generate);
     let client = connect(settings, &key, &identity()).await?;
     queue_workers(&client, settings.namespace.trim(), settings.queue.trim()).await
 }

@@ -14,7 +14,7 @@ use healer::Paths;
 
 use crate::cli::{run as cli, text};
 use crate::cluster_bed::{
-    carrying, eventually, room, start_engine, write_key, TemporalDev, Worker,
+    carrying, eventually, free_port, room, start_engine, write_key, TemporalDev, Worker,
 };
 use crate::workflows::input;
 
@@ -977,4 +977,72 @@ fn a_control_room_that_died_before_starting_a_run_or_while_storing_it_finishes_e
         assert_eq!(detail.attempts.len(), 1, "{:?}", detail.attempts);
         assert_eq!(detail.attempts[0].stdout.trim(), "once");
     }
+}
+
+/// On a computer with no keyring, before the person chose Healer's secrets file: Test tells a
+/// cluster that answers from an address where none does (it needs no key), Connect tests the
+/// address first and then says the key needs a place, nothing saved; once the file is chosen,
+/// Connect keeps the key and connects.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_place_for_the_key_test_still_tells_a_cluster_that_answers_from_a_wrong_address()
+{
+    let server = TemporalDev::start();
+    let (_tmp, paths) = crate::data_dir();
+    let lease = healer::lease::Lease::acquire(&paths, "test").expect("lease");
+    let options = healer::engine::EngineOptions {
+        keys: Some(healer::llm::Keys::with(healer::secrets::Keep::file_only(
+            paths.data_dir(),
+        ))),
+        ..healer::engine::EngineOptions::default()
+    };
+    let engine = healer::Engine::start_with_lease(paths.clone(), "test", lease, options)
+        .await
+        .expect("engine");
+    assert!(engine
+        .keep_status()
+        .await
+        .expect("status")
+        .new_values_go_to
+        .is_none());
+
+    let answers = engine
+        .test_cluster(server.settings("room"))
+        .await
+        .expect("a cluster that is up answers the test");
+    assert!(answers.workers.is_empty());
+    let mut wrong = server.settings("room");
+    wrong.address = format!("127.0.0.1:{}", free_port());
+    let refused = engine
+        .test_cluster(wrong.clone())
+        .await
+        .expect_err("nobody there");
+    assert_eq!(refused.code(), healer::ErrorCode::Cluster, "{refused}");
+    let refused = engine
+        .connect_cluster(wrong)
+        .await
+        .expect_err("nobody there");
+    assert_eq!(refused.code(), healer::ErrorCode::Cluster, "{refused}");
+
+    let no_place = engine
+        .connect_cluster(server.settings("room"))
+        .await
+        .expect_err("the key has no place yet");
+    assert_eq!(no_place.code(), healer::ErrorCode::NoKeyring, "{no_place}");
+    assert!(
+        !no_place.to_string().contains("Settings"),
+        "the window asks right there: {no_place}"
+    );
+    assert!(engine
+        .cluster_status()
+        .await
+        .expect("status")
+        .settings
+        .is_none());
+
+    engine.choose_secrets_file().await.expect("file chosen");
+    let status = engine
+        .connect_cluster(server.settings("room"))
+        .await
+        .expect("connected");
+    assert!(status.reachable, "{status:?}");
 }

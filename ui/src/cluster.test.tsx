@@ -85,3 +85,31 @@ test("a workflow is moved to the cluster from its page, its run there can be sto
   // Its whole output stayed on that computer: nothing to download here.
   expect(within(attempts[1]).queryByTestId("download-stdout")).toBeNull();
 });
+
+test("with no keyring the cluster is tested first, the key's place is asked right there, and the typed address survives another tab", async () => {
+  const healer = new FakeHealer().install();
+  healer.secrets.keyringService = false;
+  const { user } = renderApp("#/settings/computers");
+  let settings = await screen.findByTestId("cluster-settings");
+  await user.type(await within(settings).findByTestId("cluster-address"), "10.0.0.5:7233");
+
+  // Another Settings tab and back: what was typed is still there.
+  window.location.hash = "#/settings/models";
+  await screen.findByTestId("settings-models");
+  window.location.hash = "#/settings/computers";
+  settings = await screen.findByTestId("cluster-settings");
+  expect(await within(settings).findByTestId("cluster-address")).toHaveValue("10.0.0.5:7233");
+
+  await user.click(within(settings).getByTestId("cluster-test"));
+  expect(await within(settings).findByTestId("cluster-test-result")).toHaveTextContent("The cluster answers.");
+  await user.click(within(settings).getByTestId("cluster-connect"));
+  expect(await within(settings).findByTestId("cluster-key-needs-place")).toHaveTextContent(
+    "The cluster answers. Healer makes a key that seals what it sends there, and needs a place to keep it.",
+  );
+  expect(within(settings).queryByText(/Settings → Models/)).not.toBeInTheDocument();
+  expect(healer.cluster.settings).toBeNull();
+
+  await user.click(within(settings).getByRole("button", { name: "Keep it in Healer's own file" }));
+  expect(await within(settings).findByTestId("cluster-reachable")).toHaveTextContent("Connected to 10.0.0.5:7233.");
+  expect(healer.secrets.fileChosen).toBe(true);
+});

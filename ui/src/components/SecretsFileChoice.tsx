@@ -7,15 +7,22 @@ import { Spinner } from "./Loading";
  * chooses Healer's own secrets file: what that file protects against and what not, the button
  * that chooses it, and the other way (an environment variable) in one sentence.
  */
-export function SecretsFileChoice({ what, onChosen }: { what: "keys" | "secrets"; onChosen?: () => void }) {
+export function SecretsFileChoice({
+  what,
+  onChosen,
+}: {
+  what: "keys" | "secrets" | "the cluster's key";
+  onChosen?: () => void;
+}) {
   const status = useKeepStatus();
   const choose = useChooseSecretsFile();
   if (!status.data || status.data.newValuesGoTo !== null) return null;
   return (
     <div className="result tone-warn secrets-file-choice" role="status" data-testid="secrets-file-choice">
       <p>
-        <strong>This computer has no keyring service</strong>, where Healer would keep your {what}. It can keep them in
-        its own secrets file instead.
+        <strong>This computer has no keyring service</strong>, where Healer would keep{" "}
+        {what === "the cluster's key" ? what : `your ${what}`}. It can keep{" "}
+        {what === "the cluster's key" ? "it" : "them"} in its own secrets file instead.
       </p>
       <p className="muted">{status.data.fileProtects}</p>
       {what === "keys" && (
@@ -33,7 +40,7 @@ export function SecretsFileChoice({ what, onChosen }: { what: "keys" | "secrets"
           onClick={() => choose.mutate(undefined, { onSuccess: () => onChosen?.() })}
         >
           {choose.isPending && <Spinner />}
-          Keep them in Healer's own file
+          {what === "the cluster's key" ? "Keep it in Healer's own file" : "Keep them in Healer's own file"}
         </button>
       </div>
       {choose.error != null && <InlineError lead="That did not work." error={choose.error} />}

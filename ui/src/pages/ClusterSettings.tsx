@@ -1,9 +1,11 @@
-import { useId, useState, type FormEvent } from "react";
+import { useEffect, useId, useState, type FormEvent } from "react";
 import type { ClusterSettings as Settings, ClusterStatus, QueueWorkers } from "../bindings";
+import { toApiError } from "../api";
 import { useClusterStatus, useConnectCluster, useDisconnectCluster, useExportClusterKey, useTestCluster } from "../clusterQueries";
 import { Dialog } from "../components/Dialog";
 import { AlertIcon, CheckIcon } from "../components/icons";
 import { InlineError } from "../components/InlineError";
+import { SecretsFileChoice } from "../components/SecretsFileChoice";
 import { Spinner } from "../components/Loading";
 import { RelativeTime } from "../components/RelativeTime";
 import { useNow } from "../time";
@@ -11,6 +13,8 @@ import { toast } from "../toasts";
 import { plural } from "../workflowText";
 
 const blank: Settings = { address: "", namespace: "default", queue: "healer", tls: false, api_key_env: null };
+/** What the person typed, kept while they look at another Settings tab and come back. */
+let draft: Settings = blank;
 
 /** The computers taking work from one queue, as the cluster last saw them. */
 function QueueList({ queue, now }: { queue: QueueWorkers; now: number }) {
@@ -42,9 +46,15 @@ function QueueList({ queue, now }: { queue: QueueWorkers; now: number }) {
 }
 
 function ConnectForm() {
-  const [settings, setSettings] = useState<Settings>(blank);
+  const [settings, setSettings] = useState<Settings>(draft);
+  useEffect(() => {
+    draft = settings;
+  }, [settings]);
   const test = useTestCluster();
   const connect = useConnectCluster();
+  // The cluster answered, but its key has nowhere to be kept yet: asked right here.
+  const needsPlace = connect.isError && toApiError(connect.error).code === "no_keyring";
+  const testError = test.isError ? toApiError(test.error) : null;
   const ids = { address: useId(), namespace: useId(), queue: useId(), tls: useId(), key: useId() };
   const set = (change: Partial<Settings>) => {
     setSettings((s) => ({ ...s, ...change }));
@@ -56,7 +66,12 @@ function ConnectForm() {
   function submit(event: FormEvent) {
     event.preventDefault();
     if (!ready) return;
-    connect.mutate(settings, { onSuccess: () => toast("Connected. Choose “the cluster” on a workflow's page to run it there.") });
+    connect.mutate(settings, {
+      onSuccess: () => {
+        draft = blank;
+        toast("Connected. Choose “the cluster” on a workflow's page to run it there.");
+      },
+    });
   }
 
   return (
@@ -164,8 +179,19 @@ function ConnectForm() {
           </span>
         </div>
       )}
-      {test.isError && <InlineError lead="The cluster didn't answer." error={test.error} />}
-      {connect.isError && <InlineError lead="Not connected." error={connect.error} />}
+      {testError && (
+        <InlineError lead={testError.code === "cluster" ? "The cluster didn't answer." : "Not tested."} error={test.error} />
+      )}
+      {needsPlace ? (
+        <>
+          <p className="field-hint" data-testid="cluster-key-needs-place">
+            The cluster answers. Healer makes a key that seals what it sends there, and needs a place to keep it.
+          </p>
+          <SecretsFileChoice what="the cluster's key" onChosen={() => connect.mutate(settings)} />
+        </>
+      ) : (
+        connect.isError && <InlineError lead="Not connected." error={connect.error} />
+      )}
     </form>
   );
 }

@@ -12,6 +12,9 @@ export class FakeCluster {
   stopped: number[] = [];
   keyExports = 0;
 
+  /** `keyPlace`: whether the computer has a place for the cluster key (a keyring, or the file). */
+  constructor(private keyPlace: () => boolean = () => true) {}
+
   private unreachable(address: string) {
     return { code: "cluster", message: `the cluster at ${address} could not be reached: Connection refused` };
   }
@@ -47,6 +50,14 @@ export class FakeCluster {
             throw { code: "invalid_input", message: `“${settings.address}” is not an address Healer can use: write it as host:port, like 127.0.0.1:7233` };
           }
           if (!this.answers) throw this.unreachable(settings.address);
+          // As the engine: the address is tried first, then the key is made and kept.
+          if (!this.keyPlace()) {
+            throw {
+              code: "no_keyring",
+              message:
+                "this computer has no keyring service, so Healer cannot keep the secret there: choose to keep secrets in Healer's own secrets file",
+            };
+          }
           this.settings = { ...settings, address: settings.address.trim() };
           return this.status();
         };

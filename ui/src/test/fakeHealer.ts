@@ -252,7 +252,7 @@ export class FakeHealer {
   /** The shell's background settings and window memory. */
   desktop = new FakeDesktop();
   secrets = new FakeSecrets();
-  cluster = new FakeCluster();
+  cluster = new FakeCluster(() => this.secrets.place() !== null);
   /** Each workflow's own packages; none installed unless a test adds them. */
   deps = new FakeDeps(this);
   /** Projects, their boards and sessions; none unless a test adds them. */
