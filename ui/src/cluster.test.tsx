@@ -63,6 +63,7 @@ test("a workflow is moved to the cluster from its page, its run there can be sto
     { status: "succeeded", worker: "rack-2", stdout: "exported" },
   ]);
   const running = healer.addRun(w.workflow.id, { status: "running", finished_at: null }, []);
+  healer.cluster.workers.set("healer", ["rack-2"]);
   const { user } = renderApp(`#/workflows/${w.workflow.id}`);
   const picker = await screen.findByRole("radiogroup", { name: "Where it runs" });
   expect(within(picker).getByRole("radio", { name: "This computer" })).toBeChecked();
@@ -112,4 +113,18 @@ test("with no keyring the cluster is tested first, the key's place is asked righ
   await user.click(within(settings).getByRole("button", { name: "Keep it in Healer's own file" }));
   expect(await within(settings).findByTestId("cluster-reachable")).toHaveTextContent("Connected to 10.0.0.5:7233.");
   expect(healer.secrets.fileChosen).toBe(true);
+});
+
+test("a run sent to the cluster while no computer takes its work says it waits, and how to start one", async () => {
+  const healer = new FakeHealer().install();
+  const w = healer.addWorkflow({ title: "Nightly export", schedule: { kind: "manual" }, timeout_secs: 60 });
+  healer.cluster.settings = { address: "temporal.lan:7233", namespace: "default", queue: "healer", tls: false, api_key_env: null };
+  healer.cluster.placement.set(w.workflow.id, "healer");
+  healer.addRun(w.workflow.id, { status: "running", finished_at: null }, []);
+  renderApp(`#/workflows/${w.workflow.id}`);
+  const waiting = await screen.findByTestId("cluster-waiting");
+  await waitFor(() => expect(waiting).toHaveAttribute("data-state", "no-worker"));
+  expect(waiting).toHaveTextContent("Waiting: no computer is taking the cluster's work yet, so nothing has started this run.");
+  expect(within(waiting).getByRole("link", { name: "More computers" })).toHaveAttribute("href", "#/settings/computers");
+  expect(waiting).not.toHaveTextContent("Running on another computer");
 });

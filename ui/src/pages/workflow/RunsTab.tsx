@@ -6,7 +6,7 @@ import { InlineError } from "../../components/InlineError";
 import { SkeletonList, Spinner } from "../../components/Loading";
 import { StatusBadge } from "../../components/StatusBadge";
 import { useLatestLiveAttempt } from "../../liveOutput";
-import { useRunsOn, useStopRun } from "../../clusterQueries";
+import { useClusterStatus, useRunsOn, useStopRun } from "../../clusterQueries";
 import { isOpenRun, useRun, type useRuns } from "../../queries";
 import { fullTime, relativeTime, useNow } from "../../time";
 import { plural, runStatusLabel, runStatusTone, triggerHint, triggerLabel, versionText } from "../../workflowText";
@@ -14,13 +14,27 @@ import { AttemptView, LiveAttemptView } from "./AttemptView";
 
 type RunsQuery = ReturnType<typeof useRuns>;
 
-/** A run on another computer: its attempts arrive when it ends; it can be stopped meanwhile. */
-function ClusterWaiting({ run }: { run: Run }) {
+/**
+ * A run sent to the cluster: its attempts arrive when it ends; it can be stopped meanwhile.
+ * While no computer takes the queue's work (or the cluster does not answer), it says so: the
+ * run is waiting, not running.
+ */
+function ClusterWaiting({ run, queue }: { run: Run; queue: string }) {
   const stop = useStopRun(run.workflow_id);
+  const status = useClusterStatus({ poll: true }).data;
+  const workers = status?.queues.find((q) => q.queue === queue)?.workers;
+  const state = !status ? "running" : !status.reachable ? "unreachable" : workers?.length === 0 ? "no-worker" : "running";
   return (
-    <div className="run-waiting cluster-waiting" data-testid="cluster-waiting">
+    <div className="run-waiting cluster-waiting" data-testid="cluster-waiting" data-state={state}>
       <span className="muted">
-        Running on another computer. What it prints is shown here when it ends.
+        {state === "unreachable" && "Waiting for the cluster, which isn't answering right now. The run starts there once it answers."}
+        {state === "no-worker" && (
+          <>
+            Waiting: no computer is taking the cluster's work yet, so nothing has started this run. It starts as soon as
+            one does; <a href="#/settings/computers">More computers</a> says how to start one.
+          </>
+        )}
+        {state === "running" && "Running on another computer. What it prints is shown here when it ends."}
       </span>
       <button
         type="button"
@@ -39,7 +53,8 @@ function ClusterWaiting({ run }: { run: Run }) {
 
 function RunDetails({ run }: { run: Run }) {
   const detail = useRun(run.id);
-  const onCluster = useRunsOn(run.workflow_id).data?.kind === "cluster";
+  const runsOn = useRunsOn(run.workflow_id).data;
+  const clusterQueue = runsOn?.kind === "cluster" ? runsOn.queue : null;
   const liveAttempt = useLatestLiveAttempt(run.id);
   const stored = detail.data?.attempts ?? [];
   const lastStored = stored.length ? stored[stored.length - 1].number : 0;
@@ -57,7 +72,7 @@ function RunDetails({ run }: { run: Run }) {
   }
   const setup = detail.data?.setup ?? null;
   if (stored.length === 0 && unseenAttempt === null) {
-    if (open && onCluster) return <ClusterWaiting run={run} />;
+    if (open && clusterQueue !== null) return <ClusterWaiting run={run} queue={clusterQueue} />;
     return (
       <p className="muted run-waiting">
         {open ? "Getting its packages and starting the script…" : "This run has no attempts."}
