@@ -67,7 +67,37 @@ pub fn scan(store: &Store, now: DateTime<Utc>) -> Result<StuckReport> {
             let running = latest
                 .as_ref()
                 .is_some_and(|s| s.status == crate::session::SessionStatus::Running);
-            if task.status == TaskStatus::InProgress && !running {
+            // In progress past the project's limit: stuck, whether a session of Healer's is
+            // running or ended without moving it on (the healer service looks at it).
+            let mut too_long = false;
+            if task.status == TaskStatus::InProgress {
+                let since = latest
+                    .as_ref()
+                    .map(|s| s.started_at.as_str())
+                    .unwrap_or(task.updated_at.as_str());
+                if let Ok(since) = DateTime::parse_from_rfc3339(since) {
+                    let for_how_long = now.signed_duration_since(since.with_timezone(&Utc));
+                    if for_how_long > limit {
+                        too_long = true;
+                        tasks.push(StuckTask {
+                            project_id: project.id,
+                            project: project.name.clone(),
+                            task_id: task.id.clone(),
+                            title: task.title.clone(),
+                            kind: StuckKind::TooLong,
+                            session_id: latest.as_ref().map(|s| s.id),
+                            detail: format!(
+                                "in progress for {} h, longer than the project's {} h",
+                                for_how_long.num_hours(),
+                                config.stuck_after_hours
+                            ),
+                        });
+                    }
+                }
+            }
+            // In progress with no agent of Healer's on it, before that limit: the person is
+            // told what to do (there is no agent to heal).
+            if task.status == TaskStatus::InProgress && !running && !too_long {
                 let since = DateTime::parse_from_rfc3339(&task.updated_at).ok();
                 let waited = since.map(|s| now.signed_duration_since(s.with_timezone(&Utc)));
                 if waited.is_none_or(|w| w >= UNATTENDED_GRACE) {
@@ -87,30 +117,6 @@ pub fn scan(store: &Store, now: DateTime<Utc>) -> Result<StuckReport> {
                              open for Healer to run it, or close it when it is done"
                         ),
                     });
-                }
-            }
-            if task.status == TaskStatus::InProgress && running {
-                let since = latest
-                    .as_ref()
-                    .map(|s| s.started_at.as_str())
-                    .unwrap_or(task.updated_at.as_str());
-                if let Ok(since) = DateTime::parse_from_rfc3339(since) {
-                    let for_how_long = now.signed_duration_since(since.with_timezone(&Utc));
-                    if for_how_long > limit {
-                        tasks.push(StuckTask {
-                            project_id: project.id,
-                            project: project.name.clone(),
-                            task_id: task.id.clone(),
-                            title: task.title.clone(),
-                            kind: StuckKind::TooLong,
-                            session_id: latest.as_ref().map(|s| s.id),
-                            detail: format!(
-                                "in progress for {} h, longer than the project's {} h",
-                                for_how_long.num_hours(),
-                                config.stuck_after_hours
-                            ),
-                        });
-                    }
                 }
             }
             if task.status == TaskStatus::Closed {
