@@ -19,7 +19,7 @@ use crate::failure::{Evidence, FailureClass};
 
 pub use examples::example_workflows;
 pub use retry::RetryPolicy;
-pub use schedule::Schedule;
+pub use schedule::{Schedule, SchedulePreview};
 pub use secrets::WorkflowSecret;
 pub(crate) use validate::refuse;
 pub use validate::{size, validate, FieldProblem, MAX_SCRIPT_BYTES, MAX_TITLE_CHARS};

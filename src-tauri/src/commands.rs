@@ -7,8 +7,8 @@ use healer::heal::HealRecord;
 use healer::notification::NotificationList;
 use healer::workflow::runner::OutputStream;
 use healer::workflow::{
-    FieldProblem, Run, RunDetail, ScriptVersion, Version, Workflow, WorkflowDetail, WorkflowInput,
-    WorkflowSummary,
+    FieldProblem, Run, RunDetail, Schedule, SchedulePreview, ScriptVersion, Version, Workflow,
+    WorkflowDetail, WorkflowInput, WorkflowSummary,
 };
 use healer::{AppInfo, ErrorPayload};
 use tauri::{AppHandle, State};
@@ -68,6 +68,13 @@ pub fn list_workflows(state: State<'_, AppState>) -> CmdResult<Vec<WorkflowSumma
 #[specta::specta]
 pub fn get_workflow(state: State<'_, AppState>, id: i64) -> CmdResult<WorkflowDetail> {
     Ok(state.engine()?.workflow(id)?)
+}
+
+/// What a schedule means and when it would next run, shown under the field before saving.
+#[tauri::command]
+#[specta::specta]
+pub fn preview_schedule(schedule: Schedule) -> SchedulePreview {
+    schedule.preview_now()
 }
 
 /// Problems with a workflow before it is saved; empty when it can be.

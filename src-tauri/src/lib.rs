@@ -41,6 +41,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             commands::list_workflows,
             commands::get_workflow,
             commands::validate_workflow,
+            commands::preview_schedule,
             commands::create_workflow,
             commands::update_workflow,
             commands::save_script,

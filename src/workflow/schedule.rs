@@ -147,6 +147,58 @@ impl Schedule {
     }
 }
 
+/// What a schedule means before it is saved: its words, and when it would next run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct SchedulePreview {
+    /// Not valid: `meaning` says why.
+    pub valid: bool,
+    /// "Every day at 07:00"; for six fields, that the first is seconds.
+    pub meaning: String,
+    /// The next two times it is due (RFC 3339), none when it runs only by hand.
+    pub next: Vec<String>,
+}
+
+impl Schedule {
+    /// What this schedule means and when it next runs from now.
+    pub fn preview_now(&self) -> SchedulePreview {
+        self.preview(Utc::now())
+    }
+
+    /// What this schedule means and when it next runs after `now`.
+    pub fn preview(&self, now: DateTime<Utc>) -> SchedulePreview {
+        if let Some(problem) = self.problem() {
+            return SchedulePreview {
+                valid: false,
+                meaning: capitalise(&problem),
+                next: Vec::new(),
+            };
+        }
+        let mut meaning = self.describe();
+        if let Schedule::Cron { expression } = self {
+            if has_seconds(expression) {
+                meaning = format!(
+                    "{meaning}. It has six fields, so the first is seconds: \
+                     second minute hour day month weekday"
+                );
+            }
+        }
+        let mut next = Vec::new();
+        let mut after = now;
+        while next.len() < 2 {
+            let Some(due) = self.next_after(after) else {
+                break;
+            };
+            next.push(due.to_rfc3339());
+            after = due;
+        }
+        SchedulePreview {
+            valid: true,
+            meaning,
+            next,
+        }
+    }
+}
+
 /// The everyday shapes, said the way a person would ("Weekdays at 08:30"); `None` for the rest,
 /// which croner describes.
 fn common_cron_in_words(expression: &str) -> Option<String> {
@@ -194,8 +246,14 @@ fn parse_cron(expression: &str) -> Result<Cron, String> {
     if expression.is_empty() {
         return Err("the cron expression is empty".to_string());
     }
-    let cron = Cron::from_str(expression)
-        .map_err(|e| format!("{expression:?} is not a valid cron expression ({e})"))?;
+    // The cron library's own words name its internals (and count six fields when it sees
+    // words); the person gets the shape the hint shows.
+    let cron = Cron::from_str(expression).map_err(|_| {
+        format!(
+            "\u{201c}{expression}\u{201d} is not a cron expression: write five fields, minute hour \
+             day month weekday, like \u{201c}0 7 * * *\u{201d} for every day at 07:00"
+        )
+    })?;
     if never_comes(&cron) {
         return Err(format!(
             "{expression:?} never comes round: no date matches it (like the 30th of February)"
@@ -276,7 +334,10 @@ mod tests {
         }
         .problem()
         .unwrap_or_default();
-        assert!(problem.contains("not a valid cron expression"), "{problem}");
+        assert!(
+            problem.contains("is not a cron expression: write five fields"),
+            "{problem}"
+        );
         assert!(Schedule::Cron {
             expression: "*/5 * * * *".to_string()
         }
@@ -392,5 +453,63 @@ mod tests {
     #[test]
     fn too_short_an_interval_is_refused() {
         assert!(Schedule::Interval { seconds: 1 }.problem().is_some());
+    }
+
+    #[test]
+    fn a_preview_says_what_a_schedule_means_and_when_it_next_runs() {
+        let now = chrono::TimeZone::with_ymd_and_hms(&Local, 2030, 1, 3, 9, 0, 0)
+            .earliest()
+            .expect("a time")
+            .with_timezone(&Utc);
+        let daily = Schedule::from_words("0 7 * * *")
+            .expect("valid")
+            .preview(now);
+        assert!(daily.valid);
+        assert_eq!(daily.meaning, "Every day at 07:00");
+        let next: Vec<DateTime<Local>> = daily
+            .next
+            .iter()
+            .map(|t| {
+                DateTime::parse_from_rfc3339(t)
+                    .expect("a time")
+                    .with_timezone(&Local)
+            })
+            .collect();
+        assert_eq!(next.len(), 2);
+        assert_eq!((next[0].format("%d %H:%M").to_string()), "04 07:00");
+        assert_eq!((next[1].format("%d %H:%M").to_string()), "05 07:00");
+
+        // Six fields: it runs hourly at :07, and the preview says why it is not daily at 07:00.
+        let six = Schedule::Cron {
+            expression: "0 7 * * * *".to_string(),
+        }
+        .preview(now);
+        assert!(six.valid);
+        assert!(
+            six.meaning.contains("six fields, so the first is seconds"),
+            "{}",
+            six.meaning
+        );
+        let first = DateTime::parse_from_rfc3339(&six.next[0]).expect("a time");
+        assert_eq!(
+            first.with_timezone(&Local).format("%H:%M").to_string(),
+            "09:07"
+        );
+
+        // Words are not a schedule: the message shows the shape, not the library's terms.
+        let words = Schedule::Cron {
+            expression: "every day at 7".to_string(),
+        }
+        .preview(now);
+        assert!(!words.valid);
+        assert!(
+            words
+                .meaning
+                .starts_with("\u{201c}every day at 7\u{201d} is not a cron expression")
+                && !words.meaning.contains("pattern"),
+            "{}",
+            words.meaning
+        );
+        assert!(Schedule::Manual.preview(now).next.is_empty());
     }
 }

@@ -17,6 +17,7 @@ import {
   type SteeringModelSetting,
   type SteeringSettings,
   type Runtime,
+  type Schedule,
   type Tier,
   type TierSetting,
   type Version,
@@ -87,6 +88,7 @@ export const api = {
   getWorkflow: (id: number) => unwrap(commands.getWorkflow(id)),
   /** The problems that would stop `input` being saved; empty when it can be. */
   validateWorkflow: (input: WorkflowInput) => unwrap(commands.validateWorkflow(input)),
+  previewSchedule: (schedule: Schedule) => commands.previewSchedule(schedule),
   /** `requirements`: the packages its first version declares (the ones the person confirmed). */
   createWorkflow: (input: WorkflowInput, requirements: string[] = []) =>
     unwrap(commands.createWorkflow(input, requirements)),

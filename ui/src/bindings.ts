@@ -16,6 +16,8 @@ export const commands = {
 	getWorkflow: (id: number) => typedError<WorkflowDetail, ErrorPayload>(__TAURI_INVOKE("get_workflow", { id })),
 	/**  Problems with a workflow before it is saved; empty when it can be. */
 	validateWorkflow: (input: WorkflowInput) => typedError<FieldProblem[], ErrorPayload>(__TAURI_INVOKE("validate_workflow", { input })),
+	/**  What a schedule means and when it would next run, shown under the field before saving. */
+	previewSchedule: (schedule: Schedule) => __TAURI_INVOKE<SchedulePreview>("preview_schedule", { schedule }),
 	/**  `requirements`: the packages its first version declares (the ones the person confirmed). */
 	createWorkflow: (input: WorkflowInput, requirements: string[]) => typedError<Workflow, ErrorPayload>(__TAURI_INVOKE("create_workflow", { input, requirements })),
 	/**  Change settings; the code changes only through `save_script`. */
@@ -336,7 +338,11 @@ export type ChangeReview = {
 	files: ReviewFile[],
 	/**  More files changed than are listed. */
 	more_files: number,
-	/**  The worktree, when it still exists (for "Open in editor" / "Open a terminal here"). */
+	/**
+	 *  The folder "Open in editor" / "Open a terminal here" open: the worktree standing on the
+	 *  task's branch, else where its branch is checked out for the person; `None`: nothing of
+	 *  it is left to open.
+	 */
 	worktree: string | null,
 	/**  The session whose change this is. */
 	session_id: number | null,
@@ -1597,6 +1603,16 @@ export type Schedule =
 { kind: "manual" } | { kind: "interval"; seconds: number } | 
 /**  Five fields (minute hour day month weekday), or six with seconds first. */
 { kind: "cron"; expression: string };
+
+/**  What a schedule means before it is saved: its words, and when it would next run. */
+export type SchedulePreview = {
+	/**  Not valid: `meaning` says why. */
+	valid: boolean,
+	/**  "Every day at 07:00"; for six fields, that the first is seconds. */
+	meaning: string,
+	/**  The next two times it is due (RFC 3339), none when it runs only by hand. */
+	next: string[],
+};
 
 /**  One version of a workflow's script. Immutable once stored. */
 export type ScriptVersion = {

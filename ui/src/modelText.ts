@@ -35,9 +35,9 @@ export const tiers: Tier[] = ["cheap", "standard", "deep"];
 export const tierLabel: Record<Tier, string> = { cheap: "Cheap", standard: "Standard", deep: "Deep" };
 
 export const tierPurpose: Record<Tier, string> = {
-  cheap: "Small, frequent jobs",
-  standard: "Most work, like repairs",
-  deep: "The hardest problems",
+  cheap: "First tries at repairs, small frequent jobs",
+  standard: "Second tries, the Re-plan chat",
+  deep: "A repair's last try",
 };
 
 export const keyTone: Record<KeySource["source"], Tone> = {

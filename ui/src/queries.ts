@@ -21,6 +21,7 @@ import type {
   Run,
   RunStatus,
   Runtime,
+  Schedule,
   SteeringModelSetting,
   SteeringSettings,
   Tier,
@@ -183,6 +184,16 @@ export function useValidation(input: WorkflowInput, shownFields: string[]) {
   return useQuery({
     ...validationQuery(input, shownFields),
     // Keep the last answer on screen while the next one is asked, so messages don't flicker.
+    placeholderData: keepPreviousData,
+  });
+}
+
+/** What a schedule means and when it next runs, asked as it is typed. */
+export function useSchedulePreview(schedule: Schedule) {
+  return useQuery({
+    queryKey: ["schedule-preview", schedule] as const,
+    queryFn: () => api.previewSchedule(schedule),
+    staleTime: 30_000,
     placeholderData: keepPreviousData,
   });
 }

@@ -26,6 +26,16 @@ export function fullTime(iso: string): string {
   return new Date(at).toLocaleString(undefined, { dateStyle: "full", timeStyle: "medium" });
 }
 
+/** "Thu 4 Dec, 07:00": a day and a 24-hour time, as a schedule's next runs are shown. */
+export function dayAndTime(iso: string): string {
+  const at = Date.parse(iso);
+  if (Number.isNaN(at)) return iso;
+  const date = new Date(at);
+  const day = date.toLocaleDateString(undefined, { weekday: "short", day: "numeric", month: "short" });
+  const time = date.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
+  return `${day}, ${time}`;
+}
+
 /** The current time, refreshed often enough that "just now" turns into "1 min ago". */
 export function useNow(intervalMs = 20_000): number {
   const [now, setNow] = useState(() => Date.now());

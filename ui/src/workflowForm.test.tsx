@@ -148,3 +148,28 @@ test("every 0 hours is answered under the interval it is about", async () => {
   // Under its own row, beside the number it is about, not at the end of the schedule choices.
   expect(error.closest(".schedule-choice")).toContainElement(screen.getByTestId("field-every"));
 });
+
+test("a schedule says what it means and when it next runs before it is saved; typing replaces the example", async () => {
+  new FakeHealer().install();
+  const { user } = renderApp("#/workflows/new");
+  await screen.findByTestId("page-new-workflow");
+  await user.click(screen.getByTestId("schedule-cron"));
+  const meaning = await screen.findByTestId("schedule-meaning");
+  await waitFor(() => expect(meaning).toHaveTextContent(/^Every day at 07:00\. Next: .*07:00, then .*07:00\.$/));
+
+  // Typed into the field holding the example, the text replaces it instead of joining it.
+  const field = screen.getByLabelText("Cron expression");
+  await user.click(field);
+  await user.keyboard("0 7 * * * *");
+  expect(field).toHaveValue("0 7 * * * *");
+  await waitFor(() =>
+    expect(screen.getByTestId("schedule-meaning")).toHaveTextContent(
+      "At minute 7 past every hour. It has six fields, so the first is seconds",
+    ),
+  );
+
+  // Words are answered with the shape to write, and nothing claims a meaning.
+  await user.clear(field);
+  await user.type(field, "every day at 7");
+  await waitFor(() => expect(screen.queryByTestId("schedule-meaning")).not.toBeInTheDocument());
+});

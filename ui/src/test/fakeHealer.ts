@@ -25,6 +25,7 @@ import {
   type RunDetail,
   type SaveOutcome,
   type Schedule,
+  type SchedulePreview,
   type ScriptVersion,
   type LiveSession,
   type PastSession,
@@ -92,6 +93,43 @@ export function describeSchedule(schedule: Schedule): string {
       return `Cron: ${schedule.expression}`;
     }
   }
+}
+
+/** As Schedule::preview (the shapes the tests use): the words, and the next two due times. */
+export function previewLikeEngine(schedule: Schedule, now: Date): SchedulePreview {
+  if (schedule.kind === "manual") return { valid: true, meaning: describeSchedule(schedule), next: [] };
+  if (schedule.kind === "interval") {
+    const step = schedule.seconds * 1000;
+    return {
+      valid: true, meaning: describeSchedule(schedule),
+      next: [1, 2].map((n) => new Date(now.getTime() + n * step).toISOString()),
+    };
+  }
+  const fields = schedule.expression.trim().split(/\s+/);
+  if (fields.length === 6 && /^\d+ \d+ \* \* \* \*$/.test(schedule.expression.trim())) {
+    const [, minute] = fields;
+    const next = new Date(now);
+    next.setMinutes(Number(minute), Number(fields[0]), 0);
+    if (next <= now) next.setHours(next.getHours() + 1);
+    return {
+      valid: true,
+      meaning: `At minute ${Number(minute)} past every hour. It has six fields, so the first is seconds: second minute hour day month weekday`,
+      next: [next, new Date(next.getTime() + 3_600_000)].map((d) => d.toISOString()),
+    };
+  }
+  if (!/^\d+ \d+ \* \* \*$/.test(schedule.expression.trim())) {
+    return {
+      valid: false, next: [],
+      meaning: `“${schedule.expression}” is not a cron expression: write five fields, minute hour day month weekday, like “0 7 * * *” for every day at 07:00`,
+    };
+  }
+  const [minute, hour] = fields.map(Number);
+  const next = new Date(now);
+  next.setHours(hour, minute, 0, 0);
+  if (next <= now) next.setDate(next.getDate() + 1);
+  const after = new Date(next);
+  after.setDate(after.getDate() + 1);
+  return { valid: true, meaning: describeSchedule(schedule), next: [next.toISOString(), after.toISOString()] };
 }
 
 /** The engine's checks, close enough for the screens: the same fields and kinds of message. */
@@ -641,6 +679,8 @@ export class FakeHealer {
         return this.detail(this.kept(args.id as number));
       case "validate_workflow":
         return this.problems(args.input as WorkflowInput);
+      case "preview_schedule":
+        return previewLikeEngine(args.schedule as Schedule, new Date());
       case "create_workflow":
         return this.createWorkflow(args.input as WorkflowInput, (args.requirements as string[] | undefined) ?? []);
       case "update_workflow": {

@@ -12,9 +12,9 @@ import { choices, defaultBudget, defaultModel, slugOf, type Choice } from "./set
 
 /** One sentence per tier: what it is used for. */
 const tierSentence: Record<Tier, string> = {
-  cheap: "Cheap: small, frequent jobs like sorting out why a run failed. A small, fast model is right.",
-  standard: "Standard: most repairs and the Re-plan chat. A capable everyday model.",
-  deep: "Deep: the hardest repairs, after the others did not hold. Your strongest model.",
+  cheap: "Cheap: the first try at every repair, and small, frequent jobs like sorting out why a run failed. A small, fast model is right.",
+  standard: "Standard: a repair's second try when the first did not hold, and the Re-plan chat. A capable everyday model.",
+  deep: "Deep: a repair's last try, after the others did not hold. Your strongest model.",
 };
 
 /**

@@ -1,13 +1,22 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from "react";
-import type { FieldProblem, Workflow, WorkflowDetail, WorkflowInput } from "../../bindings";
+import type { FieldProblem, Schedule, Workflow, WorkflowDetail, WorkflowInput } from "../../bindings";
 import { ArrowLeftIcon, PlusIcon, XIcon } from "../../components/icons";
 import { InlineError } from "../../components/InlineError";
 import { CodeEditor } from "../../components/LazyCode";
 import { PackageOffers, usePackageOffers } from "../workflow/PackageOffers";
 import { ScriptVariablesHelp } from "../../components/ScriptVariablesHelp";
 import { SkeletonList, Spinner } from "../../components/Loading";
-import { useAppInfo, useCreateWorkflow, useUpdateWorkflow, useValidation, useWorkflow, validationQuery } from "../../queries";
+import {
+  useAppInfo,
+  useCreateWorkflow,
+  useSchedulePreview,
+  useUpdateWorkflow,
+  useValidation,
+  useWorkflow,
+  validationQuery,
+} from "../../queries";
+import { dayAndTime } from "../../time";
 import { navigate, pageHref, setLeaveGuard, workflowHref } from "../../usePage";
 import { UnsavedGuard } from "../../components/UnsavedGuard";
 import { toast } from "../../toasts";
@@ -19,6 +28,8 @@ import {
   formFrom,
   isTemplate,
   templates,
+  CRON_EXAMPLE,
+  scheduleOf,
   toInput,
   type EnvRow,
   type Field,
@@ -151,6 +162,7 @@ function WorkflowForm({ mode }: { mode: Mode }) {
   const saving = mode.kind === "create" ? create : update;
   const [checking, setChecking] = useState(false);
   const [checkError, setCheckError] = useState<unknown>(null);
+  const exampleSelected = useRef(false);
   const ids = { title: useId(), summary: useId(), command: useId(), every: useId(), cron: useId(), timeout: useId(), errors: useId() };
   const errorId = (field: Field) => `${ids.errors}-${field}`;
 
@@ -401,12 +413,25 @@ function WorkflowForm({ mode }: { mode: Mode }) {
                   aria-label="Cron expression"
                   aria-describedby={`${ids.cron}-hint`}
                   spellCheck={false}
-                  onFocus={() => form.schedule !== "cron" && change({ schedule: "cron" }, "schedule")}
+                  onFocus={(e) => {
+                    // The example it starts with is replaced by what is typed, not added to.
+                    if (form.cron === CRON_EXAMPLE) {
+                      e.currentTarget.select();
+                      exampleSelected.current = true;
+                    }
+                    if (form.schedule !== "cron") change({ schedule: "cron" }, "schedule");
+                  }}
+                  onMouseUp={(e) => {
+                    // The click that focused it would otherwise put the caret back at its end.
+                    if (exampleSelected.current) e.preventDefault();
+                    exampleSelected.current = false;
+                  }}
                   onChange={(e) => change({ cron: e.target.value, schedule: "cron" }, "schedule")}
                   data-testid="field-cron"
                 />
                 {form.schedule === "cron" && <FieldError field="schedule" problems={shown} id={errorId("schedule")} />}
               </div>
+              {form.schedule !== "manual" && <ScheduleMeaning schedule={scheduleOf(form)} />}
               {form.schedule === "cron" && (
                 <p className="field-hint cron-hint" id={`${ids.cron}-hint`}>
                   Five fields: <code>minute hour day month weekday</code>. For example <code>0 7 * * *</code> is every
@@ -527,5 +552,19 @@ export function EditWorkflowPage({ id }: { id: number }) {
       </header>
       {body}
     </section>
+  );
+}
+
+/** What the schedule as typed means, and its next two runs, before it is saved. */
+function ScheduleMeaning({ schedule }: { schedule: Schedule }) {
+  const preview = useSchedulePreview(schedule).data;
+  if (!preview?.valid) return null;
+  const [first, second] = preview.next;
+  return (
+    <p className="field-hint schedule-meaning" data-testid="schedule-meaning" aria-live="polite">
+      {preview.meaning}.{first && ` Next: ${dayAndTime(first)}`}
+      {second && `, then ${dayAndTime(second)}`}
+      {first && "."}
+    </p>
   );
 }

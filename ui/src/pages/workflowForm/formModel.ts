@@ -90,7 +90,7 @@ export function blankForm(): FormState {
     schedule: "manual",
     every: "1",
     unit: "hours",
-    cron: "0 7 * * *",
+    cron: CRON_EXAMPLE,
     timeout: String(DEFAULT_TIMEOUT_SECS),
     env: [],
     code: templates.python3,
@@ -129,7 +129,10 @@ function runtimeOf(form: FormState): Runtime {
   return form.runtime === "custom" ? { kind: "custom", command: form.command.trim() } : { kind: form.runtime };
 }
 
-function scheduleOf(form: FormState): Schedule {
+/** What the cron field holds until the person types their own. */
+export const CRON_EXAMPLE = "0 7 * * *";
+
+export function scheduleOf(form: FormState): Schedule {
   switch (form.schedule) {
     case "manual":
       return { kind: "manual" };
