@@ -13,8 +13,54 @@ import { ScriptedApp } from "./lib/scriptedApp.mjs";
 const STARTUP_ERROR = '[data-testid="startup-error"]';
 const SIZES = [
   [800, 600],
+  [1280, 800],
   [1920, 1080],
 ];
+
+/**
+ * What a person would see wrong in the checkpoint dialog as it is drawn: any part of it that
+ * scrolls sideways, and text showing below its "Decide later" bar, scrolled to the top or the end
+ * (only text really on screen counts: inside every scrolling box around it).
+ */
+const DIALOG_PROBLEMS = `
+  const d = document.querySelector('[data-testid=checkpoint-dialog]');
+  if (!d) return ['the dialog is not open'];
+  const out = [];
+  const name = (el) => el.getAttribute('data-testid') || (typeof el.className === 'string' && el.className) || el.tagName;
+  for (const el of [d, ...d.querySelectorAll('*')]) {
+    const cs = getComputedStyle(el);
+    const scrolls = cs.overflowX === 'auto' || cs.overflowX === 'scroll';
+    if (scrolls && el.scrollWidth > el.clientWidth + 1) out.push('scrolls sideways: ' + name(el) + ' ' + el.scrollWidth + ' > ' + el.clientWidth);
+  }
+  const bar = d.querySelector('.checkpoint-later');
+  for (const end of bar ? ['top', 'bottom'] : []) {
+    d.scrollTop = end === 'top' ? 0 : d.scrollHeight;
+    const b = bar.getBoundingClientRect();
+    const onScreen = (rect, node) => {
+      let top = rect.top, bottom = rect.bottom;
+      for (let el = node.parentElement; el; el = el.parentElement) {
+        const cs = getComputedStyle(el);
+        if (cs.overflowY !== 'visible' || el === d) {
+          const c = el.getBoundingClientRect();
+          top = Math.max(top, c.top); bottom = Math.min(bottom, c.bottom);
+        }
+        if (el === d) break;
+      }
+      return bottom - top > 2 && top < window.innerHeight;
+    };
+    const walker = document.createTreeWalker(d, NodeFilter.SHOW_TEXT);
+    while (walker.nextNode()) {
+      const t = walker.currentNode;
+      if (!t.textContent.trim() || bar.contains(t)) continue;
+      const range = document.createRange();
+      range.selectNodeContents(t);
+      for (const rect of range.getClientRects()) {
+        if (rect.top >= b.bottom - 1 && onScreen(rect, t)) out.push('scrolled to the ' + end + ', text below the Decide later bar: ' + t.textContent.trim().slice(0, 50));
+      }
+    }
+  }
+  d.scrollTop = 0;
+  return out;`;
 
 for (const theme of ["light", "dark"]) {
   describe(`The main screens, ${theme}`, { timeout: 240_000 }, () => {
@@ -78,6 +124,18 @@ for (const theme of ["light", "dark"]) {
       await session.click((await session.waitFor('[data-testid="run-now"]', { timeoutMs: 10_000 })).id);
       await session.waitFor('[data-testid="checkpoint-dialog"]', { timeoutMs: 45_000, what: "the checkpoint" });
       await shoot("checkpoint");
+      // As a person sees it at the sizes people use: nothing sideways, no text below the bar.
+      const seen = [];
+      for (const [width, height] of [
+        [1280, 800],
+        [800, 600],
+      ]) {
+        await session.cmd("POST", "/window/rect", { width, height });
+        await new Promise((r) => setTimeout(r, 500));
+        await session.settlePaint();
+        for (const problem of await session.executeScript(DIALOG_PROBLEMS)) seen.push(`${width}×${height}: ${problem}`);
+      }
+      assert.deepEqual(seen, [], `the checkpoint dialog, ${theme}:\n${seen.join("\n")}`);
       // "Decide later" stays in view at the smallest size.
       await session.cmd("POST", "/window/rect", { width: 800, height: 600 });
       await new Promise((r) => setTimeout(r, 500));
