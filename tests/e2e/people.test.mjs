@@ -197,11 +197,16 @@ describe("The first-run setup in the real window", { timeout: 300_000 }, () => {
     assert.match(offered, /reveals nothing/);
     assert.match(offered, /environment variable/);
     const said = await session.waitFor('[data-testid="setup-no-keyring"]', { timeoutMs: 20_000, what: "the key not kept" });
-    assert.match(await session.getText(said.id), /The key was not kept/);
+    assert.match(await session.getText(said.id), /The key is not kept yet: choose above where Healer keeps it/);
     assert.doesNotMatch(await session.getText(await session.findElement('[data-testid="page-setup"]')), /object Object/);
     await shot("no-keyring");
     await session.click((await session.waitFor('[data-testid="secrets-file-accept"]')).id);
     await session.until(async () => (await session.findElements('[data-testid="secrets-file-choice"]')).length === 0, { timeoutMs: 10_000, what: "the file chosen" });
+    // The key pasted before the choice was kept there, not dropped.
+    await session.until(
+      async () => (await session.executeScript("return document.querySelector('[data-testid=setup-key]').placeholder;")) === "Kept",
+      { timeoutMs: 10_000, what: "the key pasted before the choice kept" },
+    );
     await session.sendKeys((await session.waitFor('[data-testid="setup-key"]')).id, KEY_SECRET);
     await session.click(testButton.id);
     await session.waitFor('[data-testid="setup-test-ok"]', { timeoutMs: 20_000, what: "a working connection" });

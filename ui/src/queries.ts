@@ -456,10 +456,16 @@ export function useRemoveProvider() {
 export function useSetProviderKey(name: string) {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: (field: HTMLInputElement) => {
+    mutationFn: async (field: HTMLInputElement) => {
       const key = field.value;
       field.value = "";
-      return api.setProviderKey(name, key);
+      try {
+        return await api.setProviderKey(name, key);
+      } catch (error) {
+        // Not kept (no place for it yet, or refused): what the person pasted is not lost.
+        if (!field.value) field.value = key;
+        throw error;
+      }
     },
     onSettled: () => queryClient.invalidateQueries({ queryKey: modelKeys.providers }),
   });

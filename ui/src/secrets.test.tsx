@@ -1,4 +1,4 @@
-import { screen, waitFor, within } from "@testing-library/react";
+import { cleanup, screen, waitFor, within } from "@testing-library/react";
 import { expect, test } from "vitest";
 import { FakeHealer } from "./test/fakeHealer";
 import { renderApp } from "./test/renderApp";
@@ -52,15 +52,36 @@ test("setup on a computer without a keyring service finishes with Healer's own f
 
   await user.type(screen.getByTestId("setup-key"), "sk-pasted-before-choosing");
   await user.click(screen.getByTestId("setup-test"));
-  expect(await screen.findByTestId("setup-no-keyring")).toHaveTextContent("The key was not kept");
+  expect(await screen.findByTestId("setup-no-keyring")).toHaveTextContent(
+    "The key is not kept yet: choose above where Healer keeps it, and the key you pasted is kept there.",
+  );
+  // Not dropped: still in the field while the person chooses.
+  expect(screen.getByTestId("setup-key")).toHaveValue("sk-pasted-before-choosing");
   expect(screen.queryByText(/object Object/)).toBeNull();
 
   await user.click(screen.getByTestId("secrets-file-accept"));
   await waitFor(() => expect(screen.queryByTestId("secrets-file-choice")).toBeNull());
-  expect(screen.getByTestId("setup-key")).toHaveAttribute("placeholder", "Paste the key here");
+  await waitFor(() => expect(screen.getByTestId("setup-key")).toHaveAttribute("placeholder", "Kept"));
+  expect(healer.secrets.values.get("provider:openai")).toBe("sk-pasted-before-choosing");
+  expect(screen.getByTestId("setup-key")).toHaveValue("");
   expect(screen.getByText("Kept in Healer's own secrets file, never in its database or logs.")).toBeInTheDocument();
-  await user.type(screen.getByTestId("setup-key"), "sk-pasted-after-choosing");
   await user.click(screen.getByTestId("setup-test"));
   expect(await screen.findByTestId("setup-test-ok")).toBeInTheDocument();
-  expect(healer.secrets.values.get("provider:openai")).toBe("sk-pasted-after-choosing");
+});
+
+test("Settings → Models says where keys are kept on this computer, never a keyring it does not have", async () => {
+  const healer = new FakeHealer().install();
+  healer.secrets.keyringService = false;
+  renderApp("#/settings/models");
+  const providers = await screen.findByTestId("providers");
+  await waitFor(() =>
+    expect(providers).toHaveTextContent("This computer has no keyring service: when you enter a key, Healer asks where to keep it."),
+  );
+  expect(providers).not.toHaveTextContent("system's keyring");
+  healer.secrets.fileChosen = true;
+  cleanup();
+  renderApp("#/settings/models");
+  await waitFor(() =>
+    expect(screen.getByTestId("providers")).toHaveTextContent("A key you enter is kept in Healer's own secrets file"),
+  );
 });

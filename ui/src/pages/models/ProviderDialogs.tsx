@@ -114,7 +114,7 @@ export function ForgetKeyDialog({ view, onCancel }: { view: ProviderView; onCanc
       }
     >
       <p>
-        It is removed from your system's keyring.{" "}
+        It is removed from {view.key.source === "file" ? "Healer's own secrets file" : "this computer's keyring"}.{" "}
         {variable ? `Healer then reads the key from ${variable}, if it is set.` : "Healer then calls it without a key."}
       </p>
       {forget.isError && <InlineError lead="The key couldn't be forgotten." error={forget.error} />}
@@ -149,8 +149,13 @@ export function RemoveProviderDialog({ view, onCancel }: { view: ProviderView; o
       }
     >
       <p>
-        Tiers that use it are cleared, and its key is removed from your system's keyring. Calls for those tiers go to
-        another configured model, if there is one.
+        Tiers that use it are cleared
+        {view.key.source === "file"
+          ? ", and its key is removed from Healer's own secrets file"
+          : view.key.source === "keyring"
+            ? ", and its key is removed from this computer's keyring"
+            : ""}
+        . Calls for those tiers go to another configured model, if there is one.
       </p>
       {remove.isError && <InlineError lead="It couldn't be removed." error={remove.error} />}
     </Dialog>

@@ -4,7 +4,7 @@ import { AlertIcon, CheckIcon, KeyIcon, PencilIcon, PlusIcon, TrashIcon } from "
 import { InlineError } from "../../components/InlineError";
 import { Spinner } from "../../components/Loading";
 import { capitalised, describePrice, keyTone, providerKindLabel } from "../../modelText";
-import { useTestProvider } from "../../queries";
+import { useKeepStatus, useTestProvider } from "../../queries";
 import { ForgetKeyDialog, KeyDialog, RemoveProviderDialog } from "./ProviderDialogs";
 import { ProviderForm } from "./ProviderForm";
 
@@ -153,6 +153,13 @@ function ProviderRow({ view }: { view: ProviderView }) {
 
 export function ProvidersCard({ providers }: { providers: ProviderView[] }) {
   const [adding, setAdding] = useState(false);
+  const place = useKeepStatus().data?.newValuesGoTo;
+  const keptWhere =
+    place === "file"
+      ? "A key you enter is kept in Healer's own secrets file (this computer has no keyring service)."
+      : place === "keyring"
+        ? "A key you enter is kept in this computer's keyring."
+        : "This computer has no keyring service: when you enter a key, Healer asks where to keep it.";
   const titleId = useId();
   return (
     <section className="card settings-section" aria-labelledby={titleId} data-testid="providers">
@@ -161,7 +168,7 @@ export function ProvidersCard({ providers }: { providers: ProviderView[] }) {
           <h2 className="section-title" id={titleId}>
             Providers
           </h2>
-          <p className="muted">The services Healer asks. A key you enter is kept in your system's keyring.</p>
+          <p className="muted">The services Healer asks. {keptWhere}</p>
         </div>
         <button
           type="button"

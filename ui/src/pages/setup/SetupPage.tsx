@@ -197,11 +197,19 @@ export function SetupPage() {
             onChosen={() => {
               setNoKeyring(false);
               setKey.reset();
+              // The key pasted before the choice is kept now, not dropped.
+              const field = keyField.current;
+              if (field && field.value.trim()) {
+                setKey.mutateAsync(field).then(
+                  () => setKeyKept(true),
+                  () => undefined,
+                );
+              }
             }}
           />
           {noKeyring && (
             <p className="muted" role="status" data-testid="setup-no-keyring">
-              The key was not kept. Paste it again once you have chosen where Healer keeps it.
+              The key is not kept yet: choose above where Healer keeps it, and the key you pasted is kept there.
             </p>
           )}
           <div className="field">
