@@ -20,6 +20,8 @@ pub struct Pattern {
     /// Fixes tried, and how many of them worked.
     pub fixes: u32,
     pub successes: u32,
+    /// Of the fixes tried, how many wait for their re-run to say whether they worked.
+    pub pending: u32,
 }
 
 /// Whether a recorded fix held.

@@ -12,7 +12,10 @@ use crate::workflow::Version;
 const AUTOFIX_COLUMNS: &str = "t.id, t.workflow_id, t.title, t.outcome, t.run_id, t.from_major,
     t.from_minor, t.to_major, t.to_minor, t.fix_comment, t.summary, t.created_at, t.finished_at,
     (SELECT coalesce(sum(u.prompt_tokens + u.completion_tokens), 0) FROM usage u WHERE u.task_id = t.id),
-    (SELECT number FROM runs WHERE id = t.run_id)";
+    (SELECT number FROM runs WHERE id = t.run_id),
+    (SELECT r.status FROM runs r JOIN scripts s ON s.id = r.script_id
+      WHERE r.workflow_id = t.workflow_id AND r.trigger = 'fix'
+        AND s.major = t.to_major AND s.minor = t.to_minor ORDER BY r.id LIMIT 1)";
 
 /// How an auto-fix task stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
@@ -76,6 +79,8 @@ pub struct AutoFix {
     pub tokens: u64,
     pub created_at: String,
     pub finished_at: Option<String>,
+    /// How the re-run of its fix stands (queued, running, succeeded…); `None` before one.
+    pub rerun: Option<crate::workflow::RunStatus>,
 }
 
 impl Store {
@@ -131,5 +136,12 @@ fn autofix_from_row(r: &Row<'_>) -> rusqlite::Result<AutoFix> {
         created_at: r.get(11)?,
         finished_at: r.get(12)?,
         tokens: u64::try_from(tokens).unwrap_or(0),
+        rerun: match r.get::<_, Option<String>>(15)? {
+            Some(status) => Some(
+                crate::workflow::RunStatus::parse(&status)
+                    .ok_or_else(|| unknown_value(15, &status))?,
+            ),
+            None => None,
+        },
     })
 }

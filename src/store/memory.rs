@@ -11,7 +11,8 @@ use crate::memory::{DecisionKind, FixVerdict, LoggedDecision, Pattern, PatternDe
 const PATTERN_COLUMNS: &str = "p.signature, p.error_type, p.normalized, p.first_seen, p.last_seen,
     p.count,
     (SELECT count(*) FROM pattern_fixes f WHERE f.signature = p.signature),
-    (SELECT count(*) FROM pattern_fixes f WHERE f.signature = p.signature AND f.result = 'success')";
+    (SELECT count(*) FROM pattern_fixes f WHERE f.signature = p.signature AND f.result = 'success'),
+    (SELECT count(*) FROM pattern_fixes f WHERE f.signature = p.signature AND f.result = 'pending')";
 
 const FIX_COLUMNS: &str = "f.id, f.signature, f.workflow_id, w.title, f.task_id, f.description,
     f.diff, f.code_hash, f.result, f.created_at, f.settled_at";
@@ -320,6 +321,7 @@ fn pattern_from_row(r: &Row<'_>) -> rusqlite::Result<Pattern> {
         count: r.get(5)?,
         fixes: r.get(6)?,
         successes: r.get(7)?,
+        pending: r.get(8)?,
     })
 }
 

@@ -163,6 +163,9 @@ async fn a_data_shape_error_is_fixed_as_the_next_minor_and_runs_green() {
     assert_eq!(fix[0].status, AutoFixStatus::Fixed);
     assert_eq!(fix[0].from_version, Some(Version { major: 1, minor: 0 }));
     assert_eq!(fix[0].to_version, Some(Version { major: 1, minor: 1 }));
+    // It says how its re-run went, not "re-running" after the re-run passed.
+    let fixed = engine.autofix_detail(fix[0].task_id).expect("the fix").fix;
+    assert_eq!(fixed.rerun, Some(RunStatus::Succeeded));
     assert!(fix[0].tokens > 0);
     let active = engine.workflow(w.id).expect("detail").active;
     assert_eq!(active.version, Version { major: 1, minor: 1 });

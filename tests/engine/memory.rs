@@ -88,6 +88,14 @@ async fn a_second_workflow_with_the_same_bug_gets_the_known_fix_at_zero_tokens()
     assert!(shown.contains("success"), "{shown}");
     assert!(shown.contains("+print(json.dumps"), "{shown}");
     assert_eq!(pattern.pattern.count, 2);
+    assert_eq!(
+        (
+            pattern.pattern.fixes,
+            pattern.pattern.successes,
+            pattern.pattern.pending
+        ),
+        (2, 2, 0)
+    );
     assert_eq!(pattern.fixes.len(), 2, "the known fix is recorded back");
     assert!(pattern
         .fixes
@@ -199,8 +207,17 @@ async fn the_same_error_in_three_workflows_within_the_hour_pauses_its_repairs() 
         pending[0].context
     );
     assert!(engine.autofixes(ids[2]).expect("fixes").is_empty());
-    // While it waits, a failure with that error starts no repair anywhere.
-    engine.run_until_healed(ids[0]).await.expect("again");
+    // While it waits, the workflows it names do not run (Run now says why), and a failure
+    // with that error elsewhere starts no repair.
+    let refused = engine.run_now(ids[0]).expect_err("waits for the decision");
+    assert!(
+        refused.to_string().contains("waits for your decision"),
+        "{refused}"
+    );
+    let west = engine
+        .create_workflow(input("West sales", Runtime::Python3, BROKEN))
+        .expect("w");
+    engine.run_until_healed(west.id).await.expect("west");
     assert_eq!(bed.server.chats().len(), 2);
     let decisions = engine.decisions(10).expect("decisions");
     assert!(decisions.iter().any(|d| d.kind == DecisionKind::Systemic));

@@ -64,7 +64,7 @@ test("an empty auto-fix tab explains what auto-fix does", async () => {
 });
 
 test("opening an auto-fix shows the evidence, what it tried, the fix as a diff and the outcome", async () => {
-  const { id, fixed } = healerWithFixes();
+  const { healer, id, fixed } = healerWithFixes();
   const { user } = renderApp(`#/workflows/${id}/autofix`);
 
   await user.click((await screen.findAllByTestId("autofix-row"))[0]);
@@ -119,6 +119,11 @@ test("opening an auto-fix shows the evidence, what it tried, the fix as a diff a
   expect(outcome).toHaveAttribute("data-status", "fixed");
   expect(outcome).toHaveTextContent("Fixed as version 1.1 and re-running.");
   expect(outcome).toHaveTextContent("Read the renamed “amount” field");
+  // Once its re-run has passed, it says so rather than "re-running".
+  const kept = healer.tasks.autofixes.find((f) => f.task_id === fixed.task_id);
+  if (kept) kept.rerun = "succeeded";
+  await healer.happen({ kind: "run_finished", run_id: 6, workflow_id: id, title: "Weekly sales report", status: "succeeded", summary: "Succeeded in 0.8 s" });
+  await waitFor(() => expect(screen.getByTestId("autofix-outcome")).toHaveTextContent("Fixed as version 1.1; its re-run passed."));
 
   // Back to the list.
   await user.click(screen.getByRole("link", { name: "All auto-fixes" }));

@@ -282,6 +282,8 @@ export type AutoFix = {
 	tokens: number,
 	created_at: string,
 	finished_at: string | null,
+	/**  How the re-run of its fix stands (queued, running, succeeded…); `None` before one. */
+	rerun: RunStatus | null,
 };
 
 /**  An auto-fix with its whole thread and the code before and after. */
@@ -1171,6 +1173,8 @@ export type Pattern = {
 	/**  Fixes tried, and how many of them worked. */
 	fixes: number,
 	successes: number,
+	/**  Of the fixes tried, how many wait for their re-run to say whether they worked. */
+	pending: number,
 };
 
 export type PatternDetail = {

@@ -27,15 +27,22 @@ export function seenText(count: number): string {
   return count === 1 ? "Seen once" : `Seen ${count} times`;
 }
 
-/** "No fixes yet", "1 fix, 1 worked", "3 fixes, 2 worked". */
+/**
+ * "No fixes yet", "1 fix, 1 worked", "3 fixes, 2 worked", "1 fix being checked": a fix whose
+ * re-run has not said yet is neither worked nor failed.
+ */
 export function fixesText(pattern: Pattern): string {
   if (pattern.fixes === 0) return "No fixes yet";
-  return `${plural(pattern.fixes, "fix", "fixes")}, ${pattern.successes} worked`;
+  const settled = pattern.fixes - pattern.pending;
+  const checking = pattern.pending > 0 ? `${plural(pattern.pending, "fix", "fixes")} being checked` : "";
+  if (settled === 0) return checking;
+  const said = `${plural(settled, "fix", "fixes")}, ${pattern.successes} worked`;
+  return checking ? `${said}; ${pattern.pending} more being checked` : said;
 }
 
 export function fixesTone(pattern: Pattern): Tone {
   if (pattern.successes > 0) return "good";
-  return pattern.fixes > 0 ? "bad" : "neutral";
+  return pattern.fixes - pattern.pending > 0 ? "bad" : "neutral";
 }
 
 export const verdictLabel: Record<FixVerdict, string> = {

@@ -42,6 +42,8 @@ function staleKeys(event: Event): (readonly unknown[])[] {
         workflowKeys.run(event.run_id),
         // A run installs what its version declares before its script starts.
         workflowKeys.dependencies(event.workflow_id),
+        // A fix's re-run: its auto-fix says how the re-run went (each open one, below).
+        taskKeys.autofixes(event.workflow_id),
       ];
     case "breaker_tripped": {
       // A breaker logs a decision, may pause the scheduler, flag a workflow, roll one back or notify.
@@ -148,6 +150,7 @@ function receive(queryClient: QueryClient, threads: LiveThreads, record: EventRe
     void queryClient.invalidateQueries({ queryKey, exact: true });
   }
   if (touchesMemory(record.event)) void queryClient.invalidateQueries({ queryKey: memoryKeys.all });
+  if (record.event.kind === "run_finished") void queryClient.invalidateQueries({ queryKey: ["autofix"] });
   // Boards, task pages and the list all read the task lists and sessions.
   if (touchesProjects(record.event)) void queryClient.invalidateQueries({ queryKey: projectKeys.all });
   const taskId = threadTask(record.event, threads);

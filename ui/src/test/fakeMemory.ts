@@ -45,7 +45,7 @@ export class FakeMemory {
   addPattern(spec: PatternSpec): Pattern {
     const at = new Date().toISOString();
     const pattern: Pattern = {
-      error_type: null, first_seen: at, last_seen: at, count: 1, ...spec, fixes: 0, successes: 0,
+      error_type: null, first_seen: at, last_seen: at, count: 1, ...spec, fixes: 0, successes: 0, pending: 0,
     };
     this.patterns.push(pattern);
     return pattern;
@@ -114,7 +114,7 @@ export class FakeMemory {
   /** As the store's PATTERN_COLUMNS: fix counts come from the fixes. */
   private counted(pattern: Pattern): Pattern {
     const fixes = this.fixes.filter((f) => f.signature === pattern.signature);
-    return { ...pattern, fixes: fixes.length, successes: fixes.filter((f) => f.result === "success").length };
+    return { ...pattern, fixes: fixes.length, successes: fixes.filter((f) => f.result === "success").length, pending: fixes.filter((f) => f.result === "pending").length };
   }
 
   private detail(signature: string): PatternDetail {

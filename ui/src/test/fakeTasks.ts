@@ -92,7 +92,7 @@ export class FakeTasks {
     const fix: AutoFix = {
       task_id: task.id, workflow_id: workflowId, title: task.title, run_id: null, run_number: run?.run.number ?? null,
       from_version: { major: 1, minor: 0 },
-      to_version: null, fix_comment: null, summary: "", tokens: 0, created_at: task.created_at, finished_at: null, ...rest,
+      to_version: null, fix_comment: null, summary: "", tokens: 0, created_at: task.created_at, finished_at: null, rerun: null, ...rest,
     };
     this.autofixes.push({ ...fix, failed_code, fixed_code });
     return fix;

@@ -17,11 +17,26 @@ function said(fix: AutoFix, workflowId: number): Said {
         headline: "Working on it…",
         detail: "Each step appears above as it happens.",
       };
-    case "fixed":
+    case "fixed": {
+      const as = fix.to_version ? `Fixed as version ${versionText(fix.to_version)}` : "Fixed";
+      if (fix.rerun === "failed" || fix.rerun === "interrupted") {
+        return {
+          tone: "bad",
+          icon: <AlertIcon size={18} />,
+          headline:
+            fix.rerun === "failed" ? `${as}, but its re-run failed.` : `${as}; its re-run was interrupted before it ended.`,
+          detail: fix.fix_comment ?? fix.summary,
+          action: (
+            <a className="button button-small" href={workflowHref(workflowId, "runs")}>
+              See the runs
+            </a>
+          ),
+        };
+      }
       return {
         tone: "good",
         icon: <CheckIcon size={18} />,
-        headline: fix.to_version ? `Fixed as version ${versionText(fix.to_version)} and re-running.` : "Fixed and re-running.",
+        headline: fix.rerun === "succeeded" ? `${as}; its re-run passed.` : `${as} and re-running.`,
         detail: fix.fix_comment ?? fix.summary,
         action: (
           <a className="button button-small" href={workflowHref(workflowId, "runs")}>
@@ -29,6 +44,7 @@ function said(fix: AutoFix, workflowId: number): Said {
           </a>
         ),
       };
+    }
     case "stale":
       return {
         tone: "neutral",
