@@ -356,8 +356,27 @@ impl Handle {
         self.services.store.list_events(before, limit)
     }
 
+    /// The notification centre. A "no model" notice still open once a model is set up says
+    /// so and offers the repair, instead of pointing to a setting that is done.
     pub fn notifications(&self) -> Result<NotificationList> {
-        self.services.store.list_notifications()
+        let mut list = self.services.store.list_notifications()?;
+        if list
+            .items
+            .iter()
+            .any(|n| n.kind == crate::notification::NotificationKind::NoModel && !n.resolved)
+            && self.services.llm.resolve_tier(crate::llm::Tier::Cheap).is_ok()
+        {
+            for n in &mut list.items {
+                if n.kind == crate::notification::NotificationKind::NoModel && !n.resolved {
+                    n.body = format!(
+                        "{} A model is set up now: Healer can try the repair again.",
+                        n.body
+                    );
+                    n.actions = vec![crate::notification::NotificationAction::RetryAutofix];
+                }
+            }
+        }
+        Ok(list)
     }
 
     /// Mark notifications read; an empty list marks all.

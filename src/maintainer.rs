@@ -44,4 +44,7 @@ pub struct AutoFixDetail {
     pub failed_code: Option<String>,
     /// The fix's code, once stored.
     pub fixed_code: Option<String>,
+    /// How the failed run it repairs ended, in the run's own words ("KeyError: 'total'
+    /// (logic)"), for the person; the prompt the model got stays folded.
+    pub failed_summary: Option<String>,
 }

@@ -58,9 +58,18 @@ impl Handle {
                 _ => Ok(None),
             }
         };
+        let failed_summary = match fix.run_id {
+            Some(run) => match store.run(run) {
+                Ok(run) => Some(run.summary).filter(|s| !s.trim().is_empty()),
+                Err(Error::NotFound { .. }) => None,
+                Err(e) => return Err(e),
+            },
+            None => None,
+        };
         Ok(AutoFixDetail {
             failed_code: code(fix.from_version)?,
             fixed_code: code(fix.to_version)?,
+            failed_summary,
             fix,
             thread,
         })
@@ -71,7 +80,9 @@ impl Handle {
     pub async fn retry_autofix(&self, workflow_id: i64) -> Result<HealRecord> {
         let store = &self.services.store;
         let workflow = store.workflow(workflow_id)?;
-        if !store.release_repairs(workflow_id)? {
+        // A repair that gave up holds its error; one never started for want of a model left
+        // a notice instead. Either is what "try again" lifts.
+        if !store.release_repairs(workflow_id)? && !store.waits_for_a_model(workflow_id)? {
             return Err(Error::InvalidInput(format!(
                 "\u{201c}{}\u{201d} has no repair waiting for you: nothing to try again",
                 workflow.title

@@ -52,15 +52,18 @@ impl Remedy for Maintain {
                         workflow.title
                     ),
                     format!(
-                        "{} Healer repairs errors like this with a model, and none is configured. \
-                         Add one in Settings → Models, or Re-plan to change the script yourself.",
+                        "{} Healer repairs errors like this with a model, and none is set up. \
+                         Set one up in Settings → Models; then Healer can try the repair again \
+                         from here.",
                         failure.summary()
                     ),
                 );
                 new.heal_id = Some(heal_id);
                 new.workflow_id = Some(workflow_id);
                 new.run_id = Some(run_id);
-                new.actions = vec![NotificationAction::OpenSettings, NotificationAction::Replan];
+                // Re-plan needs a model too: setting one up is the one way on (then the
+                // notification offers the repair; see `Handle::notifications`).
+                new.actions = vec![NotificationAction::OpenSettings];
                 let notification = cx.store.insert_notification(&new)?;
                 let id = notification.id;
                 cx.bus.emit(Event::NotificationCreated { notification })?;

@@ -141,6 +141,21 @@ impl Store {
         })
     }
 
+    /// A failure of `workflow_id` was left unrepaired for want of a model, and nothing has
+    /// run green since (its notice is open).
+    pub fn waits_for_a_model(&self, workflow_id: i64) -> Result<bool> {
+        self.call(|c| {
+            c.query_row(
+                &format!(
+                    "SELECT EXISTS (SELECT 1 FROM notifications n WHERE n.kind = 'no_model'
+                       AND n.workflow_id = ?1 AND n.dismissed_at IS NULL AND NOT {RESOLVED})"
+                ),
+                [workflow_id],
+                |r| r.get(0),
+            )
+        })
+    }
+
     /// Put one notification away for good (it is read too).
     pub fn dismiss_notification(&self, id: i64) -> Result<()> {
         let at = now();

@@ -517,8 +517,10 @@ async fn an_injection_in_the_logs_cannot_reach_a_tool_the_maintainer_lacks() {
     assert!(engine.planner_chat(w.id).expect("chat").task_id.is_none());
 }
 
+/// With no model the notice points only to setting one up (Re-plan needs a model too); once a
+/// model is set up the same notice says so and offers the repair, which then runs.
 #[tokio::test]
-async fn with_no_model_the_person_is_told_with_open_settings_and_replan() {
+async fn with_no_model_the_person_is_told_to_set_one_up_and_then_offered_the_repair() {
     let bed = bed(false, false).await;
     let engine = &bed.engine;
     let w = engine
@@ -533,12 +535,38 @@ async fn with_no_model_the_person_is_told_with_open_settings_and_replan() {
         .iter()
         .find(|n| n.kind == NotificationKind::NoModel)
         .expect("no_model notification");
-    assert_eq!(
-        n.actions,
-        [NotificationAction::OpenSettings, NotificationAction::Replan]
-    );
-    assert!(n.body.contains("Settings"), "{}", n.body);
+    assert_eq!(n.actions, [NotificationAction::OpenSettings]);
+    assert!(n.body.contains("Settings → Models"), "{}", n.body);
+    assert!(!n.body.contains("Re-plan"), "{}", n.body);
     assert!(!engine.find_workflow("sales-total").expect("w").healing);
+
+    // A model is set up: the notice is not stale, and its button starts the repair.
+    configure_model(engine, &bed.server);
+    let n = engine
+        .notifications()
+        .expect("list")
+        .items
+        .into_iter()
+        .find(|n| n.kind == NotificationKind::NoModel)
+        .expect("still there");
+    assert_eq!(n.actions, [NotificationAction::RetryAutofix]);
+    assert!(
+        n.body.ends_with("A model is set up now: Healer can try the repair again."),
+        "{}",
+        n.body
+    );
+    bed.server.script([
+        tool(
+            "fix",
+            json!({"code": FIXED, "comment": "Read the key \"totl\" that the data has now"}),
+        ),
+        openai::text("Fixed.", TOKENS),
+    ]);
+    engine.retry_autofix(w.id).await.expect("the repair starts");
+    engine.work_inbox(w.id).await.expect("repaired");
+    let fixes = engine.autofixes(w.id).expect("fixes");
+    assert_eq!(fixes.len(), 1, "{fixes:?}");
+    assert_eq!(fixes[0].status, AutoFixStatus::Fixed, "{}", fixes[0].summary);
 }
 
 #[tokio::test]

@@ -20,8 +20,9 @@ function healerWithFixes() {
     summary: "The file orders.json is missing, so there is nothing to total. Put the export back, or Re-plan.",
     thread: gaveUpThread({ evidence: said, triedCode: FIXED, explanation: "The file orders.json is missing." }),
   });
+  const failed = healer.addRun(id, { status: "failed", class: "logic", summary: "KeyError: 'total' (logic)" });
   const fixed = healer.tasks.addAutofix(id, {
-    status: "fixed", run_id: 5, created_at: minutesAgo(5), tokens: 1234, to_version: { major: 1, minor: 1 },
+    status: "fixed", run_id: failed.run.id, created_at: minutesAgo(5), tokens: 1234, to_version: { major: 1, minor: 1 },
     fix_comment: "Read the renamed “amount” field", summary: "Fixed as 1.1 (1.0 → 1.1); re-running",
     failed_code: FAILED, fixed_code: FIXED,
     thread: repairedThread({ evidence: said, fixedCode: FIXED, comment: "Read the renamed “amount” field", toVersion: "1.1", stdout: "Total: 1200 EUR\n" }),
@@ -43,7 +44,7 @@ test("the auto-fix tab lists each repair with its outcome, versions, comment and
   expect(fixed).toHaveTextContent("Read the renamed “amount” field");
   expect(fixed).toHaveTextContent("1,234 tokens");
   expect(fixed).toHaveTextContent("5 min ago");
-  expect(fixed).toHaveTextContent("Run #5");
+  expect(fixed).toHaveTextContent("Run #1");
 
   expect(within(gaveUp).getByText("Needs your answer")).toBeInTheDocument();
   // No fix: only the version that failed.
@@ -80,8 +81,12 @@ test("opening an auto-fix shows the evidence, what it tried, the fix as a diff a
   await user.click(within(thread).getByRole("button", { name: "Show instructions" }));
   expect(within(thread).getByText(/You are Healer's maintainer/)).toBeInTheDocument();
 
-  // The evidence: prose, the failing code, and the script's own output marked as such.
+  // What failed, in words; what Healer told the model about it is folded until asked.
   const said = within(thread).getByTestId("autofix-evidence");
+  expect(within(said).getByTestId("autofix-failed")).toHaveTextContent("Run #1 of version 1.0 failed: KeyError: 'total' (logic).");
+  expect(said).not.toHaveTextContent("The workflow “Weekly sales report”");
+  await user.click(within(said).getByRole("button", { name: "Show what Healer told the repair assistant" }));
+  // Opened: prose, the failing code, and the script's own output marked as such.
   expect(said).toHaveTextContent("The workflow “Weekly sales report”");
   expect(said).toHaveTextContent("Error message: 'total'");
   // What Healer wrote only for the model is not shown to the person.
@@ -167,7 +172,9 @@ test("a repair in progress grows as it happens, streamed text included, and ends
   expect(screen.getByTestId("autofix-outcome")).toHaveTextContent("Working on it…");
 
   await healer.tasks.add(fix.task_id, { role: "user", content: "The workflow “Weekly sales report” failed in run 1." });
-  await waitFor(() => expect(within(thread).getByTestId("autofix-evidence")).toHaveTextContent("failed in run 1"));
+  await waitFor(() =>
+    expect(within(thread).getByTestId("autofix-evidence")).toHaveTextContent("Run #1 of version 1.0 failed: KeyError: 'total' (logic)."),
+  );
 
   await healer.tasks.stream(fix.task_id, "Looking at ");
   await healer.tasks.stream(fix.task_id, "the orders…");

@@ -128,15 +128,16 @@ test("a repair without a model offers Open settings, which goes to Settings → 
     kind: "notification_created",
     notification: healer.notification(
       "“Weekly sales report” failed and could not be repaired",
-      "KeyError: 'total'. Healer repairs errors like this with a model, and none is configured. Add one in Settings → Models, or Re-plan to change the script yourself.",
-      { kind: "no_model", workflow_id: kept.workflow.id, run_id: null, actions: ["open_settings", "replan"] },
+      "KeyError: 'total'. Healer repairs errors like this with a model, and none is set up. Set one up in Settings → Models; then Healer can try the repair again from here.",
+      { kind: "no_model", workflow_id: kept.workflow.id, run_id: null, actions: ["open_settings"] },
     ),
   });
   const { user } = renderApp("#/notifications");
 
   const row = await screen.findByTestId("notification-item");
   expect(row).toHaveAttribute("data-kind", "no_model");
-  expect(screen.getByRole("button", { name: "Re-plan" })).toBeInTheDocument();
+  // Re-plan needs a model too: not offered.
+  expect(screen.queryByRole("button", { name: "Re-plan" })).not.toBeInTheDocument();
   // No run: no link to one.
   expect(screen.queryByRole("link", { name: "See the failed run" })).not.toBeInTheDocument();
 
@@ -146,4 +147,27 @@ test("a repair without a model offers Open settings, which goes to Settings → 
   expect(window.location.hash).toBe("#/settings/models");
   expect(screen.getByTestId("settings-section-models")).toHaveAttribute("aria-current", "page");
   expect(await screen.findByTestId("no-model")).toBeInTheDocument();
+});
+
+test("once a model is set up, a notice about the missing model offers the repair instead", async () => {
+  const healer = new FakeHealer().install();
+  const kept = healer.addWorkflow({ title: "Weekly sales report" });
+  healer.record({
+    kind: "notification_created",
+    notification: healer.notification(
+      "“Weekly sales report” failed and could not be repaired",
+      "KeyError: 'total'. Healer repairs errors like this with a model, and none is set up. Set one up in Settings → Models; then Healer can try the repair again from here.",
+      { kind: "no_model", workflow_id: kept.workflow.id, run_id: null, actions: ["open_settings"] },
+    ),
+  });
+  renderApp("#/notifications");
+  await screen.findByTestId("notification-item");
+  expect(await screen.findByRole("button", { name: "Open settings" })).toBeInTheDocument();
+
+  healer.tierSettings = [{ tier: "cheap", provider: "openai", model: "gpt-4o-mini", budget_tokens: 5000 }];
+  await healer.happen({ kind: "llm_settings_changed", what: "a tier was set" });
+  expect(await screen.findByRole("button", { name: "Repair it now" })).toBeInTheDocument();
+  expect(screen.getByTestId("notification-item")).toHaveTextContent("A model is set up now: Healer can try the repair again.");
+  expect(screen.queryByRole("button", { name: "Open settings" })).not.toBeInTheDocument();
+  expect(screen.queryByText("Set up a model step by step")).not.toBeInTheDocument();
 });

@@ -394,7 +394,11 @@ test("leaving a changed project form, a new task or a task being edited asks fir
   // A new task typed on the board.
   window.location.hash = "#/projects/1";
   await user.click(await screen.findByTestId("add-task"));
+  // Greyed out, with why beside it.
+  expect(screen.getByTestId("task-save")).toBeDisabled();
+  expect(screen.getByTestId("task-save-why")).toHaveTextContent("Give the task a title to add it.");
   await user.type(await screen.findByTestId("task-title"), "Add a README");
+  expect(screen.queryByTestId("task-save-why")).not.toBeInTheDocument();
   await user.click(screen.getByTestId("nav-workflows"));
   expect(await screen.findByRole("alertdialog")).toHaveTextContent("The new task's details are not saved yet.");
   await user.click(screen.getByTestId("leave-stay"));

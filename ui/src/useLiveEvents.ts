@@ -53,7 +53,8 @@ function staleKeys(event: Event): (readonly unknown[])[] {
     case "scheduler_paused":
       return [memoryKeys.schedulerPause];
     case "llm_settings_changed":
-      return [modelKeys.providers, modelKeys.tiers, modelKeys.budgets, modelKeys.usage];
+      // A notice about a missing model offers the repair once one is set up.
+      return [modelKeys.providers, modelKeys.tiers, modelKeys.budgets, modelKeys.usage, queryKeys.notifications];
     case "cluster_changed":
       return [clusterKeys.status, ["runs-on"]];
     case "task_message_added":

@@ -26,6 +26,11 @@ test("the create form shows the engine's validation messages under their fields 
   expect(screen.queryByTestId("field-error-title")).not.toBeInTheDocument();
   expect(screen.getByTestId("save-workflow")).toBeDisabled();
 
+  // Typed and emptied again: its message is under the field, and beside the greyed-out button.
+  await user.type(screen.getByLabelText("Title"), "x");
+  await user.clear(screen.getByLabelText("Title"));
+  await waitFor(() => expect(screen.getByTestId("field-error-title")).toBeInTheDocument());
+  expect(screen.getByTestId("form-waiting")).toHaveTextContent("Before saving: Give the workflow a title.");
   await user.type(screen.getByLabelText("Title"), "Nightly backup");
   await user.click(screen.getByTestId("schedule-cron"));
   await user.clear(screen.getByLabelText("Cron expression"));
@@ -47,7 +52,7 @@ test("the create form shows the engine's validation messages under their fields 
   await waitFor(() =>
     expect(screen.getByTestId("field-error-timeout_secs")).toHaveTextContent("between 1 second and 86400 seconds"),
   );
-  expect(screen.queryByTestId("field-error-title")).not.toBeInTheDocument();
+  await waitFor(() => expect(screen.queryByTestId("field-error-title")).not.toBeInTheDocument());
   expect(screen.getByLabelText("Cron expression")).toHaveAccessibleDescription(/minute hour day month weekday/);
   expect(screen.getByTestId("save-workflow")).toBeDisabled();
 

@@ -59,7 +59,7 @@ export function NotificationActions({ item, onAct }: { item: Notification; onAct
   });
   const run =
     item.workflow_id !== null && item.run_id !== null && item.kind !== "repaired" ? runHref(item.workflow_id, item.run_id) : null;
-  const setup = !item.resolved && item.kind === "no_model";
+  const setup = !item.resolved && item.kind === "no_model" && item.actions.includes("open_settings");
   const more = seeMore(item);
   if (actions.length === 0 && !run && !more && !setup) return null;
 
@@ -81,7 +81,7 @@ export function NotificationActions({ item, onAct }: { item: Notification; onAct
             }
           }}
         >
-          {actionLabel[action]}
+          {action === "retry_autofix" && item.kind === "no_model" ? "Repair it now" : actionLabel[action]}
         </button>
       ))}
       {setup && (

@@ -661,7 +661,13 @@ export class FakeHealer {
         return older.reverse().slice(0, args.limit as number);
       }
       case "list_notifications": {
-        const items = [...this.notifications].reverse();
+        // As Handle::notifications: a notice about a missing model offers the repair once one is set up.
+        const modelSetUp = this.tierSettings.length > 0;
+        const items = [...this.notifications].reverse().map((n) =>
+          n.kind === "no_model" && !n.resolved && modelSetUp
+            ? { ...n, body: `${n.body} A model is set up now: Healer can try the repair again.`, actions: ["retry_autofix" as const] }
+            : n,
+        );
         return { items, unread: items.filter((n) => !n.read).length };
       }
       case "mark_notifications_read": {

@@ -187,7 +187,9 @@ export class FakeTasks {
     const kept = this.tasks.get(taskId);
     if (!found || !kept) throw { code: "not_found", message: `there is no auto-fix task ${taskId}` };
     const { failed_code, fixed_code, ...fix } = found;
-    return { fix, thread: { task: kept.task, messages: kept.messages }, failed_code, fixed_code };
+    const run = fix.workflow_id === null ? undefined : this.engine.kept(fix.workflow_id).runs.find((r) => r.run.id === fix.run_id);
+    const failed_summary = run?.run.summary.trim() || null;
+    return { fix, thread: { task: kept.task, messages: kept.messages }, failed_code, fixed_code, failed_summary };
   }
 
   /** Answers `cmd` if it is one of the task commands; `undefined` otherwise. */

@@ -116,6 +116,11 @@ export function AddTaskForm({
       </div>
       {saving.isError && <InlineError lead="The task was not saved." error={saving.error} />}
       <div className="form-actions">
+        {!title.trim() && (
+          <span className="field-hint form-actions-why" data-testid="task-save-why">
+            Give the task a title to {editing ? "save it" : "add it"}.
+          </span>
+        )}
         <button type="button" className="button" onClick={onDone}>
           Cancel
         </button>

@@ -28,6 +28,31 @@ function BackToList({ workflowId }: { workflowId: number }) {
 }
 
 /** The maintainer's standing instructions: the same for every task, so folded away. */
+/** The failed run in the person's words: which run, of which version, and how it ended. */
+function failedSentence({ fix, failed_summary }: AutoFixDetail): string {
+  const run = fix.run_number !== null ? `Run #${fix.run_number}` : "A run";
+  const version = fix.from_version ? ` of version ${versionText(fix.from_version)}` : "";
+  const how = failed_summary?.trim().replace(/\.$/, "");
+  return how ? `${run}${version} failed: ${how}.` : `${run}${version} failed.`;
+}
+
+/** What Healer told the repair assistant about the failure (the evidence), folded until asked. */
+function PromptSent({ text }: { text: string }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <div className="prompt-sent" data-testid="autofix-prompt">
+      <button type="button" className="link-button" aria-expanded={open} onClick={() => setOpen(!open)}>
+        {open ? "Hide what Healer told the repair assistant" : "Show what Healer told the repair assistant"}
+      </button>
+      {open && (
+        <Collapsible long={isLong(text)} more="Show all of it">
+          <FencedText text={text} brief />
+        </Collapsible>
+      )}
+    </div>
+  );
+}
+
 function Instructions({ text }: { text: string }) {
   const [open, setOpen] = useState(false);
   return (
@@ -89,9 +114,10 @@ function Steps({ detail, runtime }: { detail: AutoFixDetail; runtime: Runtime })
       case "user":
         return m === firstUser ? (
           <Step key={m.id} kind="evidence" title="What failed" testId="autofix-evidence">
-            <Collapsible long={isLong(m.content)} more="Show all of it">
-              <FencedText text={m.content} brief />
-            </Collapsible>
+            <p className="step-text" data-testid="autofix-failed">
+              {failedSentence(detail)}
+            </p>
+            <PromptSent text={m.content} />
           </Step>
         ) : (
           // Later "user" steps are Healer's own nudges to the model, never the person.

@@ -175,7 +175,6 @@ function WorkflowForm({ mode }: { mode: Mode }) {
   const problems = validation.data?.problems ?? [];
   const visible = new Set(validation.data?.shownFields ?? []);
   const shown = problems.filter((p) => visible.has(p.field));
-  const waiting = problems.filter((p) => !visible.has(p.field));
   const has = (field: Field) => shown.some((p) => p.field === field);
   const packages = usePackageOffers(input.runtime, mode.kind === "create" && form.code.trim() ? form.code : null, null);
 
@@ -485,9 +484,10 @@ function WorkflowForm({ mode }: { mode: Mode }) {
 
       <div className="form-footer">
         <div className="form-footer-text">
-          {waiting.length > 0 && (
+          {/* Beside the greyed-out button, every reason it is greyed out: a field's own message may be out of view. */}
+          {problems.length > 0 && (
             <p className="muted" data-testid="form-waiting">
-              Before saving: {waiting.map((p) => p.message.replace(/\.$/, "")).join("; ")}.
+              Before saving: {problems.map((p) => p.message.replace(/\.$/, "")).join("; ")}.
             </p>
           )}
           {(checkError ?? validation.error) && (
