@@ -364,7 +364,11 @@ impl Handle {
             .items
             .iter()
             .any(|n| n.kind == crate::notification::NotificationKind::NoModel && !n.resolved)
-            && self.services.llm.resolve_tier(crate::llm::Tier::Cheap).is_ok()
+            && self
+                .services
+                .llm
+                .resolve_tier(crate::llm::Tier::Cheap)
+                .is_ok()
         {
             for n in &mut list.items {
                 if n.kind == crate::notification::NotificationKind::NoModel && !n.resolved {

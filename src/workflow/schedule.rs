@@ -246,13 +246,18 @@ fn parse_cron(expression: &str) -> Result<Cron, String> {
     if expression.is_empty() {
         return Err("the cron expression is empty".to_string());
     }
-    // The cron library's own words name its internals (and count six fields when it sees
-    // words); the person gets the shape the hint shows.
-    let cron = Cron::from_str(expression).map_err(|_| {
-        format!(
-            "\u{201c}{expression}\u{201d} is not a cron expression: write five fields, minute hour \
-             day month weekday, like \u{201c}0 7 * * *\u{201d} for every day at 07:00"
-        )
+    // Cron-shaped (five to seven fields of cron's characters): the library's words name the
+    // field that is wrong. Anything else (words like "every day at 7", where the library's
+    // message contradicts the hint) gets the shape to write.
+    let cron = Cron::from_str(expression).map_err(|e| {
+        if cron_shaped(expression) {
+            format!("{expression:?} is not a valid cron expression ({e})")
+        } else {
+            format!(
+                "\u{201c}{expression}\u{201d} is not a cron expression: write five fields, minute \
+                 hour day month weekday, like \u{201c}0 7 * * *\u{201d} for every day at 07:00"
+            )
+        }
     })?;
     if never_comes(&cron) {
         return Err(format!(
@@ -278,6 +283,21 @@ fn never_comes(cron: &Cron) -> bool {
         Ok(next) => next.signed_duration_since(start) > Duration::days(8 * 366),
         Err(_) => true,
     }
+}
+
+/// Five to seven fields, each of digits, `*`, `,`, `-`, `/`, `?` or a month or day name.
+fn cron_shaped(expression: &str) -> bool {
+    let fields: Vec<&str> = expression.split_whitespace().collect();
+    (5..=7).contains(&fields.len())
+        && fields.iter().all(|f| {
+            f.chars()
+                .any(|c| c.is_ascii_digit() || c == '*' || c == '?')
+                || (f.len() == 3 && f.chars().all(|c| c.is_ascii_alphabetic()))
+        })
+        && fields.iter().all(|f| {
+            f.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "*,-/?#".contains(c))
+        })
 }
 
 /// Six or seven fields: the first is seconds.
@@ -338,6 +358,12 @@ mod tests {
             problem.contains("is not a cron expression: write five fields"),
             "{problem}"
         );
+        let range = Schedule::Cron {
+            expression: "61 * * * *".to_string(),
+        }
+        .problem()
+        .unwrap_or_default();
+        assert!(range.contains("not a valid cron expression ("), "{range}");
         assert!(Schedule::Cron {
             expression: "*/5 * * * *".to_string()
         }

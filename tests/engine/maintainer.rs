@@ -551,7 +551,8 @@ async fn with_no_model_the_person_is_told_to_set_one_up_and_then_offered_the_rep
         .expect("still there");
     assert_eq!(n.actions, [NotificationAction::RetryAutofix]);
     assert!(
-        n.body.ends_with("A model is set up now: Healer can try the repair again."),
+        n.body
+            .ends_with("A model is set up now: Healer can try the repair again."),
         "{}",
         n.body
     );
@@ -566,7 +567,12 @@ async fn with_no_model_the_person_is_told_to_set_one_up_and_then_offered_the_rep
     engine.work_inbox(w.id).await.expect("repaired");
     let fixes = engine.autofixes(w.id).expect("fixes");
     assert_eq!(fixes.len(), 1, "{fixes:?}");
-    assert_eq!(fixes[0].status, AutoFixStatus::Fixed, "{}", fixes[0].summary);
+    assert_eq!(
+        fixes[0].status,
+        AutoFixStatus::Fixed,
+        "{}",
+        fixes[0].summary
+    );
 }
 
 #[tokio::test]

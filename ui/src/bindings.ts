@@ -294,6 +294,11 @@ export type AutoFixDetail = {
 	failed_code: string | null,
 	/**  The fix's code, once stored. */
 	fixed_code: string | null,
+	/**
+	 *  How the failed run it repairs ended, in the run's own words ("KeyError: 'total'
+	 *  (logic)"), for the person; the prompt the model got stays folded.
+	 */
+	failed_summary: string | null,
 };
 
 /**  How an auto-fix task stands. */
