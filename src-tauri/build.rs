@@ -11,6 +11,7 @@ fn main() {
         "list_workflows",
         "get_workflow",
         "validate_workflow",
+        "preview_schedule",
         "create_workflow",
         "update_workflow",
         "save_script",

@@ -61,9 +61,16 @@ pub async fn stop_run(state: State<'_, AppState>, run_id: i64) -> CmdResult<()> 
     Ok(state.engine()?.stop_run(run_id).await?)
 }
 
-/// Save the cluster key for workers in the Downloads folder; the file's path.
+/// Save the cluster key for workers where the person chose in the save dialog (else the
+/// Downloads folder); the file's path.
 #[tauri::command]
 #[specta::specta]
-pub async fn export_cluster_key(state: State<'_, AppState>) -> CmdResult<String> {
-    Ok(state.engine()?.export_cluster_key().await?)
+pub async fn export_cluster_key(
+    state: State<'_, AppState>,
+    path: Option<String>,
+) -> CmdResult<String> {
+    Ok(state
+        .engine()?
+        .export_cluster_key(path.map(std::path::PathBuf::from))
+        .await?)
 }

@@ -82,10 +82,31 @@ impl Handle {
         .await
     }
 
-    /// Save the cluster key for workers in the Downloads folder (readable by its owner only);
-    /// the file's path.
-    pub async fn export_cluster_key(&self) -> Result<String> {
-        let folder = super::logs::downloads_folder()?;
+    /// Save the cluster key for workers (readable by its owner only) where the person chose
+    /// (`to`, from the window's save dialog), else in the Downloads folder; the file's path.
+    pub async fn export_cluster_key(&self, to: Option<std::path::PathBuf>) -> Result<String> {
+        let (folder, name) = match to {
+            Some(path) => {
+                let name = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .filter(|n| !n.is_empty())
+                    .ok_or_else(|| {
+                        crate::error::Error::InvalidInput(
+                            "choose a file name for the key".to_string(),
+                        )
+                    })?;
+                let folder = path
+                    .parent()
+                    .map(std::path::Path::to_path_buf)
+                    .unwrap_or_default();
+                (folder, name)
+            }
+            None => (
+                super::logs::downloads_folder()?,
+                "healer-cluster.key".to_string(),
+            ),
+        };
         let keep = self.services.llm.keep();
         let instance = self.services.instance().to_string();
         let key = tokio::task::spawn_blocking(move || {
@@ -96,7 +117,7 @@ impl Handle {
         std::fs::create_dir_all(&folder).map_err(|e| {
             crate::error::Error::io(format!("cannot create {}", folder.display()), e)
         })?;
-        let path = folder.join("healer-cluster.key");
+        let path = folder.join(name);
         crate::cluster::connection::write_key_file(&path, &key)?;
         Ok(path.display().to_string())
     }

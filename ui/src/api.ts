@@ -256,7 +256,7 @@ export const api = {
   /** Stops a run in progress on the cluster. */
   stopRun: (runId: number) => unwrap(commands.stopRun(runId)),
   /** Saves the key workers need in the Downloads folder; the file's path. */
-  exportClusterKey: () => unwrap(commands.exportClusterKey()),
+  exportClusterKey: (path: string | null) => unwrap(commands.exportClusterKey(path)),
 };
 
 /** A command that cannot fail on its own: only transport errors become ApiErrors. */

@@ -166,8 +166,11 @@ export const commands = {
 	getRunsOn: (workflowId: number) => typedError<RunsOn, ErrorPayload>(__TAURI_INVOKE("get_runs_on", { workflowId })),
 	setRunsOn: (workflowId: number, runsOn: RunsOn) => typedError<RunsOn, ErrorPayload>(__TAURI_INVOKE("set_runs_on", { workflowId, runsOn })),
 	stopRun: (runId: number) => typedError<null, ErrorPayload>(__TAURI_INVOKE("stop_run", { runId })),
-	/**  Save the cluster key for workers in the Downloads folder; the file's path. */
-	exportClusterKey: () => typedError<string, ErrorPayload>(__TAURI_INVOKE("export_cluster_key")),
+	/**
+	 *  Save the cluster key for workers where the person chose in the save dialog (else the
+	 *  Downloads folder); the file's path.
+	 */
+	exportClusterKey: (path: string | null) => typedError<string, ErrorPayload>(__TAURI_INVOKE("export_cluster_key", { path })),
 	getSession: (sessionId: number) => typedError<SessionDetail, ErrorPayload>(__TAURI_INVOKE("get_session", { sessionId })),
 	/**  A project's healer settings (the defaults when none were saved). */
 	getHealerConfig: (projectId: number) => typedError<HealerConfig, ErrorPayload>(__TAURI_INVOKE("get_healer_config", { projectId })),

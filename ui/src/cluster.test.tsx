@@ -34,8 +34,20 @@ test("Settings → More computers: a cluster that does not answer says why, one 
   ]);
   expect(healer.cluster.settings?.queue).toBe("healer");
 
+  // How to start a worker is told right here, with the line to type there.
+  await user.click(within(settings).getByText("How to start a worker on another computer"));
+  expect(within(settings).getByTestId("worker-command")).toHaveTextContent(
+    "healer worker --temporal 127.0.0.1:7233 --queue healer --key-file ~/healer-cluster.key",
+  );
+  // The key goes where the person chooses in the save dialog, and the window keeps saying where.
   await user.click(within(settings).getByTestId("cluster-export-key"));
-  expect(await screen.findByText(/The key is saved as \/home\/you\/Downloads\/healer-cluster.key/)).toBeInTheDocument();
+  expect(await within(settings).findByTestId("cluster-key-saved")).toHaveTextContent(
+    "The key is saved as /home/you/Documents/healer-cluster.key.",
+  );
+  // Closing the dialog saves nothing.
+  healer.cluster.keySaveAs = null;
+  await user.click(within(settings).getByTestId("cluster-export-key"));
+  expect(healer.cluster.keyExports).toBe(1);
 
   await user.click(within(settings).getByTestId("cluster-disconnect"));
   const dialog = await screen.findByRole("alertdialog");

@@ -68,5 +68,5 @@ export function useStopRun(workflowId: number) {
 }
 
 export function useExportClusterKey() {
-  return useMutation({ mutationFn: api.exportClusterKey });
+  return useMutation({ mutationFn: (path: string) => api.exportClusterKey(path) });
 }

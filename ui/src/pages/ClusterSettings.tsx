@@ -5,7 +5,9 @@ import { useClusterStatus, useConnectCluster, useDisconnectCluster, useExportClu
 import { Dialog } from "../components/Dialog";
 import { AlertIcon, CheckIcon } from "../components/icons";
 import { InlineError } from "../components/InlineError";
+import { CopyText } from "../components/CopyText";
 import { SecretsFileChoice } from "../components/SecretsFileChoice";
+import { pickKeyFile } from "../folderPicker";
 import { Spinner } from "../components/Loading";
 import { RelativeTime } from "../components/RelativeTime";
 import { useNow } from "../time";
@@ -13,6 +15,16 @@ import { toast } from "../toasts";
 import { plural } from "../workflowText";
 
 const blank: Settings = { address: "", namespace: "default", queue: "healer", tls: false, api_key_env: null };
+/** The line that starts a worker for this connection on another computer. */
+function workerCommand(settings: Settings): string {
+  const parts = ["healer worker", `--temporal ${settings.address}`, `--queue ${settings.queue}`];
+  if (settings.namespace !== "default") parts.push(`--namespace ${settings.namespace}`);
+  if (settings.tls) parts.push("--tls");
+  if (settings.api_key_env) parts.push(`--api-key-env ${settings.api_key_env}`);
+  parts.push("--key-file ~/healer-cluster.key");
+  return parts.join(" ");
+}
+
 /** What the person typed, kept while they look at another Settings tab and come back. */
 let draft: Settings = blank;
 
@@ -277,19 +289,32 @@ function Connected({ status }: { status: ClusterStatus & { settings: Settings } 
       <div className="cluster-key">
         <p className="muted">
           Each computer that takes work runs Healer's worker with the cluster key. Everything Healer sends to the cluster is
-          encrypted with that key, so the cluster itself can't read your scripts, their output or their secrets. Healer's
-          guide to running on more computers explains how to start a worker.
+          encrypted with that key, so the cluster itself can't read your scripts, their output or their secrets.
         </p>
+        <details className="worker-steps" data-testid="worker-steps">
+          <summary>How to start a worker on another computer</summary>
+          <ol>
+            <li>Save the key for workers (below) and copy the file to that computer. Keep it private: it opens everything sent to the cluster.</li>
+            <li>Install Healer there, the same way as here.</li>
+            <li>
+              On that computer, start the worker with this line, naming where you put the key:
+              <CopyText
+                label="Type"
+                text={workerCommand(settings)}
+                testId="worker-command"
+              />
+            </li>
+            <li>Within a few seconds it shows above, under the work it takes.</li>
+          </ol>
+        </details>
         <div className="action-row">
           <button
             type="button"
             className="button"
             disabled={exportKey.isPending}
-            onClick={() =>
-              exportKey.mutate(undefined, {
-                onSuccess: (path) => toast(`The key is saved as ${path}. Copy it to each computer that takes work, and keep it private.`),
-              })
-            }
+            onClick={() => {
+              void pickKeyFile().then((path) => path !== null && exportKey.mutate(path));
+            }}
             data-testid="cluster-export-key"
           >
             {exportKey.isPending && <Spinner />}
@@ -300,6 +325,12 @@ function Connected({ status }: { status: ClusterStatus & { settings: Settings } 
             Stop using the cluster
           </button>
         </div>
+        {exportKey.isSuccess && (
+          <p className="result tone-good" role="status" data-testid="cluster-key-saved">
+            The key is saved as <span className="mono">{exportKey.data}</span>. Copy it to each computer that takes work,
+            and keep it private.
+          </p>
+        )}
         {exportKey.isError && <InlineError lead="The key wasn't saved." error={exportKey.error} />}
       </div>
       {leaving && <DisconnectDialog onCancel={() => setLeaving(false)} />}

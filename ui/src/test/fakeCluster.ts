@@ -11,6 +11,8 @@ export class FakeCluster {
   placement = new Map<number, string>();
   stopped: number[] = [];
   keyExports = 0;
+  /** What the save dialog returns for the key (null: the person closed it). */
+  keySaveAs: string | null = "/home/you/Documents/healer-cluster.key";
 
   /** `keyPlace`: whether the computer has a place for the cluster key (a keyring, or the file). */
   constructor(private keyPlace: () => boolean = () => true) {}
@@ -92,10 +94,12 @@ export class FakeCluster {
           this.stopped.push(args.runId as number);
           return null;
         };
+      case "plugin:dialog|save":
+        return () => this.keySaveAs;
       case "export_cluster_key":
         return () => {
           this.keyExports += 1;
-          return "/home/you/Downloads/healer-cluster.key";
+          return (args.path as string | null) ?? "/home/you/Downloads/healer-cluster.key";
         };
       default:
         return undefined;

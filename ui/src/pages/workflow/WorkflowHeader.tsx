@@ -1,8 +1,9 @@
 import { useRef, useState, type ReactNode } from "react";
 import { toApiError } from "../../api";
 import type { WorkflowDetail } from "../../bindings";
+import { CopyText } from "../../components/CopyText";
 import { Dialog } from "../../components/Dialog";
-import { AlertIcon, ArrowLeftIcon, CopyIcon, PauseIcon, PencilIcon, PlayIcon, TrashIcon } from "../../components/icons";
+import { AlertIcon, ArrowLeftIcon, PauseIcon, PencilIcon, PlayIcon, TrashIcon } from "../../components/icons";
 import { InlineError } from "../../components/InlineError";
 import { Spinner } from "../../components/Loading";
 import { REVIEW_CLEARS, REVIEW_EXPLANATION, ReviewBadge } from "../../components/ReviewBadge";
@@ -26,33 +27,7 @@ export function BackLink() {
 }
 
 function FolderPath({ folder }: { folder: string }) {
-  const text = useRef<HTMLElement>(null);
-  const [copied, setCopied] = useState(false);
-
-  async function copy() {
-    try {
-      await navigator.clipboard.writeText(folder);
-      setCopied(true);
-      window.setTimeout(() => setCopied(false), 1600);
-    } catch {
-      // No clipboard access: select the path so the person can copy it themselves.
-      const selection = window.getSelection();
-      if (text.current && selection) selection.selectAllChildren(text.current);
-    }
-  }
-
-  return (
-    <div className="path-row folder-row">
-      <span className="folder-label">Folder</span>
-      <code className="path" ref={text} data-testid="workflow-folder">
-        {folder}
-      </code>
-      <button type="button" className="button button-small" onClick={() => void copy()}>
-        <CopyIcon size={15} />
-        {copied ? "Copied" : "Copy"}
-      </button>
-    </div>
-  );
+  return <CopyText label="Folder" text={folder} testId="workflow-folder" className="folder-row" />;
 }
 
 function DeleteDialog({ detail, onCancel }: { detail: WorkflowDetail; onCancel: () => void }) {
