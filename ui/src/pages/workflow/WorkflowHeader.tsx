@@ -1,4 +1,4 @@
-import { useRef, useState, type ReactNode } from "react";
+import { useState, type ReactNode } from "react";
 import { toApiError } from "../../api";
 import type { WorkflowDetail } from "../../bindings";
 import { CopyText } from "../../components/CopyText";
