@@ -95,6 +95,9 @@ pub async fn replan(paths: &Paths, name: String, message: String, json: bool) ->
     if let Some(error) = &chat.last_error {
         // The model could not answer: nothing was done, and the person must know why.
         eprintln!("The planner could not answer: {error}");
+        if error.starts_with("no model is set up") {
+            eprintln!("{}", crate::NO_MODEL_HINT);
+        }
         return Ok(false);
     }
     // The turn just taken: everything after the person's last message.

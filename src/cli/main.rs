@@ -245,8 +245,15 @@ fn main() -> ExitCode {
 
 fn fail(error: &Error) -> ExitCode {
     eprintln!("healer: {error}");
+    if error.code() == healer::ErrorCode::NoModelConfigured {
+        eprintln!("healer: {NO_MODEL_HINT}");
+    }
     ExitCode::from(1)
 }
+
+/// The engine's sentence about a missing model is the window's (Settings → Models); on a
+/// terminal the same is done with these commands.
+pub(crate) const NO_MODEL_HINT: &str = "on a terminal: healer provider add, then healer tier set";
 
 /// Ok(false): the command worked, and what it reports is a failure (exit 1).
 async fn run(command: Command, paths: Paths) -> Result<bool> {

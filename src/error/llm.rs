@@ -48,7 +48,7 @@ pub enum LlmError {
         detail: String,
     },
 
-    #[error("{provider}: not found (HTTP 404: {detail}). Check the provider's base URL and the model name")]
+    #[error("{provider}: not found (HTTP 404: {detail}). Check the provider's address and the model name")]
     NotFound { provider: String, detail: String },
 
     #[error("{provider} is rate limiting Healer (HTTP 429 after {attempts} attempt(s){}): {detail}", wait_hint(*retry_after_secs))]
@@ -92,7 +92,9 @@ pub enum LlmError {
     #[error("{provider}'s answer could not be read: {detail}")]
     BadResponse { provider: String, detail: String },
 
-    #[error("no model is configured: add a provider and choose a model for a tier in Settings → Models (on a terminal: healer provider add, then healer tier set)")]
+    #[error(
+        "no model is set up: add a provider and choose a model for a tier in Settings → Models"
+    )]
     NoModelConfigured,
 
     #[error("budget exceeded: {} ({limit}; {used} used, this call needs up to {needed}). The call was not made: raise the cap in Settings → Models → Budgets, or wait", cap.describe())]

@@ -314,11 +314,40 @@ fn error_detail(body: &str) -> String {
             .and_then(|m| m.as_str())
             .map(str::to_string)
     });
+    if message.is_none() && looks_like_a_web_page(body) {
+        // A whole HTML page (a wrong address, a proxy's error page) says nothing in a sentence.
+        return match page_title(body) {
+            Some(title) => format!(
+                "the server answered with a web page (\u{201c}{title}\u{201d}), not a model's answer"
+            ),
+            None => "the server answered with a web page, not a model's answer".to_string(),
+        };
+    }
     let text = message.unwrap_or_else(|| body.trim().to_string());
     if text.is_empty() {
         return "no details given".to_string();
     }
     shorten(&text, DETAIL_CHARS)
+}
+
+fn looks_like_a_web_page(body: &str) -> bool {
+    let start: String = body.trim_start().chars().take(200).collect();
+    let lower = start.to_ascii_lowercase();
+    lower.starts_with("<!doctype html") || lower.starts_with("<html") || lower.contains("<html")
+}
+
+/// The text of a page's `<title>`, shortened.
+fn page_title(body: &str) -> Option<String> {
+    let lower = body.to_ascii_lowercase();
+    let start = lower.find("<title")?;
+    let open_end = start + lower[start..].find('>')? + 1;
+    let close = open_end + lower[open_end..].find("</title")?;
+    let title = body
+        .get(open_end..close)?
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    (!title.is_empty()).then(|| shorten(&title, 80))
 }
 
 pub fn shorten(text: &str, max: usize) -> String {
@@ -344,7 +373,39 @@ fn is_context_length(body: &str) -> bool {
 }
 
 fn describe_reqwest(e: &reqwest::Error) -> String {
-    // reqwest's Display names the URL and the kind; the source chain says what really failed.
+    // A connection that could not be made, in a sentence naming where (the chain of causes,
+    // "tcp connect error: …", is for the log).
+    if e.is_connect() || e.is_timeout() {
+        let chain = chain_text(e).to_ascii_lowercase();
+        let place = e
+            .url()
+            .and_then(|u| {
+                u.host_str().map(|h| {
+                    format!(
+                        "{h}{}",
+                        u.port().map(|p| format!(":{p}")).unwrap_or_default()
+                    )
+                })
+            })
+            .unwrap_or_else(|| "the address".to_string());
+        if chain.contains("connection refused") {
+            return format!("nothing answers at {place} (the connection was refused)");
+        }
+        if chain.contains("dns error") || chain.contains("failed to lookup address") {
+            return format!("{place} could not be found (the name does not resolve)");
+        }
+        if e.is_timeout() || chain.contains("timed out") {
+            return format!("{place} did not answer in time");
+        }
+        if chain.contains("certificate") || chain.contains("tls") {
+            return format!("a secure connection to {place} could not be made (its certificate was not accepted)");
+        }
+    }
+    crate::error::without_os_error_numbers(&chain_text(e))
+}
+
+/// reqwest's Display names the URL and the kind; the source chain says what really failed.
+fn chain_text(e: &reqwest::Error) -> String {
     let mut text = e.to_string();
     let mut source = std::error::Error::source(e);
     while let Some(s) = source {
@@ -352,13 +413,47 @@ fn describe_reqwest(e: &reqwest::Error) -> String {
         text.push_str(&s.to_string());
         source = s.source();
     }
-    crate::error::without_os_error_numbers(&text)
+    text
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use reqwest::header::HeaderValue;
+
+    #[test]
+    fn a_web_page_for_an_answer_is_said_in_a_sentence_with_its_title() {
+        let page = "<!DOCTYPE html>\n<html><head><title>404 Not\n Found</title></head><body><h1>Not Found</h1><p>The requested URL was not found on this server.</p></body></html>";
+        assert_eq!(
+            error_detail(page),
+            "the server answered with a web page (\u{201c}404 Not Found\u{201d}), not a model's answer"
+        );
+        assert_eq!(
+            error_detail("<html><body>Bad gateway</body></html>"),
+            "the server answered with a web page, not a model's answer"
+        );
+        assert_eq!(
+            error_detail(r#"{"error": {"message": "model not found"}}"#),
+            "model not found"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_connection_nobody_answers_is_said_with_where_not_as_a_chain_of_causes() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free port");
+        let e = reqwest::Client::new()
+            .get(format!("http://127.0.0.1:{port}/v1/models"))
+            .send()
+            .await
+            .expect_err("nothing listens there");
+        assert_eq!(
+            describe_reqwest(&e),
+            format!("nothing answers at 127.0.0.1:{port} (the connection was refused)")
+        );
+    }
 
     #[test]
     fn retry_after_reads_milliseconds_seconds_and_dates() {

@@ -121,7 +121,9 @@ async fn with_no_model_configured_the_error_is_typed_and_says_what_to_do() {
         .await
         .expect_err("nothing to call");
     assert_eq!(error.code(), ErrorCode::NoModelConfigured);
-    assert!(error.to_string().contains("healer tier set"), "{error}");
+    // Said as the window says it; the CLI adds the commands (tests/engine/cli.rs).
+    assert!(error.to_string().contains("Settings → Models"), "{error}");
+    assert!(!error.to_string().contains("healer tier set"), "{error}");
     assert!(s.server.seen().is_empty());
     s.engine.shutdown().await;
 }

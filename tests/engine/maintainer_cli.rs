@@ -228,3 +228,35 @@ async fn a_give_up_reaches_the_cli_notifications_with_re_plan() {
     );
     assert!(said.contains("Re-plan: healer replan"), "{said}");
 }
+
+/// With no model set up, a command that needs one says what to do on a terminal (the window's
+/// sentence names Settings → Models; the commands are added here).
+#[test]
+fn with_no_model_a_command_that_needs_one_names_the_commands_that_set_one_up() {
+    let (tmp, paths) = crate::data_dir();
+    let script = tmp.path().join("s.py");
+    std::fs::write(&script, "print('hi')\n").expect("script");
+    let made = healer(
+        &paths,
+        &[
+            "workflow",
+            "create",
+            "--title",
+            "Hello",
+            "--runtime",
+            "python3",
+            "--file",
+            script.to_str().expect("path"),
+        ],
+        &[],
+    );
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    let out = healer(&paths, &["replan", "hello", "Say hello twice"], &[]);
+    let said = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("no model is set up"), "{said}");
+    assert!(
+        said.contains("on a terminal: healer provider add, then healer tier set"),
+        "{said}"
+    );
+}

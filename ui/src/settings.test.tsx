@@ -43,7 +43,8 @@ test("settings tells where Healer keeps its data", async () => {
   expect(screen.getByText("/home/ada/.local/share/healer")).toBeInTheDocument();
   expect(screen.getByText("/home/ada/.local/share/healer/healer.db")).toBeInTheDocument();
   expect(screen.getByText("/home/ada/.local/share/healer/logs")).toBeInTheDocument();
-  expect(screen.getByText("Schema version").nextElementSibling).toHaveTextContent("3");
+  expect(screen.getByText("Version").nextElementSibling).toHaveTextContent("(data format 3)");
+  expect(screen.queryByText("Schema version")).not.toBeInTheDocument();
 });
 
 test("a log folder that cannot be opened shows the reason next to the button", async () => {

@@ -13,10 +13,10 @@ import { ModelsSettings } from "./models/ModelsSettings";
 
 function About({ info }: { info: AppInfo }) {
   const rows: [string, string, boolean][] = [
-    ["Version", info.version, false],
+    // The data's format number goes with the version, for a support question, not as a row of its own.
+    ["Version", `${info.version} (data format ${info.schema_version})`, false],
     ["Data folder", info.data_dir, true],
     ["Database", info.db_path, true],
-    ["Schema version", String(info.schema_version), false],
   ];
   return (
     <section className="card settings-section" aria-labelledby="about-title">
