@@ -35,6 +35,15 @@ pub(crate) fn capitalise(s: &str) -> String {
     }
 }
 
+/// "1 file", "3 files": a count with its noun, as a person writes it.
+pub(crate) fn count(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
 /// What runs the script.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(tag = "kind", rename_all = "snake_case")]

@@ -94,9 +94,10 @@ impl Handle {
             what: format!("snapshot {id} of task {} was restored", snap.task_id),
         })?;
         Ok(match restored.previous {
-            Some(p) => format!(
-                "Restored snapshot {id} into the worktree of task {} ({} file(s) written, {} removed); what was there is kept as {}",
-                snap.task_id, restored.written, restored.removed, p.ref_name
+            Some(_) => format!(
+                "Restored snapshot {id} into the task's worktree ({} written, {} removed); what was there before is kept as a snapshot too",
+                crate::workflow::count(restored.written, "file", "files"),
+                restored.removed,
             ),
             None => format!("The worktree of task {} already matched snapshot {id}", snap.task_id),
         })

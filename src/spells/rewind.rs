@@ -244,11 +244,16 @@ impl Spell for RewindUncommitted {
         let snap = current(cx, snap).await?;
         let done = rewind_to(cx, head.clone(), false).await?;
         let mut report = SpellReport::done(format!(
-            "The worktree is back at its last commit ({}); the {} changed file(s) are kept as snapshot {}{}",
+            "The worktree is back at its last commit ({}); {} kept as snapshot {}{}",
             short(&head),
-            cx.context.git_status.len(),
+            match cx.context.git_status.len() {
+                1 => "the changed file is".to_string(),
+                n => format!("the {n} changed files are"),
+            },
             snap.seq,
-            done.index_left.map(|n| format!(" ({n})")).unwrap_or_default()
+            done.index_left
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default()
         ));
         report.snapshot_id = Some(snap.id);
         Ok(report)
