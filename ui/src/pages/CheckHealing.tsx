@@ -9,10 +9,10 @@ export function CheckHealing() {
   const send = useSendTestAlert();
   return (
     <section className="card settings-section" aria-labelledby="check-title">
-      <h2 className="section-title" id="check-title">Check healing</h2>
+      <h2 className="section-title" id="check-title">Test the alerts</h2>
       <p className="muted">
-        Healer raises a harmless test failure, heals it the way it would heal a broken script, and sends you a
-        notification about it.
+        Healer raises a harmless test failure, takes it through the same steps as a failed script (there is nothing to
+        repair in it), and sends you the notification you would get.
       </p>
       <div className="action-row">
         <button

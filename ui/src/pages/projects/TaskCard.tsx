@@ -94,10 +94,10 @@ export function TaskCard({
             type="button"
             className="link-button"
             disabled={busy}
-            onClick={() => status.mutate({ taskId: task.id, status: "closed", reason: "Closed by hand" })}
+            onClick={() => status.mutate({ taskId: task.id, status: "closed", reason: "Marked done by hand" })}
             data-testid="close-task"
           >
-            Close
+            Mark done
           </button>
         )}
         {task.status === "open" && (
