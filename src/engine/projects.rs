@@ -1,7 +1,7 @@
 //! The engine's project API (what the desktop app and the CLI call), and the agent registry
 //! the runner chooses from. Adding an agent: its file in `src/agent/`, one line in [`agents`].
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use tokio::sync::broadcast;
@@ -61,7 +61,7 @@ impl Handle {
 
     /// Make a folder a repository with a first commit (the form's offer), then look again.
     pub async fn init_project_folder(&self, path: &str) -> Result<FolderCheck> {
-        let dir = PathBuf::from(path.trim());
+        let dir = project::canonical(Path::new(path.trim()));
         tokio::task::spawn_blocking(move || project::init_with_first_commit(&dir))
             .await
             .map_err(|e| Error::Internal(format!("git init stopped: {e}")))??;

@@ -266,11 +266,40 @@ pub fn trimmed(path: &Path) -> String {
     }
 }
 
-/// The folder as stored: absolute, symlinks resolved.
+/// The folder as stored: absolute, symlinks resolved, a leading `~` read as the home folder
+/// (a path typed by hand, as a shell would read it).
 pub fn canonical(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+    let path = home_expanded(path);
+    std::fs::canonicalize(&path).unwrap_or(path)
+}
+
+fn home_expanded(path: &Path) -> PathBuf {
+    let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) else {
+        return path.to_path_buf();
+    };
+    match path.strip_prefix("~") {
+        Ok(rest) => PathBuf::from(home).join(rest),
+        Err(_) => path.to_path_buf(),
+    }
 }
 
 pub fn git_error(context: &str, e: git2::Error) -> Error {
     Error::Internal(format!("{context}: {}", e.message()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_leading_tilde_is_the_home_folder() {
+        let home = std::path::PathBuf::from(std::env::var_os("HOME").expect("HOME"));
+        assert_eq!(
+            home_expanded(Path::new("~/code/site")),
+            home.join("code/site")
+        );
+        assert_eq!(home_expanded(Path::new("~")), home);
+        assert_eq!(home_expanded(Path::new("/srv/~x")), Path::new("/srv/~x"));
+        assert_eq!(home_expanded(Path::new("~other/x")), Path::new("~other/x"));
+    }
 }
