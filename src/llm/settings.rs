@@ -29,6 +29,14 @@ pub fn set_budgets(store: &Store, budgets: &Budgets) -> Result<()> {
             "token caps must be more than zero".to_string(),
         ));
     }
+    // A task cap below one call's would stop every task at its first call.
+    if budgets.per_task_tokens < u64::from(budgets.max_tokens_per_call) {
+        return Err(Error::InvalidInput(format!(
+            "a task may use at most {} tokens, less than one call may write ({}): raise the task's \
+             cap, or lower the call's",
+            budgets.per_task_tokens, budgets.max_tokens_per_call
+        )));
+    }
     if budgets
         .per_day_cost_usd
         .is_some_and(|c| !c.is_finite() || c < 0.0)

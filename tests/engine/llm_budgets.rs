@@ -233,3 +233,34 @@ async fn ollama_is_found_with_its_models_and_needs_no_key() {
     assert!(!gone.running);
     assert!(gone.detail.unwrap_or_default().contains("no Ollama at"));
 }
+
+/// Caps that contradict each other are refused with why: a task cap below one call's would stop
+/// every task at its first call.
+#[tokio::test]
+async fn caps_that_contradict_each_other_are_refused_with_why() {
+    let s = setup(
+        ProviderKind::OpenaiCompatible,
+        "HEALER_TEST_KEY_CAPS",
+        "sk-caps",
+    )
+    .await;
+    let defaults = healer::llm::Budgets::default();
+    s.engine
+        .set_llm_budgets(defaults.clone())
+        .expect("the shipped caps agree");
+    let refused = s
+        .engine
+        .set_llm_budgets(healer::llm::Budgets {
+            per_task_tokens: 1_000,
+            ..defaults
+        })
+        .expect_err("below one call");
+    assert_eq!(refused.code(), ErrorCode::InvalidInput);
+    assert!(
+        refused
+            .to_string()
+            .contains("less than one call may write (4096)"),
+        "{refused}"
+    );
+    s.engine.shutdown().await;
+}

@@ -192,6 +192,17 @@ test("budgets are saved", async () => {
   expect(screen.queryByTestId("budget-per-day-problem")).not.toBeInTheDocument();
   expect(healer.callsTo("set_budgets")).toHaveLength(calls);
   expect(screen.queryByText("Saved")).not.toBeInTheDocument();
+
+  // A task cap below one call's is refused with why, not saved without a word.
+  await user.clear(screen.getByTestId("budget-per-call"));
+  await user.type(screen.getByTestId("budget-per-call"), "8000");
+  await user.clear(screen.getByTestId("budget-cost"));
+  await user.type(screen.getByTestId("budget-cost"), "1.50");
+  await user.clear(screen.getByTestId("budget-per-task"));
+  await user.type(screen.getByTestId("budget-per-task"), "5000");
+  await user.click(screen.getByTestId("save-budgets"));
+  expect(await screen.findByRole("alert")).toHaveTextContent("less than one call may write (8000)");
+  expect(screen.queryByText("Saved")).not.toBeInTheDocument();
 });
 
 test("today's usage shows tokens and cost per tier", async () => {

@@ -828,6 +828,12 @@ export class FakeHealer {
         if (!budgets.max_tokens_per_call || !budgets.per_task_tokens || !budgets.per_day_tokens) {
           throw { code: "invalid_input", message: "token caps must be more than zero" };
         }
+        if (budgets.per_task_tokens < budgets.max_tokens_per_call) {
+          throw {
+            code: "invalid_input",
+            message: `a task may use at most ${budgets.per_task_tokens} tokens, less than one call may write (${budgets.max_tokens_per_call}): raise the task's cap, or lower the call's`,
+          };
+        }
         if (budgets.per_day_cost_usd !== null && budgets.per_day_cost_usd < 0) {
           throw { code: "invalid_input", message: "the daily cost cap must be zero or more" };
         }
