@@ -29,7 +29,19 @@ export function SecretsSection({ workflowId }: { workflowId: number }) {
     const value = field.value;
     field.value = "";
     setTyped(false);
-    save.mutate({ name: name.trim(), value }, { onSuccess: () => setName("") });
+    save.mutate(
+      { name: name.trim(), value },
+      {
+        onSuccess: () => setName(""),
+        // Refused (a name the engine will not take, no place to keep it): what was pasted is not lost.
+        onError: () => {
+          if (valueField.current && !valueField.current.value) {
+            valueField.current.value = value;
+            setTyped(true);
+          }
+        },
+      },
+    );
   }
 
   function onKeyDown(event: KeyboardEvent) {
