@@ -53,9 +53,11 @@ describe("A workflow's secret in the real window", { timeout: 240_000 }, () => {
     assert.doesNotMatch(said, /object Object|invalid_input/);
     await app.shot("refused");
 
+    // Refused, what was pasted stays in its field: only the name is typed again.
+    const kept = await session.executeScript("return document.querySelector('[data-testid=secret-value]').value === arguments[0];", [TOKEN]);
+    assert.equal(kept, true, "the pasted value is still in its field");
     await session.executeScript("arguments[0].select();", [{ "element-6066-11e4-a52e-4f735466cecf": name.id }]);
     await session.sendKeys(name.id, "API_TOKEN");
-    await session.sendKeys((await session.waitFor('[data-testid="secret-value"]')).id, TOKEN);
     await session.click((await session.waitFor('[data-testid="secret-save"]:not([disabled])')).id);
     await session.waitFor('[data-testid="secret-row"][data-name="API_TOKEN"]', {
       timeoutMs: 10_000,
