@@ -113,6 +113,8 @@ test("the automatic repair's question opens the chat and stays before the person
   const chat = await screen.findByTestId("planner-chat");
   const waiting = await within(chat).findByTestId("maintainer-question");
   expect(waiting).toHaveTextContent("The automatic repair stopped and asks you");
+  // The box says whose question it answers.
+  expect(within(chat).getByLabelText("Message to the planner")).toHaveAttribute("placeholder", "Answer the repair assistant's question…");
 
   await user.type(within(chat).getByLabelText("Message to the planner"), "Yes, the same figure{Enter}");
   await waitFor(() => expect(within(chat).getByTestId("chat-planner")).toHaveTextContent("Thanks, I will read amount."));

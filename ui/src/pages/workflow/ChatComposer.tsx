@@ -12,8 +12,8 @@ export function ChatComposer({
   focus,
   onSend,
 }: {
-  /** The planner's open question: the message answers it. */
-  question: boolean;
+  /** Whose open question the message answers: the planner's, the repair assistant's (a repair that gave up), or none. */
+  question: "planner" | "repair" | null;
   canSend: boolean;
   sending: boolean;
   /** Take the cursor when shown (the chat was opened to answer). */
@@ -50,7 +50,13 @@ export function ChatComposer({
         className="input chat-input"
         aria-label="Message to the planner"
         aria-describedby={hintId}
-        placeholder={question ? "Answer the planner's question…" : "Tell the planner what this workflow should do…"}
+        placeholder={
+          question === "repair"
+            ? "Answer the repair assistant's question…"
+            : question === "planner"
+              ? "Answer the planner's question…"
+              : "Tell the planner what this workflow should do…"
+        }
         rows={3}
         maxLength={4000}
         value={text}

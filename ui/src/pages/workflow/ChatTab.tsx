@@ -129,7 +129,7 @@ function Conversation({ chat, workflowId, focus }: { chat: PlannerChat; workflow
       {showFailure && <FailureNote failure={failure} />}
       {send.isError && <InlineError lead="The message couldn't be sent." error={send.error} />}
       <ChatComposer
-        question={chat.question !== null || asked !== null}
+        question={chat.question !== null ? "planner" : asked !== null ? "repair" : null}
         canSend={!chat.busy}
         sending={send.isPending}
         focus={focus}
