@@ -81,6 +81,8 @@ test("a workflow is moved to the cluster from its page, its run there can be sto
   expect(within(picker).getByRole("radio", { name: "This computer" })).toBeChecked();
   await user.click(within(picker).getByRole("radio", { name: "Other computers (healer)" }));
   await waitFor(() => expect(healer.cluster.placement.get(w.workflow.id)).toBe("healer"));
+  // The move is said, not only a radio dot that changed.
+  expect(await screen.findByText("It runs on other computers now: its next run goes to the work sent to “healer”.")).toBeInTheDocument();
   await waitFor(() => expect(within(picker).getByRole("radio", { name: "Other computers (healer)" })).toBeChecked());
 
   // The open run is on another computer: no live output, and Stop.

@@ -1,6 +1,8 @@
 import type { RunsOn } from "../../bindings";
 import { useClusterStatus, useRunsOn, useSetRunsOn } from "../../clusterQueries";
 import { InlineError } from "../../components/InlineError";
+import { Spinner } from "../../components/Loading";
+import { toast } from "../../toasts";
 import { settingsHref } from "../../usePage";
 
 /** "Runs on": this computer, or the cluster; the choice is made here, on the workflow's page. */
@@ -23,7 +25,14 @@ export function RunsOnFact({ workflowId }: { workflowId: number }) {
   const queue = onCluster ? current.queue : (connected?.queue ?? "");
   const pick = (cluster: boolean) => {
     if (cluster === onCluster || choose.isPending) return;
-    choose.mutate(cluster ? { kind: "cluster", queue: "" } : { kind: "local" });
+    choose.mutate(cluster ? { kind: "cluster", queue: "" } : { kind: "local" }, {
+      onSuccess: (now) =>
+        toast(
+          now.kind === "cluster"
+            ? `It runs on other computers now: its next run goes to the work sent to “${now.queue}”.`
+            : "It runs on this computer again from its next run.",
+        ),
+    });
   };
   return (
     <>
@@ -51,6 +60,7 @@ export function RunsOnFact({ workflowId }: { workflowId: number }) {
           <span>
             Other computers <span className="muted">({queue})</span>
           </span>
+          {choose.isPending && <Spinner label="Moving it" />}
         </label>
       </div>
       {choose.isError && <InlineError lead="Where it runs wasn't changed." error={choose.error} />}
