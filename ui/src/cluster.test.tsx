@@ -142,3 +142,15 @@ test("a run sent to the cluster while no computer takes its work says it waits, 
   expect(within(waiting).getByRole("link", { name: "More computers" })).toHaveAttribute("href", "#/settings/computers");
   expect(waiting).not.toHaveTextContent("Running on another computer");
 });
+
+test("a worker that stopped asking for work is shown as stopped, not as taking work", async () => {
+  const healer = new FakeHealer().install();
+  healer.cluster.settings = { address: "temporal.lan:7233", namespace: "default", queue: "healer", tls: false, api_key_env: null };
+  healer.cluster.workers.set("healer", ["office-mac", "rack-2"]);
+  healer.cluster.silentFor.set("rack-2", 5 * 60_000);
+  renderApp("#/settings/computers");
+  const workers = await screen.findAllByTestId("cluster-worker");
+  expect(workers.map((w) => w.getAttribute("data-state"))).toEqual(["taking-work", "stopped"]);
+  expect(workers[1]).toHaveTextContent("stopped: it last asked for work 5 min ago");
+  expect(workers[0]).toHaveTextContent("asked for work just now");
+});

@@ -28,6 +28,9 @@ function workerCommand(settings: Settings): string {
 /** What the person typed, kept while they look at another Settings tab and come back. */
 let draft: Settings = blank;
 
+/** How long a worker may be silent before it is shown as stopped (it polls every few seconds). */
+const STOPPED_AFTER_MS = 90_000;
+
 /** The computers taking work from one queue, as the cluster last saw them. */
 function QueueList({ queue, now }: { queue: QueueWorkers; now: number }) {
   return (
@@ -41,16 +44,27 @@ function QueueList({ queue, now }: { queue: QueueWorkers; now: number }) {
         </p>
       ) : (
         <ul className="cluster-workers">
-          {queue.workers.map((worker) => (
-            <li key={worker.name} className="cluster-worker" data-testid="cluster-worker">
-              <span className="cluster-worker-name">{worker.name}</span>
-              {worker.last_seen && (
-                <span className="muted">
-                  asked for work <RelativeTime iso={worker.last_seen} now={now} />
-                </span>
-              )}
-            </li>
-          ))}
+          {queue.workers.map((worker) => {
+            // A worker asks for work every few seconds while it runs; one silent for longer
+            // has stopped (Temporal keeps listing it for a few minutes).
+            const stopped = worker.last_seen !== null && now - Date.parse(worker.last_seen) > STOPPED_AFTER_MS;
+            return (
+              <li
+                key={worker.name}
+                className="cluster-worker"
+                data-testid="cluster-worker"
+                data-state={stopped ? "stopped" : "taking-work"}
+              >
+                <span className="cluster-worker-name">{worker.name}</span>
+                {worker.last_seen && (
+                  <span className={stopped ? "tone-warn" : "muted"}>
+                    {stopped ? "stopped: it last asked for work " : "asked for work "}
+                    <RelativeTime iso={worker.last_seen} now={now} />
+                  </span>
+                )}
+              </li>
+            );
+          })}
         </ul>
       )}
     </div>

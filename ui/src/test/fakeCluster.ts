@@ -8,6 +8,8 @@ export class FakeCluster {
   settings: ClusterSettings | null = null;
   /** The workers polling each queue. */
   workers = new Map<string, string[]>();
+  /** How long ago a worker last asked for work, in ms (default: a few seconds). */
+  silentFor = new Map<string, number>();
   placement = new Map<number, string>();
   stopped: number[] = [];
   keyExports = 0;
@@ -22,8 +24,8 @@ export class FakeCluster {
   }
 
   queue(name: string): QueueWorkers {
-    const seen = new Date(Date.now() - 3_000).toISOString();
-    return { queue: name, workers: (this.workers.get(name) ?? []).map((w) => ({ name: w, last_seen: seen })) };
+    const seen = (w: string) => new Date(Date.now() - (this.silentFor.get(w) ?? 3_000)).toISOString();
+    return { queue: name, workers: (this.workers.get(name) ?? []).map((w) => ({ name: w, last_seen: seen(w) })) };
   }
 
   status(): ClusterStatus {
