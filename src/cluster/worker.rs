@@ -72,10 +72,21 @@ impl RunActivities {
             run.title,
             run.run_id
         );
+        let scheduled_by = ctx.info().workflow_id.clone().unwrap_or_default();
         let mut outcome = AttemptOutcome {
+            for_run: scheduled_by.clone(),
+            number: input.number,
             worker: self.name.clone(),
             ..AttemptOutcome::default()
         };
+        // Only the run its input was sealed for may ask for an attempt: a sealed input copied
+        // into another execution (or a standalone activity) is refused, never run.
+        if let Some(why) = super::flow::refusal(run, &scheduled_by) {
+            tracing::warn!("refused an attempt of “{}”: {why}", run.title);
+            outcome.spawn_failed = true;
+            outcome.note = Some(format!("the worker refused to run it: {why}"));
+            return Ok(outcome);
+        }
         let environment = match Ecosystem::of(&run.runtime) {
             Some(ecosystem) if !run.requirements.is_empty() => {
                 match self.environment(&ctx, ecosystem, &run.requirements).await {

@@ -27,15 +27,41 @@ const MAX_REQUEST: usize = 64 * 1024 * 1024;
 
 /// What may follow the provider's base path: the model endpoints agents call, nothing else of
 /// the provider's API (its files, its billing) is reachable with the real key.
-const MODEL_PATHS: [&str; 7] = [
+/// What an agent may ask of the provider, exactly (after the provider's own base path): a
+/// model call (POST), or the list of models (GET). Anything else — batches, files, stored
+/// completions, fine-tuned models, another method — is not passed, since the real key would
+/// go with it.
+const MODEL_CALLS: [&str; 8] = [
     "/v1/messages",
     "/messages",
+    "/v1/messages/count_tokens",
+    "/messages/count_tokens",
     "/responses",
     "/v1/responses",
     "/chat/completions",
     "/v1/chat/completions",
-    "/models",
 ];
+const MODEL_LISTS: [&str; 2] = ["/models", "/v1/models"];
+
+/// Whether `method` on `rest` (the path after the provider's base path) is a model request. A
+/// path with a dot segment, an encoded character or a backslash is never one: the URL library
+/// would resolve it to somewhere else.
+fn is_model_request(method: &hyper::Method, rest: &str) -> bool {
+    if rest.contains('%') || rest.contains('\\') {
+        return false;
+    }
+    if rest
+        .split('/')
+        .any(|segment| segment == "." || segment == "..")
+    {
+        return false;
+    }
+    match *method {
+        hyper::Method::POST => MODEL_CALLS.contains(&rest),
+        hyper::Method::GET => MODEL_LISTS.contains(&rest),
+        _ => false,
+    }
+}
 
 const X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
 
@@ -140,21 +166,28 @@ async fn forward(
         )
     })?;
     let base_path = upstream.path().trim_end_matches('/');
-    let path = request.uri().path();
-    let allowed = path
-        .strip_prefix(base_path)
-        .is_some_and(|rest| MODEL_PATHS.iter().any(|p| rest.starts_with(p)));
-    if !allowed {
-        return Err(refuse(
+    let path = request.uri().path().to_string();
+    let not_passed = || {
+        refuse(
             StatusCode::NOT_FOUND,
             "not_found_error",
             "Healer's model gateway passes only model requests (messages, responses, chat \
-             completions, models) to the provider.",
-        ));
+             completions, the list of models) to the provider.",
+        )
+    };
+    let allowed = path
+        .strip_prefix(base_path)
+        .is_some_and(|rest| is_model_request(request.method(), rest));
+    if !allowed {
+        return Err(not_passed());
     }
     let mut target = upstream.clone();
-    target.set_path(path);
+    target.set_path(&path);
     target.set_query(request.uri().query());
+    // Where the request really goes, once the URL library has read it, is what was allowed.
+    if target.path() != path {
+        return Err(not_passed());
+    }
     let method = request.method().clone();
     let headers = outgoing_headers(request.headers(), grant);
     let body = Limited::new(request.into_body(), MAX_REQUEST)
@@ -168,10 +201,26 @@ async fn forward(
             )
         })?
         .to_bytes();
-    let model = serde_json::from_slice::<serde_json::Value>(&body)
-        .ok()
+    let mut json = serde_json::from_slice::<serde_json::Value>(&body).ok();
+    let model = json
+        .as_ref()
         .and_then(|v| v.get("model").and_then(|m| m.as_str()).map(str::to_string))
         .unwrap_or_default();
+    // A streamed chat completion reports its usage only when asked to: it is always asked,
+    // so the meter counts what the stream spent.
+    let body = match json.as_mut() {
+        Some(serde_json::Value::Object(fields))
+            if path.ends_with("/chat/completions")
+                && fields.get("stream").and_then(serde_json::Value::as_bool) == Some(true) =>
+        {
+            fields.insert(
+                "stream_options".to_string(),
+                serde_json::json!({ "include_usage": true }),
+            );
+            Bytes::from(serde_json::to_vec(fields).unwrap_or_else(|_| body.to_vec()))
+        }
+        _ => body,
+    };
     let mut answer = inner
         .client
         .request(method, target.as_str())

@@ -46,6 +46,9 @@ pub fn build_client() -> Result<reqwest::Client, LlmError> {
         .connect_timeout(CONNECT_TIMEOUT)
         .read_timeout(READ_TIMEOUT)
         .user_agent(concat!("healer/", env!("CARGO_PKG_VERSION")))
+        // A model API answers where it is asked; a redirect would carry the key (an
+        // `x-api-key` header survives one to another host) somewhere else.
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|e| LlmError::Network {
             provider: "(all)".to_string(),

@@ -134,19 +134,62 @@ pub fn fresh_home(home: &Path, kind: AgentKind) -> std::io::Result<()> {
         let name = entry.file_name();
         let meta = std::fs::symlink_metadata(&path)?;
         let is_folder = meta.is_dir();
-        // The transcripts' folder only as a real folder (a link could lead anywhere); the
-        // login as Healer links it, or as the person left it.
+        // The transcripts' folders only as real folders, the files only as real files: a link
+        // could lead anywhere, and Codex would read (and Healer write) through it. The login
+        // Healer links is linked again for each session (`codex::login::share`).
         let keep = match name.to_str() {
-            Some(n) if kept_in_home(kind).contains(&n) => is_folder != n.contains('.'),
+            Some(n) if kept_in_home(kind).contains(&n) => {
+                if n.contains('.') {
+                    meta.is_file()
+                } else {
+                    is_folder
+                }
+            }
             _ => false,
         };
         if keep {
+            if is_folder && kind != AgentKind::Codex {
+                only_transcripts(&path)?;
+            }
             continue;
         }
         if is_folder {
             std::fs::remove_dir_all(&path)?;
         } else {
             std::fs::remove_file(&path)?;
+        }
+    }
+    Ok(())
+}
+
+/// Of Claude Code's `projects/` keep the transcripts (and their sessions' own folders), not
+/// what a later session would load: a project's `memory/` (read into every session's prompt),
+/// notes, and any link.
+fn only_transcripts(projects: &Path) -> std::io::Result<()> {
+    for project in std::fs::read_dir(projects)? {
+        let project = project?.path();
+        let meta = std::fs::symlink_metadata(&project)?;
+        if !meta.is_dir() {
+            std::fs::remove_file(&project)?;
+            continue;
+        }
+        for entry in std::fs::read_dir(&project)? {
+            let path = entry?.path();
+            let meta = std::fs::symlink_metadata(&path)?;
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let transcript = meta.is_file() && name.ends_with(".jsonl");
+            let session_folder = meta.is_dir() && name != "memory";
+            if transcript || session_folder {
+                continue;
+            }
+            if meta.is_dir() {
+                std::fs::remove_dir_all(&path)?;
+            } else {
+                std::fs::remove_file(&path)?;
+            }
         }
     }
     Ok(())
@@ -320,6 +363,38 @@ mod tests {
         assert_eq!(left, ["projects"]);
         assert!(home.join("projects/-w/s.jsonl").exists());
         assert!(outside.join("precious").exists(), "a link was followed");
+
+        // Inside the transcripts' folder: a project's memory (loaded into every session), notes
+        // and links go; transcripts and their sessions' folders stay.
+        std::fs::create_dir_all(home.join("projects/-w/memory")).expect("dirs");
+        std::fs::write(home.join("projects/-w/memory/MEMORY.md"), "obey").expect("planted");
+        std::fs::create_dir_all(home.join("projects/-w/s")).expect("a session's folder");
+        std::os::unix::fs::symlink(&outside, home.join("projects/-w/x.jsonl")).expect("link");
+        std::os::unix::fs::symlink(&outside, home.join("projects/-v")).expect("link");
+        fresh_home(&home, AgentKind::ClaudeCode).expect("fresh");
+        let mut inside: Vec<String> = std::fs::read_dir(home.join("projects/-w"))
+            .expect("project")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        inside.sort();
+        assert_eq!(inside, ["s", "s.jsonl"]);
+        assert!(!home.join("projects/-v").exists());
+        assert!(outside.join("precious").exists(), "a link was followed");
+
+        // Codex: its config and login only as files; a link in their place goes.
+        let codex = dir.path().join("codex");
+        std::fs::create_dir_all(codex.join("sessions")).expect("dirs");
+        std::os::unix::fs::symlink(outside.join("precious"), codex.join("config.toml"))
+            .expect("link");
+        std::fs::write(codex.join("auth.json"), "{}").expect("own login");
+        fresh_home(&codex, AgentKind::Codex).expect("fresh");
+        assert!(std::fs::symlink_metadata(codex.join("config.toml")).is_err());
+        assert!(codex.join("auth.json").is_file());
+        assert_eq!(
+            std::fs::read_to_string(outside.join("precious")).expect("untouched"),
+            "mine"
+        );
 
         // The whole folder swapped for a link: the link goes, what it led to stays.
         std::fs::remove_dir_all(&home).expect("rm");

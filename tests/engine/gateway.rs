@@ -11,7 +11,7 @@ use healer::session::{AgentKind, SessionStatus};
 use healer::tasklist::TaskStatus;
 
 use crate::maintainer::{KEY, KEY_VAR};
-use crate::model_server::{anthropic, responses, ModelServer, TOKENS};
+use crate::model_server::{anthropic, openai, responses, ModelServer, TOKENS};
 use crate::project_agent_fixtures::{agent_bed, AgentBed, ANTHROPIC};
 
 /// The value after `name=` in what a command printed, up to the end of its line.
@@ -269,4 +269,93 @@ async fn a_session_past_the_projects_spending_cap_is_stopped_with_a_sentence() {
         t.note.as_deref().is_some_and(|n| n.contains("$5.00")),
         "{t:?}"
     );
+}
+
+/// What a pass cannot reach, however the path is written: only model calls (POST) and the list
+/// of models (GET) go through with the real key; a dot segment or an encoded one that the URL
+/// library would resolve elsewhere is refused, and nothing reaches the provider. A streamed chat
+/// completion is asked for its usage, so the meter counts it.
+#[tokio::test]
+async fn a_pass_reaches_only_model_calls_however_the_path_is_written_and_a_stream_reports_its_use()
+{
+    let server = ModelServer::start(Some(KEY));
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let gateway = healer::gateway::Gateway::start(cancel.clone())
+        .await
+        .expect("gateway");
+    let used = std::sync::Arc::new(std::sync::Mutex::new(0u64));
+    let counted = used.clone();
+    let pass = gateway
+        .open(healer::gateway::GrantSpec {
+            session_id: 1,
+            upstream: format!("{}/v1", server.url),
+            kind: ProviderKind::OpenaiCompatible,
+            key: Some(healer::llm::ApiKey::new(KEY)),
+            prices: Vec::new(),
+            cap: healer::gateway::SpendCap {
+                cents: healer::gateway::DEFAULT_SESSION_CAP_CENTS,
+                tokens: healer::gateway::DEFAULT_SESSION_CAP_TOKENS,
+            },
+            on_use: Box::new(move |usage, _| {
+                *counted.lock().expect("count") += usage.total();
+            }),
+            on_cap: Box::new(|_| {}),
+        })
+        .expect("a pass");
+    let token = pass.token.expose().to_string();
+    let client = reqwest::Client::new();
+    let ask = |method: reqwest::Method, path: &str| {
+        client
+            .request(
+                method,
+                format!("{}{path}", pass.base_url.trim_end_matches("/v1")),
+            )
+            .bearer_auth(&token)
+            .json(&json!({"model": "m", "messages": []}))
+            .send()
+    };
+    for (method, path) in [
+        (reqwest::Method::POST, "/v1/chat/completions/../files"),
+        (reqwest::Method::POST, "/v1/chat/completions/%2e%2e/files"),
+        (reqwest::Method::POST, "/v1/chat/%2fcompletions"),
+        (reqwest::Method::POST, "/v1/messages/batches"),
+        (reqwest::Method::POST, "/v1/chat/completions/abc"),
+        (reqwest::Method::GET, "/v1/chat/completions"),
+        (reqwest::Method::DELETE, "/v1/models/ft-mine"),
+        (reqwest::Method::POST, "/v1/files"),
+    ] {
+        let answer = ask(method.clone(), path)
+            .await
+            .expect("the gateway answers");
+        assert_eq!(answer.status().as_u16(), 404, "{method} {path}");
+    }
+    assert!(server.seen().is_empty(), "nothing reached the provider");
+
+    // A streamed chat completion: asked for its usage, which is counted.
+    server.script([openai::text("Hello.", TOKENS)]);
+    let answer = client
+        .post(format!("{}/chat/completions", pass.base_url))
+        .bearer_auth(&token)
+        .json(
+            &json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": "hi"}]}),
+        )
+        .send()
+        .await
+        .expect("passed");
+    assert_eq!(answer.status().as_u16(), 200);
+    let _ = answer.text().await;
+    let chat = server.chats().pop().expect("it reached the provider");
+    assert_eq!(chat.body["stream_options"]["include_usage"], json!(true));
+    assert_eq!(
+        chat.header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    for _ in 0..100 {
+        if *used.lock().expect("count") > 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(*used.lock().expect("count") > 0, "its use was counted");
+    cancel.cancel();
 }
