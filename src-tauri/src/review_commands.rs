@@ -76,7 +76,11 @@ pub async fn open_worktree(
             .open_path(path.display().to_string(), None::<&str>)
             .map_err(|e| ErrorPayload {
                 code: ErrorCode::Io,
-                message: format!("the desktop could not open the folder: {e}"),
+                message: format!(
+                    "the desktop could not open the folder: {}; choose an editor in Settings \
+                     to open it with",
+                    crate::state::opener_failure(&e)
+                ),
             }),
     }
 }

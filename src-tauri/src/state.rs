@@ -75,8 +75,23 @@ pub fn open_folder(app: &AppHandle, dir: &Path) -> Result<(), ErrorPayload> {
         .map_err(|e| ErrorPayload {
             code: ErrorCode::Io,
             message: format!(
-                "cannot open {} in the file manager: {e}. The logs are in that folder",
-                dir.display()
+                "cannot open {} in the file manager: {}. The logs are in that folder",
+                dir.display(),
+                opener_failure(&e)
             ),
         })
+}
+
+/// Why the desktop did not open a folder, in a sentence: the opener's own error is a program's
+/// exit status (`ExitStatus(unix_wait_status(512))`) when no program is set to open folders.
+pub fn opener_failure(e: &tauri_plugin_opener::Error) -> String {
+    let text = e.to_string();
+    if text.contains("ExitStatus") || text.contains("exit status") {
+        "no program on this computer is set to open folders (the desktop's opener gave up)"
+            .to_string()
+    } else if text.contains("No such file") || text.contains("not found") {
+        "the desktop has no program to open folders with".to_string()
+    } else {
+        text
+    }
 }
