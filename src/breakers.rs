@@ -219,11 +219,10 @@ impl Remedy for SystemicBreaker {
             DecisionKind::Systemic,
             None,
             &format!(
-                "The same error in {} workflows within the hour ({}); repairs for it wait \
-                 (checkpoint {})",
+                "The same error in {} workflows within the hour ({}); repairs for it wait for \
+                 your answer to Healer's question",
                 c.affected.len(),
                 titles.join(", "),
-                c.id
             ),
             &failure.signature,
         )?;

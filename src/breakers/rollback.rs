@@ -127,7 +127,7 @@ impl Remedy for RollbackFailedToo {
             run.version,
             failure.summary()
         );
-        let n = crate::maintainer::escalate(
+        crate::maintainer::escalate(
             &services.store,
             &services.bus,
             workflow_id,
@@ -146,10 +146,9 @@ impl Remedy for RollbackFailedToo {
             ),
             &failure.signature,
         )?;
-        Ok(contained(format!(
-            "the rolled-back version fails too; the person decides (notification {})",
-            n.id
-        )))
+        Ok(contained(
+            "the rolled-back version fails too; the person was told and decides".to_string(),
+        ))
     }
 }
 

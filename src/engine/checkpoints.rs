@@ -309,10 +309,9 @@ impl Handle {
                 Installed::Saved { version, comment } => {
                     format!("Healer {comment} as version {version}; it runs again now")
                 }
-                Installed::Asked { checkpoint } => format!(
-                    "{package} could not be installed either; Healer asks again (checkpoint {})",
-                    checkpoint.id
-                ),
+                Installed::Asked { .. } => {
+                    format!("{package} could not be installed either; Healer asks you again")
+                }
                 Installed::Stale { active } => {
                     format!("Nothing was installed: the workflow is on version {active} now")
                 }

@@ -99,11 +99,10 @@ impl Remedy for RecordAndNotify {
             new.run_id = Some(run_id);
         }
         let notification = cx.store.insert_notification(&new)?;
-        let id = notification.id;
         cx.bus.emit(Event::NotificationCreated { notification })?;
         Ok(RemedyReport {
             status: RemedyStatus::Contained,
-            detail: format!("the person was told (notification {id})"),
+            detail: "the person was told in a notification".to_string(),
         })
     }
 }

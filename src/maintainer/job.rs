@@ -127,14 +127,15 @@ async fn repair(services: &Arc<Services>, item: &InboxItem) -> Result<Repair> {
     // decides.
     if let Some(signature) = &signature {
         let systemic = crate::checkpoint::CheckpointTrigger::Systemic.as_str();
-        if let Some(id) = services
+        if services
             .store
             .pending_checkpoint_for_signature(systemic, signature)?
+            .is_some()
         {
             return Ok(Repair::Held {
                 why: format!(
                     "Not started: the same error failed in several workflows, and repairs for \
-                     it wait until you decide (checkpoint {id})."
+                     it wait until you answer Healer's question about it."
                 ),
             });
         }

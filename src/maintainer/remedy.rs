@@ -65,13 +65,12 @@ impl Remedy for Maintain {
                 // notification offers the repair; see `Handle::notifications`).
                 new.actions = vec![NotificationAction::OpenSettings];
                 let notification = cx.store.insert_notification(&new)?;
-                let id = notification.id;
                 cx.bus.emit(Event::NotificationCreated { notification })?;
                 return Ok(RemedyReport {
                     status: RemedyStatus::Contained,
-                    detail: format!(
-                        "no model is configured, so no repair started; the person was told (notification {id})"
-                    ),
+                    detail: "no model is set up, so no repair started; the person was told in a \
+                             notification"
+                        .to_string(),
                 });
             }
             Err(e) => return Err(e),
@@ -102,7 +101,7 @@ impl Remedy for Maintain {
                      It will not try again on its own. Re-plan to decide what it should do.",
                     failure.summary()
                 );
-                let n = escalate(
+                escalate(
                     cx.store,
                     cx.bus,
                     workflow_id,
@@ -121,8 +120,8 @@ impl Remedy for Maintain {
                 Ok(RemedyReport {
                     status: RemedyStatus::NotResolved,
                     detail: format!(
-                        "{fix_count} fixes in a row did not hold; the person was told (notification {})",
-                        n.id
+                        "{fix_count} fixes in a row did not hold; the person was told in a \
+                         notification"
                     ),
                 })
             }

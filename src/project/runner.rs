@@ -441,8 +441,8 @@ impl Projects {
             .open_invocation_for_task(project.id, task_id)?
             .and_then(|inv| inv.waiting_checkpoint);
         Ok(match waiting {
-            Some(checkpoint) => format!(
-                "Healer is handling a failure of the task \u{201c}{title}\u{201d} and waits for your answer to its question (checkpoint {checkpoint}): answer it first, and the task is free again"
+            Some(_) => format!(
+                "Healer is handling a failure of the task \u{201c}{title}\u{201d} and waits for your answer to its question: answer it first, and the task is free again"
             ),
             None => format!(
                 "Healer is handling a failure of the task \u{201c}{title}\u{201d}; it can run again once Healer is done"

@@ -130,7 +130,8 @@ impl Remedy for HealerService {
         // service works on it and its card shows what it does.
         Ok(RemedyReport {
             status: RemedyStatus::NotResolved,
-            detail: format!("the healer service took it over (invocation {})", inv.id),
+            detail: "the healer service took it over; its card on the task says what it does"
+                .to_string(),
         })
     }
 }

@@ -27,7 +27,7 @@ test("activity shows stored events and then a live one", async () => {
 
   const live = await healer.happen({
     kind: "remedy_applied", heal_id: 3, remedy: "record_and_notify", status: "contained",
-    detail: "the person was told (notification 1)",
+    detail: "the person was told in a notification",
   });
   await waitFor(() =>
     expect(rowTitles()).toEqual(["Healer told you about it", "Healer is looking into a failure", "Healer started"]),

@@ -894,7 +894,7 @@ export class FakeHealer {
     });
     const notification = this.notification("Test alert handled", "Healer healed a test failure.", { kind: "heal", heal_id: id });
     await this.happen({ kind: "notification_created", notification });
-    const detail = `the person was told (notification ${notification.id})`;
+    const detail = "the person was told in a notification";
     await this.happen({ kind: "remedy_applied", heal_id: id, remedy: "record_and_notify", status: "contained", detail });
     await this.happen({ kind: "heal_finished", heal_id: id, outcome: "contained", summary });
     const finished_at = new Date().toISOString();
