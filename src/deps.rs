@@ -6,6 +6,7 @@
 
 mod imports;
 mod installer;
+pub use installer::contained;
 mod missing;
 mod names;
 mod node;

@@ -253,6 +253,20 @@ impl RunActivities {
             true,
             Duration::from_secs(deps::DEFAULT_INSTALL_TIMEOUT_SECS),
         );
+        // The installers run where the scripts do: the key file hidden (see `contained`).
+        let namespaces = match self.isolated {
+            true => Some(
+                scripts_namespaces(&folder, self.key_file.as_deref())
+                    .map_err(|e| format!("the installers' namespaces could not be set up: {e}"))?,
+            ),
+            false => None,
+        };
+        let build = async move {
+            match namespaces {
+                Some(n) => deps::contained(n, build).await,
+                None => build.await,
+            }
+        };
         tokio::pin!(build);
         let mut beat = tokio::time::interval(HEARTBEAT_EVERY);
         let built = loop {

@@ -64,6 +64,8 @@ pub(super) fn installer_env() -> Vec<(String, String)> {
         ("PIP_NO_INPUT", "1"),
         ("PIP_PROGRESS_BAR", "off"),
         ("PYTHONDONTWRITEBYTECODE", "1"),
+        // Nothing from the user's own site folder runs inside an installer.
+        ("PYTHONNOUSERSITE", "1"),
         ("npm_config_update_notifier", "false"),
         ("npm_config_fund", "false"),
         ("npm_config_audit", "false"),
@@ -81,6 +83,22 @@ pub(super) fn installer_env() -> Vec<(String, String)> {
     vars
 }
 
+tokio::task_local! {
+    /// The namespaces installers run in while a worker builds an environment: the same as its
+    /// scripts' (the key file hidden). A script could have changed what an installer loads from
+    /// the user's home (a `usercustomize.py`, a `pip.conf`); run outside, that code could read
+    /// the key.
+    static CONTAINED: crate::contain::namespaces::Prepared;
+}
+
+/// Run `work` (an environment's build) with every installer it starts inside `namespaces`.
+pub async fn contained<F: std::future::Future>(
+    namespaces: crate::contain::namespaces::Prepared,
+    work: F,
+) -> F::Output {
+    CONTAINED.scope(namespaces, work).await
+}
+
 /// Run `program args` in `cwd` until it ends or `timeout` passes.
 pub(super) async fn run(program: &str, args: &[String], cwd: &Path, timeout: Duration) -> Ran {
     let mut cmd = tokio::process::Command::new(program);
@@ -93,6 +111,15 @@ pub(super) async fn run(program: &str, args: &[String], cwd: &Path, timeout: Dur
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    if let Ok(namespaces) = CONTAINED.try_with(Clone::clone) {
+        // SAFETY: async-signal-safe system calls only, on memory prepared before the fork.
+        unsafe {
+            cmd.pre_exec(move || {
+                crate::contain::namespaces::enter_in_child(&namespaces)?;
+                crate::contain::caps::drop_in_child(crate::contain::caps::Dropped::PtraceAndMounts)
+            });
+        }
+    }
     let mut child = match cmd.spawn() {
         Ok(child) => child,
         Err(e) => {
