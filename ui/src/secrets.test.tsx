@@ -86,3 +86,18 @@ test("Settings → Models says where keys are kept on this computer, never a key
     expect(screen.getByTestId("providers")).toHaveTextContent("A key you enter is kept in Healer's own secrets file"),
   );
 });
+
+test("a key the provider refused is not called Kept in setup", async () => {
+  const healer = new FakeHealer().install();
+  healer.connections.set("openai", { code: "model_auth", message: "openai refused the key (HTTP 401: invalid key)" });
+  const { user } = renderApp("#/setup");
+  await user.type(await screen.findByTestId("setup-key"), "sk-wrong");
+  await user.click(screen.getByTestId("setup-test"));
+  await waitFor(() =>
+    expect(screen.getByTestId("setup-key")).toHaveAttribute("placeholder", "The kept key was refused: paste the right one"),
+  );
+  healer.connections.set("openai", ["gpt-4o-mini"]);
+  await user.type(screen.getByTestId("setup-key"), "sk-right");
+  await user.click(screen.getByTestId("setup-test"));
+  await waitFor(() => expect(screen.getByTestId("setup-key")).toHaveAttribute("placeholder", "Kept"));
+});

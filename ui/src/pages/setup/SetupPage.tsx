@@ -187,7 +187,13 @@ export function SetupPage() {
               className="input"
               type="password"
               autoComplete="off"
-              placeholder={keyKept ? "Kept" : "Paste the key here"}
+              placeholder={
+                !keyKept
+                  ? "Paste the key here"
+                  : test?.error?.code === "model_auth"
+                    ? "The kept key was refused: paste the right one"
+                    : "Kept"
+              }
               data-testid="setup-key"
             />
             <span className="field-hint">{keptWhere}</span>
