@@ -185,7 +185,8 @@ export function futureTime(iso: string, now: number): string {
   if (ahead < MINUTE) return "in under a minute";
   if (ahead < HOUR) return `in ${Math.round(ahead / MINUTE)} min`;
   const date = new Date(at);
-  const clock = date.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
+  // 24-hour, as the schedule itself is said ("Every Monday at 09:00"): never "09:00 AM" beside it.
+  const clock = date.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
   const days = calendarDaysBetween(new Date(now), date);
   if (days === 0) return `today at ${clock}`;
   if (days === 1) return `tomorrow at ${clock}`;
