@@ -214,7 +214,7 @@ export function SetupPage() {
             }}
           />
           {noKeyring && (
-            <p className="muted" role="status" data-testid="setup-no-keyring">
+            <p className="muted setup-said" role="status" data-testid="setup-no-keyring">
               The key is not kept yet: choose above where Healer keeps it, and the key you pasted is kept there.
             </p>
           )}
