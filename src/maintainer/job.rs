@@ -133,10 +133,9 @@ async fn repair(services: &Arc<Services>, item: &InboxItem) -> Result<Repair> {
             .is_some()
         {
             return Ok(Repair::Held {
-                why: format!(
-                    "Not started: the same error failed in several workflows, and repairs for \
-                     it wait until you answer Healer's question about it."
-                ),
+                why: "Not started: the same error failed in several workflows, and repairs for \
+                      it wait until you answer Healer's question about it."
+                    .to_string(),
             });
         }
     }
