@@ -334,3 +334,16 @@ test("the steering card says which model looks at the agents, by the rule, and h
   expect(await within(again).findByText("Saved")).toBeInTheDocument();
   expect(within(again).getByTestId("steering-interval")).toHaveValue("10");
 });
+
+test("on a computer without a keyring, the Set key dialog names the variable to use instead (nothing is 'named below' it)", async () => {
+  const healer = new FakeHealer();
+  healer.addProvider({ name: "openai", kind: "openai_compatible" });
+  healer.secrets.keyringService = false;
+  healer.install();
+  const { user } = renderApp("#/settings/models");
+  const row = await screen.findByTestId("provider-row");
+  await user.click(within(row).getByTestId("set-key"));
+  const choice = await screen.findByTestId("secrets-file-choice");
+  expect(choice).toHaveTextContent("Or leave this and put the key in the environment variable OPENAI_API_KEY where Healer starts");
+  expect(choice).not.toHaveTextContent("named below");
+});

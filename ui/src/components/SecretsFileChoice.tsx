@@ -10,9 +10,12 @@ import { Spinner } from "./Loading";
 export function SecretsFileChoice({
   what,
   onChosen,
+  variable,
 }: {
   what: "keys" | "secrets" | "the cluster's key";
   onChosen?: () => void;
+  /** For a key: the environment variable that would be read instead (`undefined`: the field below names it; `null`: there is none). */
+  variable?: string | null;
 }) {
   const status = useKeepStatus();
   const choose = useChooseSecretsFile();
@@ -25,10 +28,10 @@ export function SecretsFileChoice({
         {what === "the cluster's key" ? "it" : "them"} in its own secrets file instead.
       </p>
       <p className="muted">{status.data.fileProtects}</p>
-      {what === "keys" && (
+      {what === "keys" && variable !== null && (
         <p className="muted">
-          Or leave this and put the key in the environment variable named below where Healer starts, then restart
-          Healer.
+          Or leave this and put the key in the environment variable{" "}
+          {variable === undefined ? "named below" : <code>{variable}</code>} where Healer starts, then restart Healer.
         </p>
       )}
       <div className="form-actions setup-actions-left">

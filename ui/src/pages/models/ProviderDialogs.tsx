@@ -80,7 +80,7 @@ export function KeyDialog({ view, onDone, onCancel }: { view: ProviderView; onDo
           data-testid="provider-key-input"
         />
       </form>
-      <SecretsFileChoice what="keys" onChosen={() => setKey.reset()} />
+      <SecretsFileChoice what="keys" variable={variable ?? null} onChosen={() => setKey.reset()} />
       {setKey.isError && <InlineError lead="The key wasn't saved." error={setKey.error} />}
     </Dialog>
   );
