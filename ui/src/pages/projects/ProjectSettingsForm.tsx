@@ -193,6 +193,7 @@ export function ProjectSettingsForm({
                     value={row.command}
                     onChange={(e) => setRow(row.key, { command: e.target.value })}
                     placeholder="npm test"
+                    title={row.command || undefined}
                     spellCheck={false}
                     aria-label={`Command of check ${i + 1}`}
                     aria-invalid={invalid(`verify.${i}`)}
