@@ -5,7 +5,7 @@
 use super::Handle;
 use crate::error::{Error, Result};
 use crate::project::own_copy::{open_own_work, review_folder};
-use crate::project::review::{review_session, ChangeReview, ReviewOf};
+use crate::project::review::{review_session, ChangeReview};
 use crate::session::SessionStatus;
 
 /// How far back the person's own sessions are listed in the history.
@@ -42,14 +42,7 @@ impl Handle {
             .or(sessions.first());
         match chosen {
             Some(session) => self.review_session(session.id).await,
-            None => Ok(ChangeReview {
-                of: ReviewOf::Nothing,
-                commit: None,
-                files: Vec::new(),
-                more_files: 0,
-                worktree: None,
-                session_id: None,
-            }),
+            None => Ok(ChangeReview::nothing()),
         }
     }
 

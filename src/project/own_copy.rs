@@ -14,17 +14,7 @@ use crate::error::{Error, Result};
 
 /// The folder a task's work is checked out in for the person, under the project's slots.
 pub fn review_folder(slots_dir: &Path, task_id: &str) -> PathBuf {
-    let safe: String = task_id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    slots_dir.join(format!("review-{safe}"))
+    slots_dir.join(format!("review-{}", super::snapshot::safe_task_id(task_id)))
 }
 
 /// The checkout at `path` stands on `branch`.

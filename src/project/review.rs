@@ -65,6 +65,20 @@ pub struct ChangeReview {
     pub session_id: Option<i64>,
 }
 
+impl ChangeReview {
+    /// Nothing to show and nothing to open.
+    pub fn nothing() -> ChangeReview {
+        ChangeReview {
+            of: ReviewOf::Nothing,
+            commit: None,
+            files: Vec::new(),
+            more_files: 0,
+            worktree: None,
+            session_id: None,
+        }
+    }
+}
+
 /// The change of `session` in the repository at `repo_path`. Blocking. Its working folder
 /// counts only while it stands on the session's branch: a slot is reused once its task is
 /// closed, and then holds another task's work. `review` is where the task's own branch is
@@ -102,14 +116,7 @@ pub fn review_session(
         },
         (None, _, None) => None,
     };
-    let mut review = shown.unwrap_or(ChangeReview {
-        of: ReviewOf::Nothing,
-        commit: None,
-        files: Vec::new(),
-        more_files: 0,
-        worktree: None,
-        session_id: None,
-    });
+    let mut review = shown.unwrap_or_else(ChangeReview::nothing);
     review.worktree = opens;
     review.session_id = Some(session.id);
     Ok(review)

@@ -43,7 +43,13 @@ pub struct Restored {
 
 /// The refs folder of a task (a task id is made safe for a ref name).
 pub fn task_refs(task_id: &str) -> String {
-    let safe: String = task_id
+    format!("{SNAPSHOT_REFS}/{}", safe_task_id(task_id))
+}
+
+/// A task id with only letters, digits, `-` and `_` (anything else as `_`): safe as one part
+/// of a ref name or a folder name.
+pub(crate) fn safe_task_id(task_id: &str) -> String {
+    task_id
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
@@ -52,8 +58,7 @@ pub fn task_refs(task_id: &str) -> String {
                 '_'
             }
         })
-        .collect();
-    format!("{SNAPSHOT_REFS}/{safe}")
+        .collect()
 }
 
 fn is_healer(path: &str) -> bool {
