@@ -44,7 +44,7 @@ use crate::store::ProjectSettings;
 
 pub use agent_setup::{agent_home, marks, wire_mismatch, INSTANCE_VAR};
 pub use board::{
-    detail, session_detail, summary, task_detail, BoardTask, Columns, ProjectDetail,
+    detail, session_detail, summary, task_detail, task_words, BoardTask, Columns, ProjectDetail,
     ProjectSummary, SessionDetail, TaskDetail, HELD_WORDS,
 };
 pub use command::{run_project_command, CommandPlace, CommandResult};

@@ -223,7 +223,8 @@ fn roll_back(
         _ => "its re-run failed earlier in the script than before",
     };
     let comment = format!(
-        "Rolled back the fix of auto-fix thread {task_id}: {why} ({})",
+        "Rolled back the automatic fix that made {}: {why} ({})",
+        fixed.version,
         failure.summary()
     );
     let Some(restored) = store.save_minor(

@@ -77,29 +77,29 @@ impl Handle {
                     && s.task_id == snap.task_id
                     && self.projects().is_running(s.id)
             });
+        let project = self.services.store.project(snap.project_id)?;
+        let task = crate::project::task_words(&project, &snap.task_id);
         if busy {
             return Err(Error::InvalidInput(format!(
-                "an agent is working on task {} now; stop it before restoring its snapshot",
-                snap.task_id
+                "an agent is working on {task} now; stop it before putting back an earlier state of its files"
             )));
         }
         let store = self.services.store.clone();
         let restored = tokio::task::spawn_blocking(move || snapshot::restore_recorded(&store, id))
             .await
             .map_err(|e| Error::Internal(format!("the restore stopped: {e}")))??;
-        let project = self.services.store.project(snap.project_id)?;
         self.services.bus.emit(Event::ProjectChanged {
             project_id: project.id,
             name: project.name,
-            what: format!("snapshot {id} of task {} was restored", snap.task_id),
+            what: format!("the files of {task} were put back as a snapshot kept them"),
         })?;
         Ok(match restored.previous {
             Some(_) => format!(
-                "Restored snapshot {id} into the task's worktree ({} written, {} removed); what was there before is kept as a snapshot too",
+                "Restored the snapshot of {task} into its working copy ({} written, {} removed); what was there before is kept as a snapshot too",
                 crate::workflow::count(restored.written, "file", "files"),
                 restored.removed,
             ),
-            None => format!("The worktree of task {} already matched snapshot {id}", snap.task_id),
+            None => format!("The working copy of {task} already matched this snapshot; nothing changed"),
         })
     }
 

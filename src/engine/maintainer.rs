@@ -257,8 +257,8 @@ fn describe_outcome(first: &Run, last: &Run, fixes: &[AutoFix], by_healer: Optio
     if let (Some(change), RunStatus::Succeeded) = (by_healer, last.status) {
         if fixes.is_empty() {
             return format!(
-                "Healed: {change} ({} → {}) and run {} succeeded",
-                first.version, last.version, last.id
+                "Healed: {change} ({} → {}) and run #{} succeeded",
+                first.version, last.version, last.number
             );
         }
     }
@@ -283,16 +283,21 @@ fn describe_outcome(first: &Run, last: &Run, fixes: &[AutoFix], by_healer: Optio
             first.number, first.summary
         ),
         Some(f) if f.status == AutoFixStatus::GaveUp => format!(
-            "Not healed: auto-fix thread {} gave up — {}; the person was asked to Re-plan",
-            f.task_id, f.summary
+            "Not healed: the auto-fix gave up — {}; the person was asked to Re-plan",
+            f.summary
         ),
         Some(f) => format!(
-            "Not healed: the last run ({}) {}: {} (auto-fix thread {} {})",
-            last.id,
+            "Not healed: the last run (#{}) {}: {} (the auto-fix {})",
+            last.number,
             last.status.as_str(),
             last.summary,
-            f.task_id,
-            f.status.as_str()
+            match f.status {
+                AutoFixStatus::Working => "is still working",
+                AutoFixStatus::Fixed => "made a fix that did not hold",
+                AutoFixStatus::Stale => "was overtaken by a newer version",
+                AutoFixStatus::GaveUp => "gave up",
+                AutoFixStatus::Interrupted => "was interrupted",
+            }
         ),
     }
 }

@@ -131,7 +131,7 @@ impl Remedy for Maintain {
                 Ok(RemedyReport {
                     status: RemedyStatus::Contained,
                     detail: format!(
-                        "auto-fix thread {task_id} is already repairing this workflow; this failure waits for it"
+                        "an auto-fix is already repairing this workflow; this failure waits for it"
                     ),
                 })
             }
@@ -154,7 +154,7 @@ impl Remedy for Maintain {
                 services.wake.inbox.notify_one();
                 Ok(RemedyReport {
                     status: RemedyStatus::Contained,
-                    detail: format!("auto-fix thread {task_id} is repairing it"),
+                    detail: "an auto-fix is repairing it".to_string(),
                 })
             }
         }

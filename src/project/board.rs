@@ -94,6 +94,17 @@ fn tasks_of(project: &Project) -> Result<TaskFile> {
     read_file(&Path::new(&project.path).join(TASKS_FILE))
 }
 
+/// A task as a person names it: its title in quotes, or "a task that is no longer in the list".
+pub fn task_words(project: &Project, task_id: &str) -> String {
+    tasks_of(project)
+        .ok()
+        .and_then(|file| {
+            file.task(task_id)
+                .map(|t| format!("\u{201c}{}\u{201d}", t.title))
+        })
+        .unwrap_or_else(|| "a task that is no longer in the list".to_string())
+}
+
 /// Why a task Healer holds does not start: said on its card and on its page.
 pub const HELD_WORDS: &str =
     "Healer is handling its failure (or waits for your answer); no agent starts on it until then";

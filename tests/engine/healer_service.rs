@@ -560,7 +560,7 @@ async fn the_cli_lists_heals_and_snapshots_restores_one_and_scans() {
     let id = snaps[0]["id"].as_i64().expect("id");
     let out = crate::cli::run(&paths, &["snapshot", "restore", &id.to_string()]);
     assert!(out.status.success(), "{}", crate::cli::text(&out.stderr));
-    assert!(crate::cli::text(&out.stdout).contains("Restored snapshot"));
+    assert!(crate::cli::text(&out.stdout).contains("Restored the snapshot"));
     let worktree = std::path::PathBuf::from(&session.worktree);
     assert_eq!(
         std::fs::read(worktree.join("greet.py")).expect("greet.py"),

@@ -336,7 +336,7 @@ async fn a_fix_whose_rerun_fails_differently_is_rolled_back() {
     assert_eq!(active.author, Author::Healer);
     assert!(active
         .change_comment
-        .starts_with("Rolled back the fix of auto-fix thread"));
+        .starts_with("Rolled back the automatic fix that made 1.1:"));
     assert!(active.change_comment.contains("ValueError"));
     let signature = engine
         .patterns(10)

@@ -58,7 +58,7 @@ test("Activity lists the decisions Healer made on its own, newest first, in plai
 
   // The systemic breaker names the error by its signature: a link to Memory.
   expect(within(systemic).getByRole("link", { name: "see it in Memory" }).getAttribute("href")).toBe(`#/memory/${CONNECTION_ERROR}`);
-  expect(undone).toHaveTextContent("Rolled back the fix of auto-fix thread 44");
+  expect(undone).toHaveTextContent("Rolled back the automatic fix that made 1.2");
 
   // Back to the events.
   await user.click(screen.getByTestId("activity-view-events"));
@@ -104,7 +104,7 @@ test("a breaker that trips shows in the events and in the decisions at once", as
 
   await healer.memory.trip({
     kind: "fix_rolled_back", workflow_id: id, summary: "1.2 rolled back to the code of 1.1 as 1.3",
-    detail: "Rolled back the fix of auto-fix thread 44",
+    detail: "Rolled back the automatic fix that made 1.2",
   });
 
   const row = await screen.findByTestId("decision-row");

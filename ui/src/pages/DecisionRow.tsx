@@ -23,7 +23,7 @@ function Detail({ detail }: { detail: string }) {
   if (signature) {
     return (
       <span className="row-detail decision-detail">
-        The error: <a href={memoryHref(signature)}>see it in Memory</a> <code className="signature">{signature}</code>
+        The error: <a href={memoryHref(signature)}>see it in Memory</a>
       </span>
     );
   }

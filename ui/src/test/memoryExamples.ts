@@ -122,7 +122,7 @@ export function healerWithMemory() {
   memory.addDecision({
     kind: "fix_rolled_back", workflow_id: sales, summary: "1.2 rolled back to the code of 1.1 as 1.3",
     detail:
-      "Rolled back the fix of auto-fix thread 44: its re-run failed with a different error (TypeError: unsupported operand type(s) for +=: 'int' and 'str')",
+      "Rolled back the automatic fix that made 1.2: its re-run failed with a different error (TypeError: unsupported operand type(s) for +=: 'int' and 'str')",
     created_at: minutesAgo(2 * DAY - 5),
   });
   memory.addDecision({
