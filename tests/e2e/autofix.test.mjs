@@ -21,6 +21,8 @@ describe("Auto-fix and Re-plan in the real window", { timeout: 300_000 }, () => 
   before(
     async () => {
       session = await app.start(["cheap", "standard"]);
+      // The standard tier on another model, so the request says which tier a repair's first try used.
+      await cli("tier", "set", "standard", "scripted", "scripted-large");
       model = app.model;
     },
     { timeout: 150_000 },
@@ -52,11 +54,33 @@ describe("Auto-fix and Re-plan in the real window", { timeout: 300_000 }, () => 
       what: "the outcome with the model's explanation",
     });
     assert.ok(outcome.id);
+    // What failed opens the thread in a sentence; what the model was told stays folded under it.
+    const failed = await session.waitFor('[data-testid="autofix-failed"]', { timeoutMs: 10_000 });
+    assert.match(await session.getText(failed.id), /^Run #\d+ of version 1\.0 failed: .*KeyError/);
+    const thread = await session.getText((await session.findElement('[data-testid="autofix-thread"]')));
+    assert.doesNotMatch(thread, /workflow id|runtime python3|entry file/);
+    const folded = await session.findElement('[data-testid="autofix-prompt"] button');
+    assert.equal(await session.getText(folded), "Show what Healer told the repair assistant");
+    await session.click(folded);
+    await session.waitFor('[data-testid="autofix-prompt"]', {
+      timeoutMs: 5_000,
+      predicate: (text) => text.includes("Hide what Healer told the repair assistant") && text.length > 80,
+      what: "the prompt unfolded",
+    });
     await shot("thread");
     // The model was asked by the maintainer with its own tools only.
     const first = model.seen.find((r) => r.method === "POST");
     const tools = first.body.tools.map((t) => t.function.name).sort();
     assert.deepEqual(tools, ["eval", "fix", "list_versions", "read_file"]);
+    // The first try of a repair is the cheap tier's, as Settings → Models says of it.
+    assert.equal(first.body.model, "scripted-small");
+    await session.executeScript("window.location.hash = '#/settings/models';");
+    const cheap = await session.waitFor('[data-testid="tier-row"][data-tier="cheap"]', { timeoutMs: 15_000, what: "the cheap tier" });
+    assert.match(await session.getText(cheap.id), /First tries at repairs/);
+    const standard = await session.findElement('[data-testid="tier-row"][data-tier="standard"]');
+    assert.match(await session.getText(standard), /Second tries/);
+    assert.match(await session.getText(standard), /scripted-large/);
+    await shot("tiers");
   });
 
   test("the person is told, and Re-plan opens the chat where the planner answers", { timeout: 120_000 }, async () => {

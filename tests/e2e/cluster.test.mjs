@@ -1,7 +1,8 @@
 // Running on more computers in the real window, against a real Temporal dev server and a real
-// `healer worker`: Settings → More computers tests and connects, shows the worker once it polls;
-// a workflow moved to the cluster from its page runs there from Run now, and its attempt says
-// which computer ran it.
+// `healer worker`: Settings → More computers tests and connects and says how to start a worker;
+// a workflow moved to the cluster from its page says so, and its run from Run now waits, saying
+// that no computer takes the cluster's work, until a worker starts and runs it; its attempt says
+// which computer ran it; the worker, once killed, shows as stopped.
 
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -31,7 +32,7 @@ async function listening(port, timeoutMs) {
   throw new Error(`nothing listened on ${port}`);
 }
 
-describe("Running on more computers in the real window", { timeout: 300_000 }, () => {
+describe("Running on more computers in the real window", { timeout: 480_000 }, () => {
   const app = new ScriptedApp("cluster");
   const scratch = mkdtempSync(path.join(os.tmpdir(), "healer-e2e-cluster-"));
   let session;
@@ -60,7 +61,7 @@ describe("Running on more computers in the real window", { timeout: 300_000 }, (
     { timeout: 60_000 },
   );
 
-  test("connect, see the worker, move a workflow there, run it, see which computer ran it", { timeout: 180_000 }, async () => {
+  test("connect, move a workflow there, see its run wait for a computer, start a worker that runs it, see it stop", { timeout: 330_000 }, async () => {
     await session.waitFor('[data-testid="nav-workflows"]', { timeoutMs: 30_000, failFast: STARTUP_ERROR });
     await session.executeScript("window.location.hash = '#/settings/computers';");
     const address = await session.waitFor('[data-testid="cluster-address"]', { timeoutMs: 15_000 });
@@ -79,25 +80,26 @@ describe("Running on more computers in the real window", { timeout: 300_000 }, (
       what: "connected",
     });
 
-    // A worker with the key the control room made.
-    const keyFile = path.join(scratch, "cluster.key");
-    await app.cli("cluster", "key", "--out", keyFile);
-    const env = { ...process.env };
-    delete env.HEALER_DATA_DIR;
-    worker = spawn(CLI_BIN, ["worker", "--temporal", `127.0.0.1:${port}`, "--name", "office-mac", "--key-file", keyFile, "--cache", path.join(scratch, "worker")], { env, stdio: "ignore" });
-    await session.waitFor('[data-testid="cluster-worker"]', {
-      timeoutMs: 40_000,
-      predicate: (t) => t.includes("office-mac") && t.includes("asked for work"),
-      what: "the worker in the list",
-    });
-    await app.shot("connected");
+    // How to start a worker is told right there, with the line to type and a Copy button.
+    const steps = await session.waitFor('[data-testid="worker-steps"] summary', { timeoutMs: 10_000, what: "how to start a worker" });
+    await session.click(steps.id);
+    const line = await session.waitFor('[data-testid="worker-command"]', { timeoutMs: 5_000, what: "the worker's line" });
+    assert.match(await session.getText(line.id), new RegExp(`healer worker --temporal 127\\.0\\.0\\.1:${port} --queue healer --key-file`));
+    assert.ok((await session.findElements('[data-testid="worker-steps"] .path-row button')).length > 0, "a Copy button");
+    await app.shot("worker-steps");
 
-    // A workflow moved to the cluster from its page.
+    // A workflow moved to the cluster from its page, before any computer takes its work.
     const script = path.join(scratch, "export.sh");
     writeFileSync(script, "echo exported on $(hostname)\n");
     const created = JSON.parse(await app.cli("workflow", "create", "--title", "Nightly export", "--runtime", "bash", "--file", script, "--json"));
     await session.executeScript(`window.location.hash = ${JSON.stringify(`#/workflows/${created.id}`)};`);
     await session.click((await session.waitFor('[data-testid="runs-on-cluster"]', { timeoutMs: 15_000, what: "the Runs on choice" })).id);
+    // Moving it says so.
+    await session.waitFor('[data-testid="toast"]', {
+      timeoutMs: 10_000,
+      predicate: (t) => t.includes("It runs on other computers now"),
+      what: "the move said",
+    });
     await session.until(async () => JSON.parse(await app.cli("cluster", "status", "--json")).workflows_on_cluster === 1, {
       timeoutMs: 10_000,
       what: "the workflow on the cluster",
@@ -107,7 +109,24 @@ describe("Running on more computers in the real window", { timeout: 300_000 }, (
       what: "the picker showing the cluster",
     });
 
+    // Run now with no computer taking the cluster's work: it waits, and says so and how to start one.
     await session.click((await session.waitFor('[data-testid="run-now"]:not([disabled])')).id);
+    const waiting = await session.waitFor('[data-testid="cluster-waiting"][data-state="no-worker"]', {
+      timeoutMs: 30_000,
+      what: "the run waiting for a computer",
+    });
+    const said = await session.getText(waiting.id);
+    assert.match(said, /no computer is taking the cluster's work yet/);
+    assert.doesNotMatch(said, /Running on another computer/);
+    assert.ok((await session.findElements('[data-testid="cluster-waiting"] a[href="#/settings/computers"]')).length === 1);
+    await app.shot("no-worker");
+
+    // A worker with the key the control room made takes the waiting run.
+    const keyFile = path.join(scratch, "cluster.key");
+    await app.cli("cluster", "key", "--out", keyFile);
+    const env = { ...process.env };
+    delete env.HEALER_DATA_DIR;
+    worker = spawn(CLI_BIN, ["worker", "--temporal", `127.0.0.1:${port}`, "--name", "office-mac", "--key-file", keyFile, "--cache", path.join(scratch, "worker")], { env, stdio: "ignore" });
     const row = await session.waitFor('[data-testid="run-row"][data-status="succeeded"]', { timeoutMs: 60_000, what: "the run succeeded" });
     // The run opened while it ran; if the window missed that, open it.
     const summary = await session.findElement('[data-testid="run-row"] .run-summary');
@@ -118,5 +137,20 @@ describe("Running on more computers in the real window", { timeout: 300_000 }, (
     assert.match(await session.getText(stdout.id), /exported on/);
     void row;
     await app.shot("ran");
+
+    // The worker shown under the queue, and, once it has stopped asking for work, as stopped.
+    await session.executeScript("window.location.hash = '#/settings/computers';");
+    await session.waitFor('[data-testid="cluster-worker"][data-state="taking-work"]', {
+      timeoutMs: 30_000,
+      predicate: (t) => t.includes("office-mac"),
+      what: "the worker taking work",
+    });
+    worker.kill("SIGKILL");
+    await session.waitFor('[data-testid="cluster-worker"][data-state="stopped"]', {
+      timeoutMs: 150_000,
+      predicate: (t) => t.includes("office-mac") && t.includes("stopped: it last asked for work"),
+      what: "the worker shown as stopped",
+    });
+    await app.shot("worker-stopped");
   });
 });

@@ -115,6 +115,24 @@ for (const theme of ["light", "dark"]) {
       await shoot("sessions");
     });
 
+    test("Settings → General, its checkboxes drawn in the page's colours", { timeout: 60_000 }, async () => {
+      await session.executeScript("window.location.hash = '#/settings/general';");
+      await session.waitFor('input[type="checkbox"]', { timeoutMs: 15_000, what: "a checkbox" });
+      // Not the desktop theme's own box (a white square on a dark window): the page draws it.
+      const drawn = await session.executeScript(`
+        const colour = (value) => { const p = document.createElement("span"); p.style.background = value; document.body.append(p); const c = getComputedStyle(p).backgroundColor; p.remove(); return c; };
+        return [...document.querySelectorAll("input[type=checkbox]")].map((box) => {
+          const c = getComputedStyle(box);
+          return { appearance: c.appearance || c.webkitAppearance, background: c.backgroundColor, expected: colour(box.checked ? "var(--accent)" : "var(--surface)") };
+        });`);
+      assert.ok(drawn.length > 0);
+      for (const box of drawn) {
+        assert.equal(box.appearance, "none", JSON.stringify(box));
+        assert.equal(box.background, box.expected, JSON.stringify(box));
+      }
+      await shoot("settings-general");
+    });
+
     test("the checkpoint dialog", { timeout: 90_000 }, async () => {
       const script = path.join(app.dataDir, "report.sh");
       writeFileSync(script, "echo 'Building the report'\nreport-tool --today\n");

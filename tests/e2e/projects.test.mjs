@@ -120,8 +120,14 @@ describe("Projects in the real window", { timeout: 300_000 }, () => {
   test("a task is added to the board", { timeout: 60_000 }, async () => {
     const add = await session.waitFor('[data-testid="add-task"]', { timeoutMs: 10_000 });
     await session.click(add.id);
+    // Greyed out with its reason beside it, until the task has a title.
+    await session.waitFor('[data-testid="task-save"][disabled]', { timeoutMs: 5_000, what: "Add greyed out" });
+    const why = await session.waitFor('[data-testid="task-save-why"]', { timeoutMs: 5_000, what: "why Add is greyed out" });
+    assert.equal(await session.getText(why.id), "Give the task a title to add it.");
+    await shot("add-task-why");
     const title = await session.waitFor('[data-testid="task-title"]', { timeoutMs: 5_000 });
     await session.sendKeys(title.id, "Greet properly");
+    assert.equal((await session.findElements('[data-testid="task-save-why"]')).length, 0);
     const description = await session.waitFor('[data-testid="task-description"]', { timeoutMs: 5_000 });
     await session.sendKeys(description.id, "greet('Ada') must say Hello, Ada!");
     const save = await session.waitFor('[data-testid="task-save"]:not([disabled])', { timeoutMs: 5_000 });

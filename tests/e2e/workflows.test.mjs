@@ -70,6 +70,34 @@ describe("Workflows in the real window", { timeout: 300_000 }, () => {
     await shot("list");
   });
 
+  test("a greyed-out Create says what keeps it from working, beside the button", { timeout: 60_000 }, async () => {
+    const nav = await session.waitFor('[data-testid="nav-workflows"]', { timeoutMs: 15_000, failFast: STARTUP_ERROR });
+    await session.click(nav.id);
+    await session.click((await session.waitFor('[data-testid="new-workflow"]', { timeoutMs: 10_000 })).id);
+    await session.waitFor('[data-testid="page-new-workflow"]', { timeoutMs: 10_000 });
+    const title = await session.waitFor('[data-testid="field-title"]', { timeoutMs: 5_000, what: "the title field" });
+    // Typed and emptied again: the reason is said beside the greyed-out button, in view.
+    await session.sendKeys(title.id, "x");
+    await session.sendKeys(title.id, "\uE003");
+    await session.waitFor('[data-testid="save-workflow"][disabled]', { timeoutMs: 5_000, what: "Create greyed out" });
+    const why = await session.waitFor('[data-testid="form-waiting"]', {
+      timeoutMs: 5_000,
+      predicate: (text) => text.includes("Give the workflow a title"),
+      what: "why Create is greyed out",
+    });
+    const inView = await session.executeScript(
+      "const r = arguments[0].getBoundingClientRect(); return r.top >= 0 && r.bottom <= window.innerHeight;",
+      [{ "element-6066-11e4-a52e-4f735466cecf": why.id }],
+    );
+    assert.equal(inView, true, "the reason is in view beside the button");
+    await shot("create-why");
+    // Leaving the form: nothing worth keeping was typed, so whatever it asks, leave it.
+    await session.click((await session.waitFor('[data-testid="nav-workflows"]')).id);
+    const discard = await session.findElements('[data-testid="leave-discard"]');
+    if (discard.length > 0) await session.click(discard[0]);
+    await session.waitFor('[data-testid="workflow-row"]', { timeoutMs: 10_000, what: "the list again" });
+  });
+
   test("the healthy example runs green", { timeout: 90_000 }, async () => {
     await openWorkflow("daily-weather-summary");
     await runNow();

@@ -27,7 +27,6 @@ function BackToList({ workflowId }: { workflowId: number }) {
   );
 }
 
-/** The maintainer's standing instructions: the same for every task, so folded away. */
 /** The failed run in the person's words: which run, of which version, and how it ended. */
 function failedSentence({ fix, failed_summary }: AutoFixDetail): string {
   const run = fix.run_number !== null ? `Run #${fix.run_number}` : "A run";
@@ -53,6 +52,7 @@ function PromptSent({ text }: { text: string }) {
   );
 }
 
+/** The maintainer's standing instructions: the same for every task, so folded away. */
 function Instructions({ text }: { text: string }) {
   const [open, setOpen] = useState(false);
   return (
