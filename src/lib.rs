@@ -2,6 +2,7 @@
 //! show. No Tauri here: the engine builds and tests without a webview.
 
 pub mod agent;
+pub mod approval;
 pub mod beneath;
 pub mod breakers;
 pub mod capped;

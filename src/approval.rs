@@ -1,0 +1,354 @@
+//! What an agent may do without asking, and what it must ask the person first: the project's
+//! preset, the commands it lists, and the rules the person made by answering ("always allow
+//! `npm install` in this project"). Pure: the hooks, the built-in agent and the engine all
+//! judge a request here, the same way.
+//!
+//! Under the default preset (*Ask before anything risky*) edits inside the task's working copy
+//! and the project's own check commands run freely, as do commands that only look or change
+//! files in place; a command that reaches the network, installs packages, runs as another
+//! user, runs what it is fed, deletes or writes outside the working copy, reads the person's
+//! files elsewhere, or is not on the project's list asks first. A command Healer cannot read
+//! ahead for sure asks too.
+
+mod commands;
+mod paths;
+mod shell;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub use commands::program;
+pub use paths::{Place, Where};
+
+/// How long a question may wait for the person before it is denied: 30 minutes.
+pub const DEFAULT_APPROVAL_LIMIT_SECS: u32 = 30 * 60;
+
+/// What an agent may do without asking, as a person chooses it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum Preset {
+    /// Edits in the working copy and the project's checks run freely; anything risky asks.
+    #[default]
+    AskRisky,
+    /// Every command asks (edits in the working copy still do not).
+    AskEvery,
+    /// Nothing asks: the person accepts the risk.
+    NeverAsk,
+}
+
+/// A project's approvals: the preset, the commands it lets run without asking, and how long a
+/// question waits before it is denied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct ApprovalSettings {
+    #[serde(default)]
+    pub preset: Preset,
+    /// Commands (their first words, as `npm test` or `make`) that run without asking.
+    #[serde(default)]
+    pub allowed: Vec<String>,
+    /// A question nobody answers is denied after this.
+    #[serde(default = "default_limit")]
+    pub time_limit_secs: u32,
+}
+
+fn default_limit() -> u32 {
+    DEFAULT_APPROVAL_LIMIT_SECS
+}
+
+impl Default for ApprovalSettings {
+    fn default() -> Self {
+        ApprovalSettings {
+            preset: Preset::AskRisky,
+            allowed: Vec::new(),
+            time_limit_secs: DEFAULT_APPROVAL_LIMIT_SECS,
+        }
+    }
+}
+
+/// What an agent wants to do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Request {
+    /// Run a shell command, as it will run.
+    Command { command: String },
+    /// Write a file (a new one, or an edit): its path and a preview of the change.
+    Edit { path: String, preview: String },
+    /// Read a file or search a folder.
+    Read { path: String },
+    /// Use a tool of the agent's that is none of those (fetch a web page, an add-on's tool).
+    Tool { name: String, detail: String },
+}
+
+impl Request {
+    /// What it wants, in a line (for logs and the session's steps).
+    pub fn subject(&self) -> String {
+        match self {
+            Request::Command { command } => command.clone(),
+            Request::Edit { path, .. } => format!("write {path}"),
+            Request::Read { path } => format!("read {path}"),
+            Request::Tool { name, detail } if detail.is_empty() => name.clone(),
+            Request::Tool { name, detail } => format!("{name}: {detail}"),
+        }
+    }
+}
+
+/// Why a request asks first, and the rule "Always allow this in this project" would add.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct Asking {
+    /// The reason, as the end of "It asks because …".
+    pub why: String,
+    /// What "Always allow" allows from then on: a command's first words (`npm install`), a
+    /// whole command line, or `write PATH` / `read PATH` / a tool's name.
+    pub rule: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Allow,
+    Ask(Asking),
+}
+
+/// Judge `request` under `settings` and the person's `rules` (what they allowed by answering,
+/// for the project and for this task), for a session working in `place`.
+pub fn judge(
+    settings: &ApprovalSettings,
+    rules: &[String],
+    place: &Place,
+    request: &Request,
+) -> Verdict {
+    if settings.preset == Preset::NeverAsk {
+        return Verdict::Allow;
+    }
+    let allowed: Vec<&str> = settings
+        .allowed
+        .iter()
+        .chain(rules.iter())
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .collect();
+    match request {
+        Request::Command { command } => judge_command(settings.preset, &allowed, place, command),
+        Request::Edit { path, .. } => {
+            let word = literal(path);
+            match place.locate(Some(&place.worktree), &word) {
+                Where::Inside | Where::Scratch => Verdict::Allow,
+                _ if listed_exactly(&allowed, &format!("write {path}")) => Verdict::Allow,
+                Where::Protected => ask(
+                    format!("it changes git's or Healer's own files ({path})"),
+                    format!("write {path}"),
+                ),
+                _ => ask(
+                    format!("it writes outside the project's working copy ({path})"),
+                    format!("write {path}"),
+                ),
+            }
+        }
+        Request::Read { path } => {
+            let word = literal(path);
+            match place.locate(Some(&place.worktree), &word) {
+                Where::Outside | Where::Unknown
+                    if !listed_exactly(&allowed, &format!("read {path}")) =>
+                {
+                    ask(
+                        format!("it reads your files outside the project's working copy ({path})"),
+                        format!("read {path}"),
+                    )
+                }
+                _ => Verdict::Allow,
+            }
+        }
+        Request::Tool { name, detail } => {
+            if listed_exactly(&allowed, name) {
+                return Verdict::Allow;
+            }
+            let why = if matches!(
+                name.as_str(),
+                "WebFetch" | "WebSearch" | "web_search" | "web_fetch"
+            ) {
+                format!(
+                    "it reaches the network ({})",
+                    if detail.is_empty() { name } else { detail }
+                )
+            } else {
+                format!("Healer does not know what this tool of the agent's does ({name})")
+            };
+            ask(why, name.clone())
+        }
+    }
+}
+
+fn ask(why: String, rule: String) -> Verdict {
+    Verdict::Ask(Asking { why, rule })
+}
+
+fn literal(path: &str) -> shell::Word {
+    shell::Word {
+        text: path.to_string(),
+        expands: path.starts_with('~'),
+    }
+}
+
+fn listed_exactly(allowed: &[&str], rule: &str) -> bool {
+    allowed.iter().any(|a| *a == rule)
+}
+
+/// Whitespace as one space: the form a whole command line is kept in a rule.
+pub fn normalise(command: &str) -> String {
+    command.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `rule`'s words begin `words` (the program compared by name, `/usr/bin/npm` as `npm`).
+fn begins(rule: &str, words: &[shell::Word]) -> bool {
+    let rule: Vec<&str> = rule.split_whitespace().collect();
+    if rule.is_empty() || rule.len() > words.len() {
+        return false;
+    }
+    rule.iter().zip(words).enumerate().all(|(i, (r, w))| {
+        if i == 0 {
+            commands::program(r) == commands::program(&w.text)
+        } else {
+            *r == w.text
+        }
+    })
+}
+
+fn judge_command(preset: Preset, allowed: &[&str], place: &Place, command: &str) -> Verdict {
+    let whole = normalise(command);
+    if whole.is_empty() || allowed.contains(&whole.as_str()) {
+        return Verdict::Allow;
+    }
+    let line = shell::read(command);
+    let checks: Vec<Vec<shell::Word>> = place
+        .checks
+        .iter()
+        .flat_map(|c| shell::read(c).commands)
+        .map(|c| c.words)
+        .collect();
+    if preset == Preset::AskRisky && place.checks.iter().any(|c| normalise(c) == whole) {
+        return Verdict::Allow;
+    }
+    let mut reasons: Vec<commands::Risk> = Vec::new();
+    let mut cwd = Some(place.worktree.clone());
+    for simple in &line.commands {
+        let by_rule = allowed.iter().any(|rule| begins(rule, &simple.words));
+        let is_check = checks.iter().any(|check| {
+            !check.is_empty()
+                && check.len() <= simple.words.len()
+                && check
+                    .iter()
+                    .zip(&simple.words)
+                    .all(|(a, b)| a.text == b.text)
+        });
+        let looked = commands::look(simple, place, cwd.as_deref());
+        if let Some(next) = changes_folder(simple, place, cwd.as_deref()) {
+            cwd = next;
+        }
+        if by_rule {
+            continue;
+        }
+        if preset == Preset::AskEvery {
+            reasons.push(commands::Risk {
+                why: "this project asks before every command".to_string(),
+                key: commands::key(&simple.words),
+            });
+            continue;
+        }
+        if is_check {
+            // The project's own checks run freely, whatever they do.
+            continue;
+        }
+        for found in looked {
+            match found {
+                commands::Looked::Free => {}
+                commands::Looked::Unlisted { key } => reasons.push(commands::Risk {
+                    why: format!("it is not on this project's list of commands that run without asking ({key})"),
+                    key,
+                }),
+                // A risk the person accepted before: that path, that command.
+                commands::Looked::Risky(risk) if allowed.contains(&risk.key.as_str()) => {}
+                commands::Looked::Risky(risk) => reasons.push(risk),
+            }
+        }
+    }
+    if line.unsure && preset != Preset::AskEvery {
+        reasons.push(commands::Risk {
+            why: "Healer cannot read all of it ahead for sure".to_string(),
+            key: whole.clone(),
+        });
+    }
+    let mut whys: Vec<String> = Vec::new();
+    for r in &reasons {
+        if !whys.contains(&r.why) {
+            whys.push(r.why.clone());
+        }
+    }
+    match reasons.len() {
+        0 => Verdict::Allow,
+        // One part asked: allowing it for good allows that command's kind.
+        _ if line.commands.len() == 1 && reasons.iter().all(|r| r.key == reasons[0].key) => {
+            ask(whys.join("; "), reasons[0].key.clone())
+        }
+        // Several parts: allowing it for good allows this whole line.
+        _ => ask(whys.join("; "), whole),
+    }
+}
+
+/// The folder the next command runs in after `simple` (`None` inside: one Healer cannot tell).
+fn changes_folder(
+    simple: &shell::Simple,
+    place: &Place,
+    cwd: Option<&Path>,
+) -> Option<Option<PathBuf>> {
+    let first = simple.words.first()?;
+    if first.text != "cd" && first.text != "pushd" {
+        return None;
+    }
+    let target = simple.words.get(1);
+    let next = match target {
+        None => place.home.clone(),
+        Some(w) if w.expands && !w.text.starts_with('~') => None,
+        Some(w) if w.text == "-" => None,
+        Some(w) => {
+            let text = match w.text.strip_prefix("~/") {
+                Some(rest) => place.home.as_ref().map(|h| h.join(rest)),
+                None if Path::new(&w.text).is_absolute() => Some(PathBuf::from(&w.text)),
+                None => cwd.map(|c| c.join(&w.text)),
+            };
+            text.map(|p| std::fs::canonicalize(&p).unwrap_or(p))
+        }
+    };
+    Some(next)
+}
+
+/// A command line given to a shell inside a command (`bash -c '…'`), looked at as a whole.
+fn look_line(text: &str, place: &Place, cwd: Option<&Path>, depth: u32) -> Vec<commands::Looked> {
+    let line = shell::read(text);
+    let mut found = Vec::new();
+    let mut here = cwd.map(Path::to_path_buf);
+    if line.unsure {
+        found.push(commands::Looked::Risky(commands::Risk {
+            why: "Healer cannot read all of it ahead for sure".to_string(),
+            key: normalise(text),
+        }));
+    }
+    for simple in &line.commands {
+        if depth > 8 {
+            found.push(commands::Looked::Unlisted {
+                key: normalise(text),
+            });
+            break;
+        }
+        found.extend(commands::look(simple, place, here.as_deref()));
+        if let Some(next) = changes_folder(simple, place, here.as_deref()) {
+            here = next;
+        }
+    }
+    found.retain(|l| *l != commands::Looked::Free);
+    if found.is_empty() {
+        found.push(commands::Looked::Free);
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests;
