@@ -55,6 +55,36 @@ fn default_limit() -> u32 {
     DEFAULT_APPROVAL_LIMIT_SECS
 }
 
+/// How long a question was given: from when it was asked to its deadline.
+pub fn time_given(ask: &AgentAsk) -> u32 {
+    let at = |s: &str| chrono::DateTime::parse_from_rfc3339(s).ok();
+    at(&ask.deadline_at)
+        .zip(at(&ask.created_at))
+        .map_or(DEFAULT_APPROVAL_LIMIT_SECS, |(d, c)| {
+            u32::try_from((d - c).num_seconds().max(0)).unwrap_or(u32::MAX)
+        })
+}
+
+/// Why a question nobody answered was denied.
+pub fn unanswered_reason(ask: &AgentAsk) -> String {
+    format!(
+        "nobody answered within {}, so Healer denied it",
+        limit_words(time_given(ask))
+    )
+}
+
+/// "30 minutes", "2 hours", "45 seconds".
+pub fn limit_words(secs: u32) -> String {
+    let (n, one, many) = if secs >= 3600 && secs % 3600 == 0 {
+        (secs / 3600, "hour", "hours")
+    } else if secs >= 60 && secs % 60 == 0 {
+        (secs / 60, "minute", "minutes")
+    } else {
+        (secs, "second", "seconds")
+    };
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 impl Default for ApprovalSettings {
     fn default() -> Self {
         ApprovalSettings {
@@ -100,6 +130,113 @@ pub struct Asking {
     /// What "Always allow" allows from then on: a command's first words (`npm install`), a
     /// whole command line, or `write PATH` / `read PATH` / a tool's name.
     pub rule: String,
+}
+
+/// Where a question stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalStatus {
+    Waiting,
+    Allowed,
+    Denied,
+    /// Nobody answered within the project's time limit: denied, never allowed.
+    Expired,
+}
+
+impl ApprovalStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalStatus::Waiting => "waiting",
+            ApprovalStatus::Allowed => "allowed",
+            ApprovalStatus::Denied => "denied",
+            ApprovalStatus::Expired => "expired",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            ApprovalStatus::Waiting,
+            ApprovalStatus::Allowed,
+            ApprovalStatus::Denied,
+            ApprovalStatus::Expired,
+        ]
+        .into_iter()
+        .find(|v| v.as_str() == s)
+    }
+}
+
+/// How far an allow reaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalScope {
+    /// This request only.
+    Once,
+    /// The same kind of request, for the rest of this task.
+    Task,
+    /// The same kind of request, in this project from now on.
+    Project,
+}
+
+impl ApprovalScope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalScope::Once => "once",
+            ApprovalScope::Task => "task",
+            ApprovalScope::Project => "project",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            ApprovalScope::Once,
+            ApprovalScope::Task,
+            ApprovalScope::Project,
+        ]
+        .into_iter()
+        .find(|v| v.as_str() == s)
+    }
+}
+
+/// A question an agent asked, as the dialog and the session page show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct AgentAsk {
+    pub id: i64,
+    pub session_id: i64,
+    /// Which agent asked (`claude_code`, `codex`, `builtin`).
+    pub agent: String,
+    pub request: Request,
+    pub why: String,
+    pub rule: String,
+    pub status: ApprovalStatus,
+    pub scope: Option<ApprovalScope>,
+    /// The person's words to the agent with a deny (or why Healer denied it).
+    pub reason: Option<String>,
+    pub created_at: String,
+    /// Denied if nobody has answered by then.
+    pub deadline_at: String,
+    pub answered_at: Option<String>,
+}
+
+/// What the agent is told of an answer: the person's reason with a deny, or that the time ran
+/// out. `None`: it may go ahead.
+pub fn told_agent(ask: &AgentAsk) -> Option<String> {
+    match ask.status {
+        ApprovalStatus::Allowed | ApprovalStatus::Waiting => None,
+        ApprovalStatus::Denied => Some(match ask.reason.as_deref() {
+            Some(why) => format!(
+                "The person supervising you (through Healer) denied this: {why}. It did not run. \
+                 Go on without it, another way that does not need it, or finish and say what you could not do."
+            ),
+            None => "The person supervising you (through Healer) denied this. It did not run. \
+                     Go on without it, another way that does not need it, or finish and say what you could not do."
+                .to_string(),
+        }),
+        ApprovalStatus::Expired => Some(format!(
+            "Healer asked the person supervising you, and {}. It did not run. Go on without it, \
+             or finish and say what you could not do.",
+            ask.reason.as_deref().unwrap_or("nobody answered in time, so it was denied")
+        )),
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -227,17 +364,22 @@ fn judge_command(preset: Preset, allowed: &[&str], place: &Place, command: &str)
     if preset == Preset::AskRisky && place.checks.iter().any(|c| normalise(c) == whole) {
         return Verdict::Allow;
     }
+    // The programs the project's checks run (`python3`, `npm`) are the project's own: running
+    // them is not on the list's say-so alone, but what they do that is risky still asks.
+    let own: Vec<&str> = checks
+        .iter()
+        .filter_map(|c| c.first())
+        .map(|w| commands::program(&w.text))
+        .collect();
     let mut reasons: Vec<commands::Risk> = Vec::new();
     let mut cwd = Some(place.worktree.clone());
     for simple in &line.commands {
-        let by_rule = allowed.iter().any(|rule| begins(rule, &simple.words));
+        let words = commands::command_words(&simple.words);
+        let by_rule = allowed.iter().any(|rule| begins(rule, words));
         let is_check = checks.iter().any(|check| {
             !check.is_empty()
-                && check.len() <= simple.words.len()
-                && check
-                    .iter()
-                    .zip(&simple.words)
-                    .all(|(a, b)| a.text == b.text)
+                && check.len() <= words.len()
+                && check.iter().zip(words).all(|(a, b)| a.text == b.text)
         });
         let looked = commands::look(simple, place, cwd.as_deref());
         if let Some(next) = changes_folder(simple, place, cwd.as_deref()) {
@@ -249,7 +391,7 @@ fn judge_command(preset: Preset, allowed: &[&str], place: &Place, command: &str)
         if preset == Preset::AskEvery {
             reasons.push(commands::Risk {
                 why: "this project asks before every command".to_string(),
-                key: commands::key(&simple.words),
+                key: commands::key(words),
             });
             continue;
         }
@@ -260,6 +402,8 @@ fn judge_command(preset: Preset, allowed: &[&str], place: &Place, command: &str)
         for found in looked {
             match found {
                 commands::Looked::Free => {}
+                commands::Looked::Unlisted { .. }
+                    if words.first().is_some_and(|w| own.contains(&commands::program(&w.text))) => {}
                 commands::Looked::Unlisted { key } => reasons.push(commands::Risk {
                     why: format!("it is not on this project's list of commands that run without asking ({key})"),
                     key,

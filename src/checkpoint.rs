@@ -75,6 +75,14 @@ pub enum CheckpointAction {
     /// Install the package the person names (in the decision's notes) into the workflow's own
     /// environment, then run again.
     InstallPackage,
+    /// An agent's request: let it do this once.
+    AllowOnce,
+    /// An agent's request: let it do this kind of thing for the rest of the task.
+    AllowTask,
+    /// An agent's request: let it do this kind of thing in the project from now on.
+    AllowAlways,
+    /// An agent's request: refuse it; the agent is told why (the decision's notes).
+    Deny,
 }
 
 impl CheckpointAction {
@@ -86,6 +94,10 @@ impl CheckpointAction {
             CheckpointAction::Pause => "pause",
             CheckpointAction::AllowTokens { .. } => "allow_tokens",
             CheckpointAction::InstallPackage => "install_package",
+            CheckpointAction::AllowOnce => "allow_once",
+            CheckpointAction::AllowTask => "allow_task",
+            CheckpointAction::AllowAlways => "allow_always",
+            CheckpointAction::Deny => "deny",
         }
     }
 }
@@ -191,6 +203,8 @@ pub struct Checkpoint {
     pub affected: Vec<AffectedWorkflow>,
     /// When it is about a project's task: the project and the task, by name.
     pub project_task: Option<ProjectTaskRef>,
+    /// When an agent asked: what it wants to do, why it asks, where the question stands.
+    pub agent_request: Option<crate::approval::AgentAsk>,
 }
 
 /// A project's task a checkpoint is about.
@@ -277,6 +291,9 @@ pub struct Situation {
     pub recommend: CheckpointAction,
     /// Why, as the end of "Skip — …".
     pub why: String,
+    /// Only past answers for the same signature count, said this way ("for this kind of
+    /// request in this project"); `None`: every scope counts.
+    pub past: Option<String>,
 }
 
 /// Pending checkpoints (oldest first) and decided ones (newest first).

@@ -51,8 +51,24 @@ pub async fn act(paths: &Paths, role: &str, request: Request, wait: Duration) ->
     paths.ensure()?;
     match Lease::try_acquire(paths, role)? {
         Some(lease) => act_here(paths, role, lease, request).await,
-        None => ask_running_engine(paths, role, request, wait).await,
+        None => ask_running_engine(paths, role, request, wait, true).await,
     }
+}
+
+/// Have the running engine act on `request`; never become the engine (an agent's hook asks
+/// the engine that runs its session, and when none runs there is nobody to ask).
+pub async fn ask_engine(
+    paths: &Paths,
+    role: &str,
+    request: Request,
+    wait: Duration,
+) -> Result<Response> {
+    if !Lease::is_held(paths)? {
+        return Err(Error::EngineUnavailable(
+            "no Healer engine is running to ask".to_string(),
+        ));
+    }
+    ask_running_engine(paths, role, request, wait, false).await
 }
 
 /// Be the engine for this one request: no scheduler (it must not start catching up on
@@ -73,6 +89,7 @@ async fn ask_running_engine(
     role: &str,
     request: Request,
     wait: Duration,
+    may_become: bool,
 ) -> Result<Response> {
     // The running engine may be an older Healer: its data is not upgraded under it.
     let store = Store::open_without_upgrade(&paths.db(), Some(Lease::holder(paths)))?;
@@ -99,6 +116,15 @@ async fn ask_running_engine(
         if Instant::now() >= next_lease_look {
             next_lease_look = Instant::now() + LEASE_LOOK;
             let holder = Lease::holder(paths);
+            if !may_become && !Lease::is_held(paths)? {
+                let _ = patiently(|| store.withdraw_request(id, WITHDRAWN)).await?;
+                if let Some(answer) = answered(patiently(|| store.request(id)).await?.as_ref())? {
+                    return answer;
+                }
+                return Err(Error::EngineUnavailable(format!(
+                    "the Healer engine ({holder}) stopped before it answered"
+                )));
+            }
             if let Some(lease) = Lease::try_acquire(paths, role)? {
                 // No engine runs now. If it never took the request, do it here.
                 if !taken && patiently(|| store.withdraw_request(id, WITHDRAWN)).await? {
@@ -207,6 +233,7 @@ fn payload_kind(request: &Request) -> &'static str {
         Request::RunProject { .. } => "run_project",
         Request::StopSession { .. } => "stop_session",
         Request::RestoreSnapshot { .. } => "restore_snapshot",
+        Request::AskAgent { .. } => "ask_agent",
     }
 }
 

@@ -3,6 +3,7 @@
 //! API the desktop shell and the CLI call. Nothing below imports it: the parts get what they need
 //! through [`Services`].
 
+mod approvals;
 mod checkpoints;
 mod cluster;
 mod deps;
@@ -44,6 +45,7 @@ use crate::scheduler::schedule_loop;
 use crate::services::Services;
 use crate::store::{known_schema_version, Store};
 use crate::workflow::runner::OutputChunk;
+pub use approvals::AgentAnswer;
 pub use deps::{dependencies_in, propose_packages_in};
 pub use glance::{Glance, Mood, Waiting, PAUSED_BY_YOU};
 use healing::EngineHealing;
@@ -222,6 +224,11 @@ impl Engine {
         // Before any task can run: what a killed Healer left of the healer service.
         if let Err(e) = handle.settle_healer_leftovers() {
             tracing::warn!("could not settle the healer service's leftovers: {e}");
+        }
+        // An agent's question answered half way when Healer stopped, or answered while its
+        // session was ended: made whole, and carried to the agent.
+        if let Err(e) = handle.settle_questions() {
+            tracing::warn!("could not settle the agents' questions: {e}");
         }
         tasks.spawn(crate::services::flush_loop(
             handle.services.clone(),

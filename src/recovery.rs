@@ -268,6 +268,7 @@ pub(crate) fn situation(class: FailureClass) -> Situation {
         title: title.to_string(),
         recommend,
         why: why.to_string(),
+        past: None,
     }
 }
 

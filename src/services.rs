@@ -10,6 +10,7 @@
 //! part needs it; otherwise it lives with its caller.
 
 mod active_runs;
+mod approvals;
 mod checkpoints;
 mod environments;
 mod workflows;
@@ -29,6 +30,7 @@ use crate::store::{HealRecord, Store, StoredStep};
 use crate::workflow::runner::OutputChunk;
 
 pub(crate) use active_runs::ActiveRuns;
+pub(crate) use approvals::Heard;
 pub(crate) use environments::{join_words, EnvironmentLocks, Prepared};
 pub(crate) use writes::{flush_loop, replay_journal, RunEnd};
 

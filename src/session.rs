@@ -28,6 +28,15 @@ impl AgentKind {
         }
     }
 
+    /// The agent's name for a person.
+    pub fn name(self) -> &'static str {
+        match self {
+            AgentKind::Builtin => "Healer's built-in agent",
+            AgentKind::ClaudeCode => "Claude Code",
+            AgentKind::Codex => "Codex",
+        }
+    }
+
     pub fn parse(s: &str) -> Option<AgentKind> {
         [AgentKind::Builtin, AgentKind::ClaudeCode, AgentKind::Codex]
             .into_iter()

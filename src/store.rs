@@ -4,6 +4,7 @@
 //! sits above the store (heal, maintainer), in the table's file here, and re-exported there.
 
 mod affected;
+mod approvals;
 mod autofixes;
 mod checkpoints;
 mod cluster;
@@ -44,6 +45,7 @@ use rusqlite_migration::{Migrations, M};
 
 use crate::error::{Error, Result};
 
+pub use approvals::{place_for, ApprovalRecord, ApprovalRule, NewApproval};
 pub use autofixes::{AutoFix, AutoFixStatus};
 pub use cluster::ClusterSchedule;
 pub use healer_config::{
@@ -111,6 +113,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0022_session_model_use.sql"),
     include_str!("store/migrations/0023_answered_and_acting.sql"),
     include_str!("store/migrations/0024_run_retry_wait.sql"),
+    include_str!("store/migrations/0025_approvals.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -76,6 +76,10 @@ impl Agent for Builtin {
             env: spec.env.clone(),
             command_limit: Duration::from_secs(u64::from(settings.command_time_limit_secs)),
             groups: spec.groups.clone(),
+            asking: Some(command::Asking {
+                services: services.clone(),
+                session_id: spec.session_id,
+            }),
         });
         let tools: Vec<Arc<dyn Tool>> = vec![
             Arc::new(files::ReadFile(ws.clone())),

@@ -72,8 +72,12 @@ impl Codex {
     /// This adapter's settings, with the session's provider when the project chose one
     /// configured in Healer.
     fn settings_for(&self, spec: &SessionSpec) -> CodexSettings {
+        let hooks = spec.agent_settings.clone();
         let Some(endpoint) = &spec.endpoint else {
-            return self.settings.clone();
+            return CodexSettings {
+                hooks,
+                ..self.settings.clone()
+            };
         };
         let same = self.settings.provider.as_ref();
         CodexSettings {
@@ -86,6 +90,7 @@ impl Codex {
                 stream_max_retries: same.and_then(|p| p.stream_max_retries),
                 stream_idle_timeout_ms: same.and_then(|p| p.stream_idle_timeout_ms),
             }),
+            hooks,
             ..self.settings.clone()
         }
     }
@@ -302,7 +307,14 @@ fn arguments(spec: &SessionSpec) -> Vec<std::ffi::OsString> {
     }
     // Healer runs Codex in a worktree it made; Codex's trust check is for folders it does not
     // know. Positional arguments after `--`: a prompt may start with a dash.
-    args.extend(["--json", "--skip-git-repo-check", "--"].map(str::to_string));
+    args.extend(["--json", "--skip-git-repo-check"].map(str::to_string));
+    // Healer's own hooks, written by Healer into the Codex folder it keeps (a hook file an
+    // agent left there is removed before each session; a repository's are never loaded, as its
+    // folder is never trusted): trusted for this run.
+    if spec.agent_settings.is_some() {
+        args.push("--dangerously-bypass-hook-trust".to_string());
+    }
+    args.push("--".to_string());
     if let Some(thread) = &spec.resume {
         args.push(thread.clone());
     }

@@ -48,11 +48,7 @@ pub fn not_available(kind: AgentKind) -> String {
 
 /// The agent's name for a person.
 pub fn agent_name(kind: AgentKind) -> &'static str {
-    match kind {
-        AgentKind::Builtin => "Healer's built-in agent",
-        AgentKind::ClaudeCode => "Claude Code",
-        AgentKind::Codex => "Codex",
-    }
+    kind.name()
 }
 
 /// The program a CLI agent runs, looked for on PATH.

@@ -28,7 +28,7 @@ pub enum Looked {
 const SUDO: &[&str] = &["sudo", "su", "doas", "pkexec", "run0"];
 const NETWORK: &[&str] = &[
     "curl", "wget", "ssh", "scp", "sftp", "rsync", "nc", "ncat", "netcat", "telnet", "ftp", "http",
-    "https", "aria2c", "socat", "ping", "dig", "nslookup", "host", "whois",
+    "https", "aria2c", "socat", "ping", "dig", "nslookup", "host", "whois", "gh", "glab", "tea",
 ];
 const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "fish", "ash"];
 const INTERPRETERS: &[&str] = &[
@@ -88,6 +88,32 @@ const INSTALLS: &[(&str, &[&str])] = &[
 const SYSTEM_PACKAGES: &[&str] = &[
     "apt", "apt-get", "dpkg", "dnf", "yum", "zypper", "pacman", "apk", "brew", "snap", "flatpak",
     "port",
+];
+/// Verbs that send something out (publish, log in) for programs the project may run freely.
+const SENDS: &[(&str, &[&str])] = &[
+    (
+        "npm",
+        &[
+            "publish",
+            "unpublish",
+            "login",
+            "adduser",
+            "deprecate",
+            "owner",
+            "access",
+            "token",
+        ],
+    ),
+    ("pnpm", &["publish", "login"]),
+    ("yarn", &["publish", "login", "npm"]),
+    ("bun", &["publish"]),
+    ("cargo", &["publish", "login", "yank", "owner"]),
+    ("docker", &["push", "pull", "login"]),
+    ("podman", &["push", "pull", "login"]),
+    ("twine", &["upload"]),
+    ("poetry", &["publish"]),
+    ("uv", &["publish"]),
+    ("gem", &["push"]),
 ];
 /// Fetch and run a package's program in one go.
 const FETCH_AND_RUN: &[&str] = &["npx", "pnpx", "bunx", "uvx"];
@@ -267,6 +293,22 @@ fn options_end(words: &[Word]) -> impl Iterator<Item = &Word> {
     })
 }
 
+/// The words of the command itself: a shell's own words around it (`if`, `while`, `do`, `!`
+/// …) are not commands, and a loop's or a case's header names none.
+pub fn command_words(words: &[Word]) -> &[Word] {
+    let mut words = words;
+    while let Some(first) = words.first() {
+        match first.text.as_str() {
+            "if" | "then" | "else" | "elif" | "while" | "until" | "do" | "!" | "{" | "time" => {
+                words = &words[1..]
+            }
+            "fi" | "done" | "esac" | "}" | "for" | "select" | "case" | "function" => return &[],
+            _ => break,
+        }
+    }
+    words
+}
+
 /// The rule "Always allow" adds for a command: its program, and what it is told to do for
 /// programs with verbs (`npm install`, `npm run build`), the script for an interpreter
 /// (`python3 tools/gen.py`), the module for `-m` (`python3 -m pip install`).
@@ -385,6 +427,7 @@ fn look_words(
     cwd: Option<&std::path::Path>,
     depth: u32,
 ) -> Vec<Looked> {
+    let words = command_words(words);
     let Some(first) = words.first() else {
         return vec![];
     };
@@ -468,6 +511,11 @@ fn look_words(
         ));
     }
     let verb = args.first().map(|w| w.text.as_str()).unwrap_or_default();
+    if let Some((_, verbs)) = SENDS.iter().find(|(p, _)| *p == name) {
+        if verbs.contains(&verb) {
+            return risky(format!("it reaches the network ({})", key(words)));
+        }
+    }
     if let Some((_, verbs)) = INSTALLS.iter().find(|(p, _)| *p == name) {
         if verbs.contains(&verb) {
             return risky(format!("it installs packages ({})", key(words)));

@@ -321,8 +321,19 @@ impl Reader<'_> {
                     self.backquoted();
                     expands = true;
                 }
-                '*' | '?' | '[' => {
+                '*' | '?' => {
                     expands = true;
+                    text.push(c);
+                    self.at += 1;
+                }
+                // `[abc]` is a glob; `[` alone is the test command.
+                '[' => {
+                    let rest = &self.chars[self.at + 1..];
+                    let closes = rest
+                        .iter()
+                        .take_while(|c| !matches!(c, ' ' | '\t' | '\n' | ';' | '&' | '|'))
+                        .any(|c| *c == ']');
+                    expands |= closes;
                     text.push(c);
                     self.at += 1;
                 }

@@ -159,7 +159,7 @@ fn risky_commands_ask_with_their_reason_and_the_rule_that_would_allow_them() {
         ("rm -rf ~/projects", "it deletes files outside the project's working copy (~/projects)", "delete ~/projects"),
         ("echo x > /etc/motd", "it writes outside the project's working copy (/etc/motd)", "write /etc/motd"),
         ("cat ~/.ssh/id_rsa", "it reads your files outside the project's working copy (~/.ssh/id_rsa)", "read ~/.ssh/id_rsa"),
-        ("python3 tools/gen.py", "it is not on this project's list of commands that run without asking (python3 tools/gen.py)", "python3 tools/gen.py"),
+        ("node tools/gen.js", "it is not on this project's list of commands that run without asking (node tools/gen.js)", "node tools/gen.js"),
         ("npx cowsay hi", "it downloads a package and runs it (npx)", "npx"),
         ("git config --global user.name x", "it changes your git settings for every repository (git config --global)", "git config --global"),
     ];
@@ -182,10 +182,10 @@ fn risky_commands_ask_with_their_reason_and_the_rule_that_would_allow_them() {
     assert!(asks(&b, &s, &["npm install"], &command("npm install express")).is_none());
     assert!(asks(&b, &s, &["npm install"], &command("npm publish")).is_some());
     let listed = ApprovalSettings {
-        allowed: vec!["python3".to_string()],
+        allowed: vec!["node".to_string()],
         ..default_settings()
     };
-    assert!(asks(&b, &listed, &[], &command("python3 tools/gen.py")).is_none());
+    assert!(asks(&b, &listed, &[], &command("node tools/gen.js")).is_none());
 }
 
 #[test]
@@ -246,4 +246,38 @@ fn never_ask_allows_everything_and_tools_healer_does_not_know_ask() {
         }
     )
     .is_none());
+}
+
+#[test]
+fn the_programs_the_checks_run_are_the_projects_own_but_their_risks_still_ask() {
+    let b = bed();
+    let s = default_settings();
+    // `python3` runs the checks: the agent may run it too, on its own code.
+    assert!(asks(
+        &b,
+        &s,
+        &[],
+        &command("python3 -c 'from greet import greet; print(greet(\"Ada\"))'")
+    )
+    .is_none());
+    assert!(asks(
+        &b,
+        &s,
+        &[],
+        &command(
+            "while [ ! -e go ]; do python3 -c 'import time; time.sleep(0.1)'; done; echo went"
+        )
+    )
+    .is_none());
+    assert!(asks(&b, &s, &[], &command("if [ -f x ]; then npm test; fi")).is_none());
+    // …but installing with it, or a program the checks do not run, still asks.
+    assert!(asks(&b, &s, &[], &command("python3 -m pip install requests")).is_some());
+    assert!(asks(&b, &s, &[], &command("ruby gen.rb")).is_some());
+    assert!(asks(
+        &b,
+        &s,
+        &[],
+        &command("for f in a b; do curl http://x/$f; done")
+    )
+    .is_some());
 }

@@ -10,6 +10,8 @@ pub struct History {
     pub workflow: Vec<String>,
     pub signature: Vec<String>,
     pub anywhere: Vec<String>,
+    /// How the signature's scope is said ("for this error" when `None`).
+    pub signature_scope: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,7 +43,13 @@ pub fn recommend_with(
     }
     let scopes: [(&[String], &str); 3] = [
         (&history.workflow, "for this workflow"),
-        (&history.signature, "for this error"),
+        (
+            &history.signature,
+            history
+                .signature_scope
+                .as_deref()
+                .unwrap_or("for this error"),
+        ),
         (&history.anywhere, "for this kind of decision"),
     ];
     for (choices, scope) in scopes {
@@ -126,6 +134,7 @@ mod tests {
             workflow: keys(&["skip", "skip", "proceed", "skip", "skip"]),
             signature: keys(&["pause", "pause", "pause"]),
             anywhere: keys(&["pause"]),
+            signature_scope: None,
         };
         let r = recommend(CheckpointTrigger::Hiccup, &standard_options(), &history).expect("one");
         assert_eq!(r.index, 1);

@@ -1,13 +1,26 @@
-//! `healer hook claude-code --session ID`: what Claude Code's `PostToolUse` and `Stop` hooks
-//! call in a session Healer started (the runner writes them into the worktree). It reads the
-//! hook's JSON on stdin, marks the session alive (a true heartbeat: Claude Code did something),
-//! and when steering messages wait for the session, answers `{"decision": "block", "reason":
-//! …}` so that Claude Code gives them to the model before its next step. A hook must never
-//! break the agent: any problem is said on stderr and the hook exits 0 with no decision.
+//! `healer hook claude-code|codex --session ID`: what the hooks Healer gives an agent's session
+//! call (in Claude Code's settings layer or Codex's config, never in the worktree). It reads
+//! the hook's JSON on stdin and marks the session alive (a true heartbeat: the agent did
+//! something). Then:
+//!
+//! - `PreToolUse` (both agents): the tool call is judged by the project's approvals; what the
+//!   person must decide is asked of the running engine, and the hook waits for the answer in
+//!   the store — allowed, or denied with the person's reason (the agent hears it and goes on).
+//!   Nothing is allowed that Healer could not judge: a hook that fails denies.
+//! - `PostToolUse` / `Stop` (Claude Code): when steering messages wait for the session, it
+//!   answers `{"decision": "block", "reason": …}` so that Claude Code gives them to the model
+//!   before its next step. Those hooks never break the agent: a problem is said on stderr and
+//!   the hook exits 0 with no decision.
 
 use std::io::Read;
+use std::time::Duration;
 
 use clap::Subcommand;
+use healer::approval::{judge, told_agent, ApprovalStatus, Request, Verdict};
+use healer::client::{self, Request as EngineRequest, Response};
+use healer::engine::AgentAnswer;
+use healer::session::SessionStatus;
+use healer::store::Store;
 use healer::{Paths, Result};
 use serde_json::{json, Value};
 
@@ -17,6 +30,29 @@ use crate::reach::open;
 /// The most of the hook's JSON read (it carries paths and a tool's input and output).
 const MAX_INPUT_BYTES: u64 = 4 * 1024 * 1024;
 
+/// How long the hook waits for the engine to take its question (not for the person).
+const ENGINE_WAIT: Duration = Duration::from_secs(60);
+
+/// How long past a question's deadline the hook still waits for the engine to deny it, before
+/// it denies it itself (the engine looks every minute).
+const PAST_DEADLINE: Duration = Duration::from_secs(90);
+
+/// The most of a file's new text a question shows.
+const PREVIEW_CHARS: usize = 4000;
+
+/// Claude Code's tools that only keep the agent's own notes or manage what it started.
+const HARMLESS_TOOLS: &[&str] = &[
+    "TodoWrite",
+    "Task",
+    "Agent",
+    "ExitPlanMode",
+    "BashOutput",
+    "KillShell",
+    "KillBash",
+    "TaskOutput",
+    "SlashCommand",
+];
+
 #[derive(Subcommand)]
 pub enum HookCommand {
     /// A Claude Code hook of a session Healer started (reads the hook's JSON on stdin)
@@ -25,15 +61,44 @@ pub enum HookCommand {
         #[arg(long)]
         session: i64,
     },
+    /// A Codex hook of a session Healer started (reads the hook's JSON on stdin)
+    Codex {
+        /// Healer's id of the session
+        #[arg(long)]
+        session: i64,
+    },
 }
 
-pub fn run(command: HookCommand, paths: &Paths) -> Result<bool> {
-    let HookCommand::ClaudeCode { session } = command;
+/// Which agent's hook this is: their outputs differ.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Agent {
+    ClaudeCode,
+    Codex,
+}
+
+pub async fn run(command: HookCommand, paths: &Paths) -> Result<bool> {
+    let (agent, session) = match command {
+        HookCommand::ClaudeCode { session } => (Agent::ClaudeCode, session),
+        HookCommand::Codex { session } => (Agent::Codex, session),
+    };
     let mut input = String::new();
     let _ = std::io::stdin()
         .take(MAX_INPUT_BYTES)
         .read_to_string(&mut input);
     let hook: Value = serde_json::from_str(&input).unwrap_or(Value::Null);
+    if hook["hook_event_name"].as_str() == Some("PreToolUse") {
+        let denied = match pre_tool_use(paths, session, &hook).await {
+            Ok(None) => None,
+            Ok(Some(reason)) => Some(reason),
+            Err(e) => Some(format!(
+                "Healer could not judge this request ({e}), so it was not allowed."
+            )),
+        };
+        return answer_tool_call(agent, denied);
+    }
+    if agent == Agent::Codex {
+        return Ok(true);
+    }
     match claude_code(paths, session, &hook) {
         Ok(Some(reason)) => print_json(&json!({"decision": "block", "reason": reason})),
         Ok(None) => Ok(true),
@@ -41,6 +106,189 @@ pub fn run(command: HookCommand, paths: &Paths) -> Result<bool> {
             eprintln!("healer hook: {e}");
             Ok(true)
         }
+    }
+}
+
+/// Say the verdict on a tool call as the agent reads it (`denied`: why not).
+fn answer_tool_call(agent: Agent, denied: Option<String>) -> Result<bool> {
+    let (decision, reason) = match &denied {
+        None => ("allow", "Allowed by the project's approvals in Healer"),
+        Some(why) => ("deny", why.as_str()),
+    };
+    // Codex takes only a deny; with no word the command goes ahead (in its sandbox).
+    if agent == Agent::Codex && denied.is_none() {
+        return Ok(true);
+    }
+    print_json(&json!({
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": decision,
+            "permissionDecisionReason": reason,
+        }
+    }))
+}
+
+/// `None`: the call may go ahead; else why not, for the agent.
+async fn pre_tool_use(paths: &Paths, session: i64, hook: &Value) -> Result<Option<String>> {
+    let store = open(paths)?;
+    let record = store.session(session)?;
+    if let (Some(theirs), Some(ours)) = (
+        hook["session_id"].as_str(),
+        record.agent_session_id.as_deref(),
+    ) {
+        if theirs != ours {
+            return Ok(Some(
+                "This hook belongs to another session: nothing is allowed through it.".to_string(),
+            ));
+        }
+    }
+    if record.status != SessionStatus::Running {
+        return Ok(Some(
+            "Healer's session for this work has ended.".to_string(),
+        ));
+    }
+    let _ = store.touch_session(session, &healer::store::now(), "asked before a tool call");
+    let Some(request) = request_of(hook) else {
+        return Ok(None);
+    };
+    // What the project's approvals allow is answered here, at once.
+    let project = store.project(record.project_id)?;
+    let rules = store.approval_rules(project.id, &record.task_id)?;
+    let place = healer::store::place_for(paths.data_dir(), &record, &project);
+    if judge(&project.settings.approvals, &rules, &place, &request) == Verdict::Allow {
+        return Ok(None);
+    }
+    // The rest is the engine's to ask the person about; the answer is waited for here.
+    let call_id = hook["tool_use_id"].as_str().map(str::to_string);
+    let response = client::ask_engine(
+        paths,
+        "an agent's hook",
+        EngineRequest::AskAgent {
+            session,
+            call_id,
+            request,
+        },
+        ENGINE_WAIT,
+    )
+    .await;
+    let answer = match response {
+        Ok(Response::AgentAnswer { answer }) => answer,
+        Ok(_) => return Ok(Some("Healer answered something else.".to_string())),
+        Err(e) => {
+            return Ok(Some(format!(
+                "Healer could not ask the person supervising you ({e}), so this was not allowed."
+            )))
+        }
+    };
+    match answer {
+        AgentAnswer::Allowed => Ok(None),
+        AgentAnswer::Refused { reason } => Ok(Some(format!("Not allowed: {reason}."))),
+        AgentAnswer::Asked { id, deadline_at } => hear(&store, id, &deadline_at).await,
+    }
+}
+
+async fn hear(store: &Store, id: i64, deadline_at: &str) -> Result<Option<String>> {
+    let deadline = chrono::DateTime::parse_from_rfc3339(deadline_at)
+        .map(|d| d.with_timezone(&chrono::Utc))
+        .unwrap_or_else(|_| chrono::Utc::now());
+    let until = deadline + chrono::Duration::from_std(PAST_DEADLINE).unwrap_or_default();
+    let ask = store.hear_answer(id, until).await?;
+    Ok(match ask.status {
+        ApprovalStatus::Allowed => None,
+        _ => told_agent(&ask).or_else(|| Some("It was not allowed.".to_string())),
+    })
+}
+
+/// What a tool call wants, as approvals judge it; `None` for the agent's own bookkeeping.
+fn request_of(hook: &Value) -> Option<Request> {
+    let tool = hook["tool_name"].as_str().unwrap_or_default();
+    let input = &hook["tool_input"];
+    let text = |key: &str| input[key].as_str().unwrap_or_default().to_string();
+    Some(match tool {
+        "Bash" | "shell" | "exec_command" => Request::Command {
+            command: text("command"),
+        },
+        // Codex's patches name their files on lines of their own.
+        "apply_patch" => patch_request(&text("command")),
+        "Write" => Request::Edit {
+            path: text("file_path"),
+            preview: preview(&text("content")),
+        },
+        "Edit" => Request::Edit {
+            path: text("file_path"),
+            preview: preview(&format!(
+                "- {}\n+ {}",
+                text("old_string").replace('\n', "\n- "),
+                text("new_string").replace('\n', "\n+ ")
+            )),
+        },
+        "MultiEdit" => Request::Edit {
+            path: text("file_path"),
+            preview: String::new(),
+        },
+        "NotebookEdit" => Request::Edit {
+            path: text("notebook_path"),
+            preview: preview(&text("new_source")),
+        },
+        "Read" => Request::Read {
+            path: text("file_path"),
+        },
+        "NotebookRead" => Request::Read {
+            path: text("notebook_path"),
+        },
+        "Glob" | "Grep" | "LS" => Request::Read {
+            path: input["path"].as_str().unwrap_or(".").to_string(),
+        },
+        "WebFetch" => Request::Tool {
+            name: tool.to_string(),
+            detail: text("url"),
+        },
+        "WebSearch" => Request::Tool {
+            name: tool.to_string(),
+            detail: text("query"),
+        },
+        t if HARMLESS_TOOLS.contains(&t) => return None,
+        other => Request::Tool {
+            name: other.to_string(),
+            detail: String::new(),
+        },
+    })
+}
+
+/// A Codex patch: a change to the first file it names (every file is judged by where it is:
+/// the first one outside the working copy, else the first).
+fn patch_request(patch: &str) -> Request {
+    let files: Vec<&str> = patch
+        .lines()
+        .filter_map(|l| {
+            [
+                "*** Add File: ",
+                "*** Update File: ",
+                "*** Delete File: ",
+                "*** Move to: ",
+            ]
+            .iter()
+            .find_map(|p| l.strip_prefix(p))
+        })
+        .map(str::trim)
+        .collect();
+    let path = files
+        .iter()
+        .find(|f| std::path::Path::new(f).is_absolute() || f.contains(".."))
+        .or(files.first())
+        .copied()
+        .unwrap_or(".")
+        .to_string();
+    Request::Edit {
+        path,
+        preview: preview(patch),
+    }
+}
+
+fn preview(text: &str) -> String {
+    match text.char_indices().nth(PREVIEW_CHARS) {
+        Some((cut, _)) => format!("{}\n[… more not shown]", &text[..cut]),
+        None => text.to_string(),
     }
 }
 

@@ -289,7 +289,7 @@ async fn run(command: Command, paths: Paths) -> Result<bool> {
             json,
         } => spells::heals(&paths, project, limit, json),
         Command::Snapshot { command } => spells::snapshot(command, &paths).await,
-        Command::Hook { command } => hook::run(command, &paths),
+        Command::Hook { command } => hook::run(command, &paths).await,
         Command::Patterns { command } => patterns::run(command, &paths),
         Command::Errors { command } => errors::run(command),
         Command::Cluster { command } => cluster::run(command, &paths).await,

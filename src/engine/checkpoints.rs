@@ -61,12 +61,18 @@ impl Handle {
             CheckpointAction::InstallPackage => Some(self.named_package(&checkpoint, notes)?),
             _ => None,
         };
+        // An agent's question: its answer is recorded (and carried to the agent) first.
+        let answered = match store.approval_of_checkpoint(id)? {
+            Some(approval) => Some(self.answer_question(&approval, chosen.action, notes)?),
+            None => None,
+        };
         if !store.decide_checkpoint(id, number, chosen.action, notes)? {
             return Err(Error::InvalidInput(format!(
                 "checkpoint {id} was decided already"
             )));
         }
         let outcome = match (checkpoint.workflow_id, package) {
+            _ if answered.is_some() => answered.unwrap_or_default(),
             (Some(_), Some((question, package))) => self.install_named(&question, &package).await?,
             (Some(workflow_id), None) => self.act_on(&checkpoint, workflow_id, chosen.action)?,
             (None, _) if !checkpoint.affected.is_empty() => {
@@ -184,8 +190,13 @@ impl Handle {
                     self.set_paused(a.workflow_id, true)?;
                     title
                 }
-                // Only a single workflow's missing-module question offers an install.
-                CheckpointAction::InstallPackage => format!("{title}: nothing was installed"),
+                // Only a single workflow's missing-module question offers an install; only an
+                // agent's question offers allow and deny.
+                CheckpointAction::InstallPackage
+                | CheckpointAction::AllowOnce
+                | CheckpointAction::AllowTask
+                | CheckpointAction::AllowAlways
+                | CheckpointAction::Deny => format!("{title}: nothing was done"),
             });
         }
         Ok(match action {
@@ -251,6 +262,11 @@ impl Handle {
             }
             // Decided with its package name, in `decide_checkpoint`.
             CheckpointAction::InstallPackage => run_again()?,
+            // Only an agent's question offers these; it is decided in `decide_checkpoint`.
+            CheckpointAction::AllowOnce
+            | CheckpointAction::AllowTask
+            | CheckpointAction::AllowAlways
+            | CheckpointAction::Deny => "Nothing was done".to_string(),
         })
     }
 

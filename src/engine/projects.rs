@@ -590,6 +590,11 @@ pub(super) async fn stuck_loop(handle: Handle, cancel: tokio_util::sync::Cancell
         if let Err(e) = handle.end_stuck_sessions(chrono::Utc::now()) {
             tracing::warn!("could not look for stuck sessions: {e}");
         }
+        // The agents' questions whose time is up are denied here too (their hooks deny at
+        // the same time on their own).
+        if let Err(e) = handle.expire_questions(chrono::Utc::now()).await {
+            tracing::warn!("could not look for agents' questions past their time: {e}");
+        }
     }
 }
 

@@ -101,6 +101,13 @@ pub enum Request {
     RestoreSnapshot {
         id: i64,
     },
+    /// An agent's hook: may the agent of session `session` do this, or must the person be
+    /// asked? Answered at once (the hook then waits for the person's answer in the store).
+    AskAgent {
+        session: i64,
+        call_id: Option<String>,
+        request: crate::approval::Request,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -149,6 +156,10 @@ pub enum Response {
     /// What the engine did, in a sentence.
     Said {
         text: String,
+    },
+    /// What became of an agent's request.
+    AgentAnswer {
+        answer: super::AgentAnswer,
     },
     Done,
 }
@@ -264,6 +275,13 @@ pub(super) async fn perform(engine: &Handle, request: Request) -> Result<Respons
         }
         Request::RestoreSnapshot { id } => Response::Said {
             text: engine.restore_snapshot(id).await?,
+        },
+        Request::AskAgent {
+            session,
+            call_id,
+            request,
+        } => Response::AgentAnswer {
+            answer: engine.ask_agent(session, call_id.as_deref(), request)?,
         },
     })
 }

@@ -26,29 +26,57 @@ pub fn cli_program() -> Option<PathBuf> {
     beside.or_else(|| which::which("healer").ok())
 }
 
-/// The shell command a hook runs for session `session_id` of the data folder `data_dir`.
-pub fn hook_command(program: &Path, data_dir: &Path, session_id: i64) -> String {
+/// The shell command a hook of `agent` (`claude-code`, `codex`) runs for session
+/// `session_id` of the data folder `data_dir`.
+pub fn hook_command(program: &Path, data_dir: &Path, agent: &str, session_id: i64) -> String {
     format!(
-        "HEALER_DATA_DIR={} {} hook claude-code --session {session_id}",
+        "HEALER_DATA_DIR={} {} hook {agent} --session {session_id}",
         quote(&data_dir.display().to_string()),
         quote(&program.display().to_string())
     )
 }
+
+/// How much longer than a question's time limit an agent lets the hook that asks take: the
+/// hook denies at the limit itself, and an agent whose hook runs out lets the tool through
+/// (Claude Code when the tool is allowed anyway, Codex always), so its own limit must never
+/// come first.
+pub const ASKING_GRACE_SECS: u32 = 300;
 
 /// A word for `sh`: single quotes, with any single quote closed, escaped and reopened.
 fn quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 
-/// Healer's settings layer for a Claude Code session: the two hooks, both running `command`.
-pub fn settings(command: &str) -> Value {
+/// Healer's settings layer for a Claude Code session: the steering hooks, both running
+/// `command`; with `asking` (the question's time limit, in seconds) also the `PreToolUse`
+/// hook through which every tool call is first judged by the project's approvals.
+pub fn settings(command: &str, asking: Option<u32>) -> Value {
     let hook = json!([{"type": "command", "command": command}]);
-    json!({
-        "hooks": {
-            "PostToolUse": [{"matcher": "*", "hooks": hook}],
-            "Stop": [{"hooks": hook}],
-        }
-    })
+    let mut hooks = json!({
+        "PostToolUse": [{"matcher": "*", "hooks": hook}],
+        "Stop": [{"hooks": hook}],
+    });
+    if let Some(limit) = asking {
+        hooks["PreToolUse"] = pre_tool_use(command, limit);
+    }
+    json!({ "hooks": hooks })
+}
+
+/// Healer's hooks for a Codex session (written into its config): every command and patch
+/// first judged by the project's approvals.
+pub fn codex_settings(command: &str, limit: u32) -> Value {
+    json!({ "hooks": { "PreToolUse": pre_tool_use(command, limit) } })
+}
+
+fn pre_tool_use(command: &str, limit: u32) -> Value {
+    json!([{
+        "matcher": "*",
+        "hooks": [{
+            "type": "command",
+            "command": command,
+            "timeout": limit.saturating_add(ASKING_GRACE_SECS),
+        }],
+    }])
 }
 
 #[cfg(test)]
@@ -58,7 +86,12 @@ mod tests {
     #[test]
     fn a_quoted_path_survives_spaces_and_quotes() {
         assert_eq!(quote("/a b/it's"), r"'/a b/it'\''s'");
-        let command = hook_command(Path::new("/opt/h ealer"), Path::new("/data"), 7);
+        let command = hook_command(
+            Path::new("/opt/h ealer"),
+            Path::new("/data"),
+            "claude-code",
+            7,
+        );
         assert_eq!(
             command,
             "HEALER_DATA_DIR='/data' '/opt/h ealer' hook claude-code --session 7"

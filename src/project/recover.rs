@@ -38,12 +38,21 @@ pub(crate) fn settle_interrupted(services: &Services) -> Result<usize> {
     let sessions = services.store.running_sessions()?;
     for session in &sessions {
         let ended = end_marked_processes(services.instance(), session.id);
+        // Its agent asked the person: the task waits for the answer, and the agent is resumed
+        // with it (engine::approvals), instead of going back to open.
+        let asking = services.store.session_has_unheard_question(session.id)?;
         let summary = format!(
-            "Healer stopped while this session ran (found at the next start{}); the worktree is kept",
+            "Healer stopped while this session {} (found at the next start{}); the worktree is kept{}",
+            if asking { "waited for your answer" } else { "ran" },
             if ended > 0 {
                 format!(", {ended} process(es) it left were ended")
             } else {
                 String::new()
+            },
+            if asking {
+                ", and the agent goes on once you answer"
+            } else {
+                ""
             }
         );
         services.store.finish_session(
@@ -54,7 +63,24 @@ pub(crate) fn settle_interrupted(services: &Services) -> Result<usize> {
                 ..SessionOutcome::default()
             },
         )?;
-        if let Ok(project) = services.store.project(session.project_id) {
+        if asking {
+            let note = format!(
+                "{} asked you something before Healer stopped; it goes on with your answer",
+                session.agent.name()
+            );
+            if let Ok(project) = services.store.project(session.project_id) {
+                let repo = PathBuf::from(&project.path);
+                let _ = tasklist::modify(&repo, |file| {
+                    if file
+                        .task(&session.task_id)
+                        .is_some_and(|t| t.status == TaskStatus::InProgress)
+                    {
+                        file.update(&session.task_id, &now(), |t| t.note = Some(note.clone()))?;
+                    }
+                    Ok(())
+                });
+            }
+        } else if let Ok(project) = services.store.project(session.project_id) {
             let note = format!(
                 "Healer stopped while an agent worked on it ({}); back to open, and the work so far is kept in its worktree (branch {})",
                 now().chars().take(10).collect::<String>(),

@@ -252,8 +252,24 @@ async fn drive(ctx: &Ctx<'_>, agent: Arc<dyn Agent>) -> Result<Ending> {
         }
         None => task_prompt(&ctx.task, &settings.verify, &read_progress(&ctx.repo)),
     };
-    if settings.agent == AgentKind::ClaudeCode {
-        ctx.install_hooks();
+    let asking = settings.approvals.preset != crate::approval::Preset::NeverAsk;
+    let hooked = match settings.agent {
+        AgentKind::ClaudeCode => ctx.install_hooks(asking),
+        AgentKind::Codex if asking => ctx.install_hooks(asking),
+        _ => true,
+    };
+    if asking && !hooked {
+        // Safe by default: an agent that cannot ask runs nothing.
+        return Ok(Ending::failed(
+            ProjectScenario::RuntimeError,
+            FailureClass::Environment,
+            SessionStatus::Failed,
+            format!(
+                "{} was not started: to ask you before it runs anything risky, Healer needs its                  `healer` program beside the app (or named by HEALER_CLI), and it was not found.                  Reinstall Healer, or let the agent work without asking in the project's settings",
+                settings.agent.name()
+            ),
+            None,
+        ));
     }
     let resume = ctx.resume.as_ref().and_then(|r| r.agent_session_id.clone());
     let end = ctx
@@ -438,23 +454,33 @@ impl Ctx<'_> {
         Ok(Some(result))
     }
 
-    /// Give Claude Code Healer's steering hooks (in its settings layer, never in the
-    /// worktree). Without Healer's command-line program to call, the session runs without
-    /// them: steering then notes loops without telling the agent, and the loop entry says so.
-    fn install_hooks(&self) {
+    /// Give the agent Healer's hooks (in its settings layer, never in the worktree): Claude
+    /// Code's steering hooks, and with `asking` the hook through which each tool call is
+    /// judged by the project's approvals (Claude Code and Codex). Without Healer's
+    /// command-line program to call there are none (`false`): steering then notes loops
+    /// without telling the agent, and an agent that must ask is not started.
+    fn install_hooks(&self, asking: bool) -> bool {
         let Some(program) = super::hooks::cli_program() else {
             tracing::info!(
                 session_id = self.session_id,
-                "no `healer` program for Claude Code's steering hooks"
+                "no `healer` program for the agent's hooks"
             );
-            return;
+            return false;
         };
+        let agent = self.project.settings.agent;
         let command = super::hooks::hook_command(
             &program,
             self.projects.services.paths.data_dir(),
+            agent.as_str(),
             self.session_id,
         );
-        let _ = self.agent_settings.set(super::hooks::settings(&command));
+        let limit = self.project.settings.approvals.time_limit_secs;
+        let settings = match agent {
+            AgentKind::Codex => super::hooks::codex_settings(&command, limit),
+            _ => super::hooks::settings(&command, asking.then_some(limit)),
+        };
+        let _ = self.agent_settings.set(settings);
+        true
     }
 
     /// An agent that can only be told between turns (Codex; or any agent a message reached
@@ -513,7 +539,13 @@ impl Ctx<'_> {
             cwd: self.worktree.clone(),
             prompt,
             resume,
-            allowed_tools: settings.allowed_tools.clone(),
+            // While the agent must ask, no tool runs on Claude Code's own say-so: each call is
+            // let through by Healer's hook alone, so a hook that fails lets nothing through.
+            allowed_tools: if settings.approvals.preset == crate::approval::Preset::NeverAsk {
+                settings.allowed_tools.clone()
+            } else {
+                Vec::new()
+            },
             env: self.spec_env(),
             program: settings
                 .agent_program

@@ -345,6 +345,11 @@ impl Projects {
     }
 
     /// Refuse a start past the project's limit of sessions at once.
+    /// Whether the project may start one more session now.
+    pub fn has_room(&self, project: &Project) -> bool {
+        self.check_room(project).is_ok()
+    }
+
     fn check_room(&self, project: &Project) -> Result<()> {
         let busy = self
             .lock_running()

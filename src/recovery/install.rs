@@ -350,6 +350,7 @@ async fn ask(
             recommend: CheckpointAction::Pause,
             why: "it cannot run without the module; pause it, or name the package that provides it"
                 .to_string(),
+            past: None,
         }),
     })?;
     services.store.insert_package_question(
@@ -415,6 +416,7 @@ fn ask_about_setup(
             title: "Its packages could not be installed".to_string(),
             recommend: CheckpointAction::Pause,
             why: "the same packages will fail the same way; change them in a new version of the script, or try again once the network is back".to_string(),
+            past: None,
         }),
     })
 }

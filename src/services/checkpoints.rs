@@ -8,11 +8,26 @@ use crate::events::Event;
 
 impl Services {
     pub(crate) fn raise_checkpoint(&self, new: NewCheckpoint) -> Result<Checkpoint> {
-        let history = self.store.checkpoint_history(
+        self.raise_checkpoint_then(new, |_| Ok(()))
+    }
+
+    /// As [`Services::raise_checkpoint`], with `link` run on the stored checkpoint's id before
+    /// it is announced (what it belongs to, recorded where the announced one can be read).
+    pub(crate) fn raise_checkpoint_then(
+        &self,
+        new: NewCheckpoint,
+        link: impl FnOnce(i64) -> Result<()>,
+    ) -> Result<Checkpoint> {
+        let mut history = self.store.checkpoint_history(
             new.trigger,
             new.workflow_id,
             new.signature.as_deref(),
         )?;
+        if let Some(past) = new.situation.as_ref().and_then(|s| s.past.clone()) {
+            history.workflow.clear();
+            history.anywhere.clear();
+            history.signature_scope = Some(past);
+        }
         let mut options = new.options;
         let fallback = new
             .situation
@@ -50,11 +65,8 @@ impl Services {
                 task_title,
             )?;
         }
-        let checkpoint = if new.affected.is_empty() && new.project_task.is_none() {
-            checkpoint
-        } else {
-            self.store.checkpoint(checkpoint.id)?
-        };
+        link(checkpoint.id)?;
+        let checkpoint = self.store.checkpoint(checkpoint.id)?;
         self.bus.emit(Event::CheckpointCreated {
             checkpoint: checkpoint.clone(),
         })?;

@@ -114,6 +114,7 @@ fn ask_first(cx: &SpellContext<'_>, snap: &SnapshotRecord, what: &str) -> Result
             title: "Healer wants to undo an agent's changes".to_string(),
             recommend: CheckpointAction::Proceed,
             why: "the changes did not pass the checks, and they are kept in a snapshot".to_string(),
+            past: None,
         }),
     })?;
     Ok(Choice::Asked(checkpoint.id))

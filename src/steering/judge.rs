@@ -354,6 +354,7 @@ fn replace(projects: &Projects, session: &SessionRecord, reason: &str) -> Result
             title: format!("Replace the agent on \u{201c}{}\u{201d}?", session.task_title),
             recommend: CheckpointAction::Proceed,
             why: "the steering model saw no way forward for this agent".to_string(),
+            past: None,
         }),
     })?;
     services

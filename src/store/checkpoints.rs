@@ -69,6 +69,7 @@ impl Store {
             })?;
         checkpoint.affected = self.affected(id)?;
         checkpoint.project_task = self.checkpoint_project_task(id)?;
+        checkpoint.agent_request = self.approval_of_checkpoint(id)?.map(|a| a.ask);
         Ok(checkpoint)
     }
 
@@ -101,6 +102,7 @@ impl Store {
         for c in &mut checkpoints {
             c.affected = self.affected(c.id)?;
             c.project_task = self.checkpoint_project_task(c.id)?;
+            c.agent_request = self.approval_of_checkpoint(c.id)?.map(|a| a.ask);
         }
         Ok(checkpoints)
     }
@@ -171,6 +173,21 @@ impl Store {
                 "UPDATE checkpoints SET chosen = ?2, chosen_action = ?3, notes = ?4, decided_at = ?5
                  WHERE id = ?1 AND decided_at IS NULL",
                 params![id, option, action.key(), notes, at],
+            )
+        })?;
+        Ok(changed == 1)
+    }
+
+    /// Close a question nobody answered in time, as its option `option` would (shown as the
+    /// decision), but not as the person's choice: nothing is learnt from it.
+    pub fn close_unanswered(&self, id: i64, option: u32, outcome: &str) -> Result<bool> {
+        let at = now();
+        let changed = self.call(|c| {
+            c.execute(
+                "UPDATE checkpoints SET chosen = ?2, chosen_action = 'unanswered', decided_at = ?3,
+                     outcome = ?4
+                 WHERE id = ?1 AND decided_at IS NULL",
+                params![id, option, at, outcome],
             )
         })?;
         Ok(changed == 1)
@@ -260,6 +277,7 @@ impl Store {
             workflow,
             signature,
             anywhere,
+            signature_scope: None,
         })
     }
 
@@ -413,5 +431,6 @@ fn checkpoint_from_row(r: &Row<'_>) -> rusqlite::Result<Checkpoint> {
         decision,
         affected: Vec::new(),
         project_task: None,
+        agent_request: None,
     })
 }

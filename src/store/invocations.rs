@@ -462,7 +462,13 @@ impl Store {
         self.call(|c| {
             let mut stmt = c.prepare_cached(
                 "SELECT DISTINCT task_id FROM healer_invocations
-                 WHERE project_id = ?1 AND status IN ('running', 'waiting')",
+                 WHERE project_id = ?1 AND status IN ('running', 'waiting')
+                 UNION
+                 -- An agent's question whose session Healer's stop ended: the task waits for
+                 -- the answer, and the session goes on with it.
+                 SELECT a.task_id FROM approvals a JOIN agent_sessions s ON s.id = a.session_id
+                 WHERE a.project_id = ?1 AND s.status = 'interrupted' AND a.resumed_session IS NULL
+                   AND a.used_at IS NULL AND (a.status = 'waiting' OR a.answered_at IS NOT NULL)",
             )?;
             let rows = stmt
                 .query_map([project_id], |r| r.get(0))?

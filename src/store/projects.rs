@@ -77,6 +77,11 @@ pub struct ProjectSettings {
     pub session_cap_cents: u32,
     /// …or, for a model with no price in Healer, once it has used this many tokens (0: no cap).
     pub session_cap_tokens: u64,
+    /// What the agent may do without asking, and how long a question waits for an answer.
+    /// (A project saved before this setting existed gets the safe default: ask before
+    /// anything risky.)
+    #[serde(default)]
+    pub approvals: crate::approval::ApprovalSettings,
 }
 
 /// Projects saved before [`ProjectSettings::commit_without_checks`] committed an agent's work
@@ -123,6 +128,7 @@ impl Default for ProjectSettings {
             start_reopened_tasks: true,
             session_cap_cents: DEFAULT_SESSION_CAP_CENTS,
             session_cap_tokens: DEFAULT_SESSION_CAP_TOKENS,
+            approvals: crate::approval::ApprovalSettings::default(),
         }
     }
 }

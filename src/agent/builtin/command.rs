@@ -23,6 +23,48 @@ const COMMAND_MEMORY_BYTES: u64 = 8 * 1024 * 1024 * 1024;
 
 pub struct RunCommand(pub Arc<Workspace>);
 
+/// How long past a question's deadline the command still waits for the engine's look to deny
+/// it, before it is denied here.
+const PAST_DEADLINE_SECS: i64 = 90;
+
+/// The session a command belongs to, for asking the person first.
+#[derive(Clone)]
+pub struct Asking {
+    pub(crate) services: Arc<crate::services::Services>,
+    pub(crate) session_id: i64,
+}
+
+impl std::fmt::Debug for Asking {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Asking")
+            .field("session_id", &self.session_id)
+            .finish()
+    }
+}
+
+impl Asking {
+    /// Whether `command` may run: `None`, or what the model is told instead (the person's
+    /// reason with a deny). The question waits in the store: the engine may stop meanwhile.
+    async fn may_run(&self, command: &str) -> Result<Option<String>> {
+        use crate::services::Heard;
+        let request = crate::approval::Request::Command {
+            command: command.to_string(),
+        };
+        match self.services.ask_agent(self.session_id, None, request)? {
+            Heard::Allowed => Ok(None),
+            Heard::Refused(reason) => Ok(Some(format!("Not run: {reason}."))),
+            Heard::Asked(asked) => {
+                let until = chrono::DateTime::parse_from_rfc3339(&asked.ask.deadline_at)
+                    .map(|d| d.with_timezone(&chrono::Utc))
+                    .unwrap_or_else(|_| chrono::Utc::now())
+                    + chrono::Duration::seconds(PAST_DEADLINE_SECS);
+                let answer = self.services.store.hear_answer(asked.ask.id, until).await?;
+                Ok(crate::approval::told_agent(&answer))
+            }
+        }
+    }
+}
+
 #[async_trait]
 impl Tool for RunCommand {
     fn name(&self) -> &str {
@@ -46,6 +88,11 @@ impl Tool for RunCommand {
             .get("timeout_secs")
             .and_then(Value::as_u64)
             .unwrap_or(DEFAULT_COMMAND_SECS);
+        if let Some(asking) = &self.0.asking {
+            if let Some(denied) = asking.may_run(command).await? {
+                return Ok(denied);
+            }
+        }
         let timeout = Duration::from_secs(wanted).min(self.0.command_limit);
         let run = run_in_place(&InPlace {
             cwd: &self.0.root,

@@ -20,6 +20,8 @@ pub struct Workspace {
     pub command_limit: Duration,
     /// Where each command's control group is recorded.
     pub groups: Option<PathBuf>,
+    /// Whom a command asks first, when the project's approvals say it must.
+    pub asking: Option<super::command::Asking>,
 }
 
 impl Workspace {

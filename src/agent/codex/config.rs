@@ -54,6 +54,10 @@ pub struct CodexSettings {
     pub provider: Option<CodexProvider>,
     /// A model catalog (`model_catalog_json`) for a model Codex does not know.
     pub model_catalog: Option<PathBuf>,
+    /// Healer's hooks, in Claude Code's shape (`{"hooks": {"PreToolUse": [...]}}`): with them
+    /// every command the agent runs is first asked of Healer, which decides what reaches the
+    /// network, so the sandbox lets commands reach it.
+    pub hooks: Option<serde_json::Value>,
 }
 
 /// The id of the `model_providers` entry for a provider configured in Healer.
@@ -139,6 +143,17 @@ pub(super) fn render(
             ("unbounded_connection_retries", false.into()),
         ],
     );
+    if let Some(hooks) = settings.hooks.as_ref().and_then(|h| h.get("hooks")) {
+        let hooks = Value::try_from(hooks).map_err(|e| {
+            Error::Internal(format!("Healer's hooks for Codex do not serialise: {e}"))
+        })?;
+        root.insert("hooks".into(), hooks);
+        merge(
+            &mut root,
+            "sandbox_workspace_write",
+            [("network_access", true.into())],
+        );
+    }
     merge(&mut root, "analytics", [("enabled", false.into())]);
     merge(&mut root, "otel", [("metrics_exporter", "none".into())]);
     toml::to_string(&root)

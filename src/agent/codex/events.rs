@@ -215,6 +215,8 @@ impl Events {
                     ..system_step(said)
                 });
             }
+            // What the hook-trust flag Healer passes says of itself, each run.
+            "error" if text("message").contains("--dangerously-bypass-hook-trust") => {}
             "error" => {
                 self.flush(seen);
                 seen.push(Seen::Step(system_step(text("message"))));
