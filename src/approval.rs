@@ -98,7 +98,7 @@ impl Default for ApprovalSettings {
 /// What an agent wants to do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Request {
+pub enum AgentRequest {
     /// Run a shell command, as it will run.
     Command { command: String },
     /// Write a file (a new one, or an edit): its path and a preview of the change.
@@ -109,15 +109,15 @@ pub enum Request {
     Tool { name: String, detail: String },
 }
 
-impl Request {
+impl AgentRequest {
     /// What it wants, in a line (for logs and the session's steps).
     pub fn subject(&self) -> String {
         match self {
-            Request::Command { command } => command.clone(),
-            Request::Edit { path, .. } => format!("write {path}"),
-            Request::Read { path } => format!("read {path}"),
-            Request::Tool { name, detail } if detail.is_empty() => name.clone(),
-            Request::Tool { name, detail } => format!("{name}: {detail}"),
+            AgentRequest::Command { command } => command.clone(),
+            AgentRequest::Edit { path, .. } => format!("write {path}"),
+            AgentRequest::Read { path } => format!("read {path}"),
+            AgentRequest::Tool { name, detail } if detail.is_empty() => name.clone(),
+            AgentRequest::Tool { name, detail } => format!("{name}: {detail}"),
         }
     }
 }
@@ -202,9 +202,9 @@ impl ApprovalScope {
 pub struct AgentAsk {
     pub id: i64,
     pub session_id: i64,
-    /// Which agent asked (`claude_code`, `codex`, `builtin`).
+    /// Which agent asked (`claude-code`, `codex`, `builtin`).
     pub agent: String,
-    pub request: Request,
+    pub request: AgentRequest,
     pub why: String,
     pub rule: String,
     pub status: ApprovalStatus,
@@ -251,7 +251,7 @@ pub fn judge(
     settings: &ApprovalSettings,
     rules: &[String],
     place: &Place,
-    request: &Request,
+    request: &AgentRequest,
 ) -> Verdict {
     if settings.preset == Preset::NeverAsk {
         return Verdict::Allow;
@@ -264,8 +264,10 @@ pub fn judge(
         .filter(|s| !s.is_empty())
         .collect();
     match request {
-        Request::Command { command } => judge_command(settings.preset, &allowed, place, command),
-        Request::Edit { path, .. } => {
+        AgentRequest::Command { command } => {
+            judge_command(settings.preset, &allowed, place, command)
+        }
+        AgentRequest::Edit { path, .. } => {
             let word = literal(path);
             match place.locate(Some(&place.worktree), &word) {
                 Where::Inside | Where::Scratch => Verdict::Allow,
@@ -280,7 +282,7 @@ pub fn judge(
                 ),
             }
         }
-        Request::Read { path } => {
+        AgentRequest::Read { path } => {
             let word = literal(path);
             match place.locate(Some(&place.worktree), &word) {
                 Where::Outside | Where::Unknown
@@ -294,7 +296,7 @@ pub fn judge(
                 _ => Verdict::Allow,
             }
         }
-        Request::Tool { name, detail } => {
+        AgentRequest::Tool { name, detail } => {
             if listed_exactly(&allowed, name) {
                 return Verdict::Allow;
             }

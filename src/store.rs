@@ -345,7 +345,12 @@ fn open_error(path: &Path, err: rusqlite::Error) -> Error {
 
 /// Now, as stored: RFC 3339 UTC with milliseconds.
 pub fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    rfc3339(chrono::Utc::now())
+}
+
+/// A time as the store keeps it.
+pub fn rfc3339(at: chrono::DateTime<chrono::Utc>) -> String {
+    at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 #[cfg(test)]

@@ -120,6 +120,11 @@ async fn forward_events(
                     {
                         notify_desktop(&app, &notification.title, &notification.body);
                     }
+                    Event::CheckpointCreated { checkpoint }
+                        if checkpoint.agent_request.is_some() =>
+                    {
+                        notify_question(&app, checkpoint);
+                    }
                     Event::CheckpointCreated { checkpoint } => {
                         let title = match (&checkpoint.project_task, &checkpoint.workflow_title) {
                             (Some(t), _) => format!(
@@ -153,8 +158,30 @@ async fn forward_events(
     }
 }
 
+/// An agent's question, with Allow once and Deny on the notification itself.
+fn notify_question(app: &AppHandle, checkpoint: &healer::checkpoint::Checkpoint) {
+    let Some(ask) = &checkpoint.agent_request else {
+        return;
+    };
+    let Ok(id) = i32::try_from(checkpoint.id) else {
+        return;
+    };
+    let body = format!(
+        "{}
+It asks because {}.",
+        ask.request.subject(),
+        ask.why
+    );
+    notify(app, &checkpoint.title, &body, Some(id));
+}
+
 /// A desktop notification, unless the person is looking at the window already.
 fn notify_desktop(app: &AppHandle, title: &str, body: &str) {
+    notify(app, title, body, None);
+}
+
+/// `question`: the checkpoint it asks, answered with the notification's own buttons.
+fn notify(app: &AppHandle, title: &str, body: &str, question: Option<i32>) {
     let focused = app
         .get_webview_window("main")
         .and_then(|w| w.is_focused().ok())
@@ -162,7 +189,11 @@ fn notify_desktop(app: &AppHandle, title: &str, body: &str) {
     if focused {
         return;
     }
-    if let Err(e) = app.notification().builder().title(title).body(body).show() {
+    let mut builder = app.notification().builder().title(title).body(body);
+    if let Some(id) = question {
+        builder = builder.id(id).action_type_id(crate::asking::ACTION_TYPE);
+    }
+    if let Err(e) = builder.show() {
         // No notification service (a bare X session): the notification centre still has it.
         tracing::info!("no desktop notification shown: {e}");
     }

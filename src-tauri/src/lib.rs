@@ -1,6 +1,7 @@
 //! Healer's desktop shell: a Tauri app that manages the engine, exposes one-line commands over
 //! it, and forwards its events to the webview. No engine logic lives here.
 
+mod asking;
 mod bridge;
 mod cluster_commands;
 mod commands;
@@ -139,6 +140,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             project_commands::set_healer_config,
             project_commands::restore_snapshot,
             project_commands::list_live_sessions,
+            project_commands::list_approval_rules,
+            project_commands::remove_approval_rule,
         ])
         .events(collect_events![
             HealerEvent,
@@ -211,6 +214,7 @@ pub fn run() -> ExitCode {
         .setup(move |app| {
             builder.mount_events(app);
             let handle = app.handle().clone();
+            asking::register(&handle);
             let started =
                 tauri::async_runtime::block_on(Engine::start(paths.clone(), "desktop app"));
             let (engine, tasks) = match started {

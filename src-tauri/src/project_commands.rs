@@ -6,7 +6,7 @@ use healer::project::{
     SessionRecord, Task, TaskDetail, TaskEdit, TaskStatus,
 };
 use healer::steering::LiveSession;
-use healer::store::HealerConfig;
+use healer::store::{ApprovalRule, HealerConfig};
 use healer::workflow::FieldProblem;
 use healer::ErrorPayload;
 use tauri::State;
@@ -208,6 +208,28 @@ pub fn set_healer_config(
 #[specta::specta]
 pub async fn restore_snapshot(state: State<'_, AppState>, id: i64) -> CmdResult<String> {
     Ok(state.engine()?.restore_snapshot(id).await?)
+}
+
+/// What a project's agent may do without asking because the person allowed it by answering
+/// (for the project, and for each task).
+#[tauri::command]
+#[specta::specta]
+pub fn list_approval_rules(
+    state: State<'_, AppState>,
+    project_id: i64,
+) -> CmdResult<Vec<ApprovalRule>> {
+    Ok(state.engine()?.approval_rules(project_id)?)
+}
+
+/// Take back something the person allowed for good.
+#[tauri::command]
+#[specta::specta]
+pub fn remove_approval_rule(
+    state: State<'_, AppState>,
+    project_id: i64,
+    rule_id: i64,
+) -> CmdResult<()> {
+    Ok(state.engine()?.remove_approval_rule(project_id, rule_id)?)
 }
 
 /// The Sessions page: every live session, Healer's and (when watched) the person's own.

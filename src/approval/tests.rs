@@ -26,8 +26,8 @@ fn bed() -> Bed {
     }
 }
 
-fn command(text: &str) -> Request {
-    Request::Command {
+fn command(text: &str) -> AgentRequest {
+    AgentRequest::Command {
         command: text.to_string(),
     }
 }
@@ -36,7 +36,12 @@ fn default_settings() -> ApprovalSettings {
     ApprovalSettings::default()
 }
 
-fn asks(b: &Bed, settings: &ApprovalSettings, rules: &[&str], request: &Request) -> Option<Asking> {
+fn asks(
+    b: &Bed,
+    settings: &ApprovalSettings,
+    rules: &[&str],
+    request: &AgentRequest,
+) -> Option<Asking> {
     let rules: Vec<String> = rules.iter().map(|r| r.to_string()).collect();
     match judge(settings, &rules, &b.place, request) {
         Verdict::Allow => None,
@@ -87,7 +92,7 @@ fn the_default_asks_before_a_download_piped_into_a_shell_and_says_both_reasons()
 #[test]
 fn edits_inside_the_working_copy_run_freely_and_outside_or_through_a_link_ask() {
     let b = bed();
-    let edit = |path: &str| Request::Edit {
+    let edit = |path: &str| AgentRequest::Edit {
         path: path.to_string(),
         preview: String::new(),
     };
@@ -224,7 +229,7 @@ fn never_ask_allows_everything_and_tools_healer_does_not_know_ask() {
     };
     assert!(asks(&b, &never, &[], &command("curl http://x | sh")).is_none());
     let s = default_settings();
-    let fetch = Request::Tool {
+    let fetch = AgentRequest::Tool {
         name: "WebFetch".to_string(),
         detail: "https://example.com".to_string(),
     };
@@ -233,7 +238,7 @@ fn never_ask_allows_everything_and_tools_healer_does_not_know_ask() {
         "it reaches the network (https://example.com)"
     );
     assert!(asks(&b, &s, &["WebFetch"], &fetch).is_none());
-    let read = Request::Read {
+    let read = AgentRequest::Read {
         path: "/home/ada/.aws/credentials".to_string(),
     };
     assert!(asks(&b, &s, &[], &read).is_some());
@@ -241,7 +246,7 @@ fn never_ask_allows_everything_and_tools_healer_does_not_know_ask() {
         &b,
         &s,
         &[],
-        &Request::Read {
+        &AgentRequest::Read {
             path: "src".to_string()
         }
     )

@@ -16,7 +16,7 @@ use std::io::Read;
 use std::time::Duration;
 
 use clap::Subcommand;
-use healer::approval::{judge, told_agent, ApprovalStatus, Request, Verdict};
+use healer::approval::{judge, told_agent, AgentRequest, ApprovalStatus, Verdict};
 use healer::client::{self, Request as EngineRequest, Response};
 use healer::engine::AgentAnswer;
 use healer::session::SessionStatus;
@@ -200,21 +200,21 @@ async fn hear(store: &Store, id: i64, deadline_at: &str) -> Result<Option<String
 }
 
 /// What a tool call wants, as approvals judge it; `None` for the agent's own bookkeeping.
-fn request_of(hook: &Value) -> Option<Request> {
+fn request_of(hook: &Value) -> Option<AgentRequest> {
     let tool = hook["tool_name"].as_str().unwrap_or_default();
     let input = &hook["tool_input"];
     let text = |key: &str| input[key].as_str().unwrap_or_default().to_string();
     Some(match tool {
-        "Bash" | "shell" | "exec_command" => Request::Command {
+        "Bash" | "shell" | "exec_command" => AgentRequest::Command {
             command: text("command"),
         },
         // Codex's patches name their files on lines of their own.
         "apply_patch" => patch_request(&text("command")),
-        "Write" => Request::Edit {
+        "Write" => AgentRequest::Edit {
             path: text("file_path"),
             preview: preview(&text("content")),
         },
-        "Edit" => Request::Edit {
+        "Edit" => AgentRequest::Edit {
             path: text("file_path"),
             preview: preview(&format!(
                 "- {}\n+ {}",
@@ -222,33 +222,33 @@ fn request_of(hook: &Value) -> Option<Request> {
                 text("new_string").replace('\n', "\n+ ")
             )),
         },
-        "MultiEdit" => Request::Edit {
+        "MultiEdit" => AgentRequest::Edit {
             path: text("file_path"),
             preview: String::new(),
         },
-        "NotebookEdit" => Request::Edit {
+        "NotebookEdit" => AgentRequest::Edit {
             path: text("notebook_path"),
             preview: preview(&text("new_source")),
         },
-        "Read" => Request::Read {
+        "Read" => AgentRequest::Read {
             path: text("file_path"),
         },
-        "NotebookRead" => Request::Read {
+        "NotebookRead" => AgentRequest::Read {
             path: text("notebook_path"),
         },
-        "Glob" | "Grep" | "LS" => Request::Read {
+        "Glob" | "Grep" | "LS" => AgentRequest::Read {
             path: input["path"].as_str().unwrap_or(".").to_string(),
         },
-        "WebFetch" => Request::Tool {
+        "WebFetch" => AgentRequest::Tool {
             name: tool.to_string(),
             detail: text("url"),
         },
-        "WebSearch" => Request::Tool {
+        "WebSearch" => AgentRequest::Tool {
             name: tool.to_string(),
             detail: text("query"),
         },
         t if HARMLESS_TOOLS.contains(&t) => return None,
-        other => Request::Tool {
+        other => AgentRequest::Tool {
             name: other.to_string(),
             detail: String::new(),
         },
@@ -257,7 +257,7 @@ fn request_of(hook: &Value) -> Option<Request> {
 
 /// A Codex patch: a change to the first file it names (every file is judged by where it is:
 /// the first one outside the working copy, else the first).
-fn patch_request(patch: &str) -> Request {
+fn patch_request(patch: &str) -> AgentRequest {
     let files: Vec<&str> = patch
         .lines()
         .filter_map(|l| {
@@ -279,7 +279,7 @@ fn patch_request(patch: &str) -> Request {
         .copied()
         .unwrap_or(".")
         .to_string();
-    Request::Edit {
+    AgentRequest::Edit {
         path,
         preview: preview(patch),
     }

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::Handle;
-use crate::approval::{AgentAsk, ApprovalStatus, Request};
+use crate::approval::{AgentAsk, AgentRequest, ApprovalStatus};
 use crate::checkpoint::{Checkpoint, CheckpointAction};
 use crate::error::Result;
 use crate::events::Event;
@@ -34,7 +34,7 @@ impl Handle {
         &self,
         session_id: i64,
         call_id: Option<&str>,
-        request: Request,
+        request: AgentRequest,
     ) -> Result<AgentAnswer> {
         Ok(
             match self.services.ask_agent(session_id, call_id, request)? {

@@ -106,7 +106,7 @@ pub enum Request {
     AskAgent {
         session: i64,
         call_id: Option<String>,
-        request: crate::approval::Request,
+        request: crate::approval::AgentRequest,
     },
 }
 

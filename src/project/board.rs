@@ -88,6 +88,8 @@ pub struct SessionDetail {
     /// What it used of its model through Healer's gateway (`None`: the agent's own sign-in, or
     /// the built-in agent, whose use is on its thread).
     pub model_use: Option<crate::store::SessionModelUse>,
+    /// What its agent asked the person, oldest first (one waiting: the session waits for you).
+    pub questions: Vec<crate::approval::AgentAsk>,
 }
 
 fn tasks_of(project: &Project) -> Result<TaskFile> {
@@ -244,6 +246,7 @@ pub fn session_detail(store: &Store, session_id: i64) -> Result<SessionDetail> {
     Ok(SessionDetail {
         steps: store.session_steps(session_id, 0)?,
         model_use: store.session_model_use(session_id)?,
+        questions: store.session_approvals(session_id)?,
         session,
         project_name,
     })

@@ -45,7 +45,17 @@ impl Projects {
             let Ok(last) = DateTime::parse_from_rfc3339(last) else {
                 continue;
             };
-            let silent = now.signed_duration_since(last.with_timezone(&Utc));
+            // Waiting for the person is not the agent being stuck: the wait does not count.
+            if store.session_waits_for_you(id)? {
+                continue;
+            }
+            let last = last.with_timezone(&Utc);
+            let waited = store.session_waited(
+                id,
+                &crate::store::rfc3339(last),
+                &crate::store::rfc3339(now),
+            )?;
+            let silent = now.signed_duration_since(last) - waited;
             if silent < limit {
                 continue;
             }

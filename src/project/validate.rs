@@ -90,6 +90,7 @@ pub fn validate(
     }
     problems.extend(super::validate_agent::model(s, providers));
     problems.extend(super::validate_agent::allowed_tools(s));
+    problems.extend(super::validate_agent::approvals(s));
 
     if s.verify.is_empty() && !s.commit_without_checks {
         problems.push(problem(

@@ -110,7 +110,8 @@ pub(super) fn model(s: &ProjectSettings, providers: &[Provider]) -> Vec<FieldPro
 
 /// Claude Code's allowed tools: `Name`, `Name(rule)` or an MCP tool `mcp__server__tool`.
 pub(super) fn allowed_tools(s: &ProjectSettings) -> Vec<FieldProblem> {
-    if s.agent != AgentKind::ClaudeCode {
+    // While the agent asks, Healer's hook lets each tool through (the list is not used).
+    if s.agent != AgentKind::ClaudeCode || s.approvals.preset != crate::approval::Preset::NeverAsk {
         return Vec::new();
     }
     let mut problems = Vec::new();
@@ -149,6 +150,32 @@ pub(super) fn allowed_tools(s: &ProjectSettings) -> Vec<FieldProblem> {
         } else if s.allowed_tools.iter().take(i).any(|t| t.trim() == tool) {
             say(format!("{tool} is listed twice"));
         }
+    }
+    problems
+}
+
+/// The longest a question may wait for the person: a day.
+const MAX_ASK_SECS: u32 = 24 * 3600;
+
+/// What the agent may do without asking: a question waits between a minute and a day, and
+/// each listed command is a command.
+pub(super) fn approvals(s: &ProjectSettings) -> Vec<FieldProblem> {
+    let a = &s.approvals;
+    let mut problems = Vec::new();
+    if a.preset == crate::approval::Preset::NeverAsk {
+        return problems;
+    }
+    if !(60..=MAX_ASK_SECS).contains(&a.time_limit_secs) {
+        problems.push(problem(
+            "approvals.time_limit_secs",
+            "A question waits between 1 and 1440 minutes for your answer",
+        ));
+    }
+    if let Some(bad) = a.allowed.iter().find(|c| c.chars().any(char::is_control)) {
+        problems.push(problem(
+            "approvals.allowed",
+            format!("Put each command on a line of its own ({})", bad.trim()),
+        ));
     }
     problems
 }

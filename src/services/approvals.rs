@@ -5,7 +5,9 @@
 //! (the person, or the time limit).
 
 use super::Services;
-use crate::approval::{judge, AgentAsk, ApprovalScope, ApprovalStatus, Place, Request, Verdict};
+use crate::approval::{
+    judge, AgentAsk, AgentRequest, ApprovalScope, ApprovalStatus, Place, Verdict,
+};
 use crate::checkpoint::{
     CheckpointAction, CheckpointOption, CheckpointTrigger, NewCheckpoint, Situation,
 };
@@ -37,7 +39,7 @@ impl Services {
         &self,
         session_id: i64,
         call_id: Option<&str>,
-        request: Request,
+        request: AgentRequest,
     ) -> Result<Heard> {
         let store = &self.store;
         let session = store.session(session_id)?;
@@ -71,8 +73,7 @@ impl Services {
         }
         let limit =
             chrono::Duration::seconds(i64::from(project.settings.approvals.time_limit_secs));
-        let deadline =
-            (chrono::Utc::now() + limit).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let deadline = crate::store::rfc3339(chrono::Utc::now() + limit);
         let agent = session.agent.as_str();
         let approval = store.insert_approval(&NewApproval {
             project_id: project.id,
@@ -213,13 +214,15 @@ fn rule_words(rule: &str) -> String {
 }
 
 /// "run a command", "change a file outside its working copy" — what it wants, for a sentence.
-fn wants(request: &Request) -> String {
+fn wants(request: &AgentRequest) -> String {
     match request {
-        Request::Command { command } => format!("run “{}”", crate::approval::normalise(command)),
-        Request::Edit { path, .. } => format!("change {path}"),
-        Request::Read { path } => format!("read {path}"),
-        Request::Tool { name, detail } if detail.is_empty() => format!("use its tool {name}"),
-        Request::Tool { name, detail } => format!("use its tool {name} ({detail})"),
+        AgentRequest::Command { command } => {
+            format!("run “{}”", crate::approval::normalise(command))
+        }
+        AgentRequest::Edit { path, .. } => format!("change {path}"),
+        AgentRequest::Read { path } => format!("read {path}"),
+        AgentRequest::Tool { name, detail } if detail.is_empty() => format!("use its tool {name}"),
+        AgentRequest::Tool { name, detail } => format!("use its tool {name} ({detail})"),
     }
 }
 
@@ -228,19 +231,19 @@ fn wants(request: &Request) -> String {
 fn question(project: &Project, session: &SessionRecord, ask: &AgentAsk) -> NewCheckpoint {
     let agent = session.agent.name();
     let title = match &ask.request {
-        Request::Command { .. } => format!("{agent} asks to run a command"),
-        Request::Edit { .. } => format!("{agent} asks to change a file"),
-        Request::Read { .. } => format!("{agent} asks to read a file"),
-        Request::Tool { name, .. } => format!("{agent} asks to use {name}"),
+        AgentRequest::Command { .. } => format!("{agent} asks to run a command"),
+        AgentRequest::Edit { .. } => format!("{agent} asks to change a file"),
+        AgentRequest::Read { .. } => format!("{agent} asks to read a file"),
+        AgentRequest::Tool { name, .. } => format!("{agent} asks to use {name}"),
     };
     let what = match &ask.request {
-        Request::Command { command } => format!("wants to run this command:\n\n{command}"),
-        Request::Edit { path, preview } if preview.trim().is_empty() => {
+        AgentRequest::Command { command } => format!("wants to run this command:\n\n{command}"),
+        AgentRequest::Edit { path, preview } if preview.trim().is_empty() => {
             format!("wants to change {path}.")
         }
-        Request::Edit { path, preview } => format!("wants to change {path}:\n\n{preview}"),
-        Request::Read { path } => format!("wants to read {path}."),
-        Request::Tool { name, detail } => format!("wants to use its tool {name}: {detail}"),
+        AgentRequest::Edit { path, preview } => format!("wants to change {path}:\n\n{preview}"),
+        AgentRequest::Read { path } => format!("wants to read {path}."),
+        AgentRequest::Tool { name, detail } => format!("wants to use its tool {name}: {detail}"),
     };
     let context = format!(
         "While working on \u{201c}{}\u{201d} in \u{201c}{}\u{201d}, {agent} {what}\n\nIt asks because {}.",

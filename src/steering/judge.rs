@@ -109,7 +109,18 @@ pub async fn judge_due(projects: &Arc<Projects>, now: DateTime<Utc>) -> Result<V
             .task_judgement(session.project_id, &session.task_id)?
             .and_then(|j| parse_time(&j.judged_at));
         let since = judged_at.map_or(started, |j| j.max(started));
-        if now.signed_duration_since(since) < every {
+        // The time the agent waited for the person's answer is not the agent's: it is neither
+        // judged while it waits nor charged for the wait.
+        let store = &services.store;
+        if store.session_waits_for_you(id)? {
+            continue;
+        }
+        let waited = store.session_waited(
+            id,
+            &crate::store::rfc3339(since),
+            &crate::store::rfc3339(now),
+        )?;
+        if now.signed_duration_since(since) - waited < every {
             continue;
         }
         // Looked up per task: a model set up meanwhile is used at once.

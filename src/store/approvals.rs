@@ -4,7 +4,7 @@ use rusqlite::{params, OptionalExtension, Row};
 
 use super::notifications::unknown_value;
 use super::{now, Store};
-use crate::approval::{AgentAsk, ApprovalScope, ApprovalStatus, Request};
+use crate::approval::{AgentAsk, AgentRequest, ApprovalScope, ApprovalStatus};
 use crate::error::{Error, Result};
 
 const COLUMNS: &str = "id, session_id, agent, request, why, rule, status, scope, reason,
@@ -31,7 +31,7 @@ pub struct NewApproval<'a> {
     pub session_id: i64,
     pub agent: &'a str,
     pub call_id: Option<&'a str>,
-    pub request: &'a Request,
+    pub request: &'a AgentRequest,
     pub why: &'a str,
     pub rule: &'a str,
     pub deadline_at: &'a str,
@@ -264,7 +264,7 @@ impl Store {
         &self,
         project_id: i64,
         task_id: &str,
-        request: &Request,
+        request: &AgentRequest,
     ) -> Result<Option<ApprovalRecord>> {
         let request = serde_json::to_string(request)
             .map_err(|e| Error::Internal(format!("a request does not serialise: {e}")))?;

@@ -242,6 +242,8 @@ export const api = {
   getHealerConfig: (projectId: number) => unwrap(commands.getHealerConfig(projectId)),
   setHealerConfig: (projectId: number, config: HealerConfig) => unwrap(commands.setHealerConfig(projectId, config)),
   restoreSnapshot: (id: number) => unwrap(commands.restoreSnapshot(id)),
+  listApprovalRules: (projectId: number) => unwrap(commands.listApprovalRules(projectId)),
+  removeApprovalRule: (projectId: number, ruleId: number) => unwrap(commands.removeApprovalRule(projectId, ruleId)),
   // Other computers (a Temporal cluster)
   /** Whether the cluster answers and the workers polling each queue in use (never throws for an unreachable cluster: `problem` says why). */
   clusterStatus: () => unwrap(commands.clusterStatus()),

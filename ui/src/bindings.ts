@@ -179,6 +179,13 @@ export const commands = {
 	restoreSnapshot: (id: number) => typedError<string, ErrorPayload>(__TAURI_INVOKE("restore_snapshot", { id })),
 	/**  The Sessions page: every live session, Healer's and (when watched) the person's own. */
 	listLiveSessions: () => typedError<LiveSession[], ErrorPayload>(__TAURI_INVOKE("list_live_sessions")),
+	/**
+	 *  What a project's agent may do without asking because the person allowed it by answering
+	 *  (for the project, and for each task).
+	 */
+	listApprovalRules: (projectId: number) => typedError<ApprovalRule[], ErrorPayload>(__TAURI_INVOKE("list_approval_rules", { projectId })),
+	/**  Take back something the person allowed for good. */
+	removeApprovalRule: (projectId: number, ruleId: number) => typedError<null, ErrorPayload>(__TAURI_INVOKE("remove_approval_rule", { projectId, ruleId })),
 };
 
 /** Events */
@@ -199,6 +206,25 @@ export type AffectedWorkflow = {
 	run_id: number | null,
 };
 
+/**  A question an agent asked, as the dialog and the session page show it. */
+export type AgentAsk = {
+	id: number,
+	session_id: number,
+	/**  Which agent asked (`claude-code`, `codex`, `builtin`). */
+	agent: string,
+	request: AgentRequest,
+	why: string,
+	rule: string,
+	status: ApprovalStatus,
+	scope: ApprovalScope | null,
+	/**  The person's words to the agent with a deny (or why Healer denied it). */
+	reason: string | null,
+	created_at: string,
+	/**  Denied if nobody has answered by then. */
+	deadline_at: string,
+	answered_at: string | null,
+};
+
 /**  Which agent works on a task. Stored by its name; the CLI takes the same names. */
 export type AgentKind = 
 /**  Healer's own tool loop over the configured model tiers. */
@@ -207,6 +233,17 @@ export type AgentKind =
 "claude-code" | 
 /**  The `codex` CLI (`codex exec --json …`). */
 "codex";
+
+/**  What an agent wants to do. */
+export type AgentRequest = 
+/**  Run a shell command, as it will run. */
+{ kind: "command"; command: string } | 
+/**  Write a file (a new one, or an edit): its path and a preview of the change. */
+{ kind: "edit"; path: string; preview: string } | 
+/**  Read a file or search a folder. */
+{ kind: "read"; path: string } | 
+/**  Use a tool of the agent's that is none of those (fetch a web page, an add-on's tool). */
+{ kind: "tool"; name: string; detail: string };
 
 /**  The automatic repair's question the person answered in the chat. */
 export type AnsweredQuestion = {
@@ -226,6 +263,42 @@ export type AppInfo = {
 	/**  The longest workflow title the engine accepts, so the window cuts at the same place. */
 	max_title_chars: number,
 };
+
+/**  A rule the person made by answering. */
+export type ApprovalRule = {
+	id: number,
+	project_id: number,
+	/**  The task it is for; `None`: the whole project. */
+	task_id: string | null,
+	rule: string,
+	created_at: string,
+};
+
+/**  How far an allow reaches. */
+export type ApprovalScope = 
+/**  This request only. */
+"once" | 
+/**  The same kind of request, for the rest of this task. */
+"task" | 
+/**  The same kind of request, in this project from now on. */
+"project";
+
+/**
+ *  A project's approvals: the preset, the commands it lets run without asking, and how long a
+ *  question waits before it is denied.
+ */
+export type ApprovalSettings = {
+	preset?: Preset,
+	/**  Commands (their first words, as `npm test` or `make`) that run without asking. */
+	allowed?: string[],
+	/**  A question nobody answers is denied after this. */
+	time_limit_secs?: number,
+};
+
+/**  Where a question stands. */
+export type ApprovalStatus = "waiting" | "allowed" | "denied" | 
+/**  Nobody answered within the project's time limit: denied, never allowed. */
+"expired";
 
 /**  One execution of the script. */
 export type Attempt = {
@@ -388,6 +461,8 @@ export type Checkpoint = {
 	affected: AffectedWorkflow[],
 	/**  When it is about a project's task: the project and the task, by name. */
 	project_task: ProjectTaskRef | null,
+	/**  When an agent asked: what it wants to do, why it asks, where the question stands. */
+	agent_request: AgentAsk | null,
 };
 
 /**  What choosing an option does. */
@@ -404,7 +479,15 @@ export type CheckpointAction =
  *  Install the package the person names (in the decision's notes) into the workflow's own
  *  environment, then run again.
  */
-{ kind: "install_package" };
+{ kind: "install_package" } | 
+/**  An agent's request: let it do this once. */
+{ kind: "allow_once" } | 
+/**  An agent's request: let it do this kind of thing for the rest of the task. */
+{ kind: "allow_task" } | 
+/**  An agent's request: let it do this kind of thing in the project from now on. */
+{ kind: "allow_always" } | 
+/**  An agent's request: refuse it; the agent is told why (the decision's notes). */
+{ kind: "deny" };
 
 /**  Pending checkpoints (oldest first) and decided ones (newest first). */
 export type CheckpointList = {
@@ -1233,6 +1316,15 @@ export type PlannerChat = {
 	last_error: string | null,
 };
 
+/**  What an agent may do without asking, as a person chooses it. */
+export type Preset = 
+/**  Edits in the working copy and the project's checks run freely; anything risky asks. */
+"ask_risky" | 
+/**  Every command asks (edits in the working copy still do not). */
+"ask_every" | 
+/**  Nothing asks: the person accepts the risk. */
+"never_ask";
+
 export type Project = {
 	id: number,
 	name: string,
@@ -1318,6 +1410,12 @@ export type ProjectSettings = {
 	session_cap_cents?: number,
 	/**  …or, for a model with no price in Healer, once it has used this many tokens (0: no cap). */
 	session_cap_tokens?: number,
+	/**
+	 *  What the agent may do without asking, and how long a question waits for an answer.
+	 *  (A project saved before this setting existed gets the safe default: ask before
+	 *  anything risky.)
+	 */
+	approvals?: ApprovalSettings,
 };
 
 export type ProjectSummary = {
@@ -1654,6 +1752,8 @@ export type SessionDetail = {
 	 *  the built-in agent, whose use is on its thread).
 	 */
 	model_use: SessionModelUse | null,
+	/**  What its agent asked the person, oldest first (one waiting: the session waits for you). */
+	questions: AgentAsk[],
 };
 
 /**  A session's model use through the gateway. */

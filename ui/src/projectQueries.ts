@@ -15,6 +15,7 @@ export const projectKeys = {
   editor: ["editor-command"] as const,
   folder: (path: string) => ["project-folder", path] as const,
   validation: (input: ProjectInput, id: number | null) => ["validate-project", input, id] as const,
+  approvalRules: (id: number) => ["projects", "approval-rules", id] as const,
 };
 
 /** How often a running session is looked at again, in case a live step was missed. */
@@ -221,4 +222,21 @@ export function useSetEditorCommand() {
 
 export function useExportTrajectory() {
   return useMutation({ mutationFn: (sessionId: number) => api.exportSessionTrajectory(sessionId) });
+}
+
+/** What the person allowed for good in a project by answering its agent's questions. */
+export function useApprovalRules(projectId: number | null) {
+  return useQuery({
+    queryKey: projectKeys.approvalRules(projectId ?? 0),
+    queryFn: () => api.listApprovalRules(projectId ?? 0),
+    enabled: projectId !== null,
+  });
+}
+
+export function useRemoveApprovalRule(projectId: number) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (ruleId: number) => api.removeApprovalRule(projectId, ruleId),
+    onSettled: () => client.invalidateQueries({ queryKey: projectKeys.approvalRules(projectId) }),
+  });
 }

@@ -47,7 +47,7 @@ impl Asking {
     /// reason with a deny). The question waits in the store: the engine may stop meanwhile.
     async fn may_run(&self, command: &str) -> Result<Option<String>> {
         use crate::services::Heard;
-        let request = crate::approval::Request::Command {
+        let request = crate::approval::AgentRequest::Command {
             command: command.to_string(),
         };
         match self.services.ask_agent(self.session_id, None, request)? {

@@ -4,6 +4,7 @@ import type { Checkpoint } from "../bindings";
 import { keyHint, moreWaiting, recommendedIndex, triggerTone } from "../checkpointText";
 import { quietFor } from "../inputQuiet";
 import { useNow } from "../time";
+import { AgentRequestView } from "./AgentRequestView";
 import { CheckpointContext } from "./CheckpointContext";
 import { keepTabInside } from "./focusTrap";
 import { InlineError } from "./InlineError";
@@ -213,7 +214,11 @@ export function CheckpointDialog({
         </header>
         {/* What happened scrolls by itself, so a long report never pushes the title or the options out of the window. */}
         <div className="checkpoint-scroll" data-testid="checkpoint-scroll">
-          <CheckpointContext context={checkpoint.context} />
+          {checkpoint.agent_request ? (
+            <AgentRequestView ask={checkpoint.agent_request} />
+          ) : (
+            <CheckpointContext context={checkpoint.context} />
+          )}
           <AffectedWorkflows checkpoint={checkpoint} />
         </div>
         <div className="dialog-body checkpoint-body" data-testid="checkpoint-choices">
@@ -270,6 +275,27 @@ export function CheckpointDialog({
                 {needName && !notes.trim()
                   ? "Write the name of the package to install, then press Enter."
                   : "Enter installs it into this workflow's own environment and runs the workflow again."}
+              </span>
+            </div>
+          ) : chosen?.action.kind === "deny" ? (
+            <div className="field">
+              <label className="field-label" htmlFor={notesId}>
+                Why — the agent is told<span className="field-optional">(optional)</span>
+              </label>
+              <textarea
+                id={notesId}
+                ref={notesBox}
+                className="input checkpoint-notes"
+                aria-describedby={notesHintId}
+                placeholder="For example: don't download scripts; the library is already in vendor/"
+                rows={2}
+                maxLength={2000}
+                value={notes}
+                data-testid="checkpoint-deny-reason"
+                onChange={(event) => setNotes(event.target.value)}
+              />
+              <span className="field-hint" id={notesHintId}>
+                Enter denies it and tells the agent · Shift+Enter starts a new line
               </span>
             </div>
           ) : (

@@ -62,7 +62,7 @@ export class FakeCheckpoints {
       title: fields.title ?? triggerTitles[fields.trigger ?? "hiccup"],
       workflow_title: workflowId === null ? null : this.engine.kept(workflowId).workflow.title,
       signature: null, context: "", recommendation: `${options[recommend - 1].label} — it is what was planned`,
-      created_at: new Date().toISOString(), decision: null, affected: [], ...fields, project_task: fields.project_task ?? null, options,
+      created_at: new Date().toISOString(), decision: null, affected: [], ...fields, project_task: fields.project_task ?? null, agent_request: fields.agent_request ?? null, options,
     };
   }
 
@@ -96,7 +96,21 @@ export class FakeCheckpoints {
     if (chosen.action.kind === "install_package" && !notes?.trim()) {
       throw { code: "invalid_input", message: "give the name of the pip package that provides it" } satisfies ErrorPayload;
     }
-    const outcome = checkpoint.workflow_id === null ? `Healer goes on as you chose: ${chosen.label}` : await this.actOn(checkpoint, chosen, notes);
+    const ask = checkpoint.agent_request;
+    if (ask) {
+      const kind = chosen.action.kind;
+      ask.status = kind === "deny" ? "denied" : "allowed";
+      ask.scope = kind === "allow_once" ? "once" : kind === "allow_task" ? "task" : kind === "allow_always" ? "project" : null;
+      ask.reason = kind === "deny" ? notes?.trim() || null : null;
+      ask.answered_at = new Date().toISOString();
+    }
+    const outcome = ask
+      ? ask.status === "denied"
+        ? "You denied it: the agent is told and goes on"
+        : "You allowed it: the agent goes ahead"
+      : checkpoint.workflow_id === null
+        ? `Healer goes on as you chose: ${chosen.label}`
+        : await this.actOn(checkpoint, chosen, notes);
     checkpoint.decision = { option, notes: notes?.trim() || null, decided_at: new Date().toISOString(), outcome };
     await this.engine.happen({
       kind: "checkpoint_decided", checkpoint_id: id, trigger: checkpoint.trigger, workflow_id: checkpoint.workflow_id,
@@ -137,6 +151,11 @@ export class FakeCheckpoints {
         return `Allowed ${chosen.action.tokens} more tokens today. ${runAgain()}`;
       case "install_package":
         return `Healer installed ${notes?.trim() ?? "the package"} 1.0.0 as version 1.1; it runs again now`;
+      case "allow_once":
+      case "allow_task":
+      case "allow_always":
+      case "deny":
+        return "Nothing was done";
     }
   }
 

@@ -145,6 +145,7 @@ export class FakeProjects {
       project_name: "greeter",
       steps: steps.map((s, i) => ({ session_id: id, seq: i + 1, step: s })),
       model_use: null,
+      questions: [],
     };
     this.sessions.unshift(detail);
     return detail;

@@ -102,7 +102,7 @@ export function AgentFields({
         />
         <FieldProblems problems={under("model")} id={`${ids.model}-error`} testId="field-error-model" />
       </div>
-      {form.agent === "claude-code" && (
+      {form.agent === "claude-code" && form.preset === "never_ask" && (
         <div className="field">
           <label className="field-label" htmlFor={ids.tools}>
             Tools it may use

@@ -9,6 +9,7 @@ import { Spinner } from "../../components/Loading";
 import { UnsavedGuard } from "../../components/UnsavedGuard";
 import { useProjectValidation } from "../../projectQueries";
 import { AgentFields } from "./AgentFields";
+import { ApprovalFields } from "./ApprovalFields";
 import { fieldOf, toInput, verifyRow, type ProjectForm } from "./projectFormModel";
 
 const CHECK_AFTER_MS = 300;
@@ -248,6 +249,13 @@ export function ProjectSettingsForm({
             <p className="field-hint">Runs before the agent starts, for example to install dependencies.</p>
             <FieldProblems problems={under("initScript")} id={`${ids.errors}-init`} testId="field-error-init" />
           </div>
+        </Section>
+
+        <Section
+          title="What the agent may do without asking"
+          description="Anything else, it asks you in a dialog first; your answers are remembered."
+        >
+          <ApprovalFields form={form} projectId={projectId} change={change} under={under} />
         </Section>
 
         <Section title="When a task passes its checks">

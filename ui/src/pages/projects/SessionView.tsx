@@ -21,6 +21,10 @@ import {
   shortCommit,
 } from "../../projectText";
 import { StopIcon } from "../../components/icons";
+import { askingAgent, deadlineSentence, wantsLine } from "../../approvalText";
+import { decideNow } from "../../postponed";
+import { useNow } from "../../time";
+import type { AgentAsk } from "../../bindings";
 
 /** How a steering message starts when it reaches an agent (the engine's `session::steering_text`). */
 const STEERING_PREFIX = "Healer, which watches this session, says:";
@@ -189,6 +193,22 @@ function Steps({ detail }: { detail: SessionDetail }) {
   );
 }
 
+/** While the agent waits for the person: what it asked, and the way back to the question. */
+function WaitingForYou({ ask }: { ask: AgentAsk }) {
+  const now = useNow(15_000);
+  return (
+    <div className="session-waiting tone-warn" role="status" data-testid="session-waiting">
+      <p>
+        <strong>Waiting for you.</strong> {askingAgent(ask)} asked before it goes on: <code>{wantsLine(ask.request)}</code>
+      </p>
+      <p className="muted">{deadlineSentence(ask, now)} Its time waiting is not counted against it.</p>
+      <button type="button" className="button button-small button-primary" onClick={decideNow} data-testid="session-answer">
+        Answer it
+      </button>
+    </div>
+  );
+}
+
 /** What the session used of its model, counted by Healer on the way to the provider. */
 function ModelUse({ use, running }: { use: SessionModelUse; running: boolean }) {
   return (
@@ -228,6 +248,12 @@ export function SessionView({ sessionId, review = false }: { sessionId: number; 
         </div>
       </div>
       {stop.isError && <InlineError error={stop.error} />}
+      {detail.questions
+        .filter((q) => q.status === "waiting")
+        .slice(0, 1)
+        .map((q) => (
+          <WaitingForYou key={q.id} ask={q} />
+        ))}
       <Steps detail={detail} />
       {detail.model_use && <ModelUse use={detail.model_use} running={running} />}
       {running && <SayToAgent sessionId={s.id} />}

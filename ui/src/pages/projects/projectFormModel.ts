@@ -1,6 +1,6 @@
 // The add/edit project form's state: what the person types (numbers as text, rows with keys),
 // and the ProjectInput the engine checks and saves.
-import type { AgentKind, MergePolicy, ProjectInput, ProjectSettings, Tier } from "../../bindings";
+import type { AgentKind, MergePolicy, Preset, ProjectInput, ProjectSettings, Tier } from "../../bindings";
 
 export type VerifyRow = { key: number; name: string; command: string };
 
@@ -31,6 +31,12 @@ export type ProjectForm = {
   capDollars: string;
   /** …and in tokens, for a model with no price in Healer (0: none). */
   capTokens: string;
+  /** What the agent may do without asking. */
+  preset: Preset;
+  /** Commands that run without asking, one per line (`npm test`, `make`). */
+  allowedCommands: string;
+  /** How long a question waits for an answer before it is denied. */
+  askMinutes: string;
   /** What the form does not show, kept as it was. */
   rest: ProjectSettings;
 };
@@ -66,6 +72,9 @@ export function formFrom(input: ProjectInput): ProjectForm {
     agentProgram: s.agent_program ?? "",
     capDollars: ((s.session_cap_cents ?? 500) / 100).toFixed(2),
     capTokens: (s.session_cap_tokens ?? 5000000).toLocaleString("en-US"),
+    preset: s.approvals?.preset ?? "ask_risky",
+    allowedCommands: (s.approvals?.allowed ?? []).join("\n"),
+    askMinutes: minutes(s.approvals?.time_limit_secs, 1800),
     rest: s,
   };
 }
@@ -123,6 +132,14 @@ export function toInput(form: ProjectForm): ProjectInput {
       agent_program: form.agentProgram.trim() || null,
       session_cap_cents: cents(form.capDollars),
       session_cap_tokens: number(form.capTokens),
+      approvals: {
+        preset: form.preset,
+        allowed: form.allowedCommands
+          .split("\n")
+          .map((line) => line.trim())
+          .filter((line) => line !== ""),
+        time_limit_secs: number(form.askMinutes) * 60,
+      },
     },
   };
 }
@@ -145,4 +162,6 @@ export const fieldOf: Record<string, string> = {
   allowed_tools: "allowedTools",
   session_cap_cents: "capDollars",
   session_cap_tokens: "capTokens",
+  "approvals.time_limit_secs": "askMinutes",
+  "approvals.allowed": "allowedCommands",
 };
