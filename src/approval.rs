@@ -11,6 +11,7 @@
 //! ahead for sure asks too.
 
 mod commands;
+mod known;
 mod paths;
 mod shell;
 

@@ -1,10 +1,12 @@
-//! Claude Code's hooks, through which steering reaches a live Claude Code session: Healer
+//! The agents' hooks. Through Claude Code's, steering reaches a live Claude Code session: Healer
 //! gives each session a `PostToolUse` and a `Stop` hook in its own settings layer (Claude
 //! Code's `--settings`, on the command line: nothing is written into the worktree, where a
 //! repository could have put a link to somewhere else). Both call `healer hook claude-code
 //! --session <id>`, which marks the session alive and, when a steering message waits, answers
 //! `{"decision": "block", "reason": MESSAGE}`: Claude Code gives the reason to the model
-//! before its next step.
+//! before its next step. Through both agents' `PreToolUse` hook (Claude Code's settings layer,
+//! Codex's config), each tool call is first judged by the project's approvals, and what the
+//! person must decide waits for their answer (`healer hook … --session <id>`, see the CLI).
 
 use std::path::{Path, PathBuf};
 
@@ -77,6 +79,37 @@ fn pre_tool_use(command: &str, limit: u32) -> Value {
             "timeout": limit.saturating_add(ASKING_GRACE_SECS),
         }],
     }])
+}
+
+impl super::run::Ctx<'_> {
+    /// Give the agent Healer's hooks (in its settings layer, never in the worktree): Claude
+    /// Code's steering hooks, and with `asking` the hook through which each tool call is
+    /// judged by the project's approvals (Claude Code and Codex). Without Healer's
+    /// command-line program to call there are none (`false`): steering then notes loops
+    /// without telling the agent, and an agent that must ask is not started.
+    pub(super) fn install_hooks(&self, asking: bool) -> bool {
+        let Some(program) = cli_program() else {
+            tracing::info!(
+                session_id = self.session_id,
+                "no `healer` program for the agent's hooks"
+            );
+            return false;
+        };
+        let agent = self.project.settings.agent;
+        let command = hook_command(
+            &program,
+            self.projects.services.paths.data_dir(),
+            agent.as_str(),
+            self.session_id,
+        );
+        let limit = self.project.settings.approvals.time_limit_secs;
+        let settings = match agent {
+            crate::session::AgentKind::Codex => codex_settings(&command, limit),
+            _ => settings(&command, asking.then_some(limit)),
+        };
+        let _ = self.agent_settings.set(settings);
+        true
+    }
 }
 
 #[cfg(test)]

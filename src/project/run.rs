@@ -454,35 +454,6 @@ impl Ctx<'_> {
         Ok(Some(result))
     }
 
-    /// Give the agent Healer's hooks (in its settings layer, never in the worktree): Claude
-    /// Code's steering hooks, and with `asking` the hook through which each tool call is
-    /// judged by the project's approvals (Claude Code and Codex). Without Healer's
-    /// command-line program to call there are none (`false`): steering then notes loops
-    /// without telling the agent, and an agent that must ask is not started.
-    fn install_hooks(&self, asking: bool) -> bool {
-        let Some(program) = super::hooks::cli_program() else {
-            tracing::info!(
-                session_id = self.session_id,
-                "no `healer` program for the agent's hooks"
-            );
-            return false;
-        };
-        let agent = self.project.settings.agent;
-        let command = super::hooks::hook_command(
-            &program,
-            self.projects.services.paths.data_dir(),
-            agent.as_str(),
-            self.session_id,
-        );
-        let limit = self.project.settings.approvals.time_limit_secs;
-        let settings = match agent {
-            AgentKind::Codex => super::hooks::codex_settings(&command, limit),
-            _ => super::hooks::settings(&command, asking.then_some(limit)),
-        };
-        let _ = self.agent_settings.set(settings);
-        true
-    }
-
     /// An agent that can only be told between turns (Codex; or any agent a message reached
     /// too late for its hooks) is resumed with the messages waiting when its turn ends, at
     /// most [`MAX_RESUMES`] times.

@@ -94,8 +94,15 @@ impl AgentBed {
     }
 }
 
+/// The `healer` program the agents' hooks call, as the app has it beside itself: without it an
+/// agent that must ask before risky commands is not started.
+pub fn hooks_program() {
+    std::env::set_var(healer::project::HOOK_CLI_VAR, env!("CARGO_BIN_EXE_healer"));
+}
+
 pub async fn engine_at(paths: &Paths) -> Engine {
     crate::pyenv_guard::guard();
+    hooks_program();
     let lease = Lease::acquire(paths, "test").expect("lease");
     let options = EngineOptions {
         scheduler: false,
@@ -124,6 +131,7 @@ pub fn configure_providers(engine: &Engine, server: &ModelServer) {
 
 /// Settings for `kind` on its scripted provider, with the pinned program.
 pub fn agent_settings(kind: AgentKind) -> ProjectSettings {
+    hooks_program();
     let (program, provider, model) = match kind {
         AgentKind::ClaudeCode => (claude(), ANTHROPIC, None),
         AgentKind::Codex => (codex(), OPENAI, Some("scripted-model".to_string())),

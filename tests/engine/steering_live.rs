@@ -29,7 +29,11 @@ fn check_call(id: &str) -> crate::model_server::Reply {
 
 #[tokio::test]
 async fn a_looping_built_in_agent_is_told_at_once_at_zero_tokens_and_the_rule_is_recorded() {
-    let pb = project_bed(false, |_| {}).await;
+    // The project lists its own check script among what the agent may run without asking.
+    let pb = project_bed(false, |s| {
+        s.approvals.allowed = vec!["bash check.sh".to_string()]
+    })
+    .await;
     let engine = pb.engine();
     let t = engine
         .add_task(pb.project.id, task("Run the check"))
