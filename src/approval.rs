@@ -76,9 +76,9 @@ pub fn unanswered_reason(ask: &AgentAsk) -> String {
 
 /// "30 minutes", "2 hours", "45 seconds".
 pub fn limit_words(secs: u32) -> String {
-    let (n, one, many) = if secs >= 3600 && secs % 3600 == 0 {
+    let (n, one, many) = if secs >= 3600 && secs.is_multiple_of(3600) {
         (secs / 3600, "hour", "hours")
-    } else if secs >= 60 && secs % 60 == 0 {
+    } else if secs >= 60 && secs.is_multiple_of(60) {
         (secs / 60, "minute", "minutes")
     } else {
         (secs, "second", "seconds")
@@ -329,7 +329,7 @@ fn literal(path: &str) -> shell::Word {
 }
 
 fn listed_exactly(allowed: &[&str], rule: &str) -> bool {
-    allowed.iter().any(|a| *a == rule)
+    allowed.contains(&rule)
 }
 
 /// Whitespace as one space: the form a whole command line is kept in a rule.

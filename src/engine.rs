@@ -51,7 +51,7 @@ pub use glance::{Glance, Mood, Waiting, PAUSED_BY_YOU};
 use healing::EngineHealing;
 pub use healing::RulePlanner;
 pub use maintainer::HealedRun;
-use requests::serve_requests;
+use requests::{serve_agent_hooks, serve_requests};
 pub use requests::{Request, Response};
 pub use review::{editor_invocation, terminal_program};
 pub use scripts::SaveOutcome;
@@ -272,6 +272,9 @@ impl Engine {
             tasks.spawn(crate::llm::detect_ollama_at_start(
                 handle.services.llm.clone(),
             ));
+        } else {
+            // The agents it runs ask through their hooks, which only an engine answers.
+            tasks.spawn(serve_agent_hooks(handle.clone(), cancel.clone()));
         }
         Ok(Engine {
             handle,

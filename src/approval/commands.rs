@@ -304,13 +304,14 @@ fn look_words(
     }
     if is(INTERPRETERS, name) {
         let module: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
-        if module.first() == Some(&"-m") && matches!(module.get(1), Some(&"pip") | Some(&"pip3")) {
-            if matches!(
+        if module.first() == Some(&"-m")
+            && matches!(module.get(1), Some(&"pip") | Some(&"pip3"))
+            && matches!(
                 module.get(2),
                 Some(&"install") | Some(&"download") | Some(&"uninstall")
-            ) {
-                return risky(format!("it installs packages ({})", key(words)));
-            }
+            )
+        {
+            return risky(format!("it installs packages ({})", key(words)));
         }
         if options_end(args).next().is_none() && piped_in {
             return risky(format!(

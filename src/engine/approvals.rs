@@ -84,6 +84,8 @@ impl Handle {
             .services
             .answer_agent(approval, action, notes)?
             .unwrap_or_else(|| "It was answered already".to_string());
+        // Killed here, the answer is recorded and its checkpoint not: the next start settles it.
+        crate::failpoint::hit("approval.answered");
         Ok(match self.carry_answers(approval.ask.session_id)? {
             Some(carried) => format!("{said}. {carried}"),
             None => said,

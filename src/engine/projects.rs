@@ -322,6 +322,11 @@ impl Handle {
         self.projects().start(&project, task_id)
     }
 
+    /// Wait for a session of this engine to end (settled: checks, commit), and say how.
+    pub async fn wait_session(&self, session_id: i64) -> Result<SessionRecord> {
+        self.projects().wait(session_id).await
+    }
+
     /// Run and wait for the session to end.
     pub async fn run_project_and_wait(
         &self,

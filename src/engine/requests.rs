@@ -290,6 +290,16 @@ pub(super) async fn perform(engine: &Handle, request: Request) -> Result<Respons
 /// Each request is acted on in a task of its own (a run can take minutes); all of them stop
 /// when the engine does.
 pub(super) async fn serve_requests(engine: Handle, cancel: CancellationToken) {
+    serve(engine, cancel, None).await;
+}
+
+/// An engine a command started for itself answers only the hooks of the agents it runs: their
+/// questions must reach the person whichever engine runs the session.
+pub(super) async fn serve_agent_hooks(engine: Handle, cancel: CancellationToken) {
+    serve(engine, cancel, Some("ask_agent")).await;
+}
+
+async fn serve(engine: Handle, cancel: CancellationToken, only: Option<&'static str>) {
     let (tx, mut rx) = tokio::sync::mpsc::channel::<()>(1);
     let watcher = watch_store_files(engine.services.paths.data_dir().to_path_buf(), tx);
     if let Err(e) = &watcher {
@@ -301,7 +311,7 @@ pub(super) async fn serve_requests(engine: Handle, cancel: CancellationToken) {
     let mut seen_version = engine.services.store.data_version().ok();
     // A claim that failed (the database locked by another process) is tried again soon,
     // whatever wakes the loop or not: a request must never wait for an unrelated write.
-    let mut retry = !claim_pending(&engine, &mut working);
+    let mut retry = !claim_pending(&engine, &mut working, only);
     loop {
         let wait = if retry {
             CLAIM_RETRY
@@ -315,7 +325,7 @@ pub(super) async fn serve_requests(engine: Handle, cancel: CancellationToken) {
             Some(_) = working.join_next(), if !working.is_empty() => continue,
         };
         if retry {
-            retry = !claim_pending(&engine, &mut working);
+            retry = !claim_pending(&engine, &mut working, only);
             continue;
         }
         // The file event comes with the write to the WAL, a moment before the commit is
@@ -336,7 +346,7 @@ pub(super) async fn serve_requests(engine: Handle, cancel: CancellationToken) {
             seen_version = version;
             // Another process changed the store: schedules may have changed too.
             engine.services.wake.scheduler.notify_one();
-            retry = !claim_pending(&engine, &mut working);
+            retry = !claim_pending(&engine, &mut working, only);
             break;
         }
     }
@@ -354,9 +364,9 @@ pub(super) async fn serve_requests(engine: Handle, cancel: CancellationToken) {
 
 /// Claim every pending request, oldest first, each exactly once, and act on it. `false` when
 /// the requests could not be read (to be tried again).
-fn claim_pending(engine: &Handle, working: &mut JoinSet<()>) -> bool {
+fn claim_pending(engine: &Handle, working: &mut JoinSet<()>, only: Option<&str>) -> bool {
     loop {
-        let row = match engine.services.store.claim_request() {
+        let row = match engine.services.store.claim_request_of(only) {
             Ok(Some(row)) => row,
             Ok(None) => return true,
             Err(e) => {

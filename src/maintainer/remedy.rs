@@ -130,9 +130,9 @@ impl Remedy for Maintain {
                 cx.store.link_heal_task(heal_id, task_id)?;
                 Ok(RemedyReport {
                     status: RemedyStatus::Contained,
-                    detail: format!(
+                    detail:
                         "an auto-fix is already repairing this workflow; this failure waits for it"
-                    ),
+                            .to_string(),
                 })
             }
             Entered::Started { task_id, .. } => {

@@ -21,7 +21,7 @@ pub(crate) enum Heard {
     /// It may go ahead.
     Allowed,
     /// It waits for the person (or was answered already, for a call asked about before).
-    Asked(ApprovalRecord),
+    Asked(Box<ApprovalRecord>),
     /// It may not: the session that asked is not running (a hook left over, a forged call).
     Refused(String),
 }
@@ -51,7 +51,7 @@ impl Services {
         }
         if let Some(call) = call_id {
             if let Some(asked) = store.approval_of_call(session_id, call)? {
-                return Ok(Heard::Asked(asked));
+                return Ok(Heard::Asked(Box::new(asked)));
             }
         }
         let project = store.project(session.project_id)?;
@@ -99,7 +99,7 @@ impl Services {
                 asking.why
             ),
         );
-        Ok(Heard::Asked(store.approval(id)?))
+        Ok(Heard::Asked(Box::new(store.approval(id)?)))
     }
 
     /// Record the answer to a question still waiting, the rule it makes, and the step it is in

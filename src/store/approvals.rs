@@ -327,10 +327,10 @@ impl Store {
 
     pub fn remove_approval_rule(&self, project_id: i64, id: i64) -> Result<()> {
         let n = self.call(|c| {
-            Ok(c.execute(
+            c.execute(
                 "DELETE FROM approval_rules WHERE id = ?1 AND project_id = ?2",
                 params![id, project_id],
-            )?)
+            )
         })?;
         if n == 0 {
             return Err(Error::NotFound {

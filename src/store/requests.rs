@@ -48,12 +48,18 @@ impl Store {
 
     /// Claim the oldest pending request, so that it is acted on exactly once.
     pub fn claim_request(&self) -> Result<Option<RequestRow>> {
+        self.claim_request_of(None)
+    }
+
+    /// As [`Store::claim_request`], of one kind only (`None`: any).
+    pub fn claim_request_of(&self, kind: Option<&str>) -> Result<Option<RequestRow>> {
         self.call(|c| {
             let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let row = tx
                 .query_row(
-                    "SELECT id, payload FROM requests WHERE status = 'pending' ORDER BY id LIMIT 1",
-                    [],
+                    "SELECT id, payload FROM requests WHERE status = 'pending'
+                     AND (?1 IS NULL OR kind = ?1) ORDER BY id LIMIT 1",
+                    [kind],
                     |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)),
                 )
                 .optional()?;

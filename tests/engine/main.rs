@@ -5,6 +5,7 @@ mod agent_claude;
 mod agent_codex;
 mod agent_fixtures;
 mod agent_transcripts;
+mod approvals;
 mod architecture;
 mod breakers_at_defaults;
 mod checkpoint_cli;
