@@ -175,6 +175,11 @@ test("choosing Claude Code: its own sign-in or a provider of Healer's that speak
   expect(within(fields).getByTestId("agent-own-login")).toBeChecked();
   expect(within(fields).getByTestId("agent-model-hint")).toHaveTextContent("Claude Code uses the account or key it is signed in with on this computer.");
   expect(within(fields).getByTestId("field-agent-program")).toHaveAttribute("placeholder", "/usr/bin/claude");
+  // While it asks first (the default), each tool call is let through by Healer, not by a list.
+  expect(screen.getByTestId("preset-ask_risky")).toBeChecked();
+  expect(within(fields).queryByTestId("field-allowed-tools")).not.toBeInTheDocument();
+  await user.click(screen.getByTestId("preset-never_ask"));
+  expect(screen.getByTestId("never-ask-warning")).toHaveTextContent("runs without you seeing it first");
   expect(within(fields).getByTestId("field-allowed-tools")).toHaveValue("Bash, Read, Edit, Write, Glob, Grep");
 
   // Only the provider that speaks Anthropic's API is offered.
@@ -204,6 +209,7 @@ test("choosing Claude Code: its own sign-in or a provider of Healer's that speak
     agent_program: null,
     session_cap_cents: 250,
     session_cap_tokens: 5000000,
+    approvals: { preset: "never_ask" },
   });
   expect(await screen.findByTestId("project-agent")).toHaveTextContent(
     "Claude Code works on the tasks, using the model provider \u201canthropic-work\u201d set up in Healer (model claude-sonnet-4-5).",
@@ -558,4 +564,59 @@ test("after Skip, Pause or a crash nothing was undone, and the card does not say
   expect(within(card).getByTestId("healer-snapshot")).toHaveTextContent("Nothing was undone");
   expect(card).not.toHaveTextContent("before Healer undid it");
   expect(within(card).getByTestId("restore-snapshot")).not.toHaveTextContent("Bring the work back");
+});
+
+test("what the agent may do without asking: the safe preset by default, the commands listed, the wait, and answers taken back", async () => {
+  const healer = healerWithProject();
+  healer.projects.approvalRules.push(
+    { id: 5, project_id: 1, task_id: null, rule: "npm install", created_at: "" },
+    { id: 6, project_id: 1, task_id: "t2", rule: "write /etc/hosts", created_at: "" },
+  );
+  const { user } = renderApp("#/projects/1/settings");
+  const presets = await screen.findByTestId("approval-presets");
+  expect(within(presets).getByTestId("preset-ask_risky")).toBeChecked();
+  expect(presets).toHaveTextContent("Ask before anything risky (recommended)");
+  expect(presets).toHaveTextContent("Edits inside the task's working copy and the project's checks run freely.");
+  expect(screen.queryByTestId("never-ask-warning")).not.toBeInTheDocument();
+  expect(screen.getByTestId("field-ask-minutes")).toHaveValue("30");
+
+  // What earlier answers allowed, in words, and taken back with a button.
+  const rules = await screen.findAllByTestId("approval-rule");
+  expect(rules.map((r) => r.textContent)).toEqual([
+    "Run “npm install” in every taskTake back",
+    "Change /etc/hosts in one taskTake back",
+  ]);
+  await user.click(within(rules[0]).getByTestId("approval-rule-remove"));
+  await waitFor(() => expect(screen.getAllByTestId("approval-rule")).toHaveLength(1));
+  expect(healer.callsTo("remove_approval_rule")[0]?.args).toMatchObject({ projectId: 1, ruleId: 5 });
+
+  await user.type(screen.getByTestId("field-allowed-commands"), "make lint{Enter}python3 tools/gen.py");
+  await user.clear(screen.getByTestId("field-ask-minutes"));
+  await user.type(screen.getByTestId("field-ask-minutes"), "10");
+  await user.click(screen.getByTestId("save-project"));
+  await waitFor(() => expect(healer.callsTo("update_project")).toHaveLength(1));
+  const saved = healer.callsTo("update_project")[0].args.input as { settings: Record<string, unknown> };
+  expect(saved.settings.approvals).toEqual({ preset: "ask_risky", allowed: ["make lint", "python3 tools/gen.py"], time_limit_secs: 600 });
+});
+
+test("a session whose agent asked says it waits for you, what it asked, until when, and Answer it brings the question back", async () => {
+  const healer = healerWithProject();
+  healer.projects.tasks = [task("t1", "Install the helper", { status: "in_progress" })];
+  const detail = healer.projects.session(7, "t1", "running", [
+    step("Waiting for your answer: Claude Code wants to run “npm install left-pad” — it asks because it installs packages (npm install).", { source: "system" }),
+  ]);
+  const now = Date.now();
+  detail.questions = [
+    {
+      id: 3, session_id: 7, agent: "claude-code", request: { kind: "command", command: "npm install left-pad" },
+      why: "it installs packages (npm install)", rule: "npm install", status: "waiting", scope: null, reason: null,
+      created_at: new Date(now - 60_000).toISOString(), deadline_at: new Date(now + 29 * 60_000).toISOString(), answered_at: null,
+    },
+  ];
+  renderApp("#/projects/1/tasks/t1");
+  const waiting = await screen.findByTestId("session-waiting");
+  expect(waiting).toHaveTextContent("Waiting for you. Claude Code asked before it goes on: npm install left-pad");
+  expect(waiting).toHaveTextContent(/If nobody answers by \d\d:\d\d \(in 29 minutes\), it is denied — never allowed\./);
+  expect(within(waiting).getByTestId("session-answer")).toHaveTextContent("Answer it");
+  expect(waiting).not.toHaveTextContent("claude-code");
 });

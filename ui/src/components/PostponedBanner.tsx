@@ -1,4 +1,5 @@
 import type { Checkpoint } from "../bindings";
+import { askingAgent, limitWords } from "../approvalText";
 import { decideNow } from "../postponed";
 import { FlagIcon } from "./icons";
 
@@ -15,8 +16,12 @@ export function PostponedBanner({ waiting }: { waiting: Checkpoint[] }) {
   const waits =
     waiting.length > 1
       ? "What they are about waits until you decide."
-      : task
-        ? "No agent works on this task until you decide."
+      : first.agent_request
+        ? `${askingAgent(first.agent_request)} waits for your answer; it is denied if nobody answers in time (${limitWords(
+            Math.round((Date.parse(first.agent_request.deadline_at) - Date.parse(first.agent_request.created_at)) / 1000),
+          )}).`
+        : task
+          ? "No agent works on this task until you decide."
         : first.workflow_id !== null || first.affected.length > 0
           ? "The workflow it is about does not run until you decide."
           : "Healer waits for your decision before it goes on.";

@@ -1,24 +1,7 @@
 // The fake engine's projects (src/engine/projects.rs): a folder check, the form's validation,
 // a board read from the tasks a test sets, sessions with their steps, and Stop — answering the
 // same commands as the engine. The folder dialog (the dialog plugin's `open`) answers too.
-import type {
-  ChangeReview,
-  HealerConfig,
-  HealerInvocation,
-  SnapshotRecord,
-  FieldProblem,
-  FolderCheck,
-  Project,
-  ProjectDetail,
-  ProjectInput,
-  ProjectSummary,
-  ProjectTask,
-  SessionDetail,
-  SessionRecord,
-  SessionStep,
-  SteeringEntry,
-  TaskListProblem,
-} from "../bindings";
+import type { ApprovalRule, ChangeReview, FieldProblem, FolderCheck, HealerConfig, HealerInvocation, Project, ProjectDetail, ProjectInput, ProjectSummary, ProjectTask, SessionDetail, SessionRecord, SessionStep, SnapshotRecord, SteeringEntry, TaskListProblem } from "../bindings";
 
 export const FOLDER = "/home/ada/code/greeter";
 
@@ -57,6 +40,8 @@ export class FakeProjects {
     stuckAfterHours: 2,
   };
   snapshots: SnapshotRecord[] = [];
+  /** What the person allowed for good by answering an agent's questions. */
+  approvalRules: ApprovalRule[] = [];
   /** The folder the system dialog "returns". */
   picked: string | null = FOLDER;
   /** What the engine says about a folder that is not the greeter repository. */
@@ -198,6 +183,13 @@ export class FakeProjects {
             heals: this.heals.filter((h) => h.task_id === found.id),
             snapshots: this.snapshots.filter((h) => h.task_id === found.id),
           };
+        };
+      case "list_approval_rules":
+        return () => this.approvalRules.filter((r) => r.project_id === args.projectId);
+      case "remove_approval_rule":
+        return () => {
+          this.approvalRules = this.approvalRules.filter((r) => r.id !== args.ruleId);
+          return null;
         };
       case "get_healer_config":
         return () => this.healerConfig;
