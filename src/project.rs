@@ -103,6 +103,12 @@ pub struct AddProject {
     /// without one (`--no-checks`).
     #[serde(default)]
     pub no_checks: bool,
+    /// What the agent may do without asking (none: ask before anything risky).
+    #[serde(default)]
+    pub ask: Option<crate::approval::Preset>,
+    /// Commands the agent may run without asking (`--allow`).
+    #[serde(default)]
+    pub allow: Vec<String>,
 }
 
 /// A folder, looked at for the add-project form: what it is, and what Healer proposes.

@@ -58,6 +58,13 @@ pub enum ProjectCommand {
         /// With no check found and no --verify: commit an agent's work without checks
         #[arg(long)]
         no_checks: bool,
+        /// What the agent may do without asking you: risky (ask before anything risky, the
+        /// default), every (ask before every command) or never (never ask)
+        #[arg(long, value_name = "risky|every|never")]
+        ask: Option<String>,
+        /// A command the agent may run without asking (as it starts: `npm test`); repeatable
+        #[arg(long = "allow", value_name = "CMD")]
+        allow: Vec<String>,
         #[arg(long)]
         json: bool,
     },
@@ -142,8 +149,20 @@ pub async fn run(command: ProjectCommand, paths: &Paths) -> Result<bool> {
             leave_branch,
             git_init,
             no_checks,
+            ask,
+            allow,
             json,
         } => {
+            let ask = ask
+                .map(|a| match a.trim() {
+                    "risky" => Ok(healer::approval::Preset::AskRisky),
+                    "every" => Ok(healer::approval::Preset::AskEvery),
+                    "never" => Ok(healer::approval::Preset::NeverAsk),
+                    other => Err(Error::InvalidInput(format!(
+                        "--ask {other:?}: choose risky, every or never"
+                    ))),
+                })
+                .transpose()?;
             let agent = agent
                 .map(|a| {
                     AgentKind::parse(a.trim()).ok_or_else(|| {
@@ -172,6 +191,8 @@ pub async fn run(command: ProjectCommand, paths: &Paths) -> Result<bool> {
                     .map(|p| std::path::absolute(&p).unwrap_or(p).display().to_string()),
                 git_init,
                 no_checks,
+                ask,
+                allow,
             };
             let request = Request::AddProject { add: Box::new(add) };
             match act(paths, request, ADD_WAIT).await? {
@@ -437,6 +458,24 @@ fn print_settings(s: &healer::store::ProjectSettings) {
     }
     if let Some(init) = &s.init_script {
         println!("  init script: {init}");
+    }
+    let a = &s.approvals;
+    match a.preset {
+        healer::approval::Preset::NeverAsk => {
+            println!("  asks you: never (the agent may run anything on this computer)")
+        }
+        preset => println!(
+            "  asks you: before {} (denied after {} without an answer)",
+            if preset == healer::approval::Preset::AskEvery {
+                "every command"
+            } else {
+                "anything risky"
+            },
+            healer::approval::limit_words(a.time_limit_secs)
+        ),
+    }
+    if !a.allowed.is_empty() {
+        println!("  runs without asking: {}", a.allowed.join(", "));
     }
 }
 

@@ -153,6 +153,10 @@ impl Handle {
         if add.program.is_some() {
             input.settings.agent_program = add.program;
         }
+        if let Some(preset) = add.ask {
+            input.settings.approvals.preset = preset;
+        }
+        input.settings.approvals.allowed.extend(add.allow);
         let unchecked = input.settings.verify.is_empty();
         input.settings.commit_without_checks = add.no_checks && unchecked;
         let mut problems = self.validate_project(&input, None)?;

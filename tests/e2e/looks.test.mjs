@@ -101,7 +101,7 @@ for (const theme of ["light", "dark"]) {
 
     test("the project page and the Sessions page after an agent's session", { timeout: 120_000 }, async () => {
       await session.waitFor('[data-testid="nav-projects"]', { timeoutMs: 30_000, failFast: STARTUP_ERROR });
-      const added = JSON.parse(await app.cli("project", "add", folder, "--name", "greeter", "--git-init", "--no-checks", "--json"));
+      const added = JSON.parse(await app.cli("project", "add", folder, "--name", "greeter", "--git-init", "--no-checks", "--allow", "python3", "--json"));
       const projectId = added.project?.id ?? added.id;
       const first = JSON.parse(await app.cli("project", "task", "add", "greeter", "--title", "Greet properly", "--acceptance", "greet('Ada') says Hello, Ada!", "--json"));
       await app.cli("project", "task", "add", "greeter", "--title", "Say goodbye when the person leaves");

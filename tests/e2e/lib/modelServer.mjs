@@ -31,10 +31,15 @@ const WAITING_TURNS = [
   { text: "", call: ["finish", { summary: "The file came." }] },
 ];
 
+/** A task whose agent wants to run a download piped into a shell: the approvals story sets the command. */
+export const ASKING_TASK = "Install the helper";
+
 export const ANALYSIS = { action: "diagnostics", reasoning: "The program report-tool is not installed on this machine." };
 
 export async function startModelServer() {
   const seen = [];
+  /** What the agent on ASKING_TASK wants to run (set by the story that uses it). */
+  const asking = { command: "echo nothing to install" };
   const server = createServer((req, res) => {
     let body = "";
     req.on("data", (d) => (body += d));
@@ -62,7 +67,12 @@ export async function startModelServer() {
       } else if (String(system).includes("Healer's coding agent")) {
         const seenResults = messages.filter((m) => m.role === "tool").length;
         const waiting = messages.some((m) => m.role === "user" && String(m.content).includes(WAITING_TASK));
-        const turns = waiting ? WAITING_TURNS : AGENT_TURNS;
+        const askingTask = messages.some((m) => m.role === "user" && String(m.content).includes(ASKING_TASK));
+        const askingTurns = [
+          { text: "I will install the helper first.", call: ["run_command", { command: asking.command }] },
+          { text: "", call: ["finish", { summary: "Went on as the person answered." }] },
+        ];
+        const turns = askingTask ? askingTurns : waiting ? WAITING_TURNS : AGENT_TURNS;
         const turn = turns[Math.min(seenResults, turns.length - 1)];
         const [name, args] = turn.call;
         setTimeout(
@@ -94,5 +104,5 @@ export async function startModelServer() {
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address();
-  return { url: `http://127.0.0.1:${port}/v1`, seen, close: () => new Promise((r) => server.close(r)) };
+  return { url: `http://127.0.0.1:${port}/v1`, seen, asking, close: () => new Promise((r) => server.close(r)) };
 }
