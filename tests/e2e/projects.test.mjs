@@ -111,6 +111,11 @@ describe("Projects in the real window", { timeout: 300_000 }, () => {
     assert.equal(await session.getAttribute(command.id, "value"), "npm run test");
     const name = await session.waitFor('[data-testid="field-name"]', { timeoutMs: 5_000 });
     assert.match(await session.getAttribute(name.id, "value"), /^healer-e2e-greeter-/);
+    // The agent asks before anything risky by default; the person lets it run python3 freely.
+    const preset = await session.waitFor('[data-testid="preset-ask_risky"]', { timeoutMs: 5_000 });
+    assert.equal(await session.executeScript("return arguments[0].checked;", [{ "element-6066-11e4-a52e-4f735466cecf": preset.id }]), true);
+    const allowed = await session.waitFor('[data-testid="field-allowed-commands"]', { timeoutMs: 5_000 });
+    await session.sendKeys(allowed.id, "python3");
     await shot("add-form");
     const save = await session.waitFor('[data-testid="save-project"]:not([disabled])', { timeoutMs: 15_000, what: "the form checked by the engine" });
     await session.click(save.id);
