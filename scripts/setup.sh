@@ -24,6 +24,10 @@ fi
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   need_pkgs+=(nodejs npm)
 fi
+# No Rust toolchain (rustup's, usually): Debian's own recent one, with its formatter and linter.
+if ! command -v cargo >/dev/null && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
+  need_pkgs+=(rustc-web cargo-web rust-web-clippy rustfmt-web)
+fi
 
 missing=()
 for p in "${need_pkgs[@]}"; do
@@ -52,8 +56,8 @@ if [ "$goal" = test ]; then
   fi
 fi
 
-if ! command -v cargo >/dev/null; then
-  echo "setup: cargo (Rust 1.89 or newer) is not on PATH; install the Rust toolchain first" >&2
+if ! command -v cargo >/dev/null && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
+  echo "setup: cargo (Rust 1.89 or newer) is not on PATH and Debian's rustc-web could not be installed; install the Rust toolchain first" >&2
   exit 1
 fi
 if [ "$goal" = test ]; then

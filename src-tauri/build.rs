@@ -74,6 +74,8 @@ fn main() {
         "remove_project",
         "list_projects",
         "get_project",
+        "list_approval_rules",
+        "remove_approval_rule",
         "get_project_task",
         "add_project_task",
         "edit_project_task",

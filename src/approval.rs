@@ -11,9 +11,11 @@
 //! ahead for sure asks too.
 
 mod commands;
+mod git;
 mod known;
 mod paths;
 mod shell;
+mod tools;
 
 use std::path::{Path, PathBuf};
 
@@ -100,8 +102,13 @@ impl Default for ApprovalSettings {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum AgentRequest {
-    /// Run a shell command, as it will run.
-    Command { command: String },
+    /// Run a shell command, as it will run (in `cwd` when the agent says where it is; else the
+    /// working copy).
+    Command {
+        command: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cwd: Option<String>,
+    },
     /// Write a file (a new one, or an edit): its path and a preview of the change.
     Edit { path: String, preview: String },
     /// Read a file or search a folder.
@@ -114,7 +121,7 @@ impl AgentRequest {
     /// What it wants, in a line (for logs and the session's steps).
     pub fn subject(&self) -> String {
         match self {
-            AgentRequest::Command { command } => command.clone(),
+            AgentRequest::Command { command, .. } => command.clone(),
             AgentRequest::Edit { path, .. } => format!("write {path}"),
             AgentRequest::Read { path } => format!("read {path}"),
             AgentRequest::Tool { name, detail } if detail.is_empty() => name.clone(),
@@ -265,8 +272,8 @@ pub fn judge(
         .filter(|s| !s.is_empty())
         .collect();
     match request {
-        AgentRequest::Command { command } => {
-            judge_command(settings.preset, &allowed, place, command)
+        AgentRequest::Command { command, cwd } => {
+            judge_command(settings.preset, &allowed, place, command, cwd.as_deref())
         }
         AgentRequest::Edit { path, .. } => {
             let word = literal(path);
@@ -321,10 +328,11 @@ fn ask(why: String, rule: String) -> Verdict {
     Verdict::Ask(Asking { why, rule })
 }
 
+/// A path an agent's tool names: taken as written, but for a leading `~` (its home).
 fn literal(path: &str) -> shell::Word {
     shell::Word {
-        text: path.to_string(),
-        expands: path.starts_with('~'),
+        tilde: path.starts_with('~'),
+        ..shell::Word::plain(path)
     }
 }
 
@@ -352,9 +360,28 @@ fn begins(rule: &str, words: &[shell::Word]) -> bool {
     })
 }
 
-fn judge_command(preset: Preset, allowed: &[&str], place: &Place, command: &str) -> Verdict {
+fn judge_command(
+    preset: Preset,
+    allowed: &[&str],
+    place: &Place,
+    command: &str,
+    cwd: Option<&str>,
+) -> Verdict {
     let whole = normalise(command);
-    if whole.is_empty() || allowed.contains(&whole.as_str()) {
+    if whole.is_empty() {
+        return ask(
+            "Healer could not read the command it wants to run".to_string(),
+            whole,
+        );
+    }
+    if allowed.contains(&whole.as_str()) {
+        return Verdict::Allow;
+    }
+    // The project's own checks run freely, whatever they do: exactly as the project has them.
+    if preset == Preset::AskRisky
+        && cwd.is_none()
+        && place.checks.iter().any(|c| normalise(c) == whole)
+    {
         return Verdict::Allow;
     }
     let line = shell::read(command);
@@ -364,54 +391,49 @@ fn judge_command(preset: Preset, allowed: &[&str], place: &Place, command: &str)
         .flat_map(|c| shell::read(c).commands)
         .map(|c| c.words)
         .collect();
-    if preset == Preset::AskRisky && place.checks.iter().any(|c| normalise(c) == whole) {
-        return Verdict::Allow;
-    }
-    // The programs the project's checks run (`python3`, `npm`) are the project's own: running
-    // them is not on the list's say-so alone, but what they do that is risky still asks.
-    let own: Vec<&str> = checks
-        .iter()
-        .filter_map(|c| c.first())
-        .map(|w| commands::program(&w.text))
-        .collect();
     let mut reasons: Vec<commands::Risk> = Vec::new();
-    let mut cwd = Some(place.worktree.clone());
+    let mut here = match cwd {
+        Some(dir) => {
+            let dir = PathBuf::from(dir);
+            Some(std::fs::canonicalize(&dir).unwrap_or(dir))
+        }
+        None => Some(place.worktree.clone()),
+    };
     for simple in &line.commands {
         let words = commands::command_words(&simple.words);
-        let by_rule = allowed.iter().any(|rule| begins(rule, words));
-        let is_check = checks.iter().any(|check| {
-            !check.is_empty()
-                && check.len() <= words.len()
-                && check.iter().zip(words).all(|(a, b)| a.text == b.text)
-        });
-        let looked = commands::look(simple, place, cwd.as_deref());
-        if let Some(next) = changes_folder(simple, place, cwd.as_deref()) {
-            cwd = next;
-        }
-        if by_rule {
-            continue;
+        // What its redirections and assignments do is judged whatever the command is.
+        reasons.extend(
+            commands::look_around(simple, place, here.as_deref())
+                .into_iter()
+                .filter(|r| !allowed.contains(&r.key.as_str())),
+        );
+        let looked =
+            commands::look_words(&simple.words, simple.piped_in, place, here.as_deref(), 0);
+        let listed = allowed.iter().any(|rule| begins(rule, words));
+        let is_check = here.as_deref() == Some(place.worktree.as_path())
+            && checks.iter().any(|check| is_check_run(check, words, place));
+        if let Some(next) = changes_folder(words, place, here.as_deref()) {
+            here = next;
         }
         if preset == Preset::AskEvery {
-            reasons.push(commands::Risk {
-                why: "this project asks before every command".to_string(),
-                key: commands::key(words),
-            });
-            continue;
-        }
-        if is_check {
-            // The project's own checks run freely, whatever they do.
+            if !words.is_empty() && !listed {
+                reasons.push(commands::Risk {
+                    why: "this project asks before every command".to_string(),
+                    key: commands::key(words),
+                });
+            }
             continue;
         }
         for found in looked {
             match found {
                 commands::Looked::Free => {}
-                commands::Looked::Unlisted { .. }
-                    if words.first().is_some_and(|w| own.contains(&commands::program(&w.text))) => {}
+                commands::Looked::Unlisted { .. } if listed || is_check => {}
                 commands::Looked::Unlisted { key } => reasons.push(commands::Risk {
                     why: format!("it is not on this project's list of commands that run without asking ({key})"),
                     key,
                 }),
-                // A risk the person accepted before: that path, that command.
+                commands::Looked::Risky(_) if is_check => {}
+                // A risk the person accepted before: exactly that command, path or kind.
                 commands::Looked::Risky(risk) if allowed.contains(&risk.key.as_str()) => {}
                 commands::Looked::Risky(risk) => reasons.push(risk),
             }
@@ -431,7 +453,7 @@ fn judge_command(preset: Preset, allowed: &[&str], place: &Place, command: &str)
     }
     match reasons.len() {
         0 => Verdict::Allow,
-        // One part asked: allowing it for good allows that command's kind.
+        // One part asked for one reason: allowing it for good allows that.
         _ if line.commands.len() == 1 && reasons.iter().all(|r| r.key == reasons[0].key) => {
             ask(whys.join("; "), reasons[0].key.clone())
         }
@@ -440,31 +462,65 @@ fn judge_command(preset: Preset, allowed: &[&str], place: &Place, command: &str)
     }
 }
 
-/// The folder the next command runs in after `simple` (`None` inside: one Healer cannot tell).
+/// A command is the project's check when its words are the check's, and anything after them
+/// names files of the working copy (`pytest -q tests/test_greet.py`), never an option.
+fn is_check_run(check: &[shell::Word], words: &[shell::Word], place: &Place) -> bool {
+    !check.is_empty()
+        && check.len() <= words.len()
+        && check
+            .iter()
+            .zip(words)
+            .all(|(a, b)| a.text == b.text && !b.expands())
+        && words[check.len()..].iter().all(|extra| {
+            !extra.text.starts_with('-')
+                && matches!(place.locate(Some(&place.worktree), extra), Where::Inside)
+        })
+}
+
+/// The folder the next command runs in after `words` (`None` inside: one Healer cannot tell).
 fn changes_folder(
-    simple: &shell::Simple,
+    words: &[shell::Word],
     place: &Place,
     cwd: Option<&Path>,
 ) -> Option<Option<PathBuf>> {
-    let first = simple.words.first()?;
-    if first.text != "cd" && first.text != "pushd" {
-        return None;
+    let mut words = words;
+    while matches!(
+        words.first().map(|w| w.text.as_str()),
+        Some("builtin" | "command")
+    ) {
+        words = &words[1..];
     }
-    let target = simple.words.get(1);
+    let first = words.first()?;
+    match first.text.as_str() {
+        "cd" | "pushd" => {}
+        "popd" => return Some(None),
+        _ => return None,
+    }
+    let target = operands_of(&words[1..]).next();
     let next = match target {
         None => place.home.clone(),
-        Some(w) if w.expands && !w.text.starts_with('~') => None,
         Some(w) if w.text == "-" => None,
-        Some(w) => {
-            let text = match w.text.strip_prefix("~/") {
-                Some(rest) => place.home.as_ref().map(|h| h.join(rest)),
-                None if Path::new(&w.text).is_absolute() => Some(PathBuf::from(&w.text)),
-                None => cwd.map(|c| c.join(&w.text)),
-            };
-            text.map(|p| std::fs::canonicalize(&p).unwrap_or(p))
+        Some(w) => match place.locate(cwd, w) {
+            Where::Unknown => None,
+            _ if w.tilde => {
+                let rest = w.text.strip_prefix("~/").or((w.text == "~").then_some(""));
+                match (rest, &place.home) {
+                    (Some(rest), Some(home)) => Some(home.join(rest)),
+                    _ => None,
+                }
+            }
+            _ if Path::new(&w.text).is_absolute() => Some(PathBuf::from(&w.text)),
+            _ => cwd.map(|c| c.join(&w.text)),
         }
+        .map(|p| std::fs::canonicalize(&p).unwrap_or(p)),
     };
     Some(next)
+}
+
+fn operands_of(words: &[shell::Word]) -> impl Iterator<Item = &shell::Word> {
+    words
+        .iter()
+        .filter(|w| !w.text.starts_with('-') || w.text == "-")
 }
 
 /// A command line given to a shell inside a command (`bash -c '…'`), looked at as a whole.
@@ -479,21 +535,24 @@ fn look_line(text: &str, place: &Place, cwd: Option<&Path>, depth: u32) -> Vec<c
         }));
     }
     for simple in &line.commands {
-        if depth > 8 {
-            found.push(commands::Looked::Unlisted {
-                key: normalise(text),
-            });
-            break;
-        }
-        found.extend(commands::look(simple, place, here.as_deref()));
-        if let Some(next) = changes_folder(simple, place, here.as_deref()) {
+        found.extend(
+            commands::look_around(simple, place, here.as_deref())
+                .into_iter()
+                .map(commands::Looked::Risky),
+        );
+        found.extend(commands::look_words(
+            &simple.words,
+            simple.piped_in,
+            place,
+            here.as_deref(),
+            depth,
+        ));
+        let words = commands::command_words(&simple.words);
+        if let Some(next) = changes_folder(words, place, here.as_deref()) {
             here = next;
         }
     }
     found.retain(|l| *l != commands::Looked::Free);
-    if found.is_empty() {
-        found.push(commands::Looked::Free);
-    }
     found
 }
 

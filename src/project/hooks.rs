@@ -30,9 +30,15 @@ pub fn cli_program() -> Option<PathBuf> {
 
 /// The shell command a hook of `agent` (`claude-code`, `codex`) runs for session
 /// `session_id` of the data folder `data_dir`.
-pub fn hook_command(program: &Path, data_dir: &Path, agent: &str, session_id: i64) -> String {
+pub fn hook_command(
+    program: &Path,
+    data_dir: &Path,
+    agent: &str,
+    session_id: i64,
+    limit: u32,
+) -> String {
     format!(
-        "HEALER_DATA_DIR={} {} hook {agent} --session {session_id}",
+        "HEALER_DATA_DIR={} {} hook {agent} --session {session_id} --limit {limit}",
         quote(&data_dir.display().to_string()),
         quote(&program.display().to_string())
     )
@@ -101,6 +107,7 @@ impl super::run::Ctx<'_> {
             self.projects.services.paths.data_dir(),
             agent.as_str(),
             self.session_id,
+            self.project.settings.approvals.time_limit_secs,
         );
         let limit = self.project.settings.approvals.time_limit_secs;
         let settings = match agent {
@@ -124,10 +131,11 @@ mod tests {
             Path::new("/data"),
             "claude-code",
             7,
+            1800,
         );
         assert_eq!(
             command,
-            "HEALER_DATA_DIR='/data' '/opt/h ealer' hook claude-code --session 7"
+            "HEALER_DATA_DIR='/data' '/opt/h ealer' hook claude-code --session 7 --limit 1800"
         );
     }
 }

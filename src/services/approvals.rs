@@ -40,6 +40,7 @@ impl Services {
         session_id: i64,
         call_id: Option<&str>,
         request: AgentRequest,
+        limit_secs: Option<u32>,
     ) -> Result<Heard> {
         let store = &self.store;
         let session = store.session(session_id)?;
@@ -50,7 +51,12 @@ impl Services {
             )));
         }
         if let Some(call) = call_id {
-            if let Some(asked) = store.approval_of_call(session_id, call)? {
+            // The same call asked about again (a hook run twice): the same question. Another
+            // request under a reused id is a question of its own.
+            if let Some(asked) = store
+                .approval_of_call(session_id, call)?
+                .filter(|a| a.ask.request == request)
+            {
                 return Ok(Heard::Asked(Box::new(asked)));
             }
         }
@@ -71,8 +77,12 @@ impl Services {
                 return Ok(Heard::Allowed);
             }
         }
-        let limit =
-            chrono::Duration::seconds(i64::from(project.settings.approvals.time_limit_secs));
+        // Never longer than the agent waits for its hook (its limit was set when it started).
+        let secs = match limit_secs {
+            Some(hook) => hook.min(project.settings.approvals.time_limit_secs),
+            None => project.settings.approvals.time_limit_secs,
+        };
+        let limit = chrono::Duration::seconds(i64::from(secs));
         let deadline = crate::store::rfc3339(chrono::Utc::now() + limit);
         let agent = session.agent.as_str();
         let approval = store.insert_approval(&NewApproval {
@@ -216,7 +226,7 @@ fn rule_words(rule: &str) -> String {
 /// "run a command", "change a file outside its working copy" — what it wants, for a sentence.
 fn wants(request: &AgentRequest) -> String {
     match request {
-        AgentRequest::Command { command } => {
+        AgentRequest::Command { command, .. } => {
             format!("run “{}”", crate::approval::normalise(command))
         }
         AgentRequest::Edit { path, .. } => format!("change {path}"),
@@ -237,7 +247,7 @@ fn question(project: &Project, session: &SessionRecord, ask: &AgentAsk) -> NewCh
         AgentRequest::Tool { name, .. } => format!("{agent} asks to use {name}"),
     };
     let what = match &ask.request {
-        AgentRequest::Command { command } => format!("wants to run this command:\n\n{command}"),
+        AgentRequest::Command { command, .. } => format!("wants to run this command:\n\n{command}"),
         AgentRequest::Edit { path, preview } if preview.trim().is_empty() => {
             format!("wants to change {path}.")
         }
@@ -254,19 +264,24 @@ fn question(project: &Project, session: &SessionRecord, ask: &AgentAsk) -> NewCh
         capitalised(&rule_words(&ask.rule)),
         project.name
     );
-    NewCheckpoint {
-        trigger: CheckpointTrigger::Approval,
-        workflow_id: None,
-        run_id: None,
-        task_id: None,
-        signature: Some(format!("approval:{}:{}", project.id, ask.rule)),
-        context,
-        options: vec![
-            CheckpointOption::new(
-                "Allow once",
-                "Let it do this now; it asks again next time",
-                CheckpointAction::AllowOnce,
-            ),
+    let once = CheckpointOption::new(
+        "Allow once",
+        "Let it do this now; it asks again next time",
+        CheckpointAction::AllowOnce,
+    );
+    let deny = CheckpointOption::new(
+        "Deny and tell the agent why",
+        "It does not happen; the agent hears your reason and goes on",
+        CheckpointAction::Deny,
+    );
+    // A tool Healer does not know can do anything with what it is given: never for good.
+    let unknown_tool = matches!(&ask.request, AgentRequest::Tool { name, .. }
+        if !matches!(name.as_str(), "WebFetch" | "WebSearch"));
+    let options = if unknown_tool {
+        vec![once, deny]
+    } else {
+        vec![
+            once,
             CheckpointOption::new(
                 "Allow for this task",
                 &format!(
@@ -280,12 +295,17 @@ fn question(project: &Project, session: &SessionRecord, ask: &AgentAsk) -> NewCh
                 &always,
                 CheckpointAction::AllowAlways,
             ),
-            CheckpointOption::new(
-                "Deny and tell the agent why",
-                "It does not happen; the agent hears your reason and goes on",
-                CheckpointAction::Deny,
-            ),
-        ],
+            deny,
+        ]
+    };
+    NewCheckpoint {
+        trigger: CheckpointTrigger::Approval,
+        workflow_id: None,
+        run_id: None,
+        task_id: None,
+        signature: Some(format!("approval:{}:{}", project.id, ask.rule)),
+        context,
+        options,
         affected: vec![],
         situation: Some(Situation {
             title,

@@ -36,11 +36,11 @@ describe("The healer service in the real window", { timeout: 300_000 }, () => {
     async () => {
       folder = strictGreeter();
       session = await app.start(["cheap", "standard"]);
-      await app.cli("project", "add", folder, "--name", "strict", "--verify", `test=${CHECK}`, "--git-init");
+      await app.cli("project", "add", folder, "--name", "strict", "--verify", `test=${CHECK}`, "--git-init", "--allow", "python3");
       await app.cli("project", "task", "add", "strict", "--title", "Greet properly", "--description", "greet('Ada') must say Hello there, Ada!");
       // A second project at the shipped defaults (Healer asks before it undoes anything).
       asked = strictGreeter();
-      await app.cli("project", "add", asked, "--name", "asked", "--verify", `test=${CHECK}`, "--git-init");
+      await app.cli("project", "add", asked, "--name", "asked", "--verify", `test=${CHECK}`, "--git-init", "--allow", "python3");
       await app.cli("project", "task", "add", "asked", "--title", "Greet properly", "--description", "greet('Ada') must say Hello there, Ada!");
     },
     { timeout: 150_000 },

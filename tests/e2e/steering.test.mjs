@@ -49,7 +49,7 @@ describe("Steering in the real window", { timeout: 420_000 }, () => {
     await session.click(save.id);
     await session.waitFor('[data-testid="steering"]', { timeoutMs: 10_000, predicate: (t) => t.includes("Saved"), what: "the interval saved" });
 
-    const project = JSON.parse(await app.cli("project", "add", folder, "--name", "steered", "--git-init", "--no-checks", "--json"));
+    const project = JSON.parse(await app.cli("project", "add", folder, "--name", "steered", "--git-init", "--no-checks", "--allow", "python3", "--json"));
     const projectId = project.project?.id ?? project.id;
     const task = JSON.parse(await app.cli("project", "task", "add", "steered", "--title", WAITING_TASK, "--acceptance", "greet says Hello, Ada!", "--json"));
     const taskId = task.task?.id ?? task.id;

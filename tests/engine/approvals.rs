@@ -141,12 +141,10 @@ async fn claude_code_asks_before_a_download_piped_into_sh_and_a_denial_reaches_i
     // while the command has not run.
     let asked = question(engine).await;
     let ask = asked.agent_request.clone().expect("an agent's question");
-    assert_eq!(
-        ask.request,
-        AgentRequest::Command {
-            command: counter.command()
-        }
-    );
+    let AgentRequest::Command { command, .. } = &ask.request else {
+        panic!("a command: {:?}", ask.request);
+    };
+    assert_eq!(command, &counter.command());
     assert!(
         ask.why.contains("it reaches the network (curl)"),
         "{}",

@@ -144,6 +144,7 @@ pub fn agent_settings(kind: AgentKind) -> ProjectSettings {
         agent_program: Some(program.display().to_string()),
         agent_provider: Some(provider.to_string()),
         model,
+        approvals: crate::project_fixtures::python_listed(),
         ..ProjectSettings::default()
     }
 }

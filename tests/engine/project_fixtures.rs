@@ -73,6 +73,15 @@ pub const GREETER: &[(&str, &str)] = &[
 ];
 
 /// A verification that needs no pytest: plain python3.
+/// The greeter's approvals as a person who works in Python sets them: its agents run `python3`
+/// freely (what it does that is risky still asks).
+pub fn python_listed() -> healer::approval::ApprovalSettings {
+    healer::approval::ApprovalSettings {
+        allowed: vec!["python3".to_string()],
+        ..Default::default()
+    }
+}
+
 pub fn python_check() -> VerifyCommand {
     VerifyCommand {
         name: "test".to_string(),
@@ -102,6 +111,7 @@ pub async fn project_bed(scheduler: bool, change: impl FnOnce(&mut ProjectSettin
     let mut settings = ProjectSettings {
         verify: vec![python_check()],
         merge: MergePolicy::FastForward,
+        approvals: python_listed(),
         ..ProjectSettings::default()
     };
     change(&mut settings);

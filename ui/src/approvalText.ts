@@ -2,6 +2,18 @@
 import type { AgentAsk, AgentKind, AgentRequest, ApprovalSettings, Preset } from "./bindings";
 import { agentLabel } from "./projectText";
 
+/**
+ * Text an agent wrote, shown so that what runs is what is seen: control characters and the
+ * ones that reorder or hide text (bidirectional overrides, zero-width marks) are shown as
+ * their code, never acted on by the page.
+ */
+export function visible(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g, (c) =>
+    `⟨U+${c.codePointAt(0)?.toString(16).toUpperCase().padStart(4, "0")}⟩`,
+  );
+}
+
 /** "Claude Code", from how a question names its agent. */
 export function askingAgent(ask: AgentAsk): string {
   return agentLabel[ask.agent as AgentKind] ?? "The agent";

@@ -236,8 +236,11 @@ export type AgentKind =
 
 /**  What an agent wants to do. */
 export type AgentRequest = 
-/**  Run a shell command, as it will run. */
-{ kind: "command"; command: string } | 
+/**
+ *  Run a shell command, as it will run (in `cwd` when the agent says where it is; else the
+ *  working copy).
+ */
+{ kind: "command"; command: string; cwd?: string | null } | 
 /**  Write a file (a new one, or an edit): its path and a preview of the change. */
 { kind: "edit"; path: string; preview: string } | 
 /**  Read a file or search a folder. */

@@ -49,8 +49,12 @@ impl Asking {
         use crate::services::Heard;
         let request = crate::approval::AgentRequest::Command {
             command: command.to_string(),
+            cwd: None,
         };
-        match self.services.ask_agent(self.session_id, None, request)? {
+        match self
+            .services
+            .ask_agent(self.session_id, None, request, None)?
+        {
             Heard::Allowed => Ok(None),
             Heard::Refused(reason) => Ok(Some(format!("Not run: {reason}."))),
             Heard::Asked(asked) => {

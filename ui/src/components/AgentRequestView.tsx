@@ -1,5 +1,5 @@
 import type { AgentAsk } from "../bindings";
-import { askingAgent, deadlineSentence, wantsLead, whySentence } from "../approvalText";
+import { askingAgent, deadlineSentence, visible, wantsLead, whySentence } from "../approvalText";
 import { useNow } from "../time";
 
 /**
@@ -16,22 +16,22 @@ export function AgentRequestView({ ask }: { ask: AgentAsk }) {
       </p>
       {request.kind === "command" && (
         <pre className="agent-request-command" data-testid="agent-request-command" tabIndex={0} aria-label="The command">
-          {request.command}
+          {visible(request.command)}
         </pre>
       )}
       {(request.kind === "edit" || request.kind === "read") && (
         <p className="agent-request-path" data-testid="agent-request-path">
-          <code>{request.path}</code>
+          <code>{visible(request.path)}</code>
         </p>
       )}
       {request.kind === "edit" && request.preview.trim() && (
         <pre className="agent-request-preview" data-testid="agent-request-preview" tabIndex={0} aria-label="The change">
-          {request.preview}
+          {visible(request.preview)}
         </pre>
       )}
       {request.kind === "tool" && request.detail && (
         <pre className="agent-request-command" data-testid="agent-request-command" tabIndex={0}>
-          {request.detail}
+          {visible(request.detail)}
         </pre>
       )}
       <p className="agent-request-why" data-testid="agent-request-why">

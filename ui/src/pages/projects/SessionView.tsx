@@ -21,7 +21,7 @@ import {
   shortCommit,
 } from "../../projectText";
 import { StopIcon } from "../../components/icons";
-import { askingAgent, deadlineSentence, wantsLine } from "../../approvalText";
+import { askingAgent, deadlineSentence, visible, wantsLine } from "../../approvalText";
 import { decideNow } from "../../postponed";
 import { useNow } from "../../time";
 import type { AgentAsk } from "../../bindings";
@@ -199,7 +199,7 @@ function WaitingForYou({ ask }: { ask: AgentAsk }) {
   return (
     <div className="session-waiting tone-warn" role="status" data-testid="session-waiting">
       <p>
-        <strong>Waiting for you.</strong> {askingAgent(ask)} asked before it goes on: <code>{wantsLine(ask.request)}</code>
+        <strong>Waiting for you.</strong> {askingAgent(ask)} asked before it goes on: <code>{visible(wantsLine(ask.request))}</code>
       </p>
       <p className="muted">{deadlineSentence(ask, now)} Its time waiting is not counted against it.</p>
       <button type="button" className="button button-small button-primary" onClick={decideNow} data-testid="session-answer">
