@@ -232,6 +232,9 @@ fn payload_kind(request: &Request) -> &'static str {
         Request::RemoveProject { .. } => "remove_project",
         Request::RunProject { .. } => "run_project",
         Request::StopSession { .. } => "stop_session",
+        Request::AcceptTask { .. } => "accept_task",
+        Request::ResolveConflict { .. } => "resolve_conflict",
+        Request::DiscardTask { .. } => "discard_task",
         Request::RestoreSnapshot { .. } => "restore_snapshot",
         Request::AskAgent { .. } => "ask_agent",
     }

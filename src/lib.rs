@@ -16,6 +16,7 @@ pub mod error;
 pub mod events;
 pub mod failpoint;
 pub mod failure;
+pub mod forge;
 pub mod gateway;
 pub mod heal;
 pub mod lease;

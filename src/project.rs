@@ -11,11 +11,13 @@ mod board;
 mod command;
 mod commit;
 mod detect;
+pub mod finish;
 mod hooks;
 mod looped;
 mod model_pass;
 pub mod own_copy;
 mod prompt;
+pub mod push;
 mod reconcile;
 mod recover;
 mod replaced;
@@ -45,7 +47,7 @@ use crate::store::ProjectSettings;
 pub use agent_setup::{agent_home, marks, wire_mismatch, INSTANCE_VAR};
 pub use board::{
     detail, session_detail, summary, task_detail, task_words, BoardTask, Columns, ProjectDetail,
-    ProjectSummary, SessionDetail, TaskDetail, HELD_WORDS,
+    ProjectSummary, SessionDetail, TaskDetail, Unaccepted, HELD_WORDS,
 };
 pub use command::{run_project_command, CommandPlace, CommandResult};
 pub use detect::{Detection, InstalledAgent};
@@ -59,7 +61,8 @@ pub use runner::{Projects, SessionStop};
 pub use steered::STUCK_CHECK_SECS;
 pub use validate::validate;
 pub use worktree::{
-    branch_name, changes_since, remove as remove_worktree, FileChange, AGENT_EMAIL, AGENT_NAME,
+    branch_name, changes_since, remove as remove_worktree, FileChange, Merge as WorktreeMerge,
+    AGENT_EMAIL, AGENT_NAME,
 };
 
 pub use crate::store::{

@@ -62,9 +62,10 @@ pub use judgements::{PendingReplace, TaskJudgement};
 pub use maintenance::{Entered, FixResult};
 pub use model_use::SessionModelUse;
 pub use projects::{
-    MergePolicy, Project, ProjectSettings, VerifyCommand, DEFAULT_AGENT_TIME_LIMIT_SECS,
-    DEFAULT_ALLOWED_TOOLS, DEFAULT_COMMAND_TIME_LIMIT_SECS, DEFAULT_MAX_PARALLEL,
-    DEFAULT_MAX_STEPS, DEFAULT_SESSION_CAP_CENTS, DEFAULT_SESSION_CAP_TOKENS, DEFAULT_TOKEN_BUDGET,
+    AcceptHow, BringMainIn, FinishSettings, MergePolicy, Project, ProjectSettings, VerifyCommand,
+    DEFAULT_AGENT_TIME_LIMIT_SECS, DEFAULT_ALLOWED_TOOLS, DEFAULT_COMMAND_TIME_LIMIT_SECS,
+    DEFAULT_MAX_PARALLEL, DEFAULT_MAX_STEPS, DEFAULT_SESSION_CAP_CENTS, DEFAULT_SESSION_CAP_TOKENS,
+    DEFAULT_TOKEN_BUDGET,
 };
 pub use requests::{RequestRow, RequestStatus};
 pub use runs::{AttemptEnd, InterruptedAttempt};

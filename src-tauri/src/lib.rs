@@ -141,6 +141,9 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             project_commands::restore_snapshot,
             project_commands::list_live_sessions,
             project_commands::list_approval_rules,
+            project_commands::accept_task,
+            project_commands::resolve_conflict,
+            project_commands::discard_task_work,
             project_commands::remove_approval_rule,
         ])
         .events(collect_events![

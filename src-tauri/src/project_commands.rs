@@ -1,6 +1,8 @@
 //! Tauri commands for projects: the add-project form, the board, the task page and its live
 //! session. Each a one-line adapter over an engine method.
 
+use healer::engine::{Acceptance, Discarded};
+use healer::project::finish::AcceptHow;
 use healer::project::{
     FolderCheck, Project, ProjectDetail, ProjectInput, ProjectSummary, SessionDetail,
     SessionRecord, Task, TaskDetail, TaskEdit, TaskStatus,
@@ -237,4 +239,49 @@ pub fn remove_approval_rule(
 #[specta::specta]
 pub fn list_live_sessions(state: State<'_, AppState>) -> CmdResult<Vec<LiveSession>> {
     Ok(state.engine()?.live_sessions_now()?)
+}
+
+/// Accept a task's work into the main branch (`how`: the project's way when `None`); what it
+/// came to — accepted, a conflict (which files), a check that failed, or left and why.
+#[tauri::command]
+#[specta::specta]
+pub async fn accept_task(
+    state: State<'_, AppState>,
+    project_id: i64,
+    task_id: String,
+    how: Option<AcceptHow>,
+) -> CmdResult<Acceptance> {
+    Ok(state
+        .engine()?
+        .accept_task(project_id, &task_id, how)
+        .await?)
+}
+
+/// *Ask the agent to resolve it*: a session on the task's branch with the main branch merged
+/// in, accepted once green.
+#[tauri::command]
+#[specta::specta]
+pub fn resolve_conflict(
+    state: State<'_, AppState>,
+    project_id: i64,
+    task_id: String,
+    how: Option<AcceptHow>,
+) -> CmdResult<SessionRecord> {
+    Ok(state
+        .engine()?
+        .resolve_conflict_with_agent(project_id, &task_id, how)?)
+}
+
+/// Discard a task's work (pinned as a snapshot first).
+#[tauri::command]
+#[specta::specta]
+pub async fn discard_task_work(
+    state: State<'_, AppState>,
+    project_id: i64,
+    task_id: String,
+) -> CmdResult<Discarded> {
+    Ok(state
+        .engine()?
+        .discard_task_work(project_id, &task_id)
+        .await?)
 }

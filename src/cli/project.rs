@@ -109,6 +109,31 @@ pub enum ProjectCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Accept a task's work into the main branch (the main branch brought in and the checks
+    /// run again first when it moved); exit 1 unless it was accepted
+    Accept {
+        name: String,
+        #[arg(long)]
+        task: String,
+        /// ff (fast-forward), merge (a merge commit) or squash (one commit); default: the
+        /// project's setting
+        #[arg(long)]
+        how: Option<String>,
+        /// On a conflict with the main branch: start the agent on resolving it (then accept)
+        #[arg(long)]
+        resolve: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Discard a task's work: pinned as a snapshot first (restorable), its branch and folder
+    /// removed, the task open again
+    Discard {
+        name: String,
+        #[arg(long)]
+        task: String,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -363,6 +388,81 @@ pub async fn run(command: ProjectCommand, paths: &Paths) -> Result<bool> {
                 _ => unexpected(),
             }
         }
+        ProjectCommand::Accept {
+            name,
+            task,
+            how,
+            resolve,
+            json,
+        } => {
+            let how = how
+                .as_deref()
+                .map(healer::project::finish::AcceptHow::parse)
+                .transpose()?;
+            let request = Request::AcceptTask {
+                project: name.clone(),
+                task: task.clone(),
+                how,
+            };
+            let Response::Accepted { acceptance } = act(paths, request, RUN_WAIT).await? else {
+                return unexpected();
+            };
+            use healer::engine::Acceptance;
+            if let (Acceptance::Conflict { .. }, true) = (&acceptance, resolve) {
+                if !json {
+                    println!("{}", said_of(&acceptance));
+                }
+                let request = Request::ResolveConflict {
+                    project: name,
+                    task,
+                    how,
+                    wait: true,
+                };
+                let Response::Session { session } = act(paths, request, RUN_WAIT).await? else {
+                    return unexpected();
+                };
+                if json {
+                    print_json(&session)?;
+                } else {
+                    println!(
+                        "Session {} on \u{201c}{}\u{201d}: {}",
+                        session.id, session.task_title, session.summary
+                    );
+                }
+                return Ok(session.merged);
+            }
+            if json {
+                print_json(&acceptance)?;
+            } else {
+                println!("{}", said_of(&acceptance));
+            }
+            Ok(matches!(acceptance, Acceptance::Accepted { .. }))
+        }
+        ProjectCommand::Discard { name, task, json } => {
+            let request = Request::DiscardTask {
+                project: name,
+                task,
+            };
+            let Response::Discarded { discarded } = act(paths, request, RUN_WAIT).await? else {
+                return unexpected();
+            };
+            if json {
+                print_json(&discarded)?;
+            } else {
+                println!("{}", discarded.said);
+            }
+            Ok(true)
+        }
+    }
+}
+
+/// What accepting came to, in the engine's sentence (with the failed check's output).
+fn said_of(acceptance: &healer::engine::Acceptance) -> String {
+    use healer::engine::Acceptance;
+    match acceptance {
+        Acceptance::Accepted { said, .. } | Acceptance::Left { said } => said.clone(),
+        Acceptance::Conflict { said, .. } => said.clone(),
+        Acceptance::ChecksFailed { said, output, .. } => format!("{said}\n{output}"),
     }
 }
 

@@ -97,6 +97,27 @@ pub enum Request {
     StopSession {
         id: i64,
     },
+    /// Accept a task's work into the main branch (`how`: the project's way when `None`).
+    AcceptTask {
+        project: String,
+        task: String,
+        #[serde(default)]
+        how: Option<crate::project::finish::AcceptHow>,
+    },
+    /// Start the agent on resolving a conflict with the main branch, then accept.
+    ResolveConflict {
+        project: String,
+        task: String,
+        #[serde(default)]
+        how: Option<crate::project::finish::AcceptHow>,
+        #[serde(default)]
+        wait: bool,
+    },
+    /// Discard a task's work (pinned as a snapshot first).
+    DiscardTask {
+        project: String,
+        task: String,
+    },
     /// Put a healer snapshot back into its task's worktree.
     RestoreSnapshot {
         id: i64,
@@ -155,6 +176,13 @@ pub enum Response {
     },
     Session {
         session: Box<SessionRecord>,
+    },
+    /// What accepting a task's work came to.
+    Accepted {
+        acceptance: super::Acceptance,
+    },
+    Discarded {
+        discarded: super::Discarded,
     },
     /// What the engine did, in a sentence.
     Said {
@@ -276,6 +304,33 @@ pub(super) async fn perform(engine: &Handle, request: Request) -> Result<Respons
             engine.stop_session(id)?;
             Response::Done
         }
+        Request::AcceptTask { project, task, how } => Response::Accepted {
+            acceptance: engine
+                .accept_task(engine.find_project(&project)?.id, &task, how)
+                .await?,
+        },
+        Request::ResolveConflict {
+            project,
+            task,
+            how,
+            wait,
+        } => {
+            let id = engine.find_project(&project)?.id;
+            let session = engine.resolve_conflict_with_agent(id, &task, how)?;
+            let session = if wait || !engine.inner.scheduling {
+                engine.wait_session(session.id).await?
+            } else {
+                session
+            };
+            Response::Session {
+                session: Box::new(session),
+            }
+        }
+        Request::DiscardTask { project, task } => Response::Discarded {
+            discarded: engine
+                .discard_task_work(engine.find_project(&project)?.id, &task)
+                .await?,
+        },
         Request::RestoreSnapshot { id } => Response::Said {
             text: engine.restore_snapshot(id).await?,
         },

@@ -78,6 +78,20 @@ pub struct TaskDetail {
     pub heals: Vec<crate::store::HealerInvocation>,
     /// Snapshots of the task's worktree Healer pinned, newest first.
     pub snapshots: Vec<crate::store::SnapshotRecord>,
+    /// Work of the task on its branch that the main branch does not hold yet (what *Accept*
+    /// and *Discard* act on); `None` when there is none.
+    pub unaccepted: Option<Unaccepted>,
+}
+
+/// A task's work waiting on its branch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct Unaccepted {
+    pub branch: String,
+    pub main_branch: String,
+    /// The main branch has commits the task's branch does not: accepting brings them in first.
+    pub main_moved: bool,
+    /// How the project accepts work unless the person picks another way.
+    pub how: super::finish::AcceptHow,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
@@ -227,13 +241,32 @@ pub fn task_detail(store: &Store, project: Project, task_id: &str) -> Result<Tas
     let task = index.task(task_id).ok_or_else(|| Error::NotFound {
         what: format!("task {task_id:?} in \u{201c}{}\u{201d}", project.name),
     })?;
+    let unaccepted = unaccepted(&project, task_id);
     Ok(TaskDetail {
+        unaccepted,
         task: board_task(&index, task, &ready_ids, &held),
         sessions: store.list_sessions(project.id, Some(task_id), RECENT_SESSIONS)?,
         steering: store.steering_timeline(project.id, task_id)?,
         heals: store.invocations(Some(project.id), Some(task_id), RECENT_SESSIONS)?,
         snapshots: store.snapshots(Some(project.id), Some(task_id))?,
         project,
+    })
+}
+
+/// The task's work on its branch that the main branch does not hold (none while it is in
+/// progress, or when its branch is gone).
+fn unaccepted(project: &Project, task_id: &str) -> Option<Unaccepted> {
+    let repo = Path::new(&project.path);
+    let main = &project.settings.main_branch;
+    let branch = super::worktree::branch_name(task_id);
+    if !super::finish::has_work(repo, main, &branch).unwrap_or(false) {
+        return None;
+    }
+    Some(Unaccepted {
+        main_moved: super::finish::main_moved(repo, main, &branch).unwrap_or(false),
+        branch,
+        main_branch: main.clone(),
+        how: project.settings.finishing.accept,
     })
 }
 

@@ -10,7 +10,14 @@ use crate::store::MergePolicy;
 use crate::tasklist::Task;
 
 impl Ctx<'_> {
-    pub(super) async fn commit(&self, merge: MergePolicy, summary: &str) -> Result<Ending> {
+    /// `accept`: the person asked for the work to be accepted this way (a conflict the agent
+    /// resolved), whatever the project's merge setting says.
+    pub(super) async fn commit(
+        &self,
+        merge: MergePolicy,
+        accept: Option<super::finish::AcceptHow>,
+        summary: &str,
+    ) -> Result<Ending> {
         let message = commit_message(&self.task, summary);
         let path = self.worktree.clone();
         let committed = blocking(move || worktree::commit_all(&path, &message)).await?;
@@ -43,17 +50,29 @@ impl Ctx<'_> {
         };
         let short = super::repo::short(&commit);
         let branch = worktree::branch_name(&self.task.id);
-        let left = match merge {
-            MergePolicy::LeaveBranch => Some(format!(
+        let how = match (accept, merge) {
+            (Some(how), _) => Some(how),
+            (None, MergePolicy::FastForward) => Some(super::finish::AcceptHow::FastForward),
+            (None, MergePolicy::LeaveBranch) => None,
+        };
+        let left = match how {
+            None => Some(format!(
                 "left on {branch} for review, as the project's settings say"
             )),
-            MergePolicy::FastForward => {
+            Some(how) => {
                 let (repo, main, b) = (
                     self.repo.clone(),
                     self.project.settings.main_branch.clone(),
                     branch.clone(),
                 );
-                match blocking(move || worktree::fast_forward(&repo, &main, &b, commit)).await? {
+                let message = commit_message(&self.task, summary);
+                match blocking(move || {
+                    let target =
+                        super::finish::commit_to_accept(&repo, &main, &b, commit, how, &message)?;
+                    worktree::fast_forward(&repo, &main, &b, target)
+                })
+                .await?
+                {
                     worktree::Merge::Merged => None,
                     worktree::Merge::Left(why) => Some(why),
                 }
@@ -72,6 +91,59 @@ impl Ctx<'_> {
             summary: summary.to_string(),
             left,
         })
+    }
+}
+
+impl Ctx<'_> {
+    /// A session that resolves a conflict (the person asked to accept): the main branch merged
+    /// into its worktree as git does it, before the agent starts; the files that conflict.
+    pub(super) async fn merge_main_for_agent(&self, branch: &str) -> Result<Vec<String>> {
+        let resolving = self.resume.as_ref().is_some_and(|r| r.accept.is_some());
+        if !resolving || super::finish::merge_under_way(&self.worktree).is_some() {
+            return Ok(Vec::new());
+        }
+        let main = self.project.settings.main_branch.clone();
+        let (path, m) = (self.worktree.clone(), main.clone());
+        let conflicted = blocking(move || super::finish::merge_main_for_agent(&path, &m)).await?;
+        self.note(&format!(
+            "Merged {main} into {branch} for the agent to resolve: {}.",
+            if conflicted.is_empty() {
+                "no file conflicts any more".to_string()
+            } else {
+                format!("conflicts in {}", conflicted.join(", "))
+            }
+        ))?;
+        Ok(conflicted)
+    }
+
+    /// While a merge is under way: the ending of a session that left a conflict marker in a
+    /// file (nothing is committed), else `None`.
+    pub(super) async fn conflict_left(&self, conflicted: Vec<String>) -> Result<Option<Ending>> {
+        if super::finish::merge_under_way(&self.worktree).is_none() {
+            return Ok(None);
+        }
+        let path = self.worktree.clone();
+        let left = blocking(move || {
+            let files = match conflicted.is_empty() {
+                true => super::finish::uncommitted(&path)?,
+                false => conflicted,
+            };
+            Ok(super::finish::markers_left(&path, &files))
+        })
+        .await?;
+        Ok((!left.is_empty()).then(|| {
+            Ending::failed(
+                crate::failure::ProjectScenario::VerificationFailed,
+                crate::failure::FailureClass::Logic,
+                crate::session::SessionStatus::Failed,
+                format!(
+                    "The agent left conflict markers in {}: the conflict with {} is not resolved",
+                    left.join(", "),
+                    self.project.settings.main_branch
+                ),
+                None,
+            )
+        }))
     }
 }
 

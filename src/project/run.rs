@@ -74,6 +74,10 @@ pub(super) struct Resume {
     /// Verify and commit as any session does; `false` for an emergency subtask, whose work
     /// the service checks itself before the task goes on.
     pub verify: bool,
+    /// The person asked to accept the work and the agent resolves a conflict with the main
+    /// branch first: the main branch is merged into the worktree before the agent starts, and
+    /// the work is accepted this way once it passes its checks.
+    pub accept: Option<super::finish::AcceptHow>,
 }
 
 pub(super) async fn run_session(
@@ -180,6 +184,7 @@ async fn drive(ctx: &Ctx<'_>, agent: Arc<dyn Agent>) -> Result<Ending> {
             super::repo::short(&prepared.base)
         )
     })?;
+    let conflicted = ctx.merge_main_for_agent(&prepared.branch).await?;
     let (repo, path) = (ctx.repo.clone(), ctx.worktree.clone());
     let submodules = tokio::task::spawn_blocking(move || worktree::fill_submodules(&repo, &path))
         .await
@@ -333,6 +338,9 @@ async fn drive(ctx: &Ctx<'_>, agent: Arc<dyn Agent>) -> Result<Ending> {
             summary: end.summary,
         });
     }
+    if let Some(unresolved) = ctx.conflict_left(conflicted).await? {
+        return Ok(unresolved);
+    }
     if settings.verify.is_empty() && !settings.commit_without_checks {
         // Never skipped silently: with no check and no word from the person, nothing is
         // committed.
@@ -370,7 +378,8 @@ async fn drive(ctx: &Ctx<'_>, agent: Arc<dyn Agent>) -> Result<Ending> {
             ));
         }
     }
-    ctx.commit(settings.merge, &end.summary).await
+    let accept = ctx.resume.as_ref().and_then(|r| r.accept);
+    ctx.commit(settings.merge, accept, &end.summary).await
 }
 
 impl Ctx<'_> {

@@ -280,6 +280,7 @@ impl Projects {
             agent_session_id: Some(agent_session_id),
             message: message.to_string(),
             verify: true,
+            accept: None,
         };
         let session = self.launch(
             project,
@@ -295,6 +296,7 @@ impl Projects {
     /// task's kept worktree, without the init script: the healer service's emergency subtask
     /// (`verify: false`: the session ends when the agent does, the task goes back to open) or
     /// its retry with a minimal context (`verify: true`: verified and committed as usual).
+    /// `accept`: a conflict the agent resolves first (see [`super::run::Resume::accept`]).
     pub fn run_with_message(
         self: &Arc<Self>,
         project: &Project,
@@ -302,6 +304,7 @@ impl Projects {
         agent: crate::session::AgentKind,
         message: &str,
         verify: bool,
+        accept: Option<super::finish::AcceptHow>,
     ) -> Result<SessionRecord> {
         let agent = self.agents.get(agent)?;
         self.check_room(project)?;
@@ -335,6 +338,7 @@ impl Projects {
             agent_session_id: None,
             message: message.to_string(),
             verify,
+            accept,
         };
         self.launch(project, chosen, &worktree, agent, Some((None, resume)))
     }

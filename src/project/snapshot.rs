@@ -152,6 +152,17 @@ pub fn restore_recorded(store: &Store, id: i64) -> Result<Restored> {
         )));
     }
     let worktree = Path::new(&snap.worktree);
+    if !worktree.is_dir() {
+        // Its folder is gone (the work was discarded): its branch and a checkout of it are made
+        // again from the snapshot, then the snapshot's files written back as for any restore.
+        let project = store.project(snap.project_id)?;
+        make_again(
+            Path::new(&project.path),
+            &snap.task_id,
+            &snap.commit_id,
+            worktree,
+        )?;
+    }
     let restored = restore(worktree, &snap.task_id, &snap.commit_id)?;
     if let Some(previous) = &restored.previous {
         store.insert_snapshot(&NewSnapshot {
@@ -166,6 +177,29 @@ pub fn restore_recorded(store: &Store, id: i64) -> Result<Restored> {
     }
     store.mark_snapshot_restored(id)?;
     Ok(restored)
+}
+
+/// The task's branch at the commit the snapshot `commit` was taken on (unless it still
+/// exists), checked out at `folder`.
+fn make_again(repo_path: &Path, task_id: &str, commit: &str, folder: &Path) -> Result<()> {
+    let repo =
+        Repository::open(repo_path).map_err(|e| git_error("cannot open the repository", e))?;
+    let branch = super::worktree::branch_name(task_id);
+    let reference = match repo.find_branch(&branch, git2::BranchType::Local) {
+        Ok(b) => b.into_reference(),
+        Err(_) => {
+            let snap = git2::Oid::from_str(commit)
+                .and_then(|oid| repo.find_commit(oid))
+                .map_err(|e| git_error("cannot read the snapshot (was its ref deleted?)", e))?;
+            let base = snap
+                .parent(0)
+                .map_err(|e| git_error("cannot read the commit the snapshot was taken on", e))?;
+            repo.branch(&branch, &base, false)
+                .map_err(|e| git_error(&format!("cannot make the branch {branch} again"), e))?
+                .into_reference()
+        }
+    };
+    super::worktree::add_worktree(&repo, folder, &reference)
 }
 
 /// Snapshot refs of a project's repository that the store does not know (Healer was ended

@@ -328,7 +328,11 @@ pub fn commit_all(worktree: &Path, message: &str) -> Result<Option<Oid>> {
         .head()
         .and_then(|h| h.peel_to_commit())
         .map_err(|e| git_error("cannot read the branch's last commit", e))?;
-    if head.tree_id() == tree_id {
+    // A merge of the main branch under way (an agent resolving a conflict): the commit joins
+    // both, even when the resolution kept the task's files as they were.
+    let merging =
+        super::finish::merge_under_way(worktree).and_then(|oid| repo.find_commit(oid).ok());
+    if head.tree_id() == tree_id && merging.is_none() {
         return Ok(None);
     }
     let tree = repo
@@ -336,9 +340,16 @@ pub fn commit_all(worktree: &Path, message: &str) -> Result<Option<Oid>> {
         .map_err(|e| git_error("cannot read the tree", e))?;
     let who = Signature::now(AGENT_NAME, AGENT_EMAIL)
         .map_err(|e| git_error("cannot sign the commit", e))?;
-    repo.commit(Some("HEAD"), &who, &who, message, &tree, &[&head])
-        .map(Some)
-        .map_err(|e| git_error("cannot commit", e))
+    let mut parents = vec![&head];
+    parents.extend(merging.as_ref());
+    let commit = repo
+        .commit(Some("HEAD"), &who, &who, message, &tree, &parents)
+        .map_err(|e| git_error("cannot commit", e))?;
+    if merging.is_some() {
+        repo.cleanup_state()
+            .map_err(|e| git_error("cannot end the merge", e))?;
+    }
+    Ok(Some(commit))
 }
 
 /// One file the agent changed in its worktree.

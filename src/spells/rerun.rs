@@ -215,6 +215,7 @@ impl Spell for MinimalSubagent {
             AgentKind::Builtin,
             &message,
             true,
+            None,
         )?;
         let ended = wait_for(cx, session.id).await?;
         Ok(report_of(
@@ -246,6 +247,7 @@ impl Spell for FixTypecheck {
             cx.project.settings.agent,
             &message,
             false,
+            None,
         )?;
         let ended = wait_for(cx, session.id).await?;
         Ok(report_of(

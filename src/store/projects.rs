@@ -30,6 +30,66 @@ pub enum MergePolicy {
     LeaveBranch,
 }
 
+/// How accepted work enters the main branch.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum AcceptHow {
+    /// The main branch moves to the task's last commit: its commits become the main branch's.
+    #[default]
+    FastForward,
+    /// A merge commit on the main branch joins the task's branch (its commits kept beside).
+    Merge,
+    /// One commit on the main branch with all of the task's changes.
+    Squash,
+}
+
+impl AcceptHow {
+    pub fn parse(word: &str) -> crate::error::Result<AcceptHow> {
+        match word.trim() {
+            "ff" | "fast-forward" | "fast_forward" => Ok(AcceptHow::FastForward),
+            "merge" => Ok(AcceptHow::Merge),
+            "squash" => Ok(AcceptHow::Squash),
+            other => Err(crate::error::Error::InvalidInput(format!(
+                "{other:?} is not a way to accept work: say ff, merge or squash"
+            ))),
+        }
+    }
+
+    /// In a sentence: "fast-forwarded", "merged with a merge commit", "squashed into one commit".
+    pub fn done_words(self) -> &'static str {
+        match self {
+            AcceptHow::FastForward => "fast-forwarded",
+            AcceptHow::Merge => "merged with a merge commit",
+            AcceptHow::Squash => "squashed into one commit",
+        }
+    }
+}
+
+/// How the main branch's new commits come into a task's branch before it is accepted.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum BringMainIn {
+    /// The task's commits are replayed on top of the main branch (a straight history).
+    #[default]
+    Rebase,
+    /// The main branch is merged into the task's branch (its commits unchanged).
+    Merge,
+}
+
+/// A project's choices for finishing work (Settings of the project).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type,
+)]
+#[serde(default)]
+pub struct FinishSettings {
+    pub accept: AcceptHow,
+    pub bring_main_in: BringMainIn,
+}
+
 /// A project's settings: what the add-project form confirms, and every bound of a run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(default)]
@@ -82,6 +142,11 @@ pub struct ProjectSettings {
     /// anything risky.)
     #[serde(default)]
     pub approvals: crate::approval::ApprovalSettings,
+    /// How a task's work is accepted into the main branch, and how the main branch is brought
+    /// into it first when it moved. (A project saved before this setting existed gets
+    /// fast-forward and rebase.)
+    #[serde(default)]
+    pub finishing: FinishSettings,
 }
 
 /// Projects saved before [`ProjectSettings::commit_without_checks`] committed an agent's work
@@ -129,6 +194,7 @@ impl Default for ProjectSettings {
             session_cap_cents: DEFAULT_SESSION_CAP_CENTS,
             session_cap_tokens: DEFAULT_SESSION_CAP_TOKENS,
             approvals: crate::approval::ApprovalSettings::default(),
+            finishing: FinishSettings::default(),
         }
     }
 }

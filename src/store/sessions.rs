@@ -308,6 +308,17 @@ impl Store {
         Ok(changed > 0)
     }
 
+    /// The session's work was accepted into the main branch later (from the task's review).
+    pub fn set_session_merged(&self, id: i64) -> Result<()> {
+        self.call(|c| {
+            c.execute(
+                "UPDATE agent_sessions SET merged = 1 WHERE id = ?1",
+                params![id],
+            )
+        })?;
+        Ok(())
+    }
+
     /// Append a step; returns its number in the session.
     pub fn append_step(&self, session_id: i64, step: &SessionStep) -> Result<u32> {
         let usage = step.usage.unwrap_or_default();

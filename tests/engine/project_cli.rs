@@ -405,3 +405,106 @@ async fn a_task_list_line_that_is_not_utf8_blocks_nothing_and_is_kept_byte_for_b
     let bytes = std::fs::read(repo.join(TASKS_FILE)).expect("tasks");
     assert!(bytes.starts_with(latin1), "the line is kept byte for byte");
 }
+
+#[tokio::test]
+async fn work_left_on_its_branch_is_accepted_or_discarded_from_the_command_line() {
+    let server = ModelServer::start(Some(KEY));
+    let (tmp, paths) = prepared(&server).await;
+    let repo_dir = tmp.path().join("greeter");
+    let repo = git_repo(&repo_dir, GREETER);
+    let verify = format!("test={}", python_check().command);
+    let repo_arg = repo_dir.to_str().unwrap_or_default();
+    json_of(&healer(
+        &paths,
+        &[
+            "project",
+            "add",
+            repo_arg,
+            "--verify",
+            &verify,
+            "--leave-branch",
+            "--allow",
+            "python3",
+            "--json",
+        ],
+    ));
+    for title in ["Greet properly", "Greet again"] {
+        json_of(&healer(
+            &paths,
+            &[
+                "project", "task", "add", "greeter", "--title", title, "--json",
+            ],
+        ));
+    }
+    // Both greet properly; t2 writes the same line its own way.
+    for (task, n, line) in [
+        ("t1", 1, "'Hello, ' + name + '!'"),
+        ("t2", 2, "'Hello, ' + name + '!'  # t2"),
+    ] {
+        server.script([
+            call(
+                &format!("c{n}"),
+                "edit_file",
+                json!({"path": "greet.py", "search": "'Hi ' + name", "replace": line}),
+            ),
+            call(
+                &format!("d{n}"),
+                "finish",
+                json!({"summary": "greets properly"}),
+            ),
+        ]);
+        let run = json_of(&healer(
+            &paths,
+            &[
+                "project", "run", "greeter", "--task", task, "--wait", "--json",
+            ],
+        ));
+        assert_eq!(run["status"], "finished", "{run}");
+        assert_eq!(run["merged"], false);
+    }
+    // The person commits on main meanwhile.
+    write_files(&repo_dir, &[("NOTES.md", "a note\n")]);
+    commit_all(&repo, "a note");
+
+    let accepted = json_of(&healer(
+        &paths,
+        &[
+            "project", "accept", "greeter", "--task", "t1", "--how", "squash", "--json",
+        ],
+    ));
+    assert_eq!(accepted["kind"], "accepted", "{accepted}");
+    assert_eq!(accepted["how"], "squash");
+    assert!(file_at(&repo_dir, "main", "greet.py").contains("Hello, "));
+    assert_eq!(file_at(&repo_dir, "main", "NOTES.md"), "a note\n");
+
+    // t2 changed the same line as t1, now in main: a conflict, said with its file; exit 1.
+    let conflict = healer(&paths, &["project", "accept", "greeter", "--task", "t2"]);
+    assert_eq!(conflict.status.code(), Some(1));
+    let said = text(&conflict.stdout);
+    assert!(
+        said.contains("greet.py") && said.contains("Nothing was changed"),
+        "{said}"
+    );
+
+    let discarded = json_of(&healer(
+        &paths,
+        &["project", "discard", "greeter", "--task", "t2", "--json"],
+    ));
+    assert!(discarded["snapshot_id"].as_i64().is_some(), "{discarded}");
+    let repo = git2::Repository::open(&repo_dir).expect("repo");
+    assert!(repo
+        .find_branch("healer/t2", git2::BranchType::Local)
+        .is_err());
+    let wrong = healer(
+        &paths,
+        &[
+            "project", "accept", "greeter", "--task", "t1", "--how", "rebase",
+        ],
+    );
+    assert_eq!(wrong.status.code(), Some(1));
+    assert!(
+        text(&wrong.stderr).contains("ff, merge or squash"),
+        "{}",
+        text(&wrong.stderr)
+    );
+}

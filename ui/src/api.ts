@@ -2,6 +2,7 @@
 // become plain data or a thrown ApiError, which is what TanStack Query expects.
 import {
   commands,
+  type AcceptHow,
   type Budgets,
   type ClusterSettings,
   type ErrorCode,
@@ -242,6 +243,12 @@ export const api = {
   getHealerConfig: (projectId: number) => unwrap(commands.getHealerConfig(projectId)),
   setHealerConfig: (projectId: number, config: HealerConfig) => unwrap(commands.setHealerConfig(projectId, config)),
   restoreSnapshot: (id: number) => unwrap(commands.restoreSnapshot(id)),
+  /** Accepts a task's work into the main branch; what it came to (accepted, a conflict, a failed check, left). */
+  acceptTask: (projectId: number, taskId: string, how: AcceptHow | null) => unwrap(commands.acceptTask(projectId, taskId, how)),
+  /** Starts the agent on resolving a conflict with the main branch; accepted once green. */
+  resolveConflict: (projectId: number, taskId: string, how: AcceptHow | null) =>
+    unwrap(commands.resolveConflict(projectId, taskId, how)),
+  discardTaskWork: (projectId: number, taskId: string) => unwrap(commands.discardTaskWork(projectId, taskId)),
   listApprovalRules: (projectId: number) => unwrap(commands.listApprovalRules(projectId)),
   removeApprovalRule: (projectId: number, ruleId: number) => unwrap(commands.removeApprovalRule(projectId, ruleId)),
   // Other computers (a Temporal cluster)

@@ -184,6 +184,18 @@ export const commands = {
 	 *  (for the project, and for each task).
 	 */
 	listApprovalRules: (projectId: number) => typedError<ApprovalRule[], ErrorPayload>(__TAURI_INVOKE("list_approval_rules", { projectId })),
+	/**
+	 *  Accept a task's work into the main branch (`how`: the project's way when `None`); what it
+	 *  came to — accepted, a conflict (which files), a check that failed, or left and why.
+	 */
+	acceptTask: (projectId: number, taskId: string, how: AcceptHow | null) => typedError<Acceptance, ErrorPayload>(__TAURI_INVOKE("accept_task", { projectId, taskId, how })),
+	/**
+	 *  *Ask the agent to resolve it*: a session on the task's branch with the main branch merged
+	 *  in, accepted once green.
+	 */
+	resolveConflict: (projectId: number, taskId: string, how: AcceptHow | null) => typedError<SessionRecord, ErrorPayload>(__TAURI_INVOKE("resolve_conflict", { projectId, taskId, how })),
+	/**  Discard a task's work (pinned as a snapshot first). */
+	discardTaskWork: (projectId: number, taskId: string) => typedError<Discarded, ErrorPayload>(__TAURI_INVOKE("discard_task_work", { projectId, taskId })),
 	/**  Take back something the person allowed for good. */
 	removeApprovalRule: (projectId: number, ruleId: number) => typedError<null, ErrorPayload>(__TAURI_INVOKE("remove_approval_rule", { projectId, ruleId })),
 };
@@ -198,6 +210,26 @@ export const events = {
 };
 
 /* Types */
+/**  How accepted work enters the main branch. */
+export type AcceptHow = 
+/**  The main branch moves to the task's last commit: its commits become the main branch's. */
+"fast_forward" | 
+/**  A merge commit on the main branch joins the task's branch (its commits kept beside). */
+"merge" | 
+/**  One commit on the main branch with all of the task's changes. */
+"squash";
+
+/**  What accepting a task's work came to. */
+export type Acceptance = 
+/**  The work is in the main branch. */
+{ kind: "accepted"; how: AcceptHow; commit: string; said: string } | 
+/**  The main branch and the agent changed the same lines of these files; nothing was written. */
+{ kind: "conflict"; files: string[]; said: string } | 
+/**  The main branch was brought in, and then a check failed: the work stays on its branch. */
+{ kind: "checks_failed"; check: string; output: string; said: string } | 
+/**  Left as it is, and why (the person's checkout has changes in the same files …). */
+{ kind: "left"; said: string };
+
 /**  A workflow a checkpoint about several workflows names. */
 export type AffectedWorkflow = {
 	workflow_id: number,
@@ -403,6 +435,13 @@ export type BoardTask = {
 	/**  The titles of the tasks it waits for (for the card). */
 	waits_for: string[],
 };
+
+/**  How the main branch's new commits come into a task's branch before it is accepted. */
+export type BringMainIn = 
+/**  The task's commits are replayed on top of the main branch (a straight history). */
+"rebase" | 
+/**  The main branch is merged into the task's branch (its commits unchanged). */
+"merge";
 
 /**  The caps a person sets (settings key `llm.budgets`). */
 export type Budgets = {
@@ -652,6 +691,13 @@ export type Detection = {
 	agents: InstalledAgent[],
 };
 
+/**  What discarding a task's work kept. */
+export type Discarded = {
+	/**  The snapshot that holds the work (restore it from the task's snapshots). */
+	snapshot_id: number,
+	said: string,
+};
+
 /**  The package world a runtime installs from. */
 export type Ecosystem = 
 /**  PyPI, installed with pip into the workflow's venv. */
@@ -864,6 +910,12 @@ export type FieldProblem = {
 	 */
 	field: string,
 	message: string,
+};
+
+/**  A project's choices for finishing work (Settings of the project). */
+export type FinishSettings = {
+	accept?: AcceptHow,
+	bring_main_in?: BringMainIn,
 };
 
 /**  Whether a recorded fix held. */
@@ -1419,6 +1471,12 @@ export type ProjectSettings = {
 	 *  anything risky.)
 	 */
 	approvals?: ApprovalSettings,
+	/**
+	 *  How a task's work is accepted into the main branch, and how the main branch is brought
+	 *  into it first when it moved. (A project saved before this setting existed gets
+	 *  fast-forward and rebase.)
+	 */
+	finishing?: FinishSettings,
 };
 
 export type ProjectSummary = {
@@ -2018,6 +2076,11 @@ export type TaskDetail = {
 	heals: HealerInvocation[],
 	/**  Snapshots of the task's worktree Healer pinned, newest first. */
 	snapshots: SnapshotRecord[],
+	/**
+	 *  Work of the task on its branch that the main branch does not hold yet (what *Accept*
+	 *  and *Discard* act on); `None` when there is none.
+	 */
+	unaccepted: Unaccepted | null,
 };
 
 export type TaskKind = "maintainer" | "planner" | "analyzer" | "judge" | 
@@ -2136,6 +2199,16 @@ export type ToolCall = {
 	id: string,
 	name: string,
 	arguments: string,
+};
+
+/**  A task's work waiting on its branch. */
+export type Unaccepted = {
+	branch: string,
+	main_branch: string,
+	/**  The main branch has commits the task's branch does not: accepting brings them in first. */
+	main_moved: boolean,
+	/**  How the project accepts work unless the person picks another way. */
+	how: AcceptHow,
 };
 
 /**  Tokens a call used, read from the provider's answer. */

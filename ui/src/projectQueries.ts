@@ -2,7 +2,7 @@
 // events; a running session's steps arrive live and are appended to its cached detail.
 import { keepPreviousData, useMutation, useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { api } from "./api";
-import type { HealerConfig, ProjectInput, ProjectTaskEdit, ProjectTaskStatus, SessionDetail, StoredStep } from "./bindings";
+import type { AcceptHow, HealerConfig, ProjectInput, ProjectTaskEdit, ProjectTaskStatus, SessionDetail, StoredStep } from "./bindings";
 
 export const projectKeys = {
   all: ["projects"] as const,
@@ -128,6 +128,30 @@ export function useRunTask(projectId: number) {
   const queryClient = useQueryClient();
   return useMutation({
     mutationFn: (taskId: string | null) => api.runProjectTask(projectId, taskId),
+    onSuccess: () => refreshAll(queryClient),
+  });
+}
+
+export function useAcceptTask(projectId: number, taskId: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (how: AcceptHow | null) => api.acceptTask(projectId, taskId, how),
+    onSuccess: () => refreshAll(queryClient),
+  });
+}
+
+export function useResolveConflict(projectId: number, taskId: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (how: AcceptHow | null) => api.resolveConflict(projectId, taskId, how),
+    onSuccess: () => refreshAll(queryClient),
+  });
+}
+
+export function useDiscardTaskWork(projectId: number, taskId: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: () => api.discardTaskWork(projectId, taskId),
     onSuccess: () => refreshAll(queryClient),
   });
 }

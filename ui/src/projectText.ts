@@ -1,5 +1,5 @@
 // Words a person reads about projects, tasks and agent sessions, kept in one place.
-import type { AgentKind, ProjectSettings, ProjectTaskStatus, SessionModelUse, SessionStatus, SessionStep } from "./bindings";
+import type { AcceptHow, AgentKind, ProjectSettings, ProjectTaskStatus, SessionModelUse, SessionStatus, SessionStep } from "./bindings";
 import type { Tone } from "./eventText";
 
 export const agentLabel: Record<AgentKind, string> = {
@@ -173,3 +173,10 @@ export function modelUseText(use: SessionModelUse, running: boolean): string {
   const unpriced = use.unpriced_tokens > 0 ? ` (the model has no price in Healer, so ${priced ? "part of it is" : "it is"} counted in tokens)` : "";
   return `${asked}${cost}${unpriced}.`;
 }
+
+/** How accepted work goes into the main branch, in the words of the task's Accept button. */
+export const acceptHowWords: Record<AcceptHow, string> = {
+  fast_forward: "Add its commits as they are",
+  merge: "Join them with a merge commit",
+  squash: "Squash them into one commit",
+};

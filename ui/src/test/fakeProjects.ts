@@ -1,7 +1,7 @@
 // The fake engine's projects (src/engine/projects.rs): a folder check, the form's validation,
 // a board read from the tasks a test sets, sessions with their steps, and Stop — answering the
 // same commands as the engine. The folder dialog (the dialog plugin's `open`) answers too.
-import type { ApprovalRule, ChangeReview, FieldProblem, FolderCheck, HealerConfig, HealerInvocation, Project, ProjectDetail, ProjectInput, ProjectSummary, ProjectTask, SessionDetail, SessionRecord, SessionStep, SnapshotRecord, SteeringEntry, TaskListProblem } from "../bindings";
+import type { Acceptance, AcceptHow, ApprovalRule, ChangeReview, FieldProblem, FolderCheck, HealerConfig, HealerInvocation, Project, ProjectDetail, ProjectInput, ProjectSummary, ProjectTask, SessionDetail, SessionRecord, SessionStep, SnapshotRecord, SteeringEntry, TaskListProblem, Unaccepted } from "../bindings";
 
 export const FOLDER = "/home/ada/code/greeter";
 
@@ -42,6 +42,10 @@ export class FakeProjects {
   snapshots: SnapshotRecord[] = [];
   /** What the person allowed for good by answering an agent's questions. */
   approvalRules: ApprovalRule[] = [];
+  /** The task's work waiting on its branch (Accept, Discard), and what accepting it comes to. */
+  unaccepted: Unaccepted | null = null;
+  acceptance: Acceptance | null = null;
+  finished: { act: "accept" | "resolve" | "discard"; taskId: string; how: AcceptHow | null }[] = [];
   /** The folder the system dialog "returns". */
   picked: string | null = FOLDER;
   /** What the engine says about a folder that is not the greeter repository. */
@@ -182,7 +186,24 @@ export class FakeProjects {
             steering: this.steering.filter((e) => e.task_id === found.id),
             heals: this.heals.filter((h) => h.task_id === found.id),
             snapshots: this.snapshots.filter((h) => h.task_id === found.id),
+            unaccepted: this.unaccepted,
           };
+        };
+      case "accept_task":
+        return () => {
+          this.finished.push({ act: "accept", taskId: args.taskId as string, how: (args.how as AcceptHow | null) ?? null });
+          return this.acceptance;
+        };
+      case "resolve_conflict":
+        return () => {
+          this.finished.push({ act: "resolve", taskId: args.taskId as string, how: (args.how as AcceptHow | null) ?? null });
+          return this.session(90, args.taskId as string, "running", []).session;
+        };
+      case "discard_task_work":
+        return () => {
+          this.finished.push({ act: "discard", taskId: args.taskId as string, how: null });
+          this.unaccepted = null;
+          return { snapshot_id: 3, said: "The work of \u201cGreet properly\u201d was discarded: its branch and folder are gone, and a snapshot keeps it if you want it back. The task is open again." };
         };
       case "list_approval_rules":
         return () => this.approvalRules.filter((r) => r.project_id === args.projectId);

@@ -1,7 +1,8 @@
 // The project's settings as the person confirms or edits them, with the engine's own check of
 // each field shown under it.
 import { useEffect, useId, useState, type FormEvent, type ReactNode } from "react";
-import type { FieldProblem, InstalledAgent, ProjectInput } from "../../bindings";
+import type { AcceptHow, FieldProblem, InstalledAgent, ProjectInput } from "../../bindings";
+import { acceptHowWords } from "../../projectText";
 import { FieldProblems } from "../../components/FieldProblems";
 import { PlusIcon, XIcon } from "../../components/icons";
 import { InlineError } from "../../components/InlineError";
@@ -267,6 +268,32 @@ export function ProjectSettingsForm({
             <label className="schedule-choice">
               <input type="radio" name="merge" checked={form.merge === "leave_branch"} onChange={() => change({ merge: "leave_branch" })} data-testid="merge-branch" />
               <span>Leave it on the task's own branch for me to review</span>
+            </label>
+          </div>
+          <div className="field">
+            <label htmlFor={`${ids.errors}-accept-how`}>When you accept work from its branch</label>
+            <select
+              id={`${ids.errors}-accept-how`}
+              value={form.acceptHow}
+              onChange={(e) => change({ acceptHow: e.target.value as AcceptHow })}
+              data-testid="accept-how-setting"
+            >
+              {(Object.keys(acceptHowWords) as AcceptHow[]).map((h) => (
+                <option key={h} value={h}>
+                  {acceptHowWords[h]}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div className="schedule-choices" role="radiogroup" aria-label={`When ${form.mainBranch || "the main branch"} moved on meanwhile`}>
+            <span className="field-label">When {form.mainBranch || "the main branch"} moved on meanwhile, before the checks run again</span>
+            <label className="schedule-choice">
+              <input type="radio" name="bring-main" checked={form.bringMainIn === "rebase"} onChange={() => change({ bringMainIn: "rebase" })} data-testid="bring-rebase" />
+              <span>Replay the agent's commits on top of it</span>
+            </label>
+            <label className="schedule-choice">
+              <input type="radio" name="bring-main" checked={form.bringMainIn === "merge"} onChange={() => change({ bringMainIn: "merge" })} data-testid="bring-merge" />
+              <span>Merge it into the task's branch</span>
             </label>
           </div>
         </Section>

@@ -12,6 +12,7 @@ import { relativeTime, useNow } from "../../time";
 import { projectHref } from "../../usePage";
 import { AddTaskForm } from "./AddTaskForm";
 import { TaskChange } from "./ChangeReview";
+import { FinishWork } from "./FinishWork";
 import { SessionView } from "./SessionView";
 import { HealerCards } from "./HealerCards";
 import { SteeringTimeline } from "./SteeringTimeline";
@@ -77,7 +78,7 @@ export function TaskPage({ projectId, taskId, session }: { projectId: number; ta
   const [editing, setEditing] = useState(false);
   if (detail.isPending) return <SkeletonList rows={3} label="Loading the task" />;
   if (detail.isError) return <InlineError lead="The task couldn't be loaded." error={detail.error} onRetry={() => void detail.refetch()} />;
-  const { project, task: item, sessions, steering, heals, snapshots } = detail.data;
+  const { project, task: item, sessions, steering, heals, snapshots, unaccepted } = detail.data;
   const task = item.task;
   const shown = chosen ?? sessions[0]?.id ?? null;
   const running = sessions.some((s) => s.status === "running");
@@ -147,6 +148,7 @@ export function TaskPage({ projectId, taskId, session }: { projectId: number; ta
           )}
         </div>
       )}
+      {unaccepted && !running && task.status !== "in_progress" && <FinishWork projectId={projectId} taskId={task.id} waiting={unaccepted} />}
       {sessions.length > 0 && <TaskChange projectId={projectId} taskId={task.id} running={running} />}
       {shown !== null ? (
         <>

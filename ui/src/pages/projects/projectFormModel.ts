@@ -1,6 +1,6 @@
 // The add/edit project form's state: what the person types (numbers as text, rows with keys),
 // and the ProjectInput the engine checks and saves.
-import type { AgentKind, MergePolicy, Preset, ProjectInput, ProjectSettings, Tier } from "../../bindings";
+import type { AcceptHow, AgentKind, BringMainIn, MergePolicy, Preset, ProjectInput, ProjectSettings, Tier } from "../../bindings";
 
 export type VerifyRow = { key: number; name: string; command: string };
 
@@ -16,6 +16,9 @@ export type ProjectForm = {
   startReopened: boolean;
   initScript: string;
   merge: MergePolicy;
+  /** How accepted work goes into the main branch, and how the main branch comes in first. */
+  acceptHow: AcceptHow;
+  bringMainIn: BringMainIn;
   maxParallel: string;
   agentMinutes: string;
   commandMinutes: string;
@@ -61,6 +64,8 @@ export function formFrom(input: ProjectInput): ProjectForm {
     startReopened: s.start_reopened_tasks ?? true,
     initScript: s.init_script ?? "",
     merge: s.merge ?? "fast_forward",
+    acceptHow: s.finishing?.accept ?? "fast_forward",
+    bringMainIn: s.finishing?.bring_main_in ?? "rebase",
     maxParallel: String(s.max_parallel ?? 1),
     agentMinutes: minutes(s.agent_time_limit_secs, 3600),
     commandMinutes: minutes(s.command_time_limit_secs, 900),
@@ -121,6 +126,7 @@ export function toInput(form: ProjectForm): ProjectInput {
       start_reopened_tasks: form.startReopened,
       init_script: form.initScript.trim() ? form.initScript : null,
       merge: form.merge,
+      finishing: { accept: form.acceptHow, bring_main_in: form.bringMainIn },
       max_parallel: number(form.maxParallel),
       agent_time_limit_secs: number(form.agentMinutes) * 60,
       command_time_limit_secs: number(form.commandMinutes) * 60,

@@ -1,0 +1,159 @@
+// A task's work waiting on its own branch: accept it into the main branch (the main branch's new
+// changes brought in and the checks run again first when it moved), or discard it (a copy is
+// kept). A conflict opens a dialog that names the files and offers the agent to resolve it.
+import { useState } from "react";
+import type { AcceptHow, Acceptance, Unaccepted } from "../../bindings";
+import { Dialog } from "../../components/Dialog";
+import { InlineError } from "../../components/InlineError";
+import { Spinner } from "../../components/Loading";
+import { useAcceptTask, useDiscardTaskWork, useResolveConflict } from "../../projectQueries";
+import { acceptHowWords } from "../../projectText";
+import { toast } from "../../toasts";
+
+export function FinishWork({ projectId, taskId, waiting }: { projectId: number; taskId: string; waiting: Unaccepted }) {
+  const accept = useAcceptTask(projectId, taskId);
+  const resolve = useResolveConflict(projectId, taskId);
+  const discard = useDiscardTaskWork(projectId, taskId);
+  const [how, setHow] = useState<AcceptHow>(waiting.how);
+  const [outcome, setOutcome] = useState<Acceptance | null>(null);
+  const [confirmDiscard, setConfirmDiscard] = useState(false);
+  const main = waiting.main_branch;
+  const busy = accept.isPending || resolve.isPending || discard.isPending;
+
+  function onAccept() {
+    setOutcome(null);
+    accept.mutate(how, {
+      onSuccess: (result) => {
+        if (result.kind === "accepted") toast(result.said);
+        else setOutcome(result);
+      },
+    });
+  }
+
+  return (
+    <div className="card finish-work" data-testid="finish-work">
+      <h2 className="section-title">The work is ready to go into {main}</h2>
+      <p>
+        The agent&apos;s work passed its checks and waits on its own branch; {main} does not have it yet.
+        {waiting.main_moved &&
+          ` ${main} has changed since the agent started: accepting brings those changes in first and runs the checks again.`}
+      </p>
+      <div className="finish-actions">
+        <label className="finish-how">
+          <span>How</span>
+          <select value={how} onChange={(e) => setHow(e.target.value as AcceptHow)} disabled={busy} data-testid="accept-how">
+            {(Object.keys(acceptHowWords) as AcceptHow[]).map((h) => (
+              <option key={h} value={h}>
+                {acceptHowWords[h]}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="button" className="button button-primary" disabled={busy} onClick={onAccept} data-testid="accept-work">
+          {accept.isPending && <Spinner />}
+          {accept.isPending && waiting.main_moved ? "Bringing in the changes and checking…" : `Accept into ${main}`}
+        </button>
+        <button type="button" className="button" disabled={busy} onClick={() => setConfirmDiscard(true)} data-testid="discard-work">
+          Discard the work…
+        </button>
+      </div>
+      {accept.isError && <InlineError lead="The work was not accepted." error={accept.error} />}
+      {resolve.isError && <InlineError lead="The agent did not start." error={resolve.error} />}
+      {discard.isError && <InlineError lead="The work was not discarded." error={discard.error} />}
+      {outcome?.kind === "checks_failed" && (
+        <div className="finish-failed" data-testid="accept-checks-failed">
+          <p>{outcome.said}</p>
+          <pre className="fenced-code">{outcome.output}</pre>
+        </div>
+      )}
+      {outcome?.kind === "left" && (
+        <p className="task-card-note" data-testid="accept-left">
+          {outcome.said}
+        </p>
+      )}
+      {outcome?.kind === "conflict" && (
+        <Dialog
+          title={`The work and ${main} changed the same lines`}
+          onCancel={() => setOutcome(null)}
+          actions={
+            <>
+              <button
+                type="button"
+                className="button button-primary"
+                data-autofocus
+                disabled={resolve.isPending}
+                onClick={() =>
+                  resolve.mutate(how, {
+                    onSuccess: () => {
+                      setOutcome(null);
+                      toast("The agent is resolving the conflict; its work is accepted once the checks pass.");
+                    },
+                  })
+                }
+                data-testid="resolve-with-agent"
+              >
+                {resolve.isPending && <Spinner />}
+                Ask the agent to resolve it
+              </button>
+              <button type="button" className="button" onClick={() => setOutcome(null)} data-testid="leave-on-branch">
+                Leave it on its branch
+              </button>
+            </>
+          }
+        >
+          <p>
+            Since the agent started, {main} changed {outcome.files.length === 1 ? "a file" : "files"} the agent changed too, in the same
+            places:
+          </p>
+          <ul className="conflict-files" data-testid="conflict-files">
+            {outcome.files.map((f) => (
+              <li key={f}>
+                <code>{f}</code>
+              </li>
+            ))}
+          </ul>
+          <p>
+            Nothing was changed. The agent can resolve it in its own folder with both versions in front of it; the checks run, and the
+            result goes into {main}. Or leave the work on its branch for now.
+          </p>
+        </Dialog>
+      )}
+      {confirmDiscard && (
+        <Dialog
+          title="Discard the agent's work?"
+          tone="danger"
+          onCancel={() => setConfirmDiscard(false)}
+          actions={
+            <>
+              <button type="button" className="button" data-autofocus onClick={() => setConfirmDiscard(false)}>
+                Keep it
+              </button>
+              <button
+                type="button"
+                className="button button-danger"
+                disabled={discard.isPending}
+                onClick={() =>
+                  discard.mutate(undefined, {
+                    onSuccess: (done) => {
+                      setConfirmDiscard(false);
+                      toast(done.said);
+                    },
+                  })
+                }
+                data-testid="confirm-discard"
+              >
+                {discard.isPending && <Spinner />}
+                Discard
+              </button>
+            </>
+          }
+        >
+          <p>
+            Its branch and folder are removed and the task is open again. A copy is kept in the task&apos;s snapshots, so you can bring it
+            back.
+          </p>
+        </Dialog>
+      )}
+    </div>
+  );
+}
