@@ -7,7 +7,7 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 
 # libayatana-appindicator3: the tray icon (loaded at run time; without it Healer has no tray);
 # its -dev package is what the Tauri bundler looks for when it makes the .deb.
-need_pkgs=(build-essential pkg-config libwebkit2gtk-4.1-dev librsvg2-dev libxdo-dev libssl-dev libayatana-appindicator3-dev)
+need_pkgs=(build-essential pkg-config git libwebkit2gtk-4.1-dev librsvg2-dev libxdo-dev libssl-dev libayatana-appindicator3-dev)
 # protoc: Temporal's Rust SDK (runs on a cluster) compiles its API from .proto files.
 need_pkgs+=(protobuf-compiler libprotobuf-dev)
 if [ "$goal" = test ]; then

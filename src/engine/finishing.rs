@@ -192,10 +192,9 @@ impl Handle {
                 .await?;
                 let (repo2, branch2, folder2) = (repo.clone(), branch.clone(), folder.clone());
                 blocking(move || finish::move_branch(&repo2, &branch2, tip, &folder2)).await?;
+                tracing::info!(task_id, from = %before, to = %tip, "the main branch brought in");
                 moved_note = Some(format!(
-                    "{main} had moved on, so it was brought into {branch} first ({} → {})",
-                    finish::short_of(&before),
-                    finish::short_of(&tip)
+                    "{main} had moved on, so its changes were brought into the work first"
                 ));
             }
             Brought::UpToDate => {}
@@ -206,7 +205,7 @@ impl Handle {
                 let (check, output) = failed;
                 return Ok(Acceptance::ChecksFailed {
                     said: format!(
-                        "{}; then the check \u{201c}{check}\u{201d} failed, so nothing was accepted. The work stays on {branch}.",
+                        "{}; then the check \u{201c}{check}\u{201d} failed, so nothing was accepted. The work waits on its own branch.",
                         moved_note.unwrap_or_else(|| "The work was checked again".to_string())
                     ),
                     check,
@@ -236,14 +235,14 @@ impl Handle {
         let short = finish::short_of(&commit);
         let said = match &moved_note {
             Some(note) => format!(
-                "{note}, the checks passed again, and the work was {} into {main} ({short}).",
+                "{note}; the checks passed again, and the work is in {main} now ({}).",
                 how.done_words()
             ),
-            None => format!("The work was {} into {main} ({short}).", how.done_words()),
+            None => format!("The work is in {main} now ({}).", how.done_words()),
         };
         let day: String = now().chars().take(10).collect();
         let reason = format!(
-            "Accepted on {day}: {} into {main} ({short})",
+            "Accepted into {main} on {day} ({}, {short})",
             how.done_words()
         );
         let commit_text = commit.to_string();

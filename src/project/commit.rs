@@ -57,7 +57,7 @@ impl Ctx<'_> {
         };
         let left = match how {
             None => Some(format!(
-                "left on {branch} for review, as the project's settings say"
+                "it waits on its own branch for you to accept, as the project's settings say"
             )),
             Some(how) => {
                 let (repo, main, b) = (

@@ -109,7 +109,7 @@ pub(super) async fn settle(ctx: &Ctx<'_>, ending: Ending) -> Result<()> {
                     "Done: commit {c}, merged into {}",
                     ctx.project.settings.main_branch
                 ),
-                (Some(c), Some(why)) => format!("Done: commit {c} on {branch}; {why}"),
+                (Some(c), Some(why)) => format!("Done: commit {c}; {why}"),
                 (None, _) => "Done: verification passed with no change to commit".to_string(),
             };
             let entry = format!(

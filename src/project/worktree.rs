@@ -469,8 +469,7 @@ pub fn fast_forward(
         .map_err(|e| git_error("cannot compare the branches", e))?;
     if !descends {
         return Ok(Merge::Left(format!(
-            "{main_branch} moved on since the task started (it is at {}), so the work stays on {branch} for you to merge",
-            short(&main)
+            "{main_branch} moved on since the task started, so the work waits on its own branch for you to accept"
         )));
     }
     let checked_out = repo
@@ -496,7 +495,7 @@ pub fn fast_forward(
         }
         if let Err(e) = repo.checkout_tree(target.as_object(), Some(&mut checkout)) {
             return Ok(Merge::Left(format!(
-                "your uncommitted changes in {} touch the files this task changed ({}), so the work stays on {branch} for you to merge",
+                "your uncommitted changes in {} touch the files this task changed ({}), so the work waits on its own branch for you to accept",
                 repo_path.display(),
                 e.message()
             )));

@@ -57,11 +57,11 @@ impl AcceptHow {
         }
     }
 
-    /// In a sentence: "fast-forwarded", "merged with a merge commit", "squashed into one commit".
+    /// In a sentence: "its commits added as they are", "joined with a merge commit" …
     pub fn done_words(self) -> &'static str {
         match self {
-            AcceptHow::FastForward => "fast-forwarded",
-            AcceptHow::Merge => "merged with a merge commit",
+            AcceptHow::FastForward => "its commits added as they are",
+            AcceptHow::Merge => "joined with a merge commit",
             AcceptHow::Squash => "squashed into one commit",
         }
     }

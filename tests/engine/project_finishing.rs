@@ -89,7 +89,8 @@ async fn work_whose_main_branch_moved_is_rebased_checked_again_and_accepted() {
         panic!("{accepted:?}")
     };
     assert_eq!(*how, AcceptHow::FastForward);
-    assert!(said.contains("brought into"), "{said}");
+    assert!(said.contains("brought into the work first"), "{said}");
+    assert!(!said.contains("healer/"), "{said}");
     assert!(said.contains("checks passed again"), "{said}");
     // A straight history: the agent's commit replayed on the person's.
     let tip = main_tip(&pb.repo_dir);
@@ -102,7 +103,7 @@ async fn work_whose_main_branch_moved_is_rebased_checked_again_and_accepted() {
     assert!(on_disk.contains("Hello, "), "{on_disk}");
     let (status, reason) = task_status(&pb.repo_dir, &id);
     assert_eq!(status, TaskStatus::Closed);
-    assert!(reason.expect("reason").starts_with("Accepted on"));
+    assert!(reason.expect("reason").starts_with("Accepted into main on"));
     // Nothing more to accept.
     let again = pb.engine().accept_task(pb.project.id, &id, None).await;
     assert!(

@@ -10,7 +10,7 @@ function healerWithWaitingWork() {
     id: 1, name: "greeter", path: FOLDER, created_at: "", updated_at: "",
     settings: { main_branch: "main", agent: "builtin", verify: [{ name: "test", command: "npm test" }] },
   });
-  healer.projects.tasks = [{ ...task("t1", "Greet properly"), status: "closed", closed_reason: "Done: commit 1a2b3c4 on healer/t1; left on healer/t1 for review" }];
+  healer.projects.tasks = [{ ...task("t1", "Greet properly"), status: "closed", closed_reason: "Done: commit 1a2b3c4; it waits on its own branch for you to accept" }];
   healer.projects.session(7, "t1", "finished", [step("It edited greet.py.")]);
   healer.projects.unaccepted = { branch: "healer/t1", main_branch: "main", main_moved: true, how: "squash" };
   return healer;
@@ -45,7 +45,7 @@ test("a check that fails after the main branch came in shows its output, and lea
   const healer = healerWithWaitingWork();
   healer.projects.acceptance = {
     kind: "checks_failed", check: "test", output: "AssertionError: Hello, Ada!",
-    said: "main had moved on, so it was brought into healer/t1 first; then the check \u201ctest\u201d failed, so nothing was accepted.",
+    said: "main had moved on, so its changes were brought into the work first; then the check \u201ctest\u201d failed, so nothing was accepted.",
   };
   const { user } = renderApp("#/projects/1/tasks/t1");
   await user.click(await screen.findByTestId("accept-work"));

@@ -22,12 +22,15 @@ export function FinishWork({ projectId, taskId, waiting }: { projectId: number; 
 
   function onAccept() {
     setOutcome(null);
-    accept.mutate(how, {
-      onSuccess: (result) => {
+    // The card goes once the work is accepted (the task refreshes), so what it came to is said
+    // from the promise, which settles whether or not the card is still there.
+    accept
+      .mutateAsync(how)
+      .then((result) => {
         if (result.kind === "accepted") toast(result.said);
         else setOutcome(result);
-      },
-    });
+      })
+      .catch(() => {});
   }
 
   return (
@@ -133,12 +136,13 @@ export function FinishWork({ projectId, taskId, waiting }: { projectId: number; 
                 className="button button-danger"
                 disabled={discard.isPending}
                 onClick={() =>
-                  discard.mutate(undefined, {
-                    onSuccess: (done) => {
+                  discard
+                    .mutateAsync()
+                    .then((done) => {
                       setConfirmDiscard(false);
                       toast(done.said);
-                    },
-                  })
+                    })
+                    .catch(() => {})
                 }
                 data-testid="confirm-discard"
               >
