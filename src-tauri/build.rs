@@ -78,6 +78,8 @@ fn main() {
         "accept_task",
         "resolve_conflict",
         "discard_task_work",
+        "open_pull_request",
+        "set_project_token",
         "remove_approval_rule",
         "get_project_task",
         "add_project_task",

@@ -235,6 +235,7 @@ fn payload_kind(request: &Request) -> &'static str {
         Request::AcceptTask { .. } => "accept_task",
         Request::ResolveConflict { .. } => "resolve_conflict",
         Request::DiscardTask { .. } => "discard_task",
+        Request::OpenPullRequest { .. } => "open_pull_request",
         Request::RestoreSnapshot { .. } => "restore_snapshot",
         Request::AskAgent { .. } => "ask_agent",
     }

@@ -22,6 +22,7 @@ mod model_use;
 mod notifications;
 mod projects;
 mod providers;
+mod pull_requests;
 mod requests;
 mod runs;
 mod scripts;
@@ -67,6 +68,7 @@ pub use projects::{
     DEFAULT_MAX_PARALLEL, DEFAULT_MAX_STEPS, DEFAULT_SESSION_CAP_CENTS, DEFAULT_SESSION_CAP_TOKENS,
     DEFAULT_TOKEN_BUDGET,
 };
+pub use pull_requests::PullRequestRecord;
 pub use requests::{RequestRow, RequestStatus};
 pub use runs::{AttemptEnd, InterruptedAttempt};
 pub use sessions::{NewSession, PastSession, SessionOutcome, SessionRecord, StoredStep};
@@ -115,6 +117,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0023_answered_and_acting.sql"),
     include_str!("store/migrations/0024_run_retry_wait.sql"),
     include_str!("store/migrations/0025_approvals.sql"),
+    include_str!("store/migrations/0026_pull_requests.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -144,6 +144,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             project_commands::accept_task,
             project_commands::resolve_conflict,
             project_commands::discard_task_work,
+            project_commands::open_pull_request,
+            project_commands::set_project_token,
             project_commands::remove_approval_rule,
         ])
         .events(collect_events![

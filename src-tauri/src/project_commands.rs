@@ -8,7 +8,7 @@ use healer::project::{
     SessionRecord, Task, TaskDetail, TaskEdit, TaskStatus,
 };
 use healer::steering::LiveSession;
-use healer::store::{ApprovalRule, HealerConfig};
+use healer::store::{ApprovalRule, HealerConfig, PullRequestRecord};
 use healer::workflow::FieldProblem;
 use healer::ErrorPayload;
 use tauri::State;
@@ -284,4 +284,30 @@ pub async fn discard_task_work(
         .engine()?
         .discard_task_work(project_id, &task_id)
         .await?)
+}
+
+/// Push the task's branch and open its pull request (or find the one already open for it).
+#[tauri::command]
+#[specta::specta]
+pub async fn open_pull_request(
+    state: State<'_, AppState>,
+    project_id: i64,
+    task_id: String,
+    api_url: Option<String>,
+) -> CmdResult<PullRequestRecord> {
+    Ok(state
+        .engine()?
+        .open_pull_request(project_id, &task_id, api_url.as_deref())
+        .await?)
+}
+
+/// Keep the token this project's pull requests are opened with (in the secrets keep).
+#[tauri::command]
+#[specta::specta]
+pub async fn set_project_token(
+    state: State<'_, AppState>,
+    project_id: i64,
+    token: String,
+) -> CmdResult<()> {
+    Ok(state.engine()?.set_project_token(project_id, token).await?)
 }

@@ -125,6 +125,22 @@ pub enum ProjectCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Push a task's branch to the repository's remote (with your own git sign-in) and open a
+    /// pull request for it on GitHub, a merge request on GitLab, or a pull request on Forgejo
+    Pr {
+        name: String,
+        #[arg(long)]
+        task: String,
+        /// The host's API address, for a self-hosted host whose address does not say which
+        /// kind it is (https://git.example.com/api/v4 for GitLab, …/api/v1 for Forgejo)
+        #[arg(long)]
+        api_url: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Keep the token Healer opens this project's pull requests with, read from standard input
+    /// (kept in your secrets, never in Healer's database)
+    Token { name: String },
     /// Discard a task's work: pinned as a snapshot first (restorable), its branch and folder
     /// removed, the task open again
     Discard {
@@ -437,6 +453,56 @@ pub async fn run(command: ProjectCommand, paths: &Paths) -> Result<bool> {
                 println!("{}", said_of(&acceptance));
             }
             Ok(matches!(acceptance, Acceptance::Accepted { .. }))
+        }
+        ProjectCommand::Pr {
+            name,
+            task,
+            api_url,
+            json,
+        } => {
+            let request = Request::OpenPullRequest {
+                project: name,
+                task,
+                api_url,
+            };
+            let Response::PullRequest { pull_request } = act(paths, request, RUN_WAIT).await?
+            else {
+                return unexpected();
+            };
+            if json {
+                print_json(&pull_request)?;
+            } else {
+                println!(
+                    "The branch is pushed, and its pull request is {}: {}",
+                    pull_request.state, pull_request.url
+                );
+            }
+            Ok(true)
+        }
+        ProjectCommand::Token { name } => {
+            let store = open(paths)?;
+            let project = store.project_by_name(&name)?;
+            let token = healer::capped::read_stdin_text(
+                healer::capped::SECRET_BYTES,
+                "the token on standard input",
+            )?;
+            let token = token.trim();
+            if token.is_empty() {
+                return Err(healer::error::Error::InvalidInput(
+                    "standard input held no token".to_string(),
+                ));
+            }
+            let keep = healer::secrets::Keep::new(paths.data_dir());
+            let account = healer::engine::project_token_account(&paths.instance_mark(), project.id);
+            keep.set(&account, token).map_err(|e| match e {
+                healer::secrets::KeepError::NoPlace => healer::error::Error::NoSecretPlace,
+                other => healer::error::Error::Internal(other.to_string()),
+            })?;
+            println!(
+                "Kept the token for \u{201c}{}\u{201d}'s pull requests in your secrets.",
+                project.name
+            );
+            Ok(true)
         }
         ProjectCommand::Discard { name, task, json } => {
             let request = Request::DiscardTask {

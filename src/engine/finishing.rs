@@ -59,7 +59,7 @@ async fn blocking<T: Send + 'static>(
 
 impl Handle {
     /// The task as its list has it, or a sentence.
-    fn finishing_task(&self, project: &Project, task_id: &str) -> Result<Task> {
+    pub(super) fn finishing_task(&self, project: &Project, task_id: &str) -> Result<Task> {
         let file = crate::tasklist::read_file(
             &Path::new(&project.path).join(crate::tasklist::TASKS_FILE),
         )?;
@@ -199,8 +199,15 @@ impl Handle {
             }
             Brought::UpToDate => {}
         }
-        // Checks run again when the work changed under them, or when it never passed them.
-        if moved_note.is_some() || task.status != TaskStatus::Closed {
+        // What is accepted is what is checked: the tip read now, before the checks.
+        let checked_tip = {
+            let (repo, branch) = (repo.clone(), branch.clone());
+            blocking(move || finish::branch_tip(&repo, &branch)).await?
+        };
+        // Checks run again when the work changed under them, or when what is on the branch is not
+        // what its session committed green.
+        let as_committed = task.commit.as_deref() == Some(checked_tip.to_string().as_str());
+        if moved_note.is_some() || task.status != TaskStatus::Closed || !as_committed {
             if let Some(failed) = self.run_checks(&project, task_id, &folder).await? {
                 let (check, output) = failed;
                 return Ok(Acceptance::ChecksFailed {
@@ -218,6 +225,9 @@ impl Handle {
             let (repo, main, branch) = (repo.clone(), main.clone(), branch.clone());
             blocking(move || {
                 let tip = finish::branch_tip(&repo, &branch)?;
+                if tip != checked_tip {
+                    return Err(Error::InvalidInput("the task's branch changed while the work was being checked; accept it again".to_string()));
+                }
                 let commit = finish::commit_to_accept(&repo, &main, &branch, tip, how, &message)?;
                 Ok((
                     commit,

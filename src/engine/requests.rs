@@ -118,6 +118,13 @@ pub enum Request {
         project: String,
         task: String,
     },
+    /// Push a task's branch and open its pull request.
+    OpenPullRequest {
+        project: String,
+        task: String,
+        #[serde(default)]
+        api_url: Option<String>,
+    },
     /// Put a healer snapshot back into its task's worktree.
     RestoreSnapshot {
         id: i64,
@@ -183,6 +190,9 @@ pub enum Response {
     },
     Discarded {
         discarded: super::Discarded,
+    },
+    PullRequest {
+        pull_request: Box<crate::store::PullRequestRecord>,
     },
     /// What the engine did, in a sentence.
     Said {
@@ -326,6 +336,17 @@ pub(super) async fn perform(engine: &Handle, request: Request) -> Result<Respons
                 session: Box::new(session),
             }
         }
+        Request::OpenPullRequest {
+            project,
+            task,
+            api_url,
+        } => Response::PullRequest {
+            pull_request: Box::new(
+                engine
+                    .open_pull_request(engine.find_project(&project)?.id, &task, api_url.as_deref())
+                    .await?,
+            ),
+        },
         Request::DiscardTask { project, task } => Response::Discarded {
             discarded: engine
                 .discard_task_work(engine.find_project(&project)?.id, &task)

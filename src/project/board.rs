@@ -81,6 +81,8 @@ pub struct TaskDetail {
     /// Work of the task on its branch that the main branch does not hold yet (what *Accept*
     /// and *Discard* act on); `None` when there is none.
     pub unaccepted: Option<Unaccepted>,
+    /// The pull request Healer opened for the task's branch, if it did.
+    pub pull_request: Option<crate::store::PullRequestRecord>,
 }
 
 /// A task's work waiting on its branch.
@@ -244,6 +246,7 @@ pub fn task_detail(store: &Store, project: Project, task_id: &str) -> Result<Tas
     let unaccepted = unaccepted(&project, task_id);
     Ok(TaskDetail {
         unaccepted,
+        pull_request: store.pull_request(project.id, task_id)?,
         task: board_task(&index, task, &ready_ids, &held),
         sessions: store.list_sessions(project.id, Some(task_id), RECENT_SESSIONS)?,
         steering: store.steering_timeline(project.id, task_id)?,

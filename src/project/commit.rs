@@ -56,9 +56,10 @@ impl Ctx<'_> {
             (None, MergePolicy::LeaveBranch) => None,
         };
         let left = match how {
-            None => Some(format!(
+            None => Some(
                 "it waits on its own branch for you to accept, as the project's settings say"
-            )),
+                    .to_string(),
+            ),
             Some(how) => {
                 let (repo, main, b) = (
                     self.repo.clone(),

@@ -230,6 +230,17 @@ pub fn commit_to_accept(
 ) -> Result<Oid> {
     let repo = open(repo_path)?;
     let main_tip = branch_commit(&repo, main)?;
+    // Built on the main branch as it is now: the tip must hold it, or what was added to the main
+    // branch meanwhile (while the checks ran) would be undone by a squash or a merge.
+    let holds_main = tip == main_tip
+        || repo
+            .graph_descendant_of(tip, main_tip)
+            .map_err(|e| git_error("cannot compare the branches", e))?;
+    if !holds_main {
+        return Err(Error::InvalidInput(format!(
+            "{main} moved on while the work was being checked; accept it again to bring that in too"
+        )));
+    }
     let (main_commit, tip_commit) = (
         repo.find_commit(main_tip)
             .map_err(|e| git_error("cannot read the main branch", e))?,
@@ -300,19 +311,28 @@ pub fn merge_main_for_agent(worktree: &Path, main: &str) -> Result<Vec<String>> 
     conflicted_paths(&index)
 }
 
+/// The largest file looked through for conflict markers.
+const MARKER_SCAN_BYTES: u64 = 16 * 1024 * 1024;
+
 /// Files of the worktree that still hold a conflict marker line.
 pub fn markers_left(worktree: &Path, files: &[String]) -> Vec<String> {
     files
         .iter()
         .filter(|file| {
-            std::fs::read(worktree.join(file)).is_ok_and(|bytes| {
-                String::from_utf8_lossy(&bytes).lines().any(|line| {
-                    line.starts_with("<<<<<<< ")
-                        || line.starts_with(">>>>>>> ")
-                        || line == "<<<<<<<"
-                        || line == ">>>>>>>"
+            // Only a regular file of a sensible size is read (not a link, a pipe or a device the
+            // agent put in its place).
+            let path = worktree.join(file);
+            let regular = std::fs::symlink_metadata(&path)
+                .is_ok_and(|m| m.file_type().is_file() && m.len() <= MARKER_SCAN_BYTES);
+            regular
+                && std::fs::read(&path).is_ok_and(|bytes| {
+                    String::from_utf8_lossy(&bytes).lines().any(|line| {
+                        line.starts_with("<<<<<<< ")
+                            || line.starts_with(">>>>>>> ")
+                            || line == "<<<<<<<"
+                            || line == ">>>>>>>"
+                    })
                 })
-            })
         })
         .cloned()
         .collect()

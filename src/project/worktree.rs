@@ -9,7 +9,7 @@ use git2::{
     WorktreePruneOptions,
 };
 
-use super::repo::{branch_commit, git_error, short};
+use super::repo::{branch_commit, git_error};
 use crate::error::{Error, Result};
 use crate::tasklist::HEALER_DIR;
 

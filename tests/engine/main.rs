@@ -48,6 +48,7 @@ mod project_agents;
 mod project_cli;
 mod project_finishing;
 mod project_fixtures;
+mod project_pull_request;
 mod project_push;
 mod project_review;
 mod project_runs;

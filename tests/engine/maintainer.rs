@@ -58,13 +58,22 @@ pub fn configure_model(engine: &Engine, server: &ModelServer) {
 }
 
 pub async fn bed(scheduler: bool, with_model: bool) -> Bed {
+    bed_keeping(scheduler, with_model, |_| Keys::env_only()).await
+}
+
+/// A bed whose keys are kept as `keys` makes them for its data folder.
+pub async fn bed_keeping(
+    scheduler: bool,
+    with_model: bool,
+    keys: impl FnOnce(&std::path::Path) -> Keys,
+) -> Bed {
     crate::pyenv_guard::guard();
     let (tmp, paths) = data_dir();
     let server = ModelServer::start(Some(KEY));
     let lease = Lease::acquire(&paths, "test").expect("lease");
     let options = EngineOptions {
         scheduler,
-        keys: Some(Keys::env_only()),
+        keys: Some(keys(paths.data_dir())),
         ..EngineOptions::default()
     };
     let engine = Engine::start_with_lease(paths.clone(), "test", lease, options)

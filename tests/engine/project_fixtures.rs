@@ -105,7 +105,11 @@ impl ProjectBed {
 /// An engine with the scripted model, and the greeter repository added as a project with
 /// `settings` adjusted by `change`.
 pub async fn project_bed(scheduler: bool, change: impl FnOnce(&mut ProjectSettings)) -> ProjectBed {
-    let bed = bed(scheduler, true).await;
+    project_bed_on(bed(scheduler, true).await, change)
+}
+
+/// [`project_bed`] on a bed made otherwise (its keys kept in a file …).
+pub fn project_bed_on(bed: Bed, change: impl FnOnce(&mut ProjectSettings)) -> ProjectBed {
     let repo_dir = bed.paths.data_dir().parent().expect("tmp").join("greeter");
     git_repo(&repo_dir, GREETER);
     let mut settings = ProjectSettings {

@@ -249,6 +249,10 @@ export const api = {
   resolveConflict: (projectId: number, taskId: string, how: AcceptHow | null) =>
     unwrap(commands.resolveConflict(projectId, taskId, how)),
   discardTaskWork: (projectId: number, taskId: string) => unwrap(commands.discardTaskWork(projectId, taskId)),
+  /** Pushes the task's branch (with the person's own git sign-in) and opens its pull request. */
+  openPullRequest: (projectId: number, taskId: string) => unwrap(commands.openPullRequest(projectId, taskId, null)),
+  /** Keeps the host token of a project's pull requests in the secrets keep. */
+  setProjectToken: (projectId: number, token: string) => unwrap(commands.setProjectToken(projectId, token)),
   listApprovalRules: (projectId: number) => unwrap(commands.listApprovalRules(projectId)),
   removeApprovalRule: (projectId: number, ruleId: number) => unwrap(commands.removeApprovalRule(projectId, ruleId)),
   // Other computers (a Temporal cluster)

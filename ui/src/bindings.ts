@@ -196,6 +196,10 @@ export const commands = {
 	resolveConflict: (projectId: number, taskId: string, how: AcceptHow | null) => typedError<SessionRecord, ErrorPayload>(__TAURI_INVOKE("resolve_conflict", { projectId, taskId, how })),
 	/**  Discard a task's work (pinned as a snapshot first). */
 	discardTaskWork: (projectId: number, taskId: string) => typedError<Discarded, ErrorPayload>(__TAURI_INVOKE("discard_task_work", { projectId, taskId })),
+	/**  Push the task's branch and open its pull request (or find the one already open for it). */
+	openPullRequest: (projectId: number, taskId: string, apiUrl: string | null) => typedError<PullRequestRecord, ErrorPayload>(__TAURI_INVOKE("open_pull_request", { projectId, taskId, apiUrl })),
+	/**  Keep the token this project's pull requests are opened with (in the secrets keep). */
+	setProjectToken: (projectId: number, token: string) => typedError<null, ErrorPayload>(__TAURI_INVOKE("set_project_token", { projectId, token })),
 	/**  Take back something the person allowed for good. */
 	removeApprovalRule: (projectId: number, ruleId: number) => typedError<null, ErrorPayload>(__TAURI_INVOKE("remove_approval_rule", { projectId, ruleId })),
 };
@@ -1605,6 +1609,23 @@ export type ProviderView = {
 	key_text: string,
 };
 
+/**  A task's pull request: where it is, its state when last read, what was pushed. */
+export type PullRequestRecord = {
+	project_id: number,
+	task_id: string,
+	/**  "github", "gitlab" or "forgejo". */
+	host: string,
+	api_url: string,
+	number: number,
+	/**  Its page on the host. */
+	url: string,
+	/**  "open", "merged" or "closed". */
+	state: string,
+	pushed_commit: string,
+	created_at: string,
+	updated_at: string,
+};
+
 /**  A task queue and the workers polling it. */
 export type QueueWorkers = {
 	queue: string,
@@ -2081,6 +2102,8 @@ export type TaskDetail = {
 	 *  and *Discard* act on); `None` when there is none.
 	 */
 	unaccepted: Unaccepted | null,
+	/**  The pull request Healer opened for the task's branch, if it did. */
+	pull_request: PullRequestRecord | null,
 };
 
 export type TaskKind = "maintainer" | "planner" | "analyzer" | "judge" | 

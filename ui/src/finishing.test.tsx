@@ -72,3 +72,17 @@ test("discarding asks first, keeps a copy, and the task shows no waiting work af
   await waitFor(() => expect(screen.queryByTestId("finish-work")).toBeNull());
   expect(healer.projects.finished).toEqual([{ act: "discard", taskId: "t1", how: null }]);
 });
+
+test("a pull request asks for the host's token right there the first time, then shows its link", async () => {
+  const healer = healerWithWaitingWork();
+  const { user } = renderApp("#/projects/1/tasks/t1");
+  await user.click(await screen.findByTestId("open-pull-request"));
+  const token = await screen.findByTestId("host-token");
+  expect(screen.getByTestId("pull-request")).toHaveTextContent("Healer has no token for GitHub yet");
+  await user.type(token, "ghp_secret");
+  await user.click(screen.getByRole("button", { name: "Keep it and open the pull request" }));
+  expect(await screen.findByTestId("pull-request-url")).toHaveTextContent("https://github.com/ada/greeter/pull/7");
+  expect(screen.getByTestId("pull-request")).toHaveTextContent("Pull request 7 on GitHub (open)");
+  expect(healer.projects.hostToken).toBe("ghp_secret");
+  expect(screen.queryByTestId("host-token")).toBeNull();
+});

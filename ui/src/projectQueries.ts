@@ -148,6 +148,17 @@ export function useResolveConflict(projectId: number, taskId: string) {
   });
 }
 
+export function useOpenPullRequest(projectId: number, taskId: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: async (token: string | null) => {
+      if (token) await api.setProjectToken(projectId, token);
+      return api.openPullRequest(projectId, taskId);
+    },
+    onSuccess: () => refreshAll(queryClient),
+  });
+}
+
 export function useDiscardTaskWork(projectId: number, taskId: string) {
   const queryClient = useQueryClient();
   return useMutation({

@@ -1,7 +1,7 @@
 // The fake engine's projects (src/engine/projects.rs): a folder check, the form's validation,
 // a board read from the tasks a test sets, sessions with their steps, and Stop — answering the
 // same commands as the engine. The folder dialog (the dialog plugin's `open`) answers too.
-import type { Acceptance, AcceptHow, ApprovalRule, ChangeReview, FieldProblem, FolderCheck, HealerConfig, HealerInvocation, Project, ProjectDetail, ProjectInput, ProjectSummary, ProjectTask, SessionDetail, SessionRecord, SessionStep, SnapshotRecord, SteeringEntry, TaskListProblem, Unaccepted } from "../bindings";
+import type { Acceptance, AcceptHow, ApprovalRule, ChangeReview, FieldProblem, FolderCheck, HealerConfig, HealerInvocation, Project, ProjectDetail, ProjectInput, ProjectSummary, ProjectTask, SessionDetail, SessionRecord, SessionStep, SnapshotRecord, SteeringEntry, PullRequestRecord, TaskListProblem, Unaccepted } from "../bindings";
 
 export const FOLDER = "/home/ada/code/greeter";
 
@@ -46,6 +46,9 @@ export class FakeProjects {
   unaccepted: Unaccepted | null = null;
   acceptance: Acceptance | null = null;
   finished: { act: "accept" | "resolve" | "discard"; taskId: string; how: AcceptHow | null }[] = [];
+  /** The host token the person gave (none: opening a pull request asks for one). */
+  hostToken: string | null = null;
+  pullRequest: PullRequestRecord | null = null;
   /** The folder the system dialog "returns". */
   picked: string | null = FOLDER;
   /** What the engine says about a folder that is not the greeter repository. */
@@ -187,6 +190,7 @@ export class FakeProjects {
             heals: this.heals.filter((h) => h.task_id === found.id),
             snapshots: this.snapshots.filter((h) => h.task_id === found.id),
             unaccepted: this.unaccepted,
+            pull_request: this.pullRequest,
           };
         };
       case "accept_task":
@@ -198,6 +202,20 @@ export class FakeProjects {
         return () => {
           this.finished.push({ act: "resolve", taskId: args.taskId as string, how: (args.how as AcceptHow | null) ?? null });
           return this.session(90, args.taskId as string, "running", []).session;
+        };
+      case "set_project_token":
+        return () => {
+          this.hostToken = args.token as string;
+          return null;
+        };
+      case "open_pull_request":
+        return () => {
+          if (!this.hostToken) throw { code: "invalid_input", message: "Healer has no token for GitHub yet: give it one for \u201cgreeter\u201d (it is kept in your secrets, never in Healer's database)" };
+          this.pullRequest = {
+            project_id: 1, task_id: args.taskId as string, host: "github", api_url: "https://api.github.com/", number: 7,
+            url: "https://github.com/ada/greeter/pull/7", state: "open", pushed_commit: "1a2b3c4d", created_at: "", updated_at: "",
+          };
+          return this.pullRequest;
         };
       case "discard_task_work":
         return () => {

@@ -2,15 +2,71 @@
 // changes brought in and the checks run again first when it moved), or discard it (a copy is
 // kept). A conflict opens a dialog that names the files and offers the agent to resolve it.
 import { useState } from "react";
-import type { AcceptHow, Acceptance, Unaccepted } from "../../bindings";
+import type { AcceptHow, Acceptance, PullRequestRecord, Unaccepted } from "../../bindings";
+import { CopyText } from "../../components/CopyText";
 import { Dialog } from "../../components/Dialog";
 import { InlineError } from "../../components/InlineError";
 import { Spinner } from "../../components/Loading";
-import { useAcceptTask, useDiscardTaskWork, useResolveConflict } from "../../projectQueries";
+import { useAcceptTask, useDiscardTaskWork, useOpenPullRequest, useResolveConflict } from "../../projectQueries";
 import { acceptHowWords } from "../../projectText";
 import { toast } from "../../toasts";
 
-export function FinishWork({ projectId, taskId, waiting }: { projectId: number; taskId: string; waiting: Unaccepted }) {
+const hostNames: Record<string, string> = { github: "GitHub", gitlab: "GitLab", forgejo: "Forgejo" };
+
+/** Push the branch and open a pull request; the host's token is asked for right here the first time. */
+function PullRequest({ projectId, taskId, existing }: { projectId: number; taskId: string; existing: PullRequestRecord | null }) {
+  const open = useOpenPullRequest(projectId, taskId);
+  const [token, setToken] = useState("");
+  const needsToken = open.isError && /no token/i.test(open.error.message);
+  const host = existing ? (hostNames[existing.host] ?? existing.host) : null;
+  return (
+    <div className="finish-pr" data-testid="pull-request">
+      {existing && (
+        <CopyText
+          label={existing.host === "gitlab" ? `Merge request ${existing.number} on ${host} (${existing.state})` : `Pull request ${existing.number} on ${host} (${existing.state})`}
+          text={existing.url}
+          testId="pull-request-url"
+        />
+      )}
+      <button type="button" className="button" disabled={open.isPending} onClick={() => open.mutate(null)} data-testid="open-pull-request">
+        {open.isPending && <Spinner />}
+        {existing ? "Push the latest work" : "Push and open a pull request"}
+      </button>
+      {needsToken ? (
+        <form
+          className="finish-token"
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (token.trim()) open.mutate(token.trim(), { onSuccess: () => setToken("") });
+          }}
+        >
+          <p>{open.error.message}.</p>
+          <label>
+            <span>The host&apos;s token</span>
+            <input type="password" value={token} onChange={(e) => setToken(e.target.value)} autoComplete="off" data-testid="host-token" />
+          </label>
+          <button type="submit" className="button button-primary" disabled={!token.trim() || open.isPending}>
+            Keep it and open the pull request
+          </button>
+        </form>
+      ) : (
+        open.isError && <InlineError lead="The pull request was not opened." error={open.error} />
+      )}
+    </div>
+  );
+}
+
+export function FinishWork({
+  projectId,
+  taskId,
+  waiting,
+  pullRequest,
+}: {
+  projectId: number;
+  taskId: string;
+  waiting: Unaccepted;
+  pullRequest: PullRequestRecord | null;
+}) {
   const accept = useAcceptTask(projectId, taskId);
   const resolve = useResolveConflict(projectId, taskId);
   const discard = useDiscardTaskWork(projectId, taskId);
@@ -60,6 +116,7 @@ export function FinishWork({ projectId, taskId, waiting }: { projectId: number; 
           Discard the work…
         </button>
       </div>
+      <PullRequest projectId={projectId} taskId={taskId} existing={pullRequest} />
       {accept.isError && <InlineError lead="The work was not accepted." error={accept.error} />}
       {resolve.isError && <InlineError lead="The agent did not start." error={resolve.error} />}
       {discard.isError && <InlineError lead="The work was not discarded." error={discard.error} />}

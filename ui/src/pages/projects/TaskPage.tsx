@@ -78,7 +78,7 @@ export function TaskPage({ projectId, taskId, session }: { projectId: number; ta
   const [editing, setEditing] = useState(false);
   if (detail.isPending) return <SkeletonList rows={3} label="Loading the task" />;
   if (detail.isError) return <InlineError lead="The task couldn't be loaded." error={detail.error} onRetry={() => void detail.refetch()} />;
-  const { project, task: item, sessions, steering, heals, snapshots, unaccepted } = detail.data;
+  const { project, task: item, sessions, steering, heals, snapshots, unaccepted, pull_request: pullRequest } = detail.data;
   const task = item.task;
   const shown = chosen ?? sessions[0]?.id ?? null;
   const running = sessions.some((s) => s.status === "running");
@@ -148,7 +148,7 @@ export function TaskPage({ projectId, taskId, session }: { projectId: number; ta
           )}
         </div>
       )}
-      {unaccepted && !running && task.status !== "in_progress" && <FinishWork projectId={projectId} taskId={task.id} waiting={unaccepted} />}
+      {unaccepted && !running && task.status !== "in_progress" && <FinishWork projectId={projectId} taskId={task.id} waiting={unaccepted} pullRequest={pullRequest} />}
       {sessions.length > 0 && <TaskChange projectId={projectId} taskId={task.id} running={running} />}
       {shown !== null ? (
         <>

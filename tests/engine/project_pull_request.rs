@@ -1,0 +1,206 @@
+//! Push a task's branch and open its pull request: the branch goes to a real remote served by
+//! `git http-backend`, the pull request to a scripted server on 127.0.0.1 that answers as
+//! GitHub's REST API documents (POST /repos/{owner}/{repo}/pulls → 201); the token comes from
+//! the secrets keep and is in no file of the data folder.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+
+use healer::store::MergePolicy;
+use serde_json::{json, Value};
+
+use crate::git_http::GitHttp;
+use crate::project_fixtures::*;
+
+const TOKEN: &str = "ghp_e2eNotARealTokenButSecret0123456789";
+
+/// A request as the scripted GitHub saw it.
+#[derive(Debug, Clone)]
+struct Asked {
+    line: String,
+    authorization: Option<String>,
+    body: Value,
+}
+
+/// GitHub's API for one repository, answering the create call as documented.
+fn scripted_github(owner_repo: &'static str) -> (String, Arc<Mutex<Vec<Asked>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+            let mut line = String::new();
+            if reader.read_line(&mut line).is_err() {
+                continue;
+            }
+            let (mut length, mut authorization) = (0usize, None);
+            loop {
+                let mut header = String::new();
+                if reader.read_line(&mut header).unwrap_or(0) == 0 || header.trim().is_empty() {
+                    break;
+                }
+                let (name, value) = header.split_once(':').unwrap_or_default();
+                match name.trim().to_ascii_lowercase().as_str() {
+                    "content-length" => length = value.trim().parse().unwrap_or(0),
+                    "authorization" => authorization = Some(value.trim().to_string()),
+                    _ => {}
+                }
+            }
+            let mut body = vec![0u8; length];
+            let _ = reader.read_exact(&mut body);
+            let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            log.lock().expect("log").push(Asked {
+                line: line.trim().to_string(),
+                authorization,
+                body: body.clone(),
+            });
+            let created = line.starts_with(&format!("POST /api/v3/repos/{owner_repo}/pulls "));
+            let (status, answer) = if created {
+                (
+                    "201 Created",
+                    json!({
+                        "number": 7,
+                        "html_url": format!("https://github.example/{owner_repo}/pull/7"),
+                        "state": "open",
+                        "merged_at": null,
+                        "head": {"ref": body["head"], "sha": "0123456789abcdef0123456789abcdef01234567"},
+                    }),
+                )
+            } else {
+                ("404 Not Found", json!({"message": "Not Found"}))
+            };
+            let answer = answer.to_string();
+            let mut out = stream;
+            let _ = write!(
+                out,
+                "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+        }
+    });
+    (format!("http://127.0.0.1:{port}/api/v3"), seen)
+}
+
+fn all_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            all_files(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_tasks_branch_is_pushed_and_its_pull_request_opened_with_the_kept_token() {
+    // A computer with no keyring: Healer keeps secrets in its own sealed file.
+    let bed = crate::maintainer::bed_keeping(false, true, |dir| {
+        healer::llm::Keys::with(healer::secrets::Keep::file_only(dir))
+    })
+    .await;
+    let pb = project_bed_on(bed, |s| s.merge = MergePolicy::LeaveBranch);
+    let engine = pb.engine();
+    let served = tempfile::tempdir().expect("served");
+    let bare = served.path().join("ada/greeter.git");
+    git2::Repository::init_bare(&bare).expect("bare");
+    let http = GitHttp::serve(served.path());
+    let repo = git2::Repository::open(&pb.repo_dir).expect("repo");
+    repo.remote("origin", &http.url("ada/greeter.git"))
+        .expect("remote");
+    let (api, seen) = scripted_github("ada/greeter");
+
+    let t = engine
+        .add_task(
+            pb.project.id,
+            healer::project::TaskEdit {
+                title: "Greet properly".to_string(),
+                description: "greet() must say Hello.".to_string(),
+                acceptance: vec!["greet('Ada') returns 'Hello, Ada!'".to_string()],
+                ..Default::default()
+            },
+        )
+        .expect("task");
+    pb.bed.server.script([
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "greet.py", "content": "def greet(name):\n    return 'Hello, ' + name + '!'\n"}),
+        ),
+        call("c2", "finish", json!({"summary": "greet() says Hello"})),
+    ]);
+    let session = engine
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    let commit = session.commit_id.clone().expect("a commit");
+
+    // Without a token: a sentence, nothing pushed.
+    let refused = engine
+        .open_pull_request(pb.project.id, &t.id, Some(&api))
+        .await
+        .expect_err("no token yet");
+    assert!(
+        refused.to_string().contains("no token for GitHub"),
+        "{refused}"
+    );
+    assert!(seen.lock().expect("seen").is_empty());
+
+    // The person chooses Healer's own secrets file, as the window asks where there is no keyring.
+    engine.choose_secrets_file().await.expect("secrets file");
+    engine
+        .set_project_token(pb.project.id, TOKEN.to_string())
+        .await
+        .expect("token kept");
+    let pr = engine
+        .open_pull_request(pb.project.id, &t.id, Some(&api))
+        .await
+        .expect("opened");
+    assert_eq!(pr.url, "https://github.example/ada/greeter/pull/7");
+    assert_eq!(pr.state, "open");
+    assert_eq!(pr.pushed_commit, commit);
+    // The branch is on the remote at the task's commit.
+    let remote = git2::Repository::open_bare(&bare).expect("bare");
+    let there = remote
+        .find_reference(&format!("refs/heads/healer/{}", t.id))
+        .expect("pushed branch")
+        .target()
+        .expect("target");
+    assert_eq!(there.to_string(), commit);
+    // The request as GitHub documents it, signed with the kept token.
+    let asked = seen.lock().expect("seen").clone();
+    let create = asked
+        .iter()
+        .find(|a| a.line.starts_with("POST /api/v3/repos/ada/greeter/pulls "))
+        .expect("a create call");
+    assert_eq!(
+        create.authorization.as_deref(),
+        Some(format!("Bearer {TOKEN}").as_str())
+    );
+    assert_eq!(create.body["title"], "Greet properly");
+    assert_eq!(create.body["head"], format!("healer/{}", t.id));
+    assert_eq!(create.body["base"], "main");
+    let body = create.body["body"].as_str().unwrap_or_default();
+    assert!(
+        body.contains("greet() must say Hello.")
+            && body.contains("- greet('Ada') returns 'Hello, Ada!'"),
+        "{body}"
+    );
+    // The task shows it.
+    let detail = engine.task_detail(pb.project.id, &t.id).expect("detail");
+    assert_eq!(detail.pull_request.map(|p| p.number), Some(7));
+    // The token is in no file of the data folder (the keep seals it).
+    let mut files = Vec::new();
+    all_files(engine.paths().data_dir(), &mut files);
+    for file in files {
+        let bytes = std::fs::read(&file).unwrap_or_default();
+        assert!(
+            !bytes.windows(TOKEN.len()).any(|w| w == TOKEN.as_bytes()),
+            "the token is in {}",
+            file.display()
+        );
+    }
+}
