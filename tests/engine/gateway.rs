@@ -147,7 +147,12 @@ async fn codexs_commands_see_a_session_pass_never_the_key() {
 
 #[tokio::test]
 async fn a_settings_file_an_agent_wrote_into_its_folder_is_not_loaded_by_the_next_session() {
-    let bed = agent_bed(AgentKind::ClaudeCode, |_| {}).await;
+    // Writing where only the shell knows (its settings folder) asks under the default; this test
+    // is about what such a write could do, so the person here accepts the risk.
+    let bed = agent_bed(AgentKind::ClaudeCode, |s| {
+        s.approvals.preset = healer::approval::Preset::NeverAsk;
+    })
+    .await;
     let elsewhere = ModelServer::start(None);
     let marker = bed.tmp.path().join("hook-ran");
     let planted = json!({

@@ -57,7 +57,12 @@ fn assert_closed_with_commit(bed: &AgentBed, session: &healer::project::SessionR
 #[tokio::test]
 async fn claude_code_on_a_healer_provider_runs_bash_edits_a_file_and_the_task_closes_with_its_commit(
 ) {
-    let bed = agent_bed(AgentKind::ClaudeCode, |_| {}).await;
+    let bed = agent_bed(AgentKind::ClaudeCode, |s| {
+        // The command prints the key's variable, which asks under the default; these tests are
+        // about the key, so the person here accepts the risk.
+        s.approvals.preset = healer::approval::Preset::NeverAsk;
+    })
+    .await;
     bed.task("Greet properly");
     let greet = bed.first_worktree().join("greet.py");
     bed.server.script([
@@ -150,7 +155,12 @@ async fn claude_code_on_a_healer_provider_runs_bash_edits_a_file_and_the_task_cl
 #[tokio::test]
 async fn codex_on_a_healer_provider_runs_a_command_applies_a_patch_and_the_task_closes_with_its_commit(
 ) {
-    let bed = agent_bed(AgentKind::Codex, |_| {}).await;
+    let bed = agent_bed(AgentKind::Codex, |s| {
+        // The command prints the key's variable, which asks under the default; these tests are
+        // about the key, so the person here accepts the risk.
+        s.approvals.preset = healer::approval::Preset::NeverAsk;
+    })
+    .await;
     bed.task("Greet properly");
     let patch = "*** Begin Patch\n*** Update File: greet.py\n@@\n def greet(name):\n-    return 'Hi ' + name\n+    return 'Hello, ' + name + '!'\n*** End Patch";
     bed.server.script([

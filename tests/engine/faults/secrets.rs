@@ -398,7 +398,12 @@ async fn an_agents_own_files_keep_no_provider_key_after_its_session() {
 
     let mut leaks = Vec::new();
     for kind in [AgentKind::ClaudeCode, AgentKind::Codex] {
-        let bed = agent_bed(kind, |_| {}).await;
+        // Printing the key's variable asks under the default; this test is about the key, so the
+        // person here accepts the risk.
+        let bed = agent_bed(kind, |s| {
+            s.approvals.preset = healer::approval::Preset::NeverAsk;
+        })
+        .await;
         bed.task("Show the key");
         match kind {
             AgentKind::ClaudeCode => bed.server.script([
