@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::secrets::blocking;
 use super::Handle;
 use crate::error::{Error, Result};
 use crate::project::finish::{self, AcceptHow, Brought};
@@ -48,14 +49,6 @@ pub struct Discarded {
 
 /// The lines of a failed check's output kept for the person.
 const CHECK_TAIL_LINES: usize = 40;
-
-async fn blocking<T: Send + 'static>(
-    job: impl FnOnce() -> Result<T> + Send + 'static,
-) -> Result<T> {
-    tokio::task::spawn_blocking(job)
-        .await
-        .map_err(|e| Error::Internal(format!("a git step stopped: {e}")))?
-}
 
 impl Handle {
     /// The task as its list has it, or a sentence.

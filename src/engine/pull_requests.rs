@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 
+use super::secrets::blocking;
 use super::Handle;
 use crate::error::{Error, Result};
 use crate::forge::{self, Draft, ForgeKind, PrState};
@@ -30,14 +31,6 @@ fn state_word(state: PrState) -> &'static str {
         PrState::Merged => "merged",
         PrState::Closed => "closed",
     }
-}
-
-async fn blocking<T: Send + 'static>(
-    job: impl FnOnce() -> Result<T> + Send + 'static,
-) -> Result<T> {
-    tokio::task::spawn_blocking(job)
-        .await
-        .map_err(|e| Error::Internal(format!("a background step stopped: {e}")))?
 }
 
 impl Handle {

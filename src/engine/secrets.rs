@@ -72,9 +72,11 @@ impl Handle {
     }
 }
 
-/// The keyring is a D-Bus call on Linux: off the async threads.
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+/// Blocking work off the async threads: the keyring (a D-Bus call on Linux), git steps.
+pub(super) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
     tokio::task::spawn_blocking(f)
         .await
-        .map_err(|e| Error::Internal(format!("the keyring task failed: {e}")))?
+        .map_err(|e| Error::Internal(format!("a background step stopped: {e}")))?
 }

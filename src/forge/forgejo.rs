@@ -5,9 +5,9 @@
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use super::answer::{items, number, text};
+use super::answer::{items, text};
 use super::http::Call;
-use super::{Check, CheckState, Draft, PrState, PullRequest, Result};
+use super::{Check, CheckState, Draft, PullRequest, Result};
 
 /// The most open pulls (or statuses) read from one page: Forgejo's default maximum.
 const LIMIT: &str = "50";
@@ -58,37 +58,8 @@ async fn open_for_branch(
         .transpose()
 }
 
-pub(super) async fn read(call: &Call<'_>, number: u64) -> Result<PullRequest> {
-    let (owner, name) = call.forge.owner_and_name()?;
-    let url = call.endpoint(&["repos", owner, name, "pulls", &number.to_string()])?;
-    let what = format!("pull request #{number} in {}", call.repo());
-    let value = call.get_json(url, &what).await?;
-    pull_request(call, &value)
-}
-
-fn pull_request(call: &Call<'_>, value: &Value) -> Result<PullRequest> {
-    let number = number(value, "/number")
-        .ok_or_else(|| call.bad_answer("the pull request has no number".to_string()))?;
-    let merged = value.get("merged").and_then(Value::as_bool) == Some(true)
-        || text(value, "/merged_at").is_some();
-    let state = match text(value, "/state").as_deref() {
-        _ if merged => PrState::Merged,
-        Some("closed") => PrState::Closed,
-        _ => PrState::Open,
-    };
-    let url = text(value, "/html_url").unwrap_or_else(|| {
-        format!(
-            "{}{}/pulls/{number}",
-            call.forge.web_base, call.forge.repo_path
-        )
-    });
-    Ok(PullRequest {
-        number,
-        url,
-        state,
-        head_sha: text(value, "/head/sha"),
-    })
-}
+/// Forgejo and Gitea read a pull request as GitHub does.
+pub(super) use super::github::{pull_request, read};
 
 pub(super) async fn checks(call: &Call<'_>, pr: &PullRequest) -> Result<Vec<Check>> {
     let (owner, name) = call.forge.owner_and_name()?;

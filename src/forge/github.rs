@@ -70,7 +70,8 @@ pub(super) async fn read(call: &Call<'_>, number: u64) -> Result<PullRequest> {
     pull_request(call, &value)
 }
 
-fn pull_request(call: &Call<'_>, value: &Value) -> Result<PullRequest> {
+/// A pull request as GitHub writes it — and Forgejo / Gitea, which answer in the same shape.
+pub(super) fn pull_request(call: &Call<'_>, value: &Value) -> Result<PullRequest> {
     let number = number(value, "/number")
         .ok_or_else(|| call.bad_answer("the pull request has no number".to_string()))?;
     let merged = value.get("merged").and_then(Value::as_bool) == Some(true)
@@ -80,9 +81,13 @@ fn pull_request(call: &Call<'_>, value: &Value) -> Result<PullRequest> {
         Some("closed") => PrState::Closed,
         _ => PrState::Open,
     };
+    let pages = match call.forge.kind {
+        super::ForgeKind::Forgejo => "pulls",
+        _ => "pull",
+    };
     let url = text(value, "/html_url").unwrap_or_else(|| {
         format!(
-            "{}{}/pull/{number}",
+            "{}{}/{pages}/{number}",
             call.forge.web_base, call.forge.repo_path
         )
     });
