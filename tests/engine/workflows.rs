@@ -291,8 +291,13 @@ async fn a_flood_of_output_is_capped_and_binary_garbage_stays_readable() {
     let (_tmp, paths) = data_dir();
     let engine = engine(&paths).await;
     let code = "import sys\nsys.stdout.buffer.write(b'start\\n' + b'x' * 100_000_000 + b'\\nthe end\\n')\nsys.stderr.buffer.write(bytes(range(256)))\n";
+    // A hundred megabytes through the capture on a loaded CI machine can take longer than the
+    // tests' usual 30 s; the limit is not what this test is about.
     let w = engine
-        .create_workflow(input("Chatty", Runtime::Python3, code))
+        .create_workflow(WorkflowInput {
+            timeout_secs: 600,
+            ..input("Chatty", Runtime::Python3, code)
+        })
         .expect("create");
     let detail = engine.run_and_wait(w.id).await.expect("run");
     assert_eq!(
