@@ -27,6 +27,8 @@ pub enum Brought {
     Conflict { files: Vec<String> },
 }
 
+use super::folder::open_folder;
+
 fn open(path: &Path) -> Result<Repository> {
     Repository::open(path).map_err(|e| git_error("cannot open the repository", e))
 }
@@ -186,7 +188,7 @@ pub fn bring_main_in(
 
 /// The folder's uncommitted changes (Healer's own `.healer/` aside), as paths.
 pub fn uncommitted(folder: &Path) -> Result<Vec<String>> {
-    let repo = open(folder)?;
+    let repo = open_folder(folder)?;
     let mut options = StatusOptions::new();
     options.include_untracked(true).include_ignored(false);
     let statuses = repo
@@ -210,7 +212,7 @@ pub fn move_branch(repo_path: &Path, branch: &str, tip: Oid, folder: &Path) -> R
         "healer: the main branch brought in",
     )
     .map_err(|e| git_error(&format!("cannot move {branch}"), e))?;
-    let copy = open(folder)?;
+    let copy = open_folder(folder)?;
     let mut checkout = CheckoutBuilder::new();
     checkout.force();
     copy.checkout_head(Some(&mut checkout))
@@ -296,7 +298,7 @@ pub fn delete_branch(repo_path: &Path, branch: &str) -> Result<()> {
 /// git writes them (markers in the files, the merge under way), for an agent asked to resolve
 /// them. The worktree is the agent's, never the person's checkout.
 pub fn merge_main_for_agent(worktree: &Path, main: &str) -> Result<Vec<String>> {
-    let repo = open(worktree)?;
+    let repo = open_folder(worktree)?;
     let main_tip = branch_commit(&repo, main)?;
     let theirs = repo
         .find_annotated_commit(main_tip)
@@ -340,7 +342,7 @@ pub fn markers_left(worktree: &Path, files: &[String]) -> Vec<String> {
 
 /// The commit a merge under way in the worktree joins (its `MERGE_HEAD`), if one is.
 pub fn merge_under_way(worktree: &Path) -> Option<Oid> {
-    let mut repo = open(worktree).ok()?;
+    let mut repo = open_folder(worktree).ok()?;
     let mut head = None;
     let _ = repo.mergehead_foreach(|oid| {
         head = Some(*oid);

@@ -19,7 +19,7 @@ pub fn review_folder(slots_dir: &Path, task_id: &str) -> PathBuf {
 
 /// The checkout at `path` stands on `branch`.
 pub fn holds_branch(path: &Path, branch: &str) -> bool {
-    Repository::open(path)
+    super::folder::open_folder(path)
         .ok()
         .and_then(|repo| {
             let head = repo.head().ok()?;
@@ -81,7 +81,7 @@ pub fn release_for_work(repo_path: &Path, review: &Path, slot: &Path) -> Result<
     if review == slot || !review.exists() {
         return Ok(());
     }
-    if let Ok(copy) = Repository::open(review) {
+    if let Ok(copy) = super::folder::open_folder(review) {
         let mut options = StatusOptions::new();
         options.include_untracked(true).include_ignored(false);
         let changed = copy

@@ -155,7 +155,7 @@ fn between_commits(repo: &Repository, base: Option<&str>, commit: &str) -> Resul
 }
 
 fn worktree_since(worktree: &Path, base: &str) -> Result<ChangeReview> {
-    let repo = Repository::open(worktree).map_err(|e| git_error("cannot open the worktree", e))?;
+    let repo = super::folder::open_folder(worktree)?;
     let tree = Oid::from_str(base)
         .and_then(|oid| repo.find_commit(oid))
         .and_then(|c| c.tree())

@@ -71,7 +71,7 @@ fn open(worktree: &Path) -> Result<Repository> {
             what: format!("the worktree {}", worktree.display()),
         });
     }
-    Repository::open(worktree).map_err(|e| git_error("cannot open the worktree", e))
+    super::folder::open_folder(worktree)
 }
 
 /// Pin the worktree at `worktree` as the next snapshot of `task_id`.
@@ -260,8 +260,7 @@ fn worktree_tree(repo: &Repository) -> Result<Oid> {
 
 /// A task's snapshots in the repository, oldest first.
 pub fn list(worktree_or_repo: &Path, task_id: &str) -> Result<Vec<Pinned>> {
-    let repo = Repository::open(worktree_or_repo)
-        .map_err(|e| git_error("cannot open the repository", e))?;
+    let repo = super::folder::open_folder(worktree_or_repo)?;
     list_in(&repo, task_id)
 }
 

@@ -81,7 +81,7 @@ pub fn prepare(
             .id(),
         None => branch_commit(&repo, main_branch)?,
     };
-    if let Ok(slot) = Repository::open(path) {
+    if let Ok(slot) = super::folder::open_folder(path) {
         let on = slot
             .head()
             .ok()
@@ -283,7 +283,7 @@ pub fn make_spare(repo_path: &Path, main_branch: &str, path: &Path) -> Result<()
 /// The worktree's HEAD when its branch holds commits the main branch does not (the agent
 /// committed its work itself); `None` when it is the main branch's tip or behind it.
 pub fn ahead_of_main(worktree: &Path, main: &str) -> Result<Option<Oid>> {
-    let repo = Repository::open(worktree).map_err(|e| git_error("cannot open the worktree", e))?;
+    let repo = super::folder::open_folder(worktree)?;
     let head = repo
         .head()
         .and_then(|h| h.peel_to_commit())
@@ -304,7 +304,7 @@ pub fn ahead_of_main(worktree: &Path, main: &str) -> Result<Option<Oid>> {
 }
 
 pub fn commit_all(worktree: &Path, message: &str) -> Result<Option<Oid>> {
-    let repo = Repository::open(worktree).map_err(|e| git_error("cannot open the worktree", e))?;
+    let repo = super::folder::open_folder(worktree)?;
     let mut index = repo
         .index()
         .map_err(|e| git_error("cannot read the worktree's index", e))?;
@@ -365,7 +365,7 @@ pub struct FileChange {
 /// What differs in `worktree` (committed or not, new files included, ignored ones and
 /// Healer's own `.healer/` aside) from the commit `base` its task started from.
 pub fn changes_since(worktree: &Path, base: &str) -> Result<Vec<FileChange>> {
-    let repo = Repository::open(worktree).map_err(|e| git_error("cannot open the worktree", e))?;
+    let repo = super::folder::open_folder(worktree)?;
     let base = Oid::from_str(base)
         .and_then(|oid| repo.find_commit(oid))
         .and_then(|c| c.tree())

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use git2::{Repository, StatusOptions};
+use git2::StatusOptions;
 
 use super::plan::Facts;
 use crate::error::Result;
@@ -169,7 +169,7 @@ pub(crate) fn give_up_facts(store: &Store, project_id: i64, failure: &Failure) -
 
 /// The worktree's changes as short status lines, and its HEAD commit.
 fn status(worktree: &Path) -> (Vec<String>, Option<String>) {
-    let Ok(repo) = Repository::open(worktree) else {
+    let Ok(repo) = crate::project::open_folder(worktree) else {
         return (vec![], None);
     };
     let head = repo

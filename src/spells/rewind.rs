@@ -326,8 +326,7 @@ impl Spell for RewindToLastGreen {
 
 /// The newest commit of the worktree's history that is one of `green`.
 fn last_green_in(worktree: &Path, green: &[String]) -> Result<Option<String>> {
-    let repo = git2::Repository::open(worktree)
-        .map_err(|e| Error::Internal(format!("cannot open the worktree: {}", e.message())))?;
+    let repo = crate::project::open_folder(worktree)?;
     let mut walk = repo
         .revwalk()
         .map_err(|e| Error::Internal(format!("cannot walk the history: {}", e.message())))?;

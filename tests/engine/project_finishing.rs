@@ -332,3 +332,71 @@ async fn discarded_work_is_gone_from_git_and_a_snapshot_brings_it_back() {
         "the branch is back with the work"
     );
 }
+
+/// A check (the agent's test code, run in the worktree) can rewrite the worktree's `.git` to
+/// name the person's own repository. Healer's commit must not follow it onto their branch.
+#[tokio::test]
+async fn a_check_that_points_the_worktree_at_the_persons_repository_commits_nothing_there() {
+    let pb = project_bed(false, |_| {}).await;
+    let person_git = pb.repo_dir.join(".git");
+    let check = healer::store::VerifyCommand {
+        name: "test".to_string(),
+        command: format!(
+            "python3 -c \"import pathlib; pathlib.Path('.git').write_text('gitdir: {}\\n')\"",
+            person_git.display()
+        ),
+    };
+    let mut settings = pb.project.settings.clone();
+    settings.verify = vec![check];
+    pb.engine()
+        .update_project(
+            pb.project.id,
+            healer::project::ProjectInput {
+                path: pb.project.path.clone(),
+                name: pb.project.name.clone(),
+                settings,
+            },
+        )
+        .expect("settings");
+    let before = main_tip(&pb.repo_dir).id();
+    let index_before = std::fs::read(person_git.join("index")).expect("index");
+    let t = pb
+        .engine()
+        .add_task(pb.project.id, task("Greet properly"))
+        .expect("task");
+    pb.bed.server.script([
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "greet.py", "content": "def greet(name):\n    return 'Hello, ' + name + '!'\n"}),
+        ),
+        call("c2", "finish", json!({"summary": "greet() says Hello"})),
+    ]);
+    let session = pb
+        .engine()
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    assert_ne!(
+        session.status,
+        SessionStatus::Finished,
+        "{}",
+        session.summary
+    );
+    assert!(!session.merged);
+    assert!(
+        session.summary.contains("will not use the git data"),
+        "{}",
+        session.summary
+    );
+    assert_eq!(main_tip(&pb.repo_dir).id(), before, "main did not move");
+    assert_eq!(
+        std::fs::read(person_git.join("index")).expect("index"),
+        index_before,
+        "the person's index was not touched"
+    );
+    let head = Repository::open(&pb.repo_dir)
+        .and_then(|r| r.head().and_then(|h| h.peel_to_commit()).map(|c| c.id()))
+        .expect("head");
+    assert_eq!(head, before, "nothing was committed on the person's branch");
+}
