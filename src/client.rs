@@ -236,6 +236,8 @@ fn payload_kind(request: &Request) -> &'static str {
         Request::ResolveConflict { .. } => "resolve_conflict",
         Request::DiscardTask { .. } => "discard_task",
         Request::OpenPullRequest { .. } => "open_pull_request",
+        Request::CommentOnLines { .. } => "comment_on_lines",
+        Request::ReviewComments { .. } => "review_comments",
         Request::RestoreSnapshot { .. } => "restore_snapshot",
         Request::AskAgent { .. } => "ask_agent",
     }

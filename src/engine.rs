@@ -6,6 +6,7 @@
 mod approvals;
 mod checkpoints;
 mod cluster;
+mod comments;
 mod deps;
 mod finishing;
 mod glance;
@@ -48,6 +49,7 @@ use crate::services::Services;
 use crate::store::{known_schema_version, Store};
 use crate::workflow::runner::OutputChunk;
 pub use approvals::AgentAnswer;
+pub use comments::CommentsSent;
 pub use deps::{dependencies_in, propose_packages_in};
 pub use finishing::{Acceptance, Discarded};
 pub use glance::{Glance, Mood, Waiting, PAUSED_BY_YOU};
@@ -256,6 +258,7 @@ impl Engine {
             });
         }
         tasks.spawn(healer::scan_loop(handle.clone(), cancel.clone()));
+        tasks.spawn(pull_requests::watch_loop(handle.clone(), cancel.clone()));
         tasks.spawn(projects::judge_loop(handle.clone(), cancel.clone()));
         if handle.inner.scheduling {
             // An engine a command started for itself answers only that command: it would

@@ -57,7 +57,7 @@ pub use hooks::{cli_program, CLI_VAR as HOOK_CLI_VAR};
 pub use prompt::{append_progress, read_progress, task_prompt};
 pub use recover::end_marked_processes;
 pub(crate) use recover::settle_interrupted;
-pub use repo::{canonical, init_with_first_commit, inspect, FolderState, RepoCheck};
+pub use repo::{canonical, git_error, init_with_first_commit, inspect, FolderState, RepoCheck};
 pub use run::SESSION_MARKER_VAR;
 pub use runner::{Projects, SessionStop};
 pub use steered::STUCK_CHECK_SECS;

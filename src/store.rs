@@ -24,6 +24,7 @@ mod projects;
 mod providers;
 mod pull_requests;
 mod requests;
+mod review_comments;
 mod runs;
 mod scripts;
 mod sessions;
@@ -68,14 +69,15 @@ pub use projects::{
     DEFAULT_MAX_PARALLEL, DEFAULT_MAX_STEPS, DEFAULT_SESSION_CAP_CENTS, DEFAULT_SESSION_CAP_TOKENS,
     DEFAULT_TOKEN_BUDGET,
 };
-pub use pull_requests::PullRequestRecord;
+pub use pull_requests::{PullRequestReading, PullRequestRecord};
 pub use requests::{RequestRow, RequestStatus};
+pub use review_comments::{NewReviewComment, ReviewComment};
 pub use runs::{AttemptEnd, InterruptedAttempt};
 pub use sessions::{NewSession, PastSession, SessionOutcome, SessionRecord, StoredStep};
 pub use snapshots::{NewSnapshot, SnapshotRecord};
 pub use steering::{
     DeliveryState, JudgeAction, MessageDelivery, NewSteeringEntry, SessionPulse, SteeringEntry,
-    SteeringKind, SteeringMessage, SteeringOrigin, HEARTBEAT_NOTE_SECS,
+    SteeringKind, SteeringMessage, SteeringOrigin, HEARTBEAT_NOTE_SECS, MAX_PERSON_MESSAGE,
 };
 pub use steering_settings::{
     SteeringSettings, DEFAULT_JUDGE_EVERY_SECS, DEFAULT_MAX_LOOP_MESSAGES,
@@ -118,6 +120,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0024_run_retry_wait.sql"),
     include_str!("store/migrations/0025_approvals.sql"),
     include_str!("store/migrations/0026_pull_requests.sql"),
+    include_str!("store/migrations/0027_review_comments.sql"),
+    include_str!("store/migrations/0028_pull_request_checks.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -145,6 +145,10 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             project_commands::resolve_conflict,
             project_commands::discard_task_work,
             project_commands::open_pull_request,
+            project_commands::add_review_comment,
+            project_commands::list_review_comments,
+            project_commands::delete_review_comment,
+            project_commands::send_review_comments,
             project_commands::set_project_token,
             project_commands::remove_approval_rule,
         ])

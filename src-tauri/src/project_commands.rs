@@ -1,14 +1,14 @@
 //! Tauri commands for projects: the add-project form, the board, the task page and its live
 //! session. Each a one-line adapter over an engine method.
 
-use healer::engine::{Acceptance, Discarded};
+use healer::engine::{Acceptance, CommentsSent, Discarded};
 use healer::project::finish::AcceptHow;
 use healer::project::{
     FolderCheck, Project, ProjectDetail, ProjectInput, ProjectSummary, SessionDetail,
     SessionRecord, Task, TaskDetail, TaskEdit, TaskStatus,
 };
 use healer::steering::LiveSession;
-use healer::store::{ApprovalRule, HealerConfig, PullRequestRecord};
+use healer::store::{ApprovalRule, HealerConfig, PullRequestRecord, ReviewComment};
 use healer::workflow::FieldProblem;
 use healer::ErrorPayload;
 use tauri::State;
@@ -284,6 +284,56 @@ pub async fn discard_task_work(
         .engine()?
         .discard_task_work(project_id, &task_id)
         .await?)
+}
+
+/// Keep a comment on lines of a task's change (sent later, with the others).
+#[tauri::command]
+#[specta::specta]
+pub async fn add_review_comment(
+    state: State<'_, AppState>,
+    project_id: i64,
+    task_id: String,
+    path: String,
+    line_start: u32,
+    line_end: u32,
+    text: String,
+) -> CmdResult<ReviewComment> {
+    Ok(state
+        .engine()?
+        .add_review_comment(project_id, &task_id, &path, line_start, line_end, &text)
+        .await?)
+}
+
+/// The task's comments, those the agent's change touched since they were sent marked answered.
+#[tauri::command]
+#[specta::specta]
+pub async fn list_review_comments(
+    state: State<'_, AppState>,
+    project_id: i64,
+    task_id: String,
+) -> CmdResult<Vec<ReviewComment>> {
+    Ok(state
+        .engine()?
+        .review_comments(project_id, &task_id)
+        .await?)
+}
+
+/// Forget a comment not sent yet.
+#[tauri::command]
+#[specta::specta]
+pub async fn delete_review_comment(state: State<'_, AppState>, comment_id: i64) -> CmdResult<()> {
+    Ok(state.engine()?.delete_review_comment(comment_id)?)
+}
+
+/// Send the comments that wait to the agent, as one message.
+#[tauri::command]
+#[specta::specta]
+pub async fn send_review_comments(
+    state: State<'_, AppState>,
+    project_id: i64,
+    task_id: String,
+) -> CmdResult<CommentsSent> {
+    Ok(state.engine()?.send_review_comments(project_id, &task_id)?)
 }
 
 /// Push the task's branch and open its pull request (or find the one already open for it).

@@ -138,6 +138,31 @@ pub enum ProjectCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Comment on lines of a task's change; comments wait until you send them to the agent
+    /// (`healer project comments NAME --task ID --send`)
+    Comment {
+        name: String,
+        #[arg(long)]
+        task: String,
+        /// The file and line, or lines: greet.py:12 or greet.py:12-15
+        #[arg(long)]
+        at: String,
+        /// What the agent should change there
+        text: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// A task's comments and whether the agent answered them; `--send` sends those that wait as
+    /// one message (into its running session, or a session that picks the task up again)
+    Comments {
+        name: String,
+        #[arg(long)]
+        task: String,
+        #[arg(long)]
+        send: bool,
+        #[arg(long)]
+        json: bool,
+    },
     /// Keep the token Healer opens this project's pull requests with, read from standard input
     /// (kept in your secrets, never in Healer's database)
     Token { name: String },
@@ -479,6 +504,76 @@ pub async fn run(command: ProjectCommand, paths: &Paths) -> Result<bool> {
             }
             Ok(true)
         }
+        ProjectCommand::Comment {
+            name,
+            task,
+            at,
+            text,
+            json,
+        } => {
+            let (path, line_start, line_end) = lines_at(&at)?;
+            let request = Request::CommentOnLines {
+                project: name,
+                task,
+                path,
+                line_start,
+                line_end,
+                text,
+            };
+            let Response::Comment { comment } = act(paths, request, RUN_WAIT).await? else {
+                return unexpected();
+            };
+            if json {
+                print_json(&comment)?;
+            } else {
+                println!(
+                    "Kept your comment on {}; send it to the agent with the others when you are done.",
+                    where_of(&comment)
+                );
+            }
+            Ok(true)
+        }
+        ProjectCommand::Comments {
+            name,
+            task,
+            send,
+            json,
+        } => {
+            let request = Request::ReviewComments {
+                project: name,
+                task,
+                send,
+            };
+            let Response::Comments { comments, sent } = act(paths, request, RUN_WAIT).await? else {
+                return unexpected();
+            };
+            if json {
+                print_json(&serde_json::json!({ "comments": comments, "sent": sent }))?;
+                return Ok(true);
+            }
+            if let Some(sent) = &sent {
+                println!("{}", sent.said);
+            }
+            if comments.is_empty() {
+                println!("No comments on this task's change.");
+            }
+            for c in &comments {
+                let state = if c.addressed_at.is_some() {
+                    "answered: the agent changed these lines"
+                } else if c.sent_at.is_some() {
+                    "sent to the agent"
+                } else {
+                    "waiting to be sent"
+                };
+                println!(
+                    "{} ({state})
+  {}",
+                    where_of(c),
+                    c.text
+                );
+            }
+            Ok(true)
+        }
         ProjectCommand::Token { name } => {
             let store = open(paths)?;
             let project = store.project_by_name(&name)?;
@@ -519,6 +614,32 @@ pub async fn run(command: ProjectCommand, paths: &Paths) -> Result<bool> {
             }
             Ok(true)
         }
+    }
+}
+
+/// `greet.py:12` or `greet.py:12-15` as (file, first line, last line).
+fn lines_at(at: &str) -> Result<(String, u32, u32)> {
+    let bad = || {
+        healer::error::Error::InvalidInput(format!(
+            "--at takes a file and a line, or lines: greet.py:12 or greet.py:12-15 (not {at:?})"
+        ))
+    };
+    let (path, lines) = at.rsplit_once(':').ok_or_else(bad)?;
+    let (first, last) = lines.split_once('-').unwrap_or((lines, lines));
+    let first: u32 = first.trim().parse().map_err(|_| bad())?;
+    let last: u32 = last.trim().parse().map_err(|_| bad())?;
+    if path.is_empty() || first == 0 || last < first {
+        return Err(bad());
+    }
+    Ok((path.to_string(), first, last))
+}
+
+/// "greet.py line 12", "greet.py lines 12–15".
+fn where_of(c: &healer::store::ReviewComment) -> String {
+    if c.line_start == c.line_end {
+        format!("{} line {}", c.path, c.line_start)
+    } else {
+        format!("{} lines {}\u{2013}{}", c.path, c.line_start, c.line_end)
     }
 }
 

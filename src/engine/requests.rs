@@ -118,6 +118,22 @@ pub enum Request {
         project: String,
         task: String,
     },
+    /// Comment on lines of a task's change (kept until sent).
+    CommentOnLines {
+        project: String,
+        task: String,
+        path: String,
+        line_start: u32,
+        line_end: u32,
+        text: String,
+    },
+    /// The task's comments; with `send`, those that wait go to the agent first.
+    ReviewComments {
+        project: String,
+        task: String,
+        #[serde(default)]
+        send: bool,
+    },
     /// Push a task's branch and open its pull request.
     OpenPullRequest {
         project: String,
@@ -193,6 +209,15 @@ pub enum Response {
     },
     PullRequest {
         pull_request: Box<crate::store::PullRequestRecord>,
+    },
+    Comment {
+        comment: Box<crate::store::ReviewComment>,
+    },
+    /// The task's comments, and what sending them came to when they were sent.
+    Comments {
+        comments: Vec<crate::store::ReviewComment>,
+        #[serde(default)]
+        sent: Option<super::CommentsSent>,
     },
     /// What the engine did, in a sentence.
     Said {
@@ -347,6 +372,49 @@ pub(super) async fn perform(engine: &Handle, request: Request) -> Result<Respons
                     .await?,
             ),
         },
+        Request::CommentOnLines {
+            project,
+            task,
+            path,
+            line_start,
+            line_end,
+            text,
+        } => Response::Comment {
+            comment: Box::new(
+                engine
+                    .add_review_comment(
+                        engine.find_project(&project)?.id,
+                        &task,
+                        &path,
+                        line_start,
+                        line_end,
+                        &text,
+                    )
+                    .await?,
+            ),
+        },
+        Request::ReviewComments {
+            project,
+            task,
+            send,
+        } => {
+            let project = engine.find_project(&project)?.id;
+            let sent = if send {
+                let sent = engine.send_review_comments(project, &task)?;
+                // A command's own engine stops when it answers: the session it started ends
+                // first (as `project run` without a daemon).
+                if !engine.inner.scheduling {
+                    engine.wait_session(sent.session_id).await?;
+                }
+                Some(sent)
+            } else {
+                None
+            };
+            Response::Comments {
+                comments: engine.review_comments(project, &task).await?,
+                sent,
+            }
+        }
         Request::DiscardTask { project, task } => Response::Discarded {
             discarded: engine
                 .discard_task_work(engine.find_project(&project)?.id, &task)

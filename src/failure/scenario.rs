@@ -25,10 +25,12 @@ pub enum ProjectScenario {
     /// The agent's process failed: it could not start, exited non-zero, printed a stream that
     /// could not be read, or ran past its time limit.
     RuntimeError,
+    /// A check on the pull request Healer opened for the task's branch failed on the host.
+    PullRequestCheckFailed,
 }
 
 impl ProjectScenario {
-    pub const ALL: [ProjectScenario; 7] = [
+    pub const ALL: [ProjectScenario; 8] = [
         ProjectScenario::InitScriptTypecheckFailure,
         ProjectScenario::InitScriptTestFailure,
         ProjectScenario::InitScriptEnvironmentFailure,
@@ -36,6 +38,7 @@ impl ProjectScenario {
         ProjectScenario::SubtaskFailed,
         ProjectScenario::SubtaskStuck,
         ProjectScenario::RuntimeError,
+        ProjectScenario::PullRequestCheckFailed,
     ];
 
     /// As stored in `Failure::scenario` (and matched by rules).
@@ -48,6 +51,7 @@ impl ProjectScenario {
             ProjectScenario::SubtaskFailed => "SubtaskFailed",
             ProjectScenario::SubtaskStuck => "SubtaskStuck",
             ProjectScenario::RuntimeError => "RuntimeError",
+            ProjectScenario::PullRequestCheckFailed => "PullRequestCheckFailed",
         }
     }
 
@@ -73,6 +77,7 @@ impl ProjectScenario {
                 "the agent showed no activity for too long and was ended as stuck"
             }
             ProjectScenario::RuntimeError => "the agent itself failed",
+            ProjectScenario::PullRequestCheckFailed => "a check failed on the task's pull request",
         }
     }
 
@@ -93,6 +98,7 @@ impl ProjectScenario {
             ProjectScenario::InitScriptTypecheckFailure
             | ProjectScenario::InitScriptTestFailure
             | ProjectScenario::VerificationFailed
+            | ProjectScenario::PullRequestCheckFailed
             | ProjectScenario::SubtaskFailed => FailureClass::Logic,
             ProjectScenario::InitScriptEnvironmentFailure => FailureClass::Environment,
             ProjectScenario::SubtaskStuck => FailureClass::Timeout,

@@ -50,12 +50,24 @@ impl Ctx<'_> {
         };
         let short = super::repo::short(&commit);
         let branch = worktree::branch_name(&self.task.id);
+        // Work under review on the host (an open pull request) is accepted there, not here.
+        let reviewed = self
+            .projects
+            .services
+            .store
+            .pull_request(self.project.id, &self.task.id)?
+            .is_some_and(|pr| pr.state == "open");
         let how = match (accept, merge) {
             (Some(how), _) => Some(how),
+            (None, _) if reviewed => None,
             (None, MergePolicy::FastForward) => Some(super::finish::AcceptHow::FastForward),
             (None, MergePolicy::LeaveBranch) => None,
         };
         let left = match how {
+            None if reviewed => Some(
+                "it waits on its own branch for its pull request, where it is reviewed and merged"
+                    .to_string(),
+            ),
             None => Some(
                 "it waits on its own branch for you to accept, as the project's settings say"
                     .to_string(),

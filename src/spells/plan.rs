@@ -61,6 +61,10 @@ pub fn rules(scenario: ProjectScenario, facts: Facts) -> Vec<&'static str> {
         SubtaskStuck => vec![doctor::NAME, progress::NAME, blocked::NAME],
         RuntimeError if give_up => vec![progress::NAME, blocked::NAME],
         RuntimeError => vec![rerun::MINIMAL, progress::NAME],
+        // The host's check is the verdict: the agent picks its session up with the check's log
+        // (or the built-in agent starts from the log alone); its green fix is pushed.
+        PullRequestCheckFailed if give_up => vec![blocked::NAME, progress::NAME],
+        PullRequestCheckFailed => vec![rerun::RESUME, rerun::MINIMAL, progress::NAME],
     }
 }
 

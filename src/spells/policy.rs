@@ -69,7 +69,9 @@ pub fn should_run(
         | ProjectScenario::InitScriptEnvironmentFailure => {
             (s.on_init_failure, "init script failures")
         }
-        ProjectScenario::VerificationFailed => (s.on_verification_failure, "verification failures"),
+        ProjectScenario::VerificationFailed | ProjectScenario::PullRequestCheckFailed => {
+            (s.on_verification_failure, "verification failures")
+        }
         ProjectScenario::SubtaskFailed => {
             (s.on_subtask_failure, "tasks the agent could not finish")
         }

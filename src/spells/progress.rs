@@ -31,6 +31,9 @@ fn next_steps(scenario: Option<ProjectScenario>, cx: &SpellContext<'_>) -> Vec<S
             "Read the failing check's output above; change only what it names.".to_string(),
             "Run the check yourself before finishing.".to_string(),
         ],
+        Some(PullRequestCheckFailed) => vec![
+            "Read the host's check log above: it ran where the project's checks here did not look; make the project's own checks cover it too.".to_string(),
+        ],
         Some(SubtaskFailed) => vec![
             "Split the task into smaller steps, or add what the agent was missing to its description.".to_string(),
         ],

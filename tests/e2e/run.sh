@@ -72,9 +72,9 @@ fi
 export NO_AT_BRIDGE=1 # no accessibility bus under test
 cd "$here"
 # A hard ceiling on top of the per-test timeouts, so a run can never hang.
-timeout --kill-after=15 900 \
-  dbus-run-session -- node --test --test-reporter=spec --test-concurrency=1 "$@" ${HEALER_E2E_FILES:-healer.test.mjs startup.test.mjs workflows.test.mjs autofix.test.mjs checkpoint.test.mjs people.test.mjs secrets.test.mjs projects.test.mjs approvals.test.mjs finishing.test.mjs healerService.test.mjs steering.test.mjs sessions.test.mjs cluster.test.mjs looks.test.mjs tray.test.mjs}
+timeout --kill-after=15 1200 \
+  dbus-run-session -- node --test --test-reporter=spec --test-concurrency=1 "$@" ${HEALER_E2E_FILES:-healer.test.mjs startup.test.mjs workflows.test.mjs autofix.test.mjs checkpoint.test.mjs people.test.mjs secrets.test.mjs projects.test.mjs approvals.test.mjs finishing.test.mjs comments.test.mjs healerService.test.mjs steering.test.mjs sessions.test.mjs cluster.test.mjs looks.test.mjs tray.test.mjs}
 code=$?
-[[ $code -eq 124 ]] && echo "run.sh: the test run hit the 15-minute ceiling and was stopped" >&2
+[[ $code -eq 124 ]] && echo "run.sh: the test run hit the 20-minute ceiling and was stopped" >&2
 echo "run.sh: artifacts (screenshots, tauri-driver.log) in $here/artifacts"
 exit $code

@@ -46,6 +46,7 @@ mod pipeline;
 mod project_agent_fixtures;
 mod project_agents;
 mod project_cli;
+mod project_comments;
 mod project_finishing;
 mod project_fixtures;
 mod project_pull_request;

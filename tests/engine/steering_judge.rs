@@ -26,7 +26,7 @@ fn task(title: &str) -> TaskEdit {
 }
 
 /// The agent's first call: a command that waits until the file `go` exists in its worktree.
-fn wait_for_go() -> Reply {
+pub(crate) fn wait_for_go() -> Reply {
     call(
         "c1",
         "run_command",
@@ -49,7 +49,7 @@ async fn waiting_session(pb: &ProjectBed, title: &str) -> (String, SessionRecord
 }
 
 /// Start the agent on `task_id` and wait until it sits in its waiting command.
-async fn run_until_waiting(pb: &ProjectBed, task_id: &str) -> SessionRecord {
+pub(crate) async fn run_until_waiting(pb: &ProjectBed, task_id: &str) -> SessionRecord {
     let engine = pb.engine();
     let session = engine
         .run_project(pb.project.id, Some(task_id))
@@ -75,12 +75,12 @@ fn started(session: &SessionRecord) -> DateTime<Utc> {
         .with_timezone(&Utc)
 }
 
-fn let_go(session: &SessionRecord) {
+pub(crate) fn let_go(session: &SessionRecord) {
     std::fs::write(Path::new(&session.worktree).join("go"), "").expect("go");
 }
 
 /// The content of the last user message of a request the scripted server received.
-fn last_user_message(chat: &crate::model_server::Seen) -> String {
+pub(crate) fn last_user_message(chat: &crate::model_server::Seen) -> String {
     chat.body["messages"]
         .as_array()
         .expect("messages")

@@ -249,6 +249,11 @@ export const api = {
   resolveConflict: (projectId: number, taskId: string, how: AcceptHow | null) =>
     unwrap(commands.resolveConflict(projectId, taskId, how)),
   discardTaskWork: (projectId: number, taskId: string) => unwrap(commands.discardTaskWork(projectId, taskId)),
+  addReviewComment: (projectId: number, taskId: string, path: string, lineStart: number, lineEnd: number, text: string) =>
+    unwrap(commands.addReviewComment(projectId, taskId, path, lineStart, lineEnd, text)),
+  listReviewComments: (projectId: number, taskId: string) => unwrap(commands.listReviewComments(projectId, taskId)),
+  deleteReviewComment: (commentId: number) => unwrap(commands.deleteReviewComment(commentId)),
+  sendReviewComments: (projectId: number, taskId: string) => unwrap(commands.sendReviewComments(projectId, taskId)),
   /** Pushes the task's branch (with the person's own git sign-in) and opens its pull request. */
   openPullRequest: (projectId: number, taskId: string) => unwrap(commands.openPullRequest(projectId, taskId, null)),
   /** Keeps the host token of a project's pull requests in the secrets keep. */

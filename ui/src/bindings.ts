@@ -198,6 +198,14 @@ export const commands = {
 	discardTaskWork: (projectId: number, taskId: string) => typedError<Discarded, ErrorPayload>(__TAURI_INVOKE("discard_task_work", { projectId, taskId })),
 	/**  Push the task's branch and open its pull request (or find the one already open for it). */
 	openPullRequest: (projectId: number, taskId: string, apiUrl: string | null) => typedError<PullRequestRecord, ErrorPayload>(__TAURI_INVOKE("open_pull_request", { projectId, taskId, apiUrl })),
+	/**  Keep a comment on lines of a task's change (sent later, with the others). */
+	addReviewComment: (projectId: number, taskId: string, path: string, lineStart: number, lineEnd: number, text: string) => typedError<ReviewComment, ErrorPayload>(__TAURI_INVOKE("add_review_comment", { projectId, taskId, path, lineStart, lineEnd, text })),
+	/**  The task's comments, those the agent's change touched since they were sent marked answered. */
+	listReviewComments: (projectId: number, taskId: string) => typedError<ReviewComment[], ErrorPayload>(__TAURI_INVOKE("list_review_comments", { projectId, taskId })),
+	/**  Forget a comment not sent yet. */
+	deleteReviewComment: (commentId: number) => typedError<null, ErrorPayload>(__TAURI_INVOKE("delete_review_comment", { commentId })),
+	/**  Send the comments that wait to the agent, as one message. */
+	sendReviewComments: (projectId: number, taskId: string) => typedError<CommentsSent, ErrorPayload>(__TAURI_INVOKE("send_review_comments", { projectId, taskId })),
 	/**  Keep the token this project's pull requests are opened with (in the secrets keep). */
 	setProjectToken: (projectId: number, token: string) => typedError<null, ErrorPayload>(__TAURI_INVOKE("set_project_token", { projectId, token })),
 	/**  Take back something the person allowed for good. */
@@ -601,6 +609,14 @@ export type Columns = {
 	in_progress: number,
 	blocked: number,
 	closed: number,
+};
+
+/**  What sending the comments came to. */
+export type CommentsSent = {
+	count: number,
+	/**  The session they went to (the live one, or the one that picked the task up again). */
+	session_id: number,
+	said: string,
 };
 
 /**  What the connection test found: the models, or the exact error. */
@@ -1624,6 +1640,17 @@ export type PullRequestRecord = {
 	pushed_commit: string,
 	created_at: string,
 	updated_at: string,
+	/**
+	 *  What its checks said of the pushed commit when last read: "waiting", "passing" or
+	 *  "failing".
+	 */
+	checks?: string,
+	/**  The checks in a sentence ("“build” failed"); empty until read. */
+	checks_said?: string,
+	/**  When the host is asked again (its rate limits respected). */
+	next_check_at?: string | null,
+	/**  The pushed commit whose failing check went to the healer service (once per commit). */
+	healed_commit?: string | null,
 };
 
 /**  A task queue and the workers polling it. */
@@ -1683,6 +1710,27 @@ export type RetryPolicy = {
 	jitter: boolean,
 	/**  The classes that are retried; every other class goes to the heal pipeline. */
 	retry_on: FailureClass[],
+};
+
+/**  One comment on lines of a task's change. */
+export type ReviewComment = {
+	id: number,
+	project_id: number,
+	task_id: string,
+	path: string,
+	line_start: number,
+	line_end: number,
+	/**  The lines as they read when the comment was made. */
+	excerpt: string,
+	/**  The git blob of the whole file then (what "addressed" is measured against). */
+	blob: string,
+	text: string,
+	created_at: string,
+	/**  When it went to the agent; `None` while it waits to be sent. */
+	sent_at: string | null,
+	sent_session_id: number | null,
+	/**  When the agent's change after it was sent touched its lines. */
+	addressed_at: string | null,
 };
 
 /**  One changed file. */

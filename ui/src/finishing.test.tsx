@@ -86,3 +86,17 @@ test("a pull request asks for the host's token right there the first time, then 
   expect(healer.projects.hostToken).toBe("ghp_secret");
   expect(screen.queryByTestId("host-token")).toBeNull();
 });
+
+test("a pull request's checks are said in a sentence, and a red one says Healer is fixing it", async () => {
+  const healer = healerWithWaitingWork();
+  healer.projects.pullRequest = {
+    project_id: 1, task_id: "t1", host: "github", api_url: "https://api.github.com/", number: 7,
+    url: "https://github.com/ada/greeter/pull/7", state: "open", pushed_commit: "1a2b3c4d", created_at: "", updated_at: "",
+    checks: "failing", checks_said: "\u201cbuild\u201d failed", next_check_at: null, healed_commit: "1a2b3c4d",
+  };
+  renderApp("#/projects/1/tasks/t1");
+  const said = await screen.findByTestId("pull-request-checks");
+  expect(said).toHaveAttribute("data-checks", "failing");
+  expect(said).toHaveTextContent("Its checks fail: \u201cbuild\u201d failed. Healer sent the agent the check's log and pushes its fix once it passes the project's checks here.");
+  expect(said.textContent).not.toMatch(/healed_commit|pushed_commit|failing/);
+});

@@ -10,6 +10,7 @@ const scenarioWords: Record<string, string> = {
   SubtaskFailed: "The agent stopped without finishing",
   SubtaskStuck: "The task looked stuck",
   RuntimeError: "The agent itself failed",
+  PullRequestCheckFailed: "A check failed on the task's pull request",
 };
 
 export function scenarioInWords(scenario: string): string {

@@ -16,6 +16,7 @@ export const projectKeys = {
   folder: (path: string) => ["project-folder", path] as const,
   validation: (input: ProjectInput, id: number | null) => ["validate-project", input, id] as const,
   approvalRules: (id: number) => ["projects", "approval-rules", id] as const,
+  comments: (projectId: number, taskId: string) => ["projects", "task", projectId, taskId, "comments"] as const,
 };
 
 /** How often a running session is looked at again, in case a live step was missed. */
@@ -234,6 +235,40 @@ export function useTaskReview(projectId: number, taskId: string, running: boolea
     queryKey: projectKeys.taskReview(projectId, taskId),
     queryFn: () => api.reviewTask(projectId, taskId),
     refetchInterval: running ? RUNNING_POLL_MS : false,
+  });
+}
+
+/** The person's comments on a task's lines; looked at again while its agent works. */
+export function useReviewComments(projectId: number, taskId: string, running: boolean) {
+  return useQuery({
+    queryKey: projectKeys.comments(projectId, taskId),
+    queryFn: () => api.listReviewComments(projectId, taskId),
+    refetchInterval: running ? RUNNING_POLL_MS : false,
+  });
+}
+
+export function useAddReviewComment(projectId: number, taskId: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: ({ path, from, to, text }: { path: string; from: number; to: number; text: string }) =>
+      api.addReviewComment(projectId, taskId, path, from, to, text),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: projectKeys.comments(projectId, taskId) }),
+  });
+}
+
+export function useDeleteReviewComment(projectId: number, taskId: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (commentId: number) => api.deleteReviewComment(commentId),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: projectKeys.comments(projectId, taskId) }),
+  });
+}
+
+export function useSendReviewComments(projectId: number, taskId: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: () => api.sendReviewComments(projectId, taskId),
+    onSuccess: () => refreshAll(queryClient),
   });
 }
 

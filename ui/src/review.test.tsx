@@ -1,4 +1,5 @@
-import { screen, waitFor, within } from "@testing-library/react";
+import { EditorView } from "@codemirror/view";
+import { act, screen, waitFor, within } from "@testing-library/react";
 import { expect, test } from "vitest";
 import type { ChangeReview } from "./bindings";
 import { FakeHealer } from "./test/fakeHealer";
@@ -81,4 +82,43 @@ test("the editor command is saved from Settings", async () => {
   await user.type(field, "code -n");
   await user.click(screen.getByTestId("save-editor-command"));
   await waitFor(() => expect(healer.projects.editorCommand).toBe("code -n"));
+});
+
+test("a comment on a selected line waits, is sent with the others as one, and shows when the agent answered it", async () => {
+  const healer = healerWithProject();
+  healer.projects.session(7, "t1", "finished", [step("It edited greet.py.")]);
+  healer.projects.reviews.set(7, committed);
+  const { user } = renderApp("#/projects/1/tasks/t1");
+
+  const card = await screen.findByTestId("change-review");
+  const greet = within(card).getAllByTestId("review-file")[0];
+  await waitFor(() => expect(greet.querySelectorAll(".cm-editor")).toHaveLength(2));
+  expect(greet).toHaveTextContent("Select a line on the right to comment on it.");
+  // The person puts the cursor on line 2 of the new side (jsdom has no layout for a click to
+  // land by its coordinates, so the selection is made as the editor would make it).
+  const right = greet.querySelectorAll(".cm-content")[1] as HTMLElement;
+  const view = EditorView.findFromDOM(right);
+  if (!view) throw new Error("no editor on the new side");
+  act(() => view.dispatch({ selection: { anchor: view.state.doc.line(2).from + 4 } }));
+  await user.click(await within(greet).findByTestId("comment-on-lines"));
+  expect(within(greet).getByText("Your comment on line 2")).toBeVisible();
+  await user.type(within(greet).getByTestId("comment-text"), "Use an f-string here.");
+  await user.click(within(greet).getByTestId("save-comment"));
+
+  const kept = await within(greet).findByTestId("review-comment");
+  expect(kept).toHaveAttribute("data-state", "waiting");
+  expect(kept).toHaveTextContent("line 2");
+  expect(kept).toHaveTextContent("Waiting to be sent");
+  expect(kept).toHaveTextContent("Use an f-string here.");
+  expect(healer.projects.comments[0]).toMatchObject({ path: "greet.py", line_start: 2, line_end: 2 });
+
+  const bar = within(card).getByTestId("comments-send");
+  expect(bar).toHaveTextContent("1 comment waiting to be sent.");
+  await user.click(within(bar).getByTestId("send-comments"));
+  await waitFor(() => expect(healer.projects.commentsSent).toEqual([[1]]));
+  expect(await screen.findByText(/it picks the task up again on its branch/)).toBeVisible();
+  await waitFor(() => expect(within(greet).getByTestId("review-comment")).toHaveAttribute("data-state", "sent"));
+  expect(within(card).queryByTestId("send-comments")).toBeNull();
+  // Nothing in the window names engine words.
+  expect(card.textContent).not.toMatch(/session_id|sent_at|addressed/);
 });

@@ -23,6 +23,14 @@ const AGENT_TURNS = [
   { text: "", call: ["finish", { summary: AGENT_SUMMARY }] },
 ];
 
+/** The person's comments on the agent's lines, and the agent's answer to them. */
+export const COMMENT = "Use an f-string here.";
+export const COMMENTED_SUMMARY = "greet() uses an f-string now.";
+const COMMENT_TURNS = [
+  { text: "I will answer the comment.", call: ["edit_file", { path: "greet.py", search: "'Hello, ' + name + '!'", replace: "f'Hello, {name}!'" }] },
+  { text: "", call: ["finish", { summary: COMMENTED_SUMMARY }] },
+];
+
 /** A task whose agent waits (for a file named `go`), so that the steering judge has time to look. */
 export const WAITING_TASK = "Wait for the go file";
 export const STEER_MESSAGE = "Stop waiting for the file: edit greet.py so it says Hello, with a comma and an exclamation mark.";
@@ -72,8 +80,12 @@ export async function startModelServer() {
           { text: "I will install the helper first.", call: ["run_command", { command: asking.command }] },
           { text: "", call: ["finish", { summary: "Went on as the person answered." }] },
         ];
-        const turns = askingTask ? askingTurns : waiting ? WAITING_TURNS : AGENT_TURNS;
-        const turn = turns[Math.min(seenResults, turns.length - 1)];
+        // Comments sent to the agent start its turns over from the message that carries them.
+        const commentedAt = messages.findLastIndex((m) => m.role === "user" && String(m.content).includes("The person reviewed your change"));
+        const sinceComments = messages.slice(commentedAt + 1).filter((m) => m.role === "tool").length;
+        const turns = commentedAt >= 0 ? COMMENT_TURNS : askingTask ? askingTurns : waiting ? WAITING_TURNS : AGENT_TURNS;
+        const at = commentedAt >= 0 ? sinceComments : seenResults;
+        const turn = turns[Math.min(at, turns.length - 1)];
         const [name, args] = turn.call;
         setTimeout(
           () =>

@@ -1,7 +1,7 @@
 // The fake engine's projects (src/engine/projects.rs): a folder check, the form's validation,
 // a board read from the tasks a test sets, sessions with their steps, and Stop — answering the
 // same commands as the engine. The folder dialog (the dialog plugin's `open`) answers too.
-import type { Acceptance, AcceptHow, ApprovalRule, ChangeReview, FieldProblem, FolderCheck, HealerConfig, HealerInvocation, Project, ProjectDetail, ProjectInput, ProjectSummary, ProjectTask, SessionDetail, SessionRecord, SessionStep, SnapshotRecord, SteeringEntry, PullRequestRecord, TaskListProblem, Unaccepted } from "../bindings";
+import type { Acceptance, AcceptHow, ApprovalRule, ChangeReview, FieldProblem, FolderCheck, HealerConfig, HealerInvocation, Project, ProjectDetail, ProjectInput, ProjectSummary, ProjectTask, SessionDetail, SessionRecord, SessionStep, SnapshotRecord, SteeringEntry, PullRequestRecord, ReviewComment, TaskListProblem, Unaccepted } from "../bindings";
 
 export const FOLDER = "/home/ada/code/greeter";
 
@@ -49,6 +49,9 @@ export class FakeProjects {
   /** The host token the person gave (none: opening a pull request asks for one). */
   hostToken: string | null = null;
   pullRequest: PullRequestRecord | null = null;
+  /** The person's comments on the task's lines, and each sending of them. */
+  comments: ReviewComment[] = [];
+  commentsSent: number[][] = [];
   /** The folder the system dialog "returns". */
   picked: string | null = FOLDER;
   /** What the engine says about a folder that is not the greeter repository. */
@@ -214,8 +217,38 @@ export class FakeProjects {
           this.pullRequest = {
             project_id: 1, task_id: args.taskId as string, host: "github", api_url: "https://api.github.com/", number: 7,
             url: "https://github.com/ada/greeter/pull/7", state: "open", pushed_commit: "1a2b3c4d", created_at: "", updated_at: "",
+            checks: "waiting", checks_said: "", next_check_at: null, healed_commit: null,
           };
           return this.pullRequest;
+        };
+      case "add_review_comment":
+        return () => {
+          if (!(args.text as string).trim()) throw { code: "invalid_input", message: "write what the agent should change" };
+          const comment: ReviewComment = {
+            id: this.comments.length + 1, project_id: args.projectId as number, task_id: args.taskId as string, path: args.path as string,
+            line_start: args.lineStart as number, line_end: args.lineEnd as number, excerpt: "", blob: "", text: args.text as string,
+            created_at: new Date().toISOString(), sent_at: null, sent_session_id: null, addressed_at: null,
+          };
+          this.comments.push(comment);
+          return comment;
+        };
+      case "list_review_comments":
+        return () => this.comments.filter((c) => c.project_id === args.projectId && c.task_id === args.taskId);
+      case "delete_review_comment":
+        return () => {
+          this.comments = this.comments.filter((c) => c.id !== args.commentId || c.sent_at);
+          return null;
+        };
+      case "send_review_comments":
+        return () => {
+          const waiting = this.comments.filter((c) => c.task_id === args.taskId && !c.sent_at);
+          if (waiting.length === 0) throw { code: "invalid_input", message: "no comment waits to be sent" };
+          for (const c of waiting) {
+            c.sent_at = new Date().toISOString();
+            c.sent_session_id = 8;
+          }
+          this.commentsSent.push(waiting.map((c) => c.id));
+          return { count: waiting.length, session_id: 8, said: `Sent ${waiting.length === 1 ? "1 comment" : `${waiting.length} comments`} to the agent: it picks the task up again on its branch.` };
         };
       case "discard_task_work":
         return () => {

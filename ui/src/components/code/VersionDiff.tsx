@@ -9,12 +9,19 @@ export type VersionDiffProps = {
   before: string;
   after: string;
   runtime: Runtime;
+  /** Told the lines (first, last; counted from 1) of the new side the person selects. */
+  onSelectLines?: (from: number, to: number) => void;
 };
 
 /** Two versions of a script side by side, changes marked; neither side can be edited. */
-export default function VersionDiff({ before, after, runtime }: VersionDiffProps) {
+export default function VersionDiff({ before, after, runtime, onSelectLines }: VersionDiffProps) {
   const host = useRef<HTMLDivElement>(null);
   const runtimeKey = JSON.stringify(runtime);
+  // The latest callback, without rebuilding the view when it changes.
+  const selected = useRef(onSelectLines);
+  useEffect(() => {
+    selected.current = onSelectLines;
+  });
 
   useEffect(() => {
     if (!host.current) return;
@@ -29,9 +36,18 @@ export default function VersionDiff({ before, after, runtime }: VersionDiffProps
         EditorView.lineWrapping,
       ],
     });
+    const newSide = side(after);
+    newSide.extensions.push(
+      EditorView.updateListener.of((update) => {
+        if (!update.selectionSet || !selected.current) return;
+        const { from, to } = update.state.selection.main;
+        const doc = update.state.doc;
+        selected.current(doc.lineAt(from).number, doc.lineAt(to).number);
+      }),
+    );
     const merge = new MergeView({
       a: side(before),
-      b: side(after),
+      b: newSide,
       parent: host.current,
       gutter: true,
       highlightChanges: true,

@@ -1,10 +1,14 @@
 import { useState } from "react";
-import type { ChangeReview as Review, ReviewFile, Runtime } from "../../bindings";
+import type { ChangeReview as Review, ReviewComment, ReviewFile, Runtime } from "../../bindings";
 import { InlineError } from "../../components/InlineError";
 import { VersionDiff } from "../../components/LazyCode";
 import { SkeletonList } from "../../components/Loading";
-import { useOpenWorktree, useSessionReview, useTaskReview } from "../../projectQueries";
+import { useOpenWorktree, useReviewComments, useSessionReview, useTaskReview } from "../../projectQueries";
 import { plural } from "../../workflowText";
+import { FileComments, SendComments, type Lines } from "./ReviewComments";
+
+/** Where comments on a task's lines are kept (a task's review; a session's has none). */
+type Commenting = { projectId: number; taskId: string; comments: ReviewComment[] };
 
 const howLabel: Record<string, string> = {
   added: "New file",
@@ -23,7 +27,20 @@ function runtimeOf(path: string): Runtime {
   return { kind: "custom", command: "" };
 }
 
-function FileRow({ file, open, onToggle }: { file: ReviewFile; open: boolean; onToggle: () => void }) {
+function FileRow({
+  file,
+  open,
+  onToggle,
+  commenting,
+}: {
+  file: ReviewFile;
+  open: boolean;
+  onToggle: () => void;
+  commenting?: Commenting;
+}) {
+  const [picked, setPicked] = useState<Lines | null>(null);
+  const canComment = commenting && file.shown && file.after != null;
+  const count = commenting?.comments.filter((c) => c.path === file.path).length ?? 0;
   return (
     <li className={open ? "review-file open" : "review-file"} data-testid="review-file" data-path={file.path}>
       <button type="button" className="review-file-head" aria-expanded={open} onClick={onToggle}>
@@ -37,15 +54,31 @@ function FileRow({ file, open, onToggle }: { file: ReviewFile; open: boolean; on
         <span className="diff-stat diff-stat-removed" aria-label={`${plural(file.removed, "line")} removed`}>
           −{file.removed}
         </span>
+        {count > 0 && <span className="muted">{plural(count, "comment")}</span>}
       </button>
       {open &&
         (file.shown && !file.before && !file.after ? (
           <p className="muted review-file-hidden">An empty file.</p>
         ) : file.shown ? (
-          <VersionDiff before={file.before ?? ""} after={file.after ?? ""} runtime={runtimeOf(file.path)} />
+          <VersionDiff
+            before={file.before ?? ""}
+            after={file.after ?? ""}
+            runtime={runtimeOf(file.path)}
+            onSelectLines={canComment ? (from, to) => setPicked({ from, to }) : undefined}
+          />
         ) : (
           <p className="muted review-file-hidden">This file is not text, or too large to show here.</p>
         ))}
+      {open && canComment && commenting && (
+        <FileComments
+          projectId={commenting.projectId}
+          taskId={commenting.taskId}
+          path={file.path}
+          comments={commenting.comments}
+          picked={picked}
+          onDone={() => setPicked(null)}
+        />
+      )}
     </li>
   );
 }
@@ -59,11 +92,13 @@ export function ChangeReview({
   loading,
   error,
   title,
+  commenting,
 }: {
   review: Review | undefined;
   loading: boolean;
   error: unknown;
   title: string;
+  commenting?: Commenting;
 }) {
   const [open, setOpen] = useState<string | null | undefined>(undefined);
   const openWorktree = useOpenWorktree();
@@ -119,6 +154,7 @@ export function ChangeReview({
         )}
       </div>
       {openWorktree.isError && <InlineError lead="It did not open." error={openWorktree.error} />}
+      {commenting && <SendComments projectId={commenting.projectId} taskId={commenting.taskId} comments={commenting.comments} />}
       {files.length > 0 && (
         <ul className="review-files">
           {files.map((file) => (
@@ -127,6 +163,7 @@ export function ChangeReview({
               file={file}
               open={opened === file.path}
               onToggle={() => setOpen(opened === file.path ? null : file.path)}
+              commenting={commenting}
             />
           ))}
         </ul>
@@ -145,5 +182,14 @@ export function SessionChange({ sessionId, running }: { sessionId: number; runni
 /** A task's change: its running session's working copy, else its last commit. */
 export function TaskChange({ projectId, taskId, running }: { projectId: number; taskId: string; running: boolean }) {
   const review = useTaskReview(projectId, taskId, running);
-  return <ChangeReview review={review.data} loading={review.isPending} error={review.error} title="What the agent changed" />;
+  const comments = useReviewComments(projectId, taskId, running);
+  return (
+    <ChangeReview
+      review={review.data}
+      loading={review.isPending}
+      error={review.error}
+      title="What the agent changed"
+      commenting={{ projectId, taskId, comments: comments.data ?? [] }}
+    />
+  );
 }

@@ -13,6 +13,21 @@ import { toast } from "../../toasts";
 
 const hostNames: Record<string, string> = { github: "GitHub", gitlab: "GitLab", forgejo: "Forgejo" };
 
+/** What the pull request's checks said when Healer last asked the host, in a sentence. */
+export function checksWords(pr: PullRequestRecord): string {
+  if (pr.state !== "open") return pr.state === "merged" ? "It was merged on the host." : "It was closed on the host.";
+  switch (pr.checks) {
+    case "passing":
+      return `Its checks pass: ${pr.checks_said || "all passed"}.`;
+    case "failing":
+      return pr.healed_commit === pr.pushed_commit
+        ? `Its checks fail: ${pr.checks_said}. Healer sent the agent the check's log and pushes its fix once it passes the project's checks here.`
+        : `Its checks fail: ${pr.checks_said}.`;
+    default:
+      return pr.checks_said ? `Its checks: ${pr.checks_said}.` : "Healer looks at its checks every minute.";
+  }
+}
+
 /** Push the branch and open a pull request; the host's token is asked for right here the first time. */
 function PullRequest({ projectId, taskId, existing }: { projectId: number; taskId: string; existing: PullRequestRecord | null }) {
   const open = useOpenPullRequest(projectId, taskId);
@@ -27,6 +42,11 @@ function PullRequest({ projectId, taskId, existing }: { projectId: number; taskI
           text={existing.url}
           testId="pull-request-url"
         />
+      )}
+      {existing && (
+        <p className="muted" data-testid="pull-request-checks" data-checks={existing.checks}>
+          {checksWords(existing)}
+        </p>
       )}
       <button type="button" className="button" disabled={open.isPending} onClick={() => open.mutate(null)} data-testid="open-pull-request">
         {open.isPending && <Spinner />}

@@ -17,7 +17,7 @@ const SPELLS = [
 
 const scenarioRows: [keyof HealerScenarios, string][] = [
   ["onInitFailure", "The project's setup fails before the agent starts (type check, tests, missing tools)"],
-  ["onVerificationFailure", "The agent's change does not pass the checks"],
+  ["onVerificationFailure", "The agent's change does not pass the checks (here, or on its pull request)"],
   ["onSubtaskFailure", "The agent stops without finishing"],
   ["onRuntimeError", "The agent program itself fails"],
   ["onStuckSubtask", "A task looks stuck"],
