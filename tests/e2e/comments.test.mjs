@@ -115,8 +115,14 @@ for (const theme of ["light", "dark"]) {
       await session.until(async () => (await taskOf()).status === "closed", { timeoutMs: 90_000, what: "the agent's answer done" });
       assert.match(git(folder, "show", `healer/${taskId}:greet.py`), /f'Hello, \{name\}!'/);
       await session.executeScript("window.location.reload();");
-      const answered = await session.waitFor('[data-testid="review-comment"][data-state="answered"]', { timeoutMs: 30_000, what: "the comment answered" });
-      const said = await session.getText(answered.id);
+      // The page settles after the reload (the review and its comments load): read the text as
+      // it is found, and look again until it says so.
+      const answered = await session.waitFor('[data-testid="review-comment"][data-state="answered"]', {
+        timeoutMs: 30_000,
+        what: "the comment answered",
+        predicate: (text) => /Answered/.test(text),
+      });
+      const said = answered.text;
       assert.match(said, /Answered: the agent changed these lines/);
       assert.doesNotMatch(said, /addressed|session|sent_at/);
       await shoot("answered");
