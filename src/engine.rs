@@ -258,6 +258,17 @@ impl Engine {
             });
         }
         tasks.spawn(healer::scan_loop(handle.clone(), cancel.clone()));
+        // A conflict the person asked the agent to resolve, then accept, whose session did not
+        // end: started again, by the engine that stays (not a command's own, which would stop
+        // it again when it answers).
+        if handle.inner.scheduling {
+            let handle = handle.clone();
+            tasks.spawn(async move {
+                if let Err(e) = handle.carry_on_accepting().await {
+                    tracing::warn!("could not carry on the accepts under way: {e}");
+                }
+            });
+        }
         tasks.spawn(pull_requests::watch_loop(handle.clone(), cancel.clone()));
         tasks.spawn(projects::judge_loop(handle.clone(), cancel.clone()));
         if handle.inner.scheduling {

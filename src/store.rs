@@ -3,6 +3,7 @@
 //! a module below the store (workflow, checkpoint, memory…) or, when the module that acts on it
 //! sits above the store (heal, maintainer), in the table's file here, and re-exported there.
 
+mod accept_intents;
 mod affected;
 mod approvals;
 mod autofixes;
@@ -47,6 +48,7 @@ use rusqlite_migration::{Migrations, M};
 
 use crate::error::{Error, Result};
 
+pub use accept_intents::AcceptIntent;
 pub use approvals::{place_for, ApprovalRecord, ApprovalRule, NewApproval};
 pub use autofixes::{AutoFix, AutoFixStatus};
 pub use cluster::ClusterSchedule;
@@ -122,6 +124,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0026_pull_requests.sql"),
     include_str!("store/migrations/0027_review_comments.sql"),
     include_str!("store/migrations/0028_pull_request_checks.sql"),
+    include_str!("store/migrations/0029_accept_intents.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

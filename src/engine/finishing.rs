@@ -315,6 +315,26 @@ impl Handle {
         let project = self.services.store.project(project_id)?;
         let task = self.finishing_task(&project, task_id)?;
         let how = how.unwrap_or(project.settings.finishing.accept);
+        // The person's decision is kept until its session ends: a stop in between starts the
+        // agent on it again (`carry_on_accepting`).
+        self.services
+            .store
+            .save_accept_intent(project_id, task_id, how)?;
+        let session = self.start_resolving(&project, &task, how)?;
+        self.services
+            .store
+            .set_accept_intent_session(project_id, task_id, session.id)?;
+        Ok(session)
+    }
+
+    /// The session that resolves the conflict, the task opened for it.
+    fn start_resolving(
+        &self,
+        project: &Project,
+        task: &Task,
+        how: AcceptHow,
+    ) -> Result<SessionRecord> {
+        let task_id = task.id.as_str();
         let main = &project.settings.main_branch;
         let message = format!(
             "The main branch ({main}) moved on while you worked on the task \u{201c}{title}\u{201d}, and it changed some of the same lines as your work. Healer has merged {main} into your branch in this worktree: git wrote both sides of each conflict into the files, between the markers <<<<<<<, ======= and >>>>>>>. Resolve every conflict so that both changes do what they meant to, remove every marker, and keep the project's checks passing. Do not commit and do not run git merge or git rebase yourself: Healer commits the merge once the checks pass.\n\nThe task, for context: {title}\n{description}",
@@ -323,7 +343,7 @@ impl Handle {
         );
         if task.status == TaskStatus::Closed {
             self.projects().modify_tasks(
-                &project,
+                project,
                 "a task was opened to resolve a conflict",
                 |file| {
                     file.update(task_id, &now(), |t| {
@@ -338,12 +358,57 @@ impl Handle {
         }
         let agent = project.settings.agent;
         self.projects()
-            .run_with_message(&project, task_id, agent, &message, true, Some(how))
+            .run_with_message(project, task_id, agent, &message, true, Some(how))
+    }
+
+    /// After a start: each decision to accept whose resolving session did not end (the engine
+    /// stopped, or was killed, while it ran or before it started) is carried on — the agent is
+    /// started on the conflict again (the merge under way in its worktree is kept), and the
+    /// work is accepted as the person chose once it passes its checks.
+    pub async fn carry_on_accepting(&self) -> Result<Vec<SessionRecord>> {
+        let store = &self.services.store;
+        let mut started = Vec::new();
+        for intent in store.accept_intents()? {
+            let unfinished = match intent.session_id {
+                None => true,
+                Some(id) => match store.session(id) {
+                    Ok(s) => s.status == crate::session::SessionStatus::Interrupted,
+                    Err(_) => true,
+                },
+            };
+            if !unfinished {
+                store.clear_accept_intent(intent.project_id, &intent.task_id)?;
+                continue;
+            }
+            let project = store.project(intent.project_id)?;
+            let file = crate::tasklist::read_file(
+                &Path::new(&project.path).join(crate::tasklist::TASKS_FILE),
+            )?;
+            let Some(task) = file.task(&intent.task_id).cloned() else {
+                store.clear_accept_intent(intent.project_id, &intent.task_id)?;
+                continue;
+            };
+            match self.start_resolving(&project, &task, intent.how) {
+                Ok(session) => {
+                    store.set_accept_intent_session(project.id, &task.id, session.id)?;
+                    started.push(session);
+                }
+                Err(e) => tracing::warn!(
+                    project = project.id,
+                    task = %task.id,
+                    "the conflict's resolution was not started again: {e}"
+                ),
+            }
+        }
+        Ok(started)
     }
 
     /// Discard the task's work: pinned as a snapshot first (restore it from the task's
     /// snapshots), then its folder and branch removed; the task is open again.
     pub async fn discard_task_work(&self, project_id: i64, task_id: &str) -> Result<Discarded> {
+        self.services
+            .store
+            .clear_accept_intent(project_id, task_id)?;
         let store = &self.services.store;
         let project = store.project(project_id)?;
         let task = self.finishing_task(&project, task_id)?;

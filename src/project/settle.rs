@@ -275,6 +275,19 @@ pub(super) async fn settle(ctx: &Ctx<'_>, ending: Ending) -> Result<()> {
     services
         .store
         .finish_session(ctx.session_id, status, &outcome)?;
+    // The decision to accept this session carried out ends with it (unless the engine is
+    // stopping under it: the next start carries it on).
+    if status != SessionStatus::Interrupted
+        && services.store.accept_intents()?.iter().any(|i| {
+            i.project_id == ctx.project.id
+                && i.task_id == task.id
+                && i.session_id == Some(ctx.session_id)
+        })
+    {
+        services
+            .store
+            .clear_accept_intent(ctx.project.id, &task.id)?;
+    }
     let changed = ctx
         .projects
         .modify_tasks(&ctx.project, "a session ended", |file| {

@@ -400,3 +400,89 @@ async fn a_check_that_points_the_worktree_at_the_persons_repository_commits_noth
         .expect("head");
     assert_eq!(head, before, "nothing was committed on the person's branch");
 }
+
+/// "Ask the agent to resolve it" is the person's decision to accept: when the engine stops while
+/// the agent resolves the conflict, the next engine starts the agent on it again (the merge under
+/// way kept in its worktree) and accepts the work as the person chose.
+#[tokio::test]
+async fn an_engine_stopped_while_the_agent_resolves_a_conflict_carries_the_accept_out_after_its_restart(
+) {
+    let pb = project_bed(false, |s| s.merge = MergePolicy::LeaveBranch).await;
+    let id = green_on_branch(&pb).await;
+    commit_on_main(
+        &pb.repo_dir,
+        &[("greet.py", "def greet(name):\n    return 'Howdy ' + name\n")],
+        "howdy",
+    );
+    let before = main_tip(&pb.repo_dir).id();
+    pb.bed.server.script([crate::steering_judge::wait_for_go()]);
+    let first = pb
+        .engine()
+        .resolve_conflict_with_agent(pb.project.id, &id, Some(AcceptHow::Squash))
+        .expect("resolving session");
+    eventually(
+        "the agent at work",
+        std::time::Duration::from_secs(30),
+        || {
+            let steps = pb.engine().store().session_steps(first.id, 0).ok()?;
+            steps
+                .iter()
+                .any(|s| s.step.tool.as_deref() == Some("run_command"))
+                .then_some(())
+        },
+    )
+    .await;
+    let ProjectBed {
+        bed:
+            crate::maintainer::Bed {
+                _tmp,
+                paths,
+                engine,
+                server,
+            },
+        repo_dir,
+        project,
+    } = pb;
+    engine.shutdown().await;
+    drop(engine);
+    let stopped = healer::store::Store::open(&paths.db())
+        .and_then(|s| s.session(first.id))
+        .expect("session");
+    assert_eq!(stopped.status, SessionStatus::Interrupted);
+    assert_eq!(main_tip(&repo_dir).id(), before, "nothing accepted yet");
+
+    server.script([
+        call(
+            "r2",
+            "write_file",
+            json!({"path": "greet.py", "content": "def greet(name):\n    return 'Hello, ' + name + '!'\n"}),
+        ),
+        call("r3", "finish", json!({"summary": "kept Hello, dropped Howdy"})),
+    ]);
+    let engine = healer::Engine::start(paths.clone(), "test")
+        .await
+        .expect("restarted");
+    let again = eventually(
+        "the resolution started again",
+        std::time::Duration::from_secs(30),
+        || {
+            engine
+                .store()
+                .list_sessions(project.id, Some(&id), 10)
+                .ok()?
+                .into_iter()
+                .find(|s| s.id > first.id)
+        },
+    )
+    .await;
+    let ended = engine.wait_session(again.id).await.expect("ended");
+    assert_eq!(ended.status, SessionStatus::Finished, "{}", ended.summary);
+    assert!(ended.merged, "{}", ended.summary);
+    // Squashed as the person chose: one commit on top of their main, with the resolution.
+    let tip = main_tip(&repo_dir);
+    assert_eq!(tip.parent_count(), 1);
+    assert_eq!(tip.parent_id(0).expect("parent"), before);
+    assert!(file_at(&repo_dir, "main", "greet.py").contains("Hello, "));
+    assert!(engine.store().accept_intents().expect("intents").is_empty());
+    engine.shutdown().await;
+}
