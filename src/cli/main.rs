@@ -27,6 +27,7 @@ mod checkpoint;
 mod cluster;
 mod daemon;
 mod errors;
+mod finishing;
 mod heal;
 mod hook;
 mod input;

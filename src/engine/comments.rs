@@ -17,6 +17,8 @@ use crate::store::{now, NewReviewComment, ReviewComment, MAX_PERSON_MESSAGE};
 pub const MAX_COMMENT: usize = 2_000;
 /// The most lines of a file one comment quotes back to the agent.
 const EXCERPT_LINES: usize = 12;
+/// The most characters of one quoted line.
+const EXCERPT_LINE_CHARS: usize = 160;
 /// The most comments one message carries (the message must fit what a person may write).
 const MAX_SENT: usize = 20;
 
@@ -79,12 +81,13 @@ impl Handle {
                 lines.len()
             )));
         }
-        let excerpt = lines[first as usize - 1..last as usize]
+        let excerpt: String = lines[first as usize - 1..last as usize]
             .iter()
             .take(EXCERPT_LINES)
-            .copied()
+            .map(|line| line.chars().take(EXCERPT_LINE_CHARS).collect::<String>())
             .collect::<Vec<_>>()
             .join("\n");
+        let excerpt = crate::secrets::redact_owned(excerpt);
         let content = after.to_string();
         let repo_path = project.path.clone();
         let blob = blocking(move || {
@@ -197,7 +200,9 @@ impl Handle {
                 "no comment waits to be sent".to_string(),
             ));
         }
-        let message = comments_message(&waiting);
+        // As many as fit one message (the rest wait for the next sending).
+        let waiting = &waiting[..fitting(&waiting)];
+        let message = comments_message(waiting);
         let ids: Vec<i64> = waiting.iter().map(|c| c.id).collect();
         let sessions = self
             .services
@@ -277,6 +282,23 @@ fn on_disk(folder: &Path, path: &str) -> Now {
         return Now::Unknown;
     }
     let file = folder.join(path);
+    // Not through a folder the agent linked elsewhere.
+    let inside = file
+        .parent()
+        .and_then(|p| std::fs::canonicalize(p).ok())
+        .zip(std::fs::canonicalize(folder).ok())
+        .is_some_and(|(parent, root)| parent.starts_with(root));
+    if !inside {
+        return match std::fs::symlink_metadata(&file) {
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    && file.parent().is_some_and(Path::exists) =>
+            {
+                Now::Gone
+            }
+            _ => Now::Unknown,
+        };
+    }
     match std::fs::symlink_metadata(&file) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Now::Gone,
         Ok(meta) if meta.file_type().is_file() && meta.len() <= READ_BYTES => {
@@ -284,6 +306,16 @@ fn on_disk(folder: &Path, path: &str) -> Now {
         }
         _ => Now::Unknown,
     }
+}
+
+/// How many of `waiting` (oldest first) fit one message; at least one (a comment and its
+/// excerpt are capped to fit alone).
+fn fitting(waiting: &[ReviewComment]) -> usize {
+    let mut n = waiting.len();
+    while n > 1 && comments_message(&waiting[..n]).chars().count() > MAX_PERSON_MESSAGE {
+        n -= 1;
+    }
+    n
 }
 
 /// One message with every comment: where, the lines as they read, what the person wrote.
@@ -301,8 +333,7 @@ fn comments_message(comments: &[ReviewComment]) -> String {
         let quoted: String = c.excerpt.lines().map(|l| format!("   > {l}\n")).collect();
         out.push_str(&format!("\n{}. {at}:\n{quoted}   {}\n", i + 1, c.text));
     }
-    // Within what a person's message may hold (the comments are capped, the excerpts too).
-    out.chars().take(MAX_PERSON_MESSAGE).collect()
+    out
 }
 
 /// Whether a change from `before` to `after` touches lines `start..=end` of `before` (a line
@@ -361,7 +392,7 @@ mod tests {
             path: "greet.py".to_string(),
             line_start: start,
             line_end: end,
-            excerpt: "x".repeat(3000),
+            excerpt: "x".repeat(1400),
             blob: String::new(),
             text: "Use an f-string.".to_string(),
             created_at: String::new(),
@@ -383,5 +414,9 @@ mod tests {
         let many = super::comments_message(&[comment(1, 2, 4), comment(2, 7, 7)]);
         assert!(many.contains("greet.py, lines 2\u{2013}4"), "{many}");
         assert!(many.chars().count() <= crate::store::MAX_PERSON_MESSAGE);
+        // A third long one waits for the next sending rather than being cut off.
+        let three = [comment(1, 2, 4), comment(2, 7, 7), comment(3, 9, 9)];
+        assert_eq!(super::fitting(&three), 2);
+        assert_eq!(super::fitting(&three[..1]), 1);
     }
 }

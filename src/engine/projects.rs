@@ -93,6 +93,7 @@ impl Handle {
             &path.display().to_string(),
             &clean(input.settings),
         )?;
+        project::trust_repository(&path);
         if self.inner.scheduling {
             if let Err(e) = self.projects().watch(&project) {
                 tracing::warn!(

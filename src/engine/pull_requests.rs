@@ -335,6 +335,18 @@ impl Handle {
         if tip.to_string() == pr.pushed_commit {
             return Ok(pr.clone());
         }
+        // Only what a session of the task ended green on (its checks passed here), never a
+        // branch moved by anything else.
+        let green = store
+            .list_sessions(project.id, Some(&pr.task_id), 1)?
+            .first()
+            .is_some_and(|s| {
+                s.status == crate::session::SessionStatus::Finished
+                    && s.commit_id.as_deref() == Some(tip.to_string().as_str())
+            });
+        if !green {
+            return Ok(pr.clone());
+        }
         let main = project.settings.main_branch.clone();
         let remote = {
             let repo = repo.clone();

@@ -171,10 +171,16 @@ impl<'a> Call<'a> {
             .await
             .ok()?;
         let reply = match (reply.status, reply.location.clone()) {
-            (300..=399, Some(elsewhere)) => self
-                .exchange(Method::GET, elsewhere, None, false, Read::Tail)
-                .await
-                .ok()?,
+            // Only to a signed https address (or the host itself): a host's answer does not
+            // send Healer to a plain-http service on the person's network.
+            (300..=399, Some(elsewhere))
+                if elsewhere.scheme() == "https"
+                    || elsewhere.host_str() == self.forge.api_base.host_str() =>
+            {
+                self.exchange(Method::GET, elsewhere, None, false, Read::Tail)
+                    .await
+                    .ok()?
+            }
             _ => reply,
         };
         if !(200..300).contains(&reply.status) {

@@ -167,7 +167,7 @@ impl Place {
             let root = format!("https://{}", self.authority());
             return Err(ForgeError::Setup(format!(
                 "Healer cannot tell whether {host} runs GitHub, GitLab or Forgejo: give the address \
-                 of its API in the project's settings, such as {root}/api/v4 for GitLab, \
+                 of its API, such as {root}/api/v4 for GitLab, \
                  {root}/api/v1 for Forgejo or Gitea, or {root}/api/v3 for GitHub Enterprise"
             )));
         };

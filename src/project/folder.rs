@@ -11,16 +11,36 @@
 //! folder that names this folder back, or a repository self-contained in the folder; and in
 //! both cases working files exactly in the folder.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::{LazyLock, RwLock};
 
 use git2::Repository;
 
 use super::repo::git_error;
 use crate::error::{Error, Result};
 
+/// The git folders of the person's projects (canonical): the only repositories a folder Healer
+/// opens may belong to. A folder whose files the agent controls cannot name another one, nor
+/// make one up (with `refs` or `objects` linked to the person's).
+static TRUSTED: LazyLock<RwLock<HashSet<PathBuf>>> = LazyLock::new(Default::default);
+
+/// Healer works in the repository at `repo` (a project's checkout, or one Healer made): folders
+/// of it may be opened.
+pub fn trust_repository(repo: &Path) {
+    let Ok(opened) = Repository::open(repo) else {
+        return;
+    };
+    if let Ok(common) = std::fs::canonicalize(opened.commondir()) {
+        if let Ok(mut trusted) = TRUSTED.write() {
+            trusted.insert(common);
+        }
+    }
+}
+
 /// The repository of the folder at `folder` (a task's worktree, a review copy, or any
 /// checkout), refused with a sentence when its `.git` points somewhere git would not have put
-/// it.
+/// it, or to a repository that is not one of the person's projects.
 pub fn open_folder(folder: &Path) -> Result<Repository> {
     let root = real(folder)?;
     let dot_git = root.join(".git");
@@ -46,6 +66,24 @@ pub fn open_folder(folder: &Path) -> Result<Repository> {
         return Err(refused(
             folder,
             "its settings put the working files elsewhere",
+        ));
+    }
+    // Whose repository it is: one of the person's projects, as the project's own checkout (its
+    // git folder is the repository's) or as one of its worktrees (an entry git keeps there).
+    let common = real(repo.commondir())?;
+    let trusted = TRUSTED.read().is_ok_and(|t| t.contains(&common));
+    if !trusted {
+        return Err(refused(
+            folder,
+            "its git data is not a project's repository",
+        ));
+    }
+    let own = real(repo.path())?;
+    let in_common = own == common || own.parent() == Some(common.join("worktrees").as_path());
+    if !in_common {
+        return Err(refused(
+            folder,
+            "its git data is kept outside the project's repository",
         ));
     }
     Ok(repo)

@@ -10,6 +10,7 @@
 //! rule, applied rather than only reported.
 
 use std::collections::HashMap;
+use std::path::Path;
 
 use chrono::{DateTime, Utc};
 
@@ -34,6 +35,7 @@ impl Projects {
             return;
         };
         for project in projects {
+            super::folder::trust_repository(Path::new(&project.path));
             match self.reconcile_tasks(&project) {
                 Ok(ids) if !ids.is_empty() => tracing::info!(
                     "the task list of \u{201c}{}\u{201d} was brought up to date: {}",

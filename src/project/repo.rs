@@ -214,6 +214,7 @@ pub fn init_with_first_commit(path: &Path) -> Result<()> {
         Ok(repo) => repo,
         Err(_) => Repository::init(path).map_err(|e| git_error("git init failed", e))?,
     };
+    super::folder::trust_repository(path);
     if repo.head().is_ok() {
         return Ok(());
     }

@@ -317,6 +317,7 @@ mod tests {
         let work = dir.path().join("work");
         std::fs::create_dir_all(&work).expect("work");
         let repo = Repository::init(&work).expect("init");
+        crate::project::trust_repository(&work);
         std::fs::write(work.join("greet.py"), "print('Hi')\n").expect("write");
         let base = commit_all(&repo, "start");
 

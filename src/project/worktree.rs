@@ -145,11 +145,11 @@ pub struct Submodules {
 /// submodules of submodules are filled the same way.
 pub fn fill_submodules(main: &Path, worktree: &Path) -> Submodules {
     let mut found = Submodules::default();
-    fill_below(main, worktree, "", &mut found);
+    fill_below(main, worktree, worktree, "", &mut found);
     found
 }
 
-fn fill_below(main: &Path, worktree: &Path, prefix: &str, found: &mut Submodules) {
+fn fill_below(main: &Path, root: &Path, worktree: &Path, prefix: &str, found: &mut Submodules) {
     let Ok(repo) = Repository::open(worktree) else {
         return;
     };
@@ -170,9 +170,20 @@ fn fill_below(main: &Path, worktree: &Path, prefix: &str, found: &mut Submodules
                 .and_then(|r| r.head().ok()?.peel_to_commit().ok().map(|c| c.id()))
                 == Some(commit)
         };
+        // Only inside the task's worktree: not through a folder the agent linked elsewhere.
+        let inside = target
+            .parent()
+            .and_then(|p| std::fs::canonicalize(p).ok())
+            .zip(std::fs::canonicalize(root).ok())
+            .is_some_and(|(parent, root)| parent.starts_with(root))
+            && !std::fs::symlink_metadata(&target).is_ok_and(|m| m.file_type().is_symlink());
+        if !inside {
+            found.empty.push(shown);
+            continue;
+        }
         if at_commit(&target) || fill_one(&source, &target, commit).is_ok() {
             found.filled.push(shown.clone());
-            fill_below(&source, &target, &format!("{shown}/"), found);
+            fill_below(&source, root, &target, &format!("{shown}/"), found);
         } else {
             found.empty.push(shown);
         }

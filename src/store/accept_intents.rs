@@ -3,9 +3,9 @@
 
 use rusqlite::params;
 
+use super::AcceptHow;
 use super::{now, Store};
 use crate::error::Result;
-use crate::project::finish::AcceptHow;
 
 /// One decision still being carried out.
 #[derive(Debug, Clone, PartialEq, Eq)]

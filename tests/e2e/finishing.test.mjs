@@ -7,9 +7,10 @@
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { startForge } from "./lib/forgeServer.mjs";
 import { ARTIFACTS } from "./lib/harness.mjs";
 import { ScriptedApp } from "./lib/scriptedApp.mjs";
 
@@ -146,6 +147,44 @@ for (const theme of ["light", "dark"]) {
       assert.doesNotMatch(mine, /<<<<<<<|>>>>>>>/);
       assert.match(mine, /Howdy/);
       assert.ok(await session.findElement('[data-testid="finish-work"]'), "the work still waits on its branch");
+    });
+
+    test("pushed and opened as a pull request from the card: the host's API address and token asked right there, then its link", { timeout: 120_000 }, async () => {
+      const served = mkdtempSync(path.join(os.tmpdir(), "healer-e2e-forge-"));
+      const bare = path.join(served, "ada", "greeter.git");
+      mkdirSync(bare, { recursive: true });
+      execFileSync("git", ["init", "-q", "--bare", bare]);
+      const forge = await startForge(served);
+      try {
+        git(folder, "remote", "add", "origin", `${forge.url}/ada/greeter.git`);
+        await openTask(tasks[1]);
+        await session.click(await session.findElement('[data-testid="open-pull-request"]'));
+        const api = await session.waitFor('[data-testid="host-api-url"]', { timeoutMs: 30_000, what: "the API address asked for" });
+        const asked = await session.getText(await session.findElement('[data-testid="pull-request"]'));
+        assert.match(asked, /cannot tell from the repository's address whether its host runs GitHub, GitLab or Forgejo/);
+        await session.sendKeys(api.id, forge.api);
+        await session.click(await session.findElement('.finish-token button[type="submit"]'));
+        const token = await session.waitFor('[data-testid="host-token"]', { timeoutMs: 30_000, what: "the token asked for" });
+        await shoot("pull-request-token");
+        await session.sendKeys(token.id, "ghp_e2eNotARealToken0123456789");
+        await session.click(await session.findElement('.finish-token button[type="submit"]'));
+        const link = await session.waitFor('[data-testid="pull-request-url"]', { timeoutMs: 60_000, what: "the pull request's link" });
+        assert.match(link.text ?? (await session.getText(link.id)), /Pull request 7 on GitHub \(open\)|github\.example\/ada\/greeter\/pull\/7/);
+        const card = await session.getText(await session.findElement('[data-testid="pull-request"]'));
+        assert.match(card, /github\.example\/ada\/greeter\/pull\/7/);
+        assert.match(card, /Its checks|Healer looks at its checks every minute/);
+        assert.doesNotMatch(card, /ghp_|Bearer|api\/v3/);
+        // The branch is on the host, and the pull request was asked for with the token.
+        assert.match(execFileSync("git", ["--git-dir", bare, "branch", "--list", `healer/${tasks[1]}`], { encoding: "utf8" }), new RegExp(`healer/${tasks[1]}`));
+        const created = forge.seen.find((r) => r.method === "POST" && r.path === "/api/v3/repos/ada/greeter/pulls");
+        assert.ok(created, "a create call");
+        assert.equal(created.authorization, "Bearer ghp_e2eNotARealToken0123456789");
+        assert.equal(created.body.head, `healer/${tasks[1]}`);
+        await shoot("pull-request");
+      } finally {
+        await forge.close();
+        rmSync(served, { recursive: true, force: true });
+      }
     });
   });
 }

@@ -255,7 +255,8 @@ export const api = {
   deleteReviewComment: (commentId: number) => unwrap(commands.deleteReviewComment(commentId)),
   sendReviewComments: (projectId: number, taskId: string) => unwrap(commands.sendReviewComments(projectId, taskId)),
   /** Pushes the task's branch (with the person's own git sign-in) and opens its pull request. */
-  openPullRequest: (projectId: number, taskId: string) => unwrap(commands.openPullRequest(projectId, taskId, null)),
+  openPullRequest: (projectId: number, taskId: string, apiUrl: string | null = null) =>
+    unwrap(commands.openPullRequest(projectId, taskId, apiUrl)),
   /** Keeps the host token of a project's pull requests in the secrets keep. */
   setProjectToken: (projectId: number, token: string) => unwrap(commands.setProjectToken(projectId, token)),
   listApprovalRules: (projectId: number) => unwrap(commands.listApprovalRules(projectId)),

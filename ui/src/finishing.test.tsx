@@ -100,3 +100,17 @@ test("a pull request's checks are said in a sentence, and a red one says Healer 
   expect(said).toHaveTextContent("Its checks fail: \u201cbuild\u201d failed. Healer sent the agent the check's log and pushes its fix once it passes the project's checks here.");
   expect(said.textContent).not.toMatch(/healed_commit|pushed_commit|failing/);
 });
+
+test("a host whose address does not say what it runs is asked for its API address, then the token, then the pull request opens", async () => {
+  const healer = healerWithWaitingWork();
+  healer.projects.unknownHost = true;
+  const { user } = renderApp("#/projects/1/tasks/t1");
+  await user.click(await screen.findByTestId("open-pull-request"));
+  await user.type(await screen.findByTestId("host-api-url"), "https://git.example.com/api/v3");
+  await user.click(screen.getByRole("button", { name: "Open the pull request" }));
+  await user.type(await screen.findByTestId("host-token"), "ghp_secret");
+  await user.click(screen.getByRole("button", { name: "Keep it and open the pull request" }));
+  expect(await screen.findByTestId("pull-request-url")).toHaveTextContent("https://github.com/ada/greeter/pull/7");
+  expect(healer.projects.pullRequestApis).toEqual([null, "https://git.example.com/api/v3", "https://git.example.com/api/v3"]);
+  expect(screen.getByTestId("pull-request")).not.toHaveTextContent("cannot tell");
+});

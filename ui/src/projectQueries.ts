@@ -152,9 +152,9 @@ export function useResolveConflict(projectId: number, taskId: string) {
 export function useOpenPullRequest(projectId: number, taskId: string) {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: async (token: string | null) => {
+    mutationFn: async ({ token, apiUrl }: { token: string | null; apiUrl: string | null }) => {
       if (token) await api.setProjectToken(projectId, token);
-      return api.openPullRequest(projectId, taskId);
+      return api.openPullRequest(projectId, taskId, apiUrl);
     },
     onSuccess: () => refreshAll(queryClient),
   });

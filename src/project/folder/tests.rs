@@ -152,3 +152,60 @@ fn a_git_that_is_a_link_or_not_a_git_line_is_refused() {
     std::fs::write(folder.join(".git"), "[core]\n\tworktree = /\n").expect("test setup");
     assert!(refused(&folder).contains("not one git wrote"));
 }
+
+#[test]
+fn a_git_folder_that_borrows_the_persons_repository_is_refused() {
+    let dir = tempfile::tempdir().expect("test setup");
+    let (main, folder) = repository_with_worktree(dir.path(), "s1");
+    let person = std::fs::canonicalize(main.join(".git")).expect("real");
+    // A .git folder whose commondir is the person's: HEAD of its own, refs and objects theirs.
+    std::fs::remove_file(folder.join(".git")).expect("test setup");
+    std::fs::create_dir(folder.join(".git")).expect("test setup");
+    std::fs::write(
+        folder.join(".git/commondir"),
+        format!("{}\n", person.display()),
+    )
+    .expect("test setup");
+    std::fs::write(folder.join(".git/HEAD"), "ref: refs/heads/main\n").expect("test setup");
+    let why = refused(&folder);
+    assert!(why.contains("outside the project's repository"), "{why}");
+
+    // A .git folder of its own whose refs and objects are links into the person's.
+    std::fs::remove_dir_all(folder.join(".git")).expect("test setup");
+    std::fs::create_dir(folder.join(".git")).expect("test setup");
+    std::fs::write(folder.join(".git/HEAD"), "ref: refs/heads/main\n").expect("test setup");
+    for linked in ["refs", "objects"] {
+        std::os::unix::fs::symlink(person.join(linked), folder.join(".git").join(linked))
+            .expect("test setup");
+    }
+    let why = refused(&folder);
+    assert!(why.contains("not a project's repository"), "{why}");
+}
+
+#[test]
+fn a_made_up_repository_in_a_temp_folder_with_the_persons_refs_is_refused() {
+    let dir = tempfile::tempdir().expect("test setup");
+    let (main, folder) = repository_with_worktree(dir.path(), "s1");
+    let person = std::fs::canonicalize(main.join(".git")).expect("real");
+    let evil = dir.path().join("tmp/evil");
+    let entry = evil.join("worktrees/x");
+    std::fs::create_dir_all(&entry).expect("test setup");
+    for linked in ["refs", "objects"] {
+        std::os::unix::fs::symlink(person.join(linked), evil.join(linked)).expect("test setup");
+    }
+    std::fs::write(evil.join("HEAD"), "ref: refs/heads/main\n").expect("test setup");
+    std::fs::write(entry.join("HEAD"), "ref: refs/heads/main\n").expect("test setup");
+    std::fs::write(entry.join("commondir"), "../..\n").expect("test setup");
+    std::fs::write(
+        entry.join("gitdir"),
+        format!("{}\n", folder.join(".git").display()),
+    )
+    .expect("test setup");
+    std::fs::write(
+        folder.join(".git"),
+        format!("gitdir: {}\n", entry.display()),
+    )
+    .expect("test setup");
+    let why = refused(&folder);
+    assert!(why.contains("not a project's repository"), "{why}");
+}

@@ -49,6 +49,9 @@ export class FakeProjects {
   /** The host token the person gave (none: opening a pull request asks for one). */
   hostToken: string | null = null;
   pullRequest: PullRequestRecord | null = null;
+  /** The remote's host does not say what it runs: opening asks for the API address first. */
+  unknownHost = false;
+  pullRequestApis: (string | null)[] = [];
   /** The person's comments on the task's lines, and each sending of them. */
   comments: ReviewComment[] = [];
   commentsSent: number[][] = [];
@@ -213,6 +216,9 @@ export class FakeProjects {
         };
       case "open_pull_request":
         return () => {
+          this.pullRequestApis.push((args.apiUrl as string | null) ?? null);
+          if (this.unknownHost && !args.apiUrl)
+            throw { code: "invalid_input", message: "Healer cannot tell whether git.example.com runs GitHub, GitLab or Forgejo: give the address of its API, such as https://git.example.com/api/v4 for GitLab" };
           if (!this.hostToken) throw { code: "invalid_input", message: "Healer has no token for GitHub yet: give it one for \u201cgreeter\u201d (it is kept in your secrets, never in Healer's database)" };
           this.pullRequest = {
             project_id: 1, task_id: args.taskId as string, host: "github", api_url: "https://api.github.com/", number: 7,

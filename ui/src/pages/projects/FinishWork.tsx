@@ -28,12 +28,23 @@ export function checksWords(pr: PullRequestRecord): string {
   }
 }
 
-/** Push the branch and open a pull request; the host's token is asked for right here the first time. */
+/** Push the branch and open a pull request. The host's token, and for a host whose kind its
+ * address does not tell the address of its API, are asked for right here the first time. */
 function PullRequest({ projectId, taskId, existing }: { projectId: number; taskId: string; existing: PullRequestRecord | null }) {
   const open = useOpenPullRequest(projectId, taskId);
   const [token, setToken] = useState("");
+  const [apiUrl, setApiUrl] = useState("");
+  // The API address given once is sent with every try after it.
+  const [givenApi, setGivenApi] = useState<string | null>(null);
   const needsToken = open.isError && /no token/i.test(open.error.message);
+  const needsApi = open.isError && /cannot tell whether/i.test(open.error.message);
   const host = existing ? (hostNames[existing.host] ?? existing.host) : null;
+  const submit = (next: { token: string | null; apiUrl: string | null }) =>
+    open.mutate(next, {
+      onSuccess: () => {
+        setToken("");
+      },
+    });
   return (
     <div className="finish-pr" data-testid="pull-request">
       {existing && (
@@ -48,16 +59,50 @@ function PullRequest({ projectId, taskId, existing }: { projectId: number; taskI
           {checksWords(existing)}
         </p>
       )}
-      <button type="button" className="button" disabled={open.isPending} onClick={() => open.mutate(null)} data-testid="open-pull-request">
+      <button
+        type="button"
+        className="button"
+        disabled={open.isPending}
+        onClick={() => submit({ token: null, apiUrl: givenApi })}
+        data-testid="open-pull-request"
+      >
         {open.isPending && <Spinner />}
         {existing ? "Push the latest work" : "Push and open a pull request"}
       </button>
-      {needsToken ? (
+      {needsApi ? (
         <form
           className="finish-token"
           onSubmit={(e) => {
             e.preventDefault();
-            if (token.trim()) open.mutate(token.trim(), { onSuccess: () => setToken("") });
+            const given = apiUrl.trim();
+            if (!given) return;
+            setGivenApi(given);
+            submit({ token: null, apiUrl: given });
+          }}
+        >
+          <p>Healer cannot tell from the repository&apos;s address whether its host runs GitHub, GitLab or Forgejo. Give the address of the host&apos;s API.</p>
+          <label>
+            <span>The host&apos;s API address</span>
+            <input
+              type="url"
+              value={apiUrl}
+              onChange={(e) => setApiUrl(e.target.value)}
+              placeholder="https://git.example.com/api/v4"
+              autoComplete="off"
+              data-testid="host-api-url"
+            />
+          </label>
+          <p className="field-hint">GitLab: …/api/v4 · Forgejo or Gitea: …/api/v1 · GitHub Enterprise: …/api/v3</p>
+          <button type="submit" className="button button-primary" disabled={!apiUrl.trim() || open.isPending}>
+            Open the pull request
+          </button>
+        </form>
+      ) : needsToken ? (
+        <form
+          className="finish-token"
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (token.trim()) submit({ token: token.trim(), apiUrl: givenApi });
           }}
         >
           <p>{open.error.message}.</p>
