@@ -165,10 +165,22 @@ for (const theme of ["light", "dark"]) {
         await session.sendKeys(api.id, forge.api);
         await session.click(await session.findElement('.finish-token button[type="submit"]'));
         const token = await session.waitFor('[data-testid="host-token"]', { timeoutMs: 30_000, what: "the token asked for" });
+        // No keyring here: where to keep the token is asked right there, in the same card.
+        const keep = await session.waitFor('[data-testid="secrets-file-accept"]', { timeoutMs: 10_000, what: "where to keep the token" });
         await shoot("pull-request-token");
+        await session.click(keep.id);
+        await session.until(async () => (await session.findElements('[data-testid="secrets-file-accept"]')).length === 0, {
+          timeoutMs: 10_000,
+          what: "the secrets file chosen",
+        });
         await session.sendKeys(token.id, "ghp_e2eNotARealToken0123456789");
         await session.click(await session.findElement('.finish-token button[type="submit"]'));
-        const link = await session.waitFor('[data-testid="pull-request-url"]', { timeoutMs: 60_000, what: "the pull request's link" });
+        const link = await session
+          .waitFor('[data-testid="pull-request-url"]', { timeoutMs: 60_000, what: "the pull request's link" })
+          .catch(async (e) => {
+            await session.screenshot(path.join(ARTIFACTS, `finishing-${theme}-pull-request-failed.png`));
+            throw new Error(`${e.message}; the card said: ${await session.getText(await session.findElement('[data-testid="pull-request"]'))}`);
+          });
         assert.match(link.text ?? (await session.getText(link.id)), /Pull request 7 on GitHub \(open\)|github\.example\/ada\/greeter\/pull\/7/);
         const card = await session.getText(await session.findElement('[data-testid="pull-request"]'));
         assert.match(card, /github\.example\/ada\/greeter\/pull\/7/);

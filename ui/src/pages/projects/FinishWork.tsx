@@ -6,12 +6,19 @@ import type { AcceptHow, Acceptance, PullRequestRecord, Unaccepted } from "../..
 import { CopyText } from "../../components/CopyText";
 import { Dialog } from "../../components/Dialog";
 import { InlineError } from "../../components/InlineError";
+import { SecretsFileChoice } from "../../components/SecretsFileChoice";
 import { Spinner } from "../../components/Loading";
 import { useAcceptTask, useDiscardTaskWork, useOpenPullRequest, useResolveConflict } from "../../projectQueries";
 import { acceptHowWords } from "../../projectText";
 import { toast } from "../../toasts";
 
 const hostNames: Record<string, string> = { github: "GitHub", gitlab: "GitLab", forgejo: "Forgejo" };
+
+/** A message as a sentence: one full stop at its end. */
+function sentence(text: string): string {
+  const trimmed = text.trim();
+  return /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`;
+}
 
 /** What the pull request's checks said when Healer last asked the host, in a sentence. */
 export function checksWords(pr: PullRequestRecord): string {
@@ -36,7 +43,7 @@ function PullRequest({ projectId, taskId, existing }: { projectId: number; taskI
   const [apiUrl, setApiUrl] = useState("");
   // The API address given once is sent with every try after it.
   const [givenApi, setGivenApi] = useState<string | null>(null);
-  const needsToken = open.isError && /no token/i.test(open.error.message);
+  const needsToken = open.isError && (/no token/i.test(open.error.message) || (open.error as { code?: string }).code === "no_keyring");
   const needsApi = open.isError && /cannot tell whether/i.test(open.error.message);
   const host = existing ? (hostNames[existing.host] ?? existing.host) : null;
   const submit = (next: { token: string | null; apiUrl: string | null }) =>
@@ -105,7 +112,8 @@ function PullRequest({ projectId, taskId, existing }: { projectId: number; taskI
             if (token.trim()) submit({ token: token.trim(), apiUrl: givenApi });
           }}
         >
-          <p>{open.error.message}.</p>
+          <p>{sentence(open.error.message)}</p>
+          <SecretsFileChoice what="secrets" variable={null} />
           <label>
             <span>The host&apos;s token</span>
             <input type="password" value={token} onChange={(e) => setToken(e.target.value)} autoComplete="off" data-testid="host-token" />
