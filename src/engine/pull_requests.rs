@@ -272,20 +272,25 @@ impl Handle {
             })
             .collect::<Vec<_>>()
             .join("\n\n");
-        let task_id = pr.task_id.clone();
-        self.projects().modify_tasks(
-            project,
-            "a check failed on the task's pull request",
-            |file| {
-                file.update(&task_id, &crate::store::now(), |t| {
-                    t.status = crate::project::TaskStatus::Open;
-                    t.closed_reason = None;
-                    t.note = Some(format!(
-                        "The check {names} failed on its pull request; Healer is fixing it"
-                    ));
-                })
-            },
-        )?;
+        // The task goes back to work only when the healer service takes such failures; else it
+        // stays as it is and the person is told (the pipeline's notification).
+        let config = store.healer_config(project.id)?;
+        if config.enabled && config.scenarios.on_verification_failure {
+            let task_id = pr.task_id.clone();
+            self.projects().modify_tasks(
+                project,
+                "a check failed on the task's pull request",
+                |file| {
+                    file.update(&task_id, &crate::store::now(), |t| {
+                        t.status = crate::project::TaskStatus::Open;
+                        t.closed_reason = None;
+                        t.note = Some(format!(
+                            "The check {names} failed on its pull request; Healer is fixing it"
+                        ));
+                    })
+                },
+            )?;
+        }
         let failure = crate::failure::Failure::new(
             crate::failure::FailureSource::ProjectTask {
                 project_id: project.id,

@@ -98,16 +98,15 @@ pub(super) async fn checks(call: &Call<'_>, pr: &PullRequest) -> Result<Vec<Chec
         "pipelines",
     ])?;
     let pipelines = call.get_json(url, &what).await?;
-    // Newest first; the one for the head commit when the head is known.
+    // Newest first; the one for the head commit when the head is known (none yet for it: its
+    // checks have not started, whatever an older commit's pipeline said).
     let list = items(&pipelines, "");
-    let pipeline = pr
-        .head_sha
-        .as_deref()
-        .and_then(|sha| {
-            list.iter()
-                .find(|p| text(p, "/sha").as_deref() == Some(sha))
-        })
-        .or_else(|| list.first());
+    let pipeline = match pr.head_sha.as_deref() {
+        Some(sha) => list
+            .iter()
+            .find(|p| text(p, "/sha").as_deref() == Some(sha)),
+        None => list.first(),
+    };
     let Some(pipeline) = pipeline else {
         return Ok(Vec::new());
     };

@@ -171,10 +171,12 @@ impl<'a> Call<'a> {
             .await
             .ok()?;
         let reply = match (reply.status, reply.location.clone()) {
-            // Only to a signed https address (or the host itself): a host's answer does not
-            // send Healer to a plain-http service on the person's network.
+            // Only to a signed https address (or the host itself, or plain http when the host's
+            // own API is plain http): an https host's answer does not send Healer to a
+            // plain-http service on the person's network.
             (300..=399, Some(elsewhere))
                 if elsewhere.scheme() == "https"
+                    || elsewhere.scheme() == self.forge.api_base.scheme()
                     || elsewhere.host_str() == self.forge.api_base.host_str() =>
             {
                 self.exchange(Method::GET, elsewhere, None, false, Read::Tail)
