@@ -131,8 +131,13 @@ for (const theme of ["light", "dark"]) {
 
       await openTask(tasks[1]);
       await session.click(await session.findElement('[data-testid="accept-work"]'));
-      const dialog = await session.waitFor(".dialog", { timeoutMs: 60_000, what: "the conflict dialog" });
-      const said = await session.getText(dialog.id);
+      // Read once it shows its words (it opens before its text is laid out).
+      const dialog = await session.waitFor(".dialog", {
+        timeoutMs: 60_000,
+        what: "the conflict dialog",
+        predicate: (text) => /changed the same lines/.test(text),
+      });
+      const said = dialog.text;
       assert.match(said, /The work and main changed the same lines/);
       assert.match(said, /greet\.py/);
       assert.match(said, /Ask the agent to resolve it/);

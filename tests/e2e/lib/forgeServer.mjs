@@ -78,6 +78,8 @@ export async function startForge(root) {
         res.writeHead(status, headers);
         res.end(all.subarray(split + gap));
       });
+      // git may answer (a GET of refs, an error) before it read what was sent: not an error here.
+      cgi.stdin.on("error", () => {});
       cgi.stdin.end(body);
     });
   });
