@@ -127,26 +127,39 @@ impl Handle {
         }
         let project = self.services.store.project(project_id)?;
         let review = self.review_task(project_id, task_id).await?;
-        let now_reads: Vec<(i64, String, Now, u32, u32)> = waiting
+        let asked: Vec<(i64, String, String, u32, u32)> = waiting
             .iter()
             .map(|c| {
-                let current = match review.files.iter().find(|f| f.path == c.path) {
-                    Some(file) => match &file.after {
-                        Some(after) => Now::Reads(after.clone()),
-                        None => Now::Gone,
-                    },
-                    // Not part of the change shown (a session's own change since it started):
-                    // the file as the task's folder holds it.
-                    None => review
-                        .worktree
-                        .as_deref()
-                        .map_or(Now::Unknown, |folder| on_disk(Path::new(folder), &c.path)),
-                };
-                (c.id, c.blob.clone(), current, c.line_start, c.line_end)
+                (
+                    c.id,
+                    c.path.clone(),
+                    c.blob.clone(),
+                    c.line_start,
+                    c.line_end,
+                )
             })
             .collect();
         let repo_path = project.path.clone();
         let touched = blocking(move || {
+            // Off the async threads: a file may be read from the task's folder.
+            let now_reads: Vec<(i64, String, Now, u32, u32)> = asked
+                .into_iter()
+                .map(|(id, path, blob, start, end)| {
+                    let current = match review.files.iter().find(|f| f.path == path) {
+                        Some(file) => match &file.after {
+                            Some(after) => Now::Reads(after.clone()),
+                            None => Now::Gone,
+                        },
+                        // Not part of the change shown (a session's own change since it
+                        // started): the file as the task's folder holds it.
+                        None => review
+                            .worktree
+                            .as_deref()
+                            .map_or(Now::Unknown, |folder| on_disk(Path::new(folder), &path)),
+                    };
+                    (id, blob, current, start, end)
+                })
+                .collect();
             let repo = git2::Repository::open(&repo_path)
                 .map_err(|e| crate::project::git_error("cannot open the repository", e))?;
             Ok(now_reads

@@ -68,7 +68,7 @@ impl Place {
     fn from_url(remote: &str) -> Result<Place> {
         let mut url = Url::parse(remote).map_err(|_| {
             ForgeError::Setup(
-                "the project's remote address cannot be read as a URL: check it with `git remote -v`"
+                "the project's remote address cannot be read as a web address: check the repository's remote in your git settings"
                     .to_string(),
             )
         })?;

@@ -68,6 +68,22 @@ fn main_tip(repo_dir: &Path) -> git2::Commit<'static> {
         .expect("commit")
 }
 
+/// The project's checks are now `check` alone.
+fn checks_are(pb: &ProjectBed, check: healer::store::VerifyCommand) {
+    let mut settings = pb.project.settings.clone();
+    settings.verify = vec![check];
+    pb.engine()
+        .update_project(
+            pb.project.id,
+            healer::project::ProjectInput {
+                path: pb.project.path.clone(),
+                name: pb.project.name.clone(),
+                settings,
+            },
+        )
+        .expect("settings");
+}
+
 fn task_status(repo_dir: &Path, id: &str) -> (TaskStatus, Option<String>) {
     let file = read_file(&repo_dir.join(TASKS_FILE)).expect("tasks");
     let t = file.task(id).expect("task");
@@ -177,18 +193,7 @@ async fn a_check_that_fails_once_the_main_branch_came_in_accepts_nothing() {
         name: "test".to_string(),
         command: "python3 helpers.py && python3 -c 'from greet import greet; assert greet(\"Ada\") == \"Hello, Ada!\"'".to_string(),
     };
-    let mut settings = pb.project.settings.clone();
-    settings.verify = vec![check];
-    pb.engine()
-        .update_project(
-            pb.project.id,
-            healer::project::ProjectInput {
-                path: pb.project.path.clone(),
-                name: pb.project.name.clone(),
-                settings,
-            },
-        )
-        .expect("settings");
+    checks_are(&pb, check);
 
     let accepted = pb
         .engine()
@@ -346,18 +351,7 @@ async fn a_check_that_points_the_worktree_at_the_persons_repository_commits_noth
             person_git.display()
         ),
     };
-    let mut settings = pb.project.settings.clone();
-    settings.verify = vec![check];
-    pb.engine()
-        .update_project(
-            pb.project.id,
-            healer::project::ProjectInput {
-                path: pb.project.path.clone(),
-                name: pb.project.name.clone(),
-                settings,
-            },
-        )
-        .expect("settings");
+    checks_are(&pb, check);
     let before = main_tip(&pb.repo_dir).id();
     let index_before = std::fs::read(person_git.join("index")).expect("index");
     let t = pb

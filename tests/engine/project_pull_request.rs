@@ -151,6 +151,48 @@ fn tip(repo_dir: &std::path::Path, branch: &str) -> String {
     tip
 }
 
+/// A project bed on a computer with no keyring (Healer keeps secrets in its own sealed file),
+/// work left on its branch, whose remote `origin` is a bare repository served over HTTP by
+/// `git http-backend`. Returns the bed, the served folder (kept alive), the server and the bare
+/// repository's path.
+async fn bed_with_remote() -> (ProjectBed, tempfile::TempDir, GitHttp, std::path::PathBuf) {
+    let bed = crate::maintainer::bed_keeping(false, true, |dir| {
+        healer::llm::Keys::with(healer::secrets::Keep::file_only(dir))
+    })
+    .await;
+    let pb = project_bed_on(bed, |s| s.merge = MergePolicy::LeaveBranch);
+    let served = tempfile::tempdir().expect("served");
+    let bare = served.path().join("ada/greeter.git");
+    git2::Repository::init_bare(&bare).expect("bare");
+    let http = GitHttp::serve(served.path());
+    git2::Repository::open(&pb.repo_dir)
+        .and_then(|r| r.remote("origin", &http.url("ada/greeter.git")).map(|_| ()))
+        .expect("remote");
+    (pb, served, http, bare)
+}
+
+/// A task whose agent makes greet() say Hello and finishes green; its id and session.
+async fn greeted(
+    pb: &ProjectBed,
+    edit: healer::project::TaskEdit,
+) -> (String, healer::store::SessionRecord) {
+    let t = pb.engine().add_task(pb.project.id, edit).expect("task");
+    pb.bed.server.script([
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "greet.py", "content": "def greet(name):\n    return 'Hello, ' + name + '!'\n"}),
+        ),
+        call("c2", "finish", json!({"summary": "greet() says Hello"})),
+    ]);
+    let session = pb
+        .engine()
+        .run_project_and_wait(pb.project.id, Some(&t.id))
+        .await
+        .expect("run");
+    (t.id, session)
+}
+
 fn all_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let path = entry.path();
@@ -164,50 +206,24 @@ fn all_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
 
 #[tokio::test]
 async fn a_tasks_branch_is_pushed_and_its_pull_request_opened_with_the_kept_token() {
-    // A computer with no keyring: Healer keeps secrets in its own sealed file.
-    let bed = crate::maintainer::bed_keeping(false, true, |dir| {
-        healer::llm::Keys::with(healer::secrets::Keep::file_only(dir))
-    })
-    .await;
-    let pb = project_bed_on(bed, |s| s.merge = MergePolicy::LeaveBranch);
+    let (pb, _served, _http, bare) = bed_with_remote().await;
     let engine = pb.engine();
-    let served = tempfile::tempdir().expect("served");
-    let bare = served.path().join("ada/greeter.git");
-    git2::Repository::init_bare(&bare).expect("bare");
-    let http = GitHttp::serve(served.path());
-    let repo = git2::Repository::open(&pb.repo_dir).expect("repo");
-    repo.remote("origin", &http.url("ada/greeter.git"))
-        .expect("remote");
     let (api, seen) = scripted_github("ada/greeter");
-
-    let t = engine
-        .add_task(
-            pb.project.id,
-            healer::project::TaskEdit {
-                title: "Greet properly".to_string(),
-                description: "greet() must say Hello.".to_string(),
-                acceptance: vec!["greet('Ada') returns 'Hello, Ada!'".to_string()],
-                ..Default::default()
-            },
-        )
-        .expect("task");
-    pb.bed.server.script([
-        call(
-            "c1",
-            "write_file",
-            json!({"path": "greet.py", "content": "def greet(name):\n    return 'Hello, ' + name + '!'\n"}),
-        ),
-        call("c2", "finish", json!({"summary": "greet() says Hello"})),
-    ]);
-    let session = engine
-        .run_project_and_wait(pb.project.id, Some(&t.id))
-        .await
-        .expect("run");
+    let (id, session) = greeted(
+        &pb,
+        healer::project::TaskEdit {
+            title: "Greet properly".to_string(),
+            description: "greet() must say Hello.".to_string(),
+            acceptance: vec!["greet('Ada') returns 'Hello, Ada!'".to_string()],
+            ..Default::default()
+        },
+    )
+    .await;
     let commit = session.commit_id.clone().expect("a commit");
 
     // Without a token: a sentence, nothing pushed.
     let refused = engine
-        .open_pull_request(pb.project.id, &t.id, Some(&api))
+        .open_pull_request(pb.project.id, &id, Some(&api))
         .await
         .expect_err("no token yet");
     assert!(
@@ -223,7 +239,7 @@ async fn a_tasks_branch_is_pushed_and_its_pull_request_opened_with_the_kept_toke
         .await
         .expect("token kept");
     let pr = engine
-        .open_pull_request(pb.project.id, &t.id, Some(&api))
+        .open_pull_request(pb.project.id, &id, Some(&api))
         .await
         .expect("opened");
     assert_eq!(pr.url, "https://github.example/ada/greeter/pull/7");
@@ -232,7 +248,7 @@ async fn a_tasks_branch_is_pushed_and_its_pull_request_opened_with_the_kept_toke
     // The branch is on the remote at the task's commit.
     let remote = git2::Repository::open_bare(&bare).expect("bare");
     let there = remote
-        .find_reference(&format!("refs/heads/healer/{}", t.id))
+        .find_reference(&format!("refs/heads/healer/{}", id))
         .expect("pushed branch")
         .target()
         .expect("target");
@@ -248,7 +264,7 @@ async fn a_tasks_branch_is_pushed_and_its_pull_request_opened_with_the_kept_toke
         Some(format!("Bearer {TOKEN}").as_str())
     );
     assert_eq!(create.body["title"], "Greet properly");
-    assert_eq!(create.body["head"], format!("healer/{}", t.id));
+    assert_eq!(create.body["head"], format!("healer/{}", id));
     assert_eq!(create.body["base"], "main");
     let body = create.body["body"].as_str().unwrap_or_default();
     assert!(
@@ -257,7 +273,7 @@ async fn a_tasks_branch_is_pushed_and_its_pull_request_opened_with_the_kept_toke
         "{body}"
     );
     // The task shows it.
-    let detail = engine.task_detail(pb.project.id, &t.id).expect("detail");
+    let detail = engine.task_detail(pb.project.id, &id).expect("detail");
     assert_eq!(detail.pull_request.map(|p| p.number), Some(7));
     // The token is in no file of the data folder (the keep seals it).
     let mut files = Vec::new();
@@ -277,45 +293,20 @@ async fn a_tasks_branch_is_pushed_and_its_pull_request_opened_with_the_kept_toke
 /// check then passes. The host is asked no more often than once a minute (the shipped rate).
 #[tokio::test]
 async fn a_red_check_on_the_pull_request_is_healed_and_the_fix_pushed() {
-    let bed = crate::maintainer::bed_keeping(false, true, |dir| {
-        healer::llm::Keys::with(healer::secrets::Keep::file_only(dir))
-    })
-    .await;
-    let pb = project_bed_on(bed, |s| s.merge = MergePolicy::LeaveBranch);
+    let (pb, _served, _http, bare) = bed_with_remote().await;
     let engine = pb.engine();
     crate::healer_service::healer_on(engine, pb.project.id);
-    let served = tempfile::tempdir().expect("served");
-    let bare = served.path().join("ada/greeter.git");
-    git2::Repository::init_bare(&bare).expect("bare");
-    let http = GitHttp::serve(served.path());
-    git2::Repository::open(&pb.repo_dir)
-        .and_then(|r| r.remote("origin", &http.url("ada/greeter.git")).map(|_| ()))
-        .expect("remote");
     let (api, seen, red) = scripted_github_with_checks("ada/greeter");
-
-    let t = engine
-        .add_task(
-            pb.project.id,
-            healer::project::TaskEdit {
-                title: "Greet properly".to_string(),
-                description: "greet() must say Hello, and greet a stranger when it has no name."
-                    .to_string(),
-                ..Default::default()
-            },
-        )
-        .expect("task");
-    pb.bed.server.script([
-        call(
-            "c1",
-            "write_file",
-            json!({"path": "greet.py", "content": "def greet(name):\n    return 'Hello, ' + name + '!'\n"}),
-        ),
-        call("c2", "finish", json!({"summary": "greet() says Hello"})),
-    ]);
-    let first = engine
-        .run_project_and_wait(pb.project.id, Some(&t.id))
-        .await
-        .expect("run");
+    let (id, first) = greeted(
+        &pb,
+        healer::project::TaskEdit {
+            title: "Greet properly".to_string(),
+            description: "greet() must say Hello, and greet a stranger when it has no name."
+                .to_string(),
+            ..Default::default()
+        },
+    )
+    .await;
     let commit = first.commit_id.clone().expect("a commit");
     *red.lock().expect("red") = commit.clone();
     engine.choose_secrets_file().await.expect("secrets file");
@@ -324,7 +315,7 @@ async fn a_red_check_on_the_pull_request_is_healed_and_the_fix_pushed() {
         .await
         .expect("token kept");
     let pr = engine
-        .open_pull_request(pb.project.id, &t.id, Some(&api))
+        .open_pull_request(pb.project.id, &id, Some(&api))
         .await
         .expect("opened");
     assert_eq!(pr.checks, "waiting");
@@ -348,7 +339,7 @@ async fn a_red_check_on_the_pull_request_is_healed_and_the_fix_pushed() {
         Duration::from_secs(120),
         || {
             engine
-                .healer_invocations(Some(pb.project.id), Some(&t.id), 5)
+                .healer_invocations(Some(pb.project.id), Some(&id), 5)
                 .ok()?
                 .into_iter()
                 .find(|i| {
@@ -371,7 +362,7 @@ async fn a_red_check_on_the_pull_request_is_healed_and_the_fix_pushed() {
         .iter()
         .any(|c| c.body.to_string().contains("and not 'Hello, stranger!'"));
     assert!(told, "the check's log reached the agent");
-    let fixed = tip(&pb.repo_dir, &format!("healer/{}", t.id));
+    let fixed = tip(&pb.repo_dir, &format!("healer/{}", id));
     assert_ne!(fixed, commit);
 
     // Asked again only once a minute has passed.
@@ -393,7 +384,7 @@ async fn a_red_check_on_the_pull_request_is_healed_and_the_fix_pushed() {
     assert_eq!(later[0].checks, "passing", "{:?}", later[0]);
     let remote = git2::Repository::open_bare(&bare).expect("bare");
     let there = remote
-        .find_reference(&format!("refs/heads/healer/{}", t.id))
+        .find_reference(&format!("refs/heads/healer/{}", id))
         .ok()
         .and_then(|r| r.target())
         .expect("pushed");

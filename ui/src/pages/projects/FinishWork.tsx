@@ -3,6 +3,7 @@
 // kept). A conflict opens a dialog that names the files and offers the agent to resolve it.
 import { useState } from "react";
 import type { AcceptHow, Acceptance, PullRequestRecord, Unaccepted } from "../../bindings";
+import { asSentence } from "../../api";
 import { CopyText } from "../../components/CopyText";
 import { Dialog } from "../../components/Dialog";
 import { InlineError } from "../../components/InlineError";
@@ -13,12 +14,6 @@ import { acceptHowWords } from "../../projectText";
 import { toast } from "../../toasts";
 
 const hostNames: Record<string, string> = { github: "GitHub", gitlab: "GitLab", forgejo: "Forgejo" };
-
-/** A message as a sentence: one full stop at its end. */
-function sentence(text: string): string {
-  const trimmed = text.trim();
-  return /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`;
-}
 
 /** What the pull request's checks said when Healer last asked the host, in a sentence. */
 export function checksWords(pr: PullRequestRecord): string {
@@ -112,7 +107,7 @@ function PullRequest({ projectId, taskId, existing }: { projectId: number; taskI
             if (token.trim()) submit({ token: token.trim(), apiUrl: givenApi });
           }}
         >
-          <p>{sentence(open.error.message)}</p>
+          <p>{asSentence(open.error.message)}</p>
           <SecretsFileChoice what="secrets" variable={null} />
           <label>
             <span>The host&apos;s token</span>
