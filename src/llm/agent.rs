@@ -149,6 +149,7 @@ impl Llm {
                 tools: &specs,
                 max_tokens,
                 temperature,
+                answer_schema: run.answer_schema.as_ref(),
             };
             let reply =
                 match tokio::time::timeout_at(deadline, client.chat(&request, &on_text)).await {

@@ -56,6 +56,9 @@ pub struct AgentRun {
     /// A model the caller chose instead of `tier`'s (steering's model); its calls are
     /// recorded under `choice.used`.
     pub choice: Option<TierChoice>,
+    /// The JSON Schema the final answer must match, for servers that can enforce it (see
+    /// [`super::ChatRequest::answer_schema`]); `None` for a free answer.
+    pub answer_schema: Option<serde_json::Value>,
 }
 
 /// Where a loop looks for messages that arrived while it ran.

@@ -76,6 +76,10 @@ pub struct ChatRequest<'a> {
     pub max_tokens: u32,
     /// Sampling temperature; `None`: the provider's default (not sent).
     pub temperature: Option<f64>,
+    /// The JSON Schema the answer must match, sent for the server to enforce where it can
+    /// (OpenAI's and llama.cpp's `response_format`, Ollama's /v1). The answer is validated
+    /// all the same: a server may ignore it.
+    pub answer_schema: Option<&'a serde_json::Value>,
 }
 
 /// What the model answered.

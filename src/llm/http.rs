@@ -74,6 +74,11 @@ impl Connection {
             provider: &self.provider.name,
             model,
             key: self.key.as_ref(),
+            key_var: self
+                .provider
+                .key_env
+                .as_deref()
+                .or(self.provider.kind.default_key_env()),
             retry: self.retry,
         }
     }
@@ -83,6 +88,8 @@ pub struct Caller<'a> {
     pub provider: &'a str,
     pub model: &'a str,
     pub key: Option<&'a ApiKey>,
+    /// Where a key would be read from, for the error when a keyless request is refused.
+    pub key_var: Option<&'a str>,
     pub retry: RetrySettings,
 }
 
@@ -281,6 +288,11 @@ pub fn status_error(
         };
     }
     match status {
+        // A server at home, tried without a key, wants one after all.
+        401 if caller.key.is_none() => LlmError::MissingKey {
+            provider,
+            env_var: caller.key_var.unwrap_or("OPENAI_API_KEY").to_string(),
+        },
         401 | 403 => LlmError::Auth {
             provider,
             status,
@@ -361,7 +373,8 @@ pub fn shorten(text: &str, max: usize) -> String {
 }
 
 /// Providers word it differently: OpenAI's code, Anthropic's "prompt is too long", the
-/// servers' "maximum context length".
+/// servers' "maximum context length", llama.cpp's "the request exceeds the available context
+/// size" (its type `exceed_context_size_error`), Ollama's "input length exceeds".
 fn is_context_length(body: &str) -> bool {
     let lower = body.to_ascii_lowercase();
     [
@@ -370,6 +383,9 @@ fn is_context_length(body: &str) -> bool {
         "context length",
         "context window",
         "prompt is too long",
+        "exceeds the available context size",
+        "exceed_context_size",
+        "input length exceeds",
     ]
     .iter()
     .any(|needle| lower.contains(needle))
@@ -479,10 +495,30 @@ mod tests {
             provider: "p",
             model: "m",
             key: None,
+            key_var: Some("LOCAL_KEY"),
             retry: RetrySettings::default(),
         };
-        let e = status_error(&caller, 401, r#"{"error":{"message":"bad key"}}"#, 1, None);
+        let e = status_error(&caller, 401, r#"{"error":{"message":"no key"}}"#, 1, None);
+        assert!(
+            matches!(e, LlmError::MissingKey { ref env_var, .. } if env_var == "LOCAL_KEY"),
+            "a keyless request refused asks for a key: {e:?}"
+        );
+        let key = ApiKey::new("sk-local");
+        let keyed = Caller {
+            key: Some(&key),
+            ..caller
+        };
+        let e = status_error(&keyed, 401, r#"{"error":{"message":"bad key"}}"#, 1, None);
         assert!(matches!(e, LlmError::Auth { ref detail, .. } if detail == "bad key"));
+        // llama.cpp's own words and type (tools/server/server-common: format_error_response).
+        let e = status_error(
+            &caller,
+            400,
+            r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5000,"n_ctx":2048}}"#,
+            1,
+            None,
+        );
+        assert!(matches!(e, LlmError::ContextLength { .. }), "{e:?}");
         let e = status_error(
             &caller,
             400,

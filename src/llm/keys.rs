@@ -57,7 +57,7 @@ pub enum KeySource {
     Env {
         var: String,
     },
-    /// The provider needs none (a local Ollama).
+    /// The provider needs none (Ollama, a server on this computer or the local network).
     NotNeeded,
     /// None found; `var` is the environment variable that would be read.
     Missing {
@@ -130,6 +130,19 @@ impl Keys {
             };
             return (Some(ApiKey::new(key)), source);
         }
+        if !provider.needs_key() {
+            // A server at home is not sent a key from the environment meant for a hosted one
+            // (OPENAI_API_KEY): only a key kept for it, or a variable named for it.
+            return match provider.key_env.as_deref().and_then(read_env) {
+                Some(key) => (
+                    Some(key),
+                    KeySource::Env {
+                        var: provider.key_env.clone().unwrap_or_default(),
+                    },
+                ),
+                None => (None, KeySource::NotNeeded),
+            };
+        }
         let var = provider.key_var();
         match var.as_deref().and_then(read_env) {
             Some(key) => (
@@ -138,7 +151,6 @@ impl Keys {
                     var: var.unwrap_or_default(),
                 },
             ),
-            None if !provider.kind.needs_key() => (None, KeySource::NotNeeded),
             None => (
                 None,
                 KeySource::Missing {

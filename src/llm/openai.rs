@@ -21,7 +21,13 @@ pub struct OpenAiClient {
     pub(crate) conn: Connection,
     /// Models found to refuse `max_tokens` in this process, so each is asked twice only once.
     pub(crate) learned: CompletionLimitModels,
+    /// Providers found to refuse `response_format`, so each is asked twice only once.
+    pub(crate) unstructured: UnstructuredProviders,
 }
+
+/// Providers whose server refused a schema for the answer (by name): they are asked with the
+/// prompt alone from then on, and every answer is validated as always.
+pub type UnstructuredProviders = Arc<Mutex<HashSet<String>>>;
 
 /// Which models take `max_completion_tokens` instead of `max_tokens`, as learned from their
 /// refusals (provider name and model). Shared by every client of one engine.
@@ -45,6 +51,28 @@ pub fn wants_completion_tokens(model: &str) -> bool {
     ["o1", "o3", "o4"].iter().any(|p| family(p)) || name.starts_with("gpt-5")
 }
 
+/// Whether a refusal is the server not taking a schema for its answer (an older server, or a
+/// schema it cannot enforce).
+fn refuses_answer_schema(error: &LlmError) -> bool {
+    let LlmError::Rejected {
+        status: 400 | 422,
+        detail,
+        ..
+    } = error
+    else {
+        return false;
+    };
+    let detail = detail.to_ascii_lowercase();
+    [
+        "response_format",
+        "json_schema",
+        "structured output",
+        "grammar",
+    ]
+    .iter()
+    .any(|word| detail.contains(word))
+}
+
 /// Whether a refusal is the one that asks for `max_completion_tokens` ("Unsupported
 /// parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens'
 /// instead.").
@@ -64,6 +92,10 @@ impl OpenAiClient {
 
     fn lock_learned(&self) -> std::sync::MutexGuard<'_, HashSet<(String, String)>> {
         self.learned.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn lock_unstructured(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.unstructured.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn authorised(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
@@ -87,8 +119,15 @@ impl ModelClient for OpenAiClient {
         let key = (self.conn.provider.name.clone(), request.model.to_string());
         let learned = self.lock_learned().contains(&key);
         let new_name = learned || wants_completion_tokens(request.model);
-        let send = |new_name: bool| {
-            let body = request_body(request, new_name);
+        let provider = &self.conn.provider;
+        let structured =
+            request.answer_schema.is_some() && !self.lock_unstructured().contains(&provider.name);
+        let shape = Shape {
+            one_call_per_turn: provider.is_local(),
+            structured,
+        };
+        let send = |new_name: bool, shape: Shape| {
+            let body = request_body(request, new_name, shape);
             let url = &url;
             let caller = &caller;
             async move {
@@ -98,7 +137,8 @@ impl ModelClient for OpenAiClient {
                 .await
             }
         };
-        let response = match send(new_name).await {
+        let mut shape = shape;
+        let response = match send(new_name, shape).await {
             Err(e) if !new_name && asks_for_completion_tokens(&e) => {
                 tracing::info!(
                     provider = %key.0,
@@ -106,7 +146,16 @@ impl ModelClient for OpenAiClient {
                     "the model takes max_completion_tokens; asking again with it"
                 );
                 self.lock_learned().insert(key);
-                send(true).await?
+                send(true, shape).await?
+            }
+            Err(e) if shape.structured && refuses_answer_schema(&e) => {
+                tracing::info!(
+                    provider = %key.0,
+                    "the server takes no schema for its answer; asking with the prompt alone from now on"
+                );
+                self.lock_unstructured().insert(key.0.clone());
+                shape.structured = false;
+                send(new_name, shape).await?
             }
             other => other?,
         };
@@ -158,9 +207,19 @@ impl ModelClient for OpenAiClient {
     }
 }
 
+/// How a request is put beyond its content.
+#[derive(Debug, Clone, Copy)]
+struct Shape {
+    /// `parallel_tool_calls: false`: a small local model calls a tool reliably only one at a
+    /// time (llama.cpp's grammar for one call), and the loop needs only one per turn.
+    one_call_per_turn: bool,
+    /// The answer's schema goes as `response_format` for the server to enforce.
+    structured: bool,
+}
+
 /// The request; `completion_tokens` names the output cap `max_completion_tokens` (see
 /// [`wants_completion_tokens`]).
-fn request_body(request: &ChatRequest<'_>, completion_tokens: bool) -> Value {
+fn request_body(request: &ChatRequest<'_>, completion_tokens: bool, shape: Shape) -> Value {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if !request.system.is_empty() {
         messages.push(json!({"role": "system", "content": request.system}));
@@ -210,6 +269,15 @@ fn request_body(request: &ChatRequest<'_>, completion_tokens: bool) -> Value {
                 }})
             })
             .collect();
+        if shape.one_call_per_turn {
+            body["parallel_tool_calls"] = json!(false);
+        }
+    }
+    if let Some(schema) = request.answer_schema.filter(|_| shape.structured) {
+        body["response_format"] = json!({
+            "type": "json_schema",
+            "json_schema": {"name": "answer", "strict": true, "schema": schema},
+        });
     }
     body
 }

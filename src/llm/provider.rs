@@ -60,7 +60,7 @@ impl ProviderKind {
     }
 
     /// A local Ollama answers without a key.
-    pub fn needs_key(self) -> bool {
+    fn always_needs_key(self) -> bool {
         !matches!(self, ProviderKind::Ollama)
     }
 }
@@ -103,8 +103,48 @@ impl Provider {
         self.prices.iter().find(|p| p.model == model)
     }
 
+    /// Whether a request may go without a key: Ollama, and an OpenAI-compatible server on
+    /// this computer or the local network (llama.cpp, LM Studio, vLLM at home) unless the
+    /// person named a key variable for it. Such a server that asks for a key after all says
+    /// so with a 401, and the error then says where to put one.
+    pub fn needs_key(&self) -> bool {
+        match self.kind {
+            ProviderKind::OpenaiCompatible => self.key_env.is_some() || !self.is_local(),
+            kind => kind.always_needs_key(),
+        }
+    }
+
+    /// Whether the server runs on this computer or the local network, where a token costs
+    /// time rather than money.
+    pub fn is_local(&self) -> bool {
+        self.kind == ProviderKind::Ollama || is_local_address(&self.base_url)
+    }
+
     pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base_url.trim_end_matches('/'))
+    }
+}
+
+/// A loopback or private address, `localhost`, a name with no dot (a machine on the local
+/// network), or one under a name kept for local networks.
+pub fn is_local_address(base_url: &str) -> bool {
+    let Ok(url) = reqwest::Url::parse(base_url.trim()) else {
+        return false;
+    };
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback() || ip.is_private() || ip.is_link_local(),
+        Some(url::Host::Ipv6(ip)) => {
+            let first = ip.segments()[0];
+            ip.is_loopback() || (first & 0xfe00) == 0xfc00 || (first & 0xffc0) == 0xfe80
+        }
+        Some(url::Host::Domain(name)) => {
+            let name = name.trim_end_matches('.').to_ascii_lowercase();
+            !name.contains('.')
+                || [".localhost", ".local", ".lan", ".home.arpa", ".internal"]
+                    .iter()
+                    .any(|suffix| name.ends_with(suffix))
+        }
+        None => false,
     }
 }
 
@@ -223,6 +263,45 @@ mod tests {
             Some(ProviderKind::Anthropic)
         );
         assert_eq!(ProviderKind::parse("gemini"), None);
+    }
+
+    #[test]
+    fn a_server_at_home_needs_no_key_and_a_hosted_one_does() {
+        for url in [
+            "http://127.0.0.1:8080/v1",
+            "http://localhost:1234/v1",
+            "http://192.168.1.20:8000/v1",
+            "http://10.0.0.5/v1",
+            "http://[::1]:8080/v1",
+            "http://[fd12::1]:8080/v1",
+            "http://gpu-box:8000/v1",
+            "http://llm.home.arpa/v1",
+            "http://studio.local:1234/v1",
+        ] {
+            assert!(is_local_address(url), "{url}");
+        }
+        for url in [
+            "https://api.openai.com/v1",
+            "https://openrouter.ai/api/v1",
+            "http://8.8.8.8/v1",
+            "http://[2001:db8::1]/v1",
+            "not a url",
+        ] {
+            assert!(!is_local_address(url), "{url}");
+        }
+        let provider = |url: &str, key_env: Option<&str>| Provider {
+            name: "p".to_string(),
+            title: "p".to_string(),
+            kind: ProviderKind::OpenaiCompatible,
+            base_url: url.to_string(),
+            key_env: key_env.map(str::to_string),
+            prices: vec![],
+            created_at: String::new(),
+            updated_at: String::new(),
+        };
+        assert!(!provider("http://127.0.0.1:8080/v1", None).needs_key());
+        assert!(provider("http://127.0.0.1:8080/v1", Some("LOCAL_KEY")).needs_key());
+        assert!(provider("https://api.openai.com/v1", None).needs_key());
     }
 
     #[test]

@@ -137,8 +137,18 @@ mod tests {
     fn a_separator_cut_between_pieces_is_found() {
         let mut p = SseParser::default();
         let mut seen = Vec::new();
-        for piece in [&b"data: a\r\n\r"[..], b"\ndata: b\n", b"\ndata: c\r", b"\n\r\n"] {
-            seen.extend(p.feed(piece).unwrap_or_default().into_iter().map(|e| e.data));
+        for piece in [
+            &b"data: a\r\n\r"[..],
+            b"\ndata: b\n",
+            b"\ndata: c\r",
+            b"\n\r\n",
+        ] {
+            seen.extend(
+                p.feed(piece)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|e| e.data),
+            );
         }
         assert_eq!(seen, ["a", "b", "c"]);
     }
@@ -155,7 +165,11 @@ mod tests {
         assert_eq!(events.len(), 1);
         assert_eq!(events[0].data.len(), 4 << 20);
         // Each byte once, and the last three of each piece again (a separator may be cut).
-        assert!(p.examined <= body.len() + 3 * body.len() / 1024 + 3, "{}", p.examined);
+        assert!(
+            p.examined <= body.len() + 3 * body.len() / 1024 + 3,
+            "{}",
+            p.examined
+        );
     }
 
     #[test]

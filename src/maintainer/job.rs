@@ -170,6 +170,7 @@ async fn repair(services: &Arc<Services>, item: &InboxItem) -> Result<Repair> {
         inbox: None,
         temperature: Some(REPAIR_TEMPERATURE),
         choice: None,
+        answer_schema: None,
     };
     let outcome = services.llm.run_agent(run).await;
     let fix = lock(&fixed).clone();

@@ -101,6 +101,7 @@ pub(crate) async fn analyze(
         inbox: None,
         temperature: Some(0.1),
         choice: None,
+        answer_schema: Some(schema()),
     };
     let answer = match services.llm.run_agent(run).await {
         Ok(outcome) => match outcome.answer {

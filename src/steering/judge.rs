@@ -49,8 +49,9 @@ pub struct Judged {
     pub tokens: u64,
 }
 
-/// The schema an answer must pass: exactly the two keys.
-fn schema() -> Value {
+/// The schema an answer must pass: exactly the two keys. Sent with the question for the
+/// server to enforce where it can, and checked on every answer.
+pub fn answer_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
@@ -65,7 +66,7 @@ fn schema() -> Value {
 /// Read an answer: one JSON object that passes the schema (a ```json fence around it is
 /// tolerated); steer and replace need a message.
 pub fn parse_answer(answer: &str) -> std::result::Result<Answer, String> {
-    let value = crate::llm::json_answer(answer, &schema())?;
+    let value = crate::llm::json_answer(answer, &answer_schema())?;
     let action = value["action"]
         .as_str()
         .and_then(JudgeAction::parse)
@@ -288,6 +289,7 @@ async fn ask(
         inbox: None,
         temperature: Some(0.0),
         choice: Some(model.choice()),
+        answer_schema: Some(answer_schema()),
     };
     match llm.run_agent(run).await {
         Ok(outcome) => {

@@ -14,7 +14,8 @@ const TURN_CHARS: usize = 2_000;
 /// Changed files named one by one; the rest are counted.
 pub const CHANGED_FILES: usize = 30;
 
-pub(super) const SYSTEM: &str = "You are Healer's steering judge. A coding agent is working on \
+/// What the judge is told it is and how it answers.
+pub const SYSTEM: &str = "You are Healer's steering judge. A coding agent is working on \
 a task in its own git worktree. Every few minutes you look at what it has changed so far and its \
 last turns, and decide whether it is making progress toward the task's acceptance criteria. Answer with exactly one JSON object \
 and nothing else:\n\

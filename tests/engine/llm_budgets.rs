@@ -211,6 +211,7 @@ async fn ollama_is_found_with_its_models_and_needs_no_key() {
             inbox: None,
             temperature: None,
             choice: None,
+            answer_schema: None,
         })
         .await
         .expect("answered");

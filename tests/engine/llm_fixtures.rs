@@ -100,6 +100,7 @@ pub fn fix_request(engine: &Engine, tools: ToolSet, tier: Tier) -> AgentRun {
         inbox: None,
         temperature: None,
         choice: None,
+        answer_schema: None,
     }
 }
 

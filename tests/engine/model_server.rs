@@ -67,6 +67,8 @@ struct State {
     models: Vec<String>,
     /// Models that refuse `max_tokens` as OpenAI's reasoning models do.
     completion_tokens_only: Vec<String>,
+    /// Refuses `response_format` as OpenAI does for a model without structured outputs.
+    no_answer_schema: bool,
 }
 
 pub struct ModelServer {
@@ -130,6 +132,12 @@ impl ModelServer {
     /// their 400 (and uses no scripted reply); `max_completion_tokens` is served.
     pub fn refuse_max_tokens(&self, model: &str) {
         self.lock().completion_tokens_only.push(model.to_string());
+    }
+
+    /// Answer a request with a `response_format` with OpenAI's 400 for a model that has no
+    /// structured outputs (and use no scripted reply).
+    pub fn refuse_answer_schema(&self) {
+        self.lock().no_answer_schema = true;
     }
 
     pub fn set_models(&self, models: &[&str]) {
@@ -325,6 +333,19 @@ fn answer(state: &Arc<Mutex<State>>, seen: &Seen) -> Reply {
                 "type": "invalid_request_error",
                 "param": "max_tokens",
                 "code": "unsupported_parameter"
+            }})
+            .to_string(),
+        };
+    }
+    if !anthropic && state.no_answer_schema && seen.body.get("response_format").is_some() {
+        return Reply::Status {
+            status: 400,
+            headers: vec![],
+            body: json!({"error": {
+                "message": "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.",
+                "type": "invalid_request_error",
+                "param": "response_format",
+                "code": null
             }})
             .to_string(),
         };

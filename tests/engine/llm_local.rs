@@ -1,0 +1,207 @@
+//! Model servers people run at home, as first-class providers: llama.cpp's real server with a
+//! small model that follows no instruction (tests/engine/llama_server.rs), and a scripted
+//! server for what a real one will not do on demand.
+
+use healer::llm::{
+    AgentRun, ChatMessage, KeySource, LoopSettings, ProviderInput, ProviderKind, StopReason, Tier,
+    TierSetting, ToolSet,
+};
+use healer::steering::{answer_schema, parse_answer, JUDGE_SYSTEM};
+use healer::Engine;
+
+use crate::llama_server::{LlamaServer, MODEL};
+use crate::llm_fixtures::setup;
+use crate::model_server::{openai, TOKENS};
+
+/// An engine whose provider "home" is the server at `base_url`, named with no key; the cheap
+/// tier maps to `model`.
+async fn engine_with_home(base_url: &str, model: &str) -> (tempfile::TempDir, Engine) {
+    let (tmp, paths) = crate::data_dir();
+    let lease = healer::lease::Lease::acquire(&paths, "test").expect("lease");
+    let options = healer::engine::EngineOptions {
+        scheduler: false,
+        keys: Some(healer::llm::Keys::env_only()),
+        ..healer::engine::EngineOptions::default()
+    };
+    let engine = Engine::start_with_lease(paths, "test", lease, options)
+        .await
+        .expect("engine");
+    engine
+        .save_provider(ProviderInput {
+            name: "home".to_string(),
+            title: Some("Model at home".to_string()),
+            kind: ProviderKind::OpenaiCompatible,
+            base_url: Some(base_url.to_string()),
+            key_env: None,
+            prices: vec![],
+        })
+        .expect("a provider with no key is saved");
+    engine
+        .set_tier(TierSetting {
+            tier: Tier::Cheap,
+            provider: "home".to_string(),
+            model: model.to_string(),
+            budget_tokens: 2_000,
+            temperature: None,
+        })
+        .expect("tier");
+    (tmp, engine)
+}
+
+/// What the steering judge asks about a session going in circles.
+fn judge_run(engine: &Engine, question: &str) -> AgentRun {
+    let task = engine
+        .start_task(healer::llm::TaskKind::Judge, "Judge: fix the parser", None)
+        .expect("task");
+    AgentRun {
+        task_id: task.id,
+        tier: Tier::Cheap,
+        system: JUDGE_SYSTEM.to_string(),
+        history: Vec::new(),
+        messages: vec![ChatMessage::User {
+            text: question.to_string(),
+        }],
+        tools: ToolSet::empty(),
+        limits: Some(LoopSettings {
+            max_steps: 1,
+            max_duration_secs: 120,
+            max_malformed_replies: 1,
+        }),
+        max_tokens: Some(u64::from(healer::llm::JUDGE_MAX_TOKENS)),
+        task_tokens: None,
+        inbox: None,
+        temperature: Some(0.0),
+        choice: None,
+        answer_schema: Some(answer_schema()),
+    }
+}
+
+const STUCK: &str = "Task: Fix the failing date parser\nAcceptance criteria:\n- cargo test passes\n\n\
+Its worktree has no change yet since the task started.\n\n\
+The agent has been working for 30 minutes. Its last 3 turns, oldest first:\n\n\
+--- turn 1 ---\nRan cargo test: 1 failed (parse_date)\n\n--- turn 2 ---\nRan cargo test: 1 failed (parse_date)\n\n\
+--- turn 3 ---\nRan cargo test: 1 failed (parse_date)\n";
+
+#[tokio::test]
+async fn a_llama_server_needs_no_key_and_lists_its_model() {
+    let server = LlamaServer::start(2048);
+    let (_tmp, engine) = engine_with_home(&server.base_url(), MODEL).await;
+    let test = engine.test_provider("home").await.expect("tested");
+    assert!(test.ok, "{:?}", test.error);
+    assert_eq!(test.key, KeySource::NotNeeded);
+    assert!(test.models.iter().any(|m| m == MODEL), "{:?}", test.models);
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_judges_answer_from_a_weak_local_model_passes_its_schema_when_the_server_enforces_it() {
+    let server = LlamaServer::start(4096);
+    let (_tmp, engine) = engine_with_home(&server.base_url(), MODEL).await;
+    let outcome = engine
+        .run_agent(judge_run(&engine, STUCK))
+        .await
+        .expect("the model answered");
+    assert_eq!(outcome.stop, StopReason::Answered);
+    let answer = outcome.answer.expect("an answer");
+    // The prompt alone gets this model's rambling to its limit (see the benchmark); the
+    // schema, enforced by the server's grammar, gets an answer Healer can use.
+    let judged = parse_answer(&answer);
+    assert!(judged.is_ok(), "{answer:?}: {judged:?}");
+    assert!(
+        outcome.usage.completion_tokens < u64::from(healer::llm::JUDGE_MAX_TOKENS),
+        "it ended on its own, not at the limit: {:?}",
+        outcome.usage
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_that_refuses_a_schema_is_asked_with_the_prompt_alone_once_and_from_then_on() {
+    let s = setup(
+        ProviderKind::OpenaiCompatible,
+        "HEALER_TEST_KEY_NO_SCHEMA",
+        "sk-no-schema",
+    )
+    .await;
+    s.engine
+        .set_tier(TierSetting {
+            tier: Tier::Cheap,
+            provider: "scripted".to_string(),
+            model: "scripted-small".to_string(),
+            budget_tokens: 2_000,
+            temperature: None,
+        })
+        .expect("tier");
+    s.server.refuse_answer_schema();
+    let said = r#"{"action": "continue", "message": null}"#;
+    s.server
+        .script([openai::text(said, TOKENS), openai::text(said, TOKENS)]);
+    for _ in 0..2 {
+        let outcome = s
+            .engine
+            .run_agent(judge_run(&s.engine, STUCK))
+            .await
+            .expect("answered with the prompt alone");
+        let answer = outcome.answer.expect("an answer");
+        assert!(parse_answer(&answer).is_ok(), "{answer}");
+    }
+    let chats = s.server.chats();
+    let with_schema: Vec<bool> = chats
+        .iter()
+        .map(|c| c.body.get("response_format").is_some())
+        .collect();
+    assert_eq!(
+        with_schema,
+        [true, false, false],
+        "asked with the schema once, then without it, and remembered"
+    );
+    s.engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_schema_goes_to_the_server_and_one_tool_call_per_turn_to_a_server_at_home() {
+    let s = setup(
+        ProviderKind::OpenaiCompatible,
+        "HEALER_TEST_KEY_SCHEMA_SENT",
+        "sk-schema-sent",
+    )
+    .await;
+    s.engine
+        .set_tier(TierSetting {
+            tier: Tier::Cheap,
+            provider: "scripted".to_string(),
+            model: "scripted-small".to_string(),
+            budget_tokens: 2_000,
+            temperature: None,
+        })
+        .expect("tier");
+    s.server.script([openai::text(
+        r#"{"action": "continue", "message": null}"#,
+        TOKENS,
+    )]);
+    s.engine
+        .run_agent(judge_run(&s.engine, STUCK))
+        .await
+        .expect("answered");
+    let chat = s.server.chats().pop().expect("a chat");
+    assert_eq!(chat.body["response_format"]["type"], "json_schema");
+    assert_eq!(
+        chat.body["response_format"]["json_schema"]["schema"],
+        answer_schema()
+    );
+    // The scripted server is on 127.0.0.1: a server at home, where a weak model calls one
+    // tool at a time. The fix request offers tools.
+    s.server.script([openai::text("Done.", TOKENS)]);
+    s.engine
+        .run_agent(crate::llm_fixtures::fix_request(
+            &s.engine,
+            crate::llm_fixtures::file_tools(&s.work),
+            Tier::Standard,
+        ))
+        .await
+        .expect("answered");
+    let chat = s.server.chats().pop().expect("a chat");
+    assert_eq!(chat.body["parallel_tool_calls"], false);
+    assert!(chat.body.get("response_format").is_none(), "a free answer");
+    s.engine.shutdown().await;
+}
