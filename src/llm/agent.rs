@@ -278,20 +278,26 @@ impl Llm {
         prompt_estimate: u64,
         price: Option<&super::ModelPrice>,
     ) -> Result<Usage> {
+        let written = reply.text.len()
+            + reply
+                .tool_calls
+                .iter()
+                .map(|c| c.name.len() + c.arguments.len())
+                .sum::<usize>();
         let usage = if reply.usage == Usage::default() {
-            let written = reply.text.len()
-                + reply
-                    .tool_calls
-                    .iter()
-                    .map(|c| c.name.len() + c.arguments.len())
-                    .sum::<usize>();
             Usage {
                 prompt_tokens: prompt_estimate,
                 completion_tokens: estimate_tokens(written),
                 cached_tokens: 0,
             }
         } else {
-            reply.usage
+            // What arrived counts, whatever the server says it sent: a token is rarely more
+            // than eight bytes, so a claim below that is not believed.
+            let floor = (written as u64).div_ceil(8);
+            Usage {
+                completion_tokens: reply.usage.completion_tokens.max(floor),
+                ..reply.usage
+            }
         };
         self.inner.store.record_usage(&UsageRecord {
             task_id: Some(outcome.task_id),

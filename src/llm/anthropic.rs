@@ -8,7 +8,8 @@ use reqwest::header::HeaderValue;
 use serde_json::{json, Value};
 
 use super::chat::{
-    ChatMessage, ChatReply, ChatRequest, ModelClient, OnText, PartialCalls, ToolCall,
+    Allowance, ChatMessage, ChatReply, ChatRequest, ModelClient, OnText, PartialCalls, ToolCall,
+    CUT_OFF,
 };
 use super::http::{self, bad_response, Caller, Connection};
 use super::Usage;
@@ -54,18 +55,23 @@ impl ModelClient for AnthropicClient {
             http::json_body(self.authorised(self.conn.http.post(&url)), &body)
         })
         .await?;
+        let mut allowance = Allowance::for_tokens(request.max_tokens);
         if !http::is_event_stream(&response) {
             let value = http::read_json(&caller, response).await?;
-            let reply = whole_reply(&value);
+            let reply = whole_reply(&value).within(&mut allowance);
             if !reply.text.is_empty() {
                 on_text(&reply.text);
             }
             return Ok(reply);
         }
-        let mut stream = StreamState::default();
+        let mut stream = StreamState {
+            allowance,
+            ..StreamState::default()
+        };
         http::read_events(&caller, response, |event| {
             let value = http::event_json(&caller, &event.data)?;
-            stream.take(&caller, &value, on_text)
+            let ended = stream.take(&caller, &value, on_text)?;
+            Ok(ended || stream.allowance.is_cut())
         })
         .await?;
         Ok(stream.finish())
@@ -224,7 +230,6 @@ fn whole_reply(value: &Value) -> ChatReply {
     reply
 }
 
-#[derive(Default)]
 struct StreamState {
     text: String,
     calls: PartialCalls,
@@ -232,6 +237,20 @@ struct StreamState {
     blocks: HashMap<u64, usize>,
     usage: Usage,
     finish_reason: Option<String>,
+    allowance: Allowance,
+}
+
+impl Default for StreamState {
+    fn default() -> Self {
+        StreamState {
+            text: String::new(),
+            calls: PartialCalls::default(),
+            blocks: HashMap::new(),
+            usage: Usage::default(),
+            finish_reason: None,
+            allowance: Allowance::for_tokens(0),
+        }
+    }
 }
 
 impl StreamState {
@@ -277,10 +296,12 @@ impl StreamState {
                 let delta = event.get("delta").unwrap_or(&Value::Null);
                 match delta.get("type").and_then(Value::as_str) {
                     Some("text_delta") => {
-                        let piece = delta
-                            .get("text")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default();
+                        let piece = self.allowance.admit(
+                            delta
+                                .get("text")
+                                .and_then(Value::as_str)
+                                .unwrap_or_default(),
+                        );
                         if !piece.is_empty() {
                             self.text.push_str(piece);
                             on_text(piece);
@@ -295,10 +316,12 @@ impl StreamState {
                             )
                         })?;
                         call.arguments.push_str(
-                            delta
-                                .get("partial_json")
-                                .and_then(Value::as_str)
-                                .unwrap_or_default(),
+                            self.allowance.admit(
+                                delta
+                                    .get("partial_json")
+                                    .and_then(Value::as_str)
+                                    .unwrap_or_default(),
+                            ),
                         );
                     }
                     _ => {}
@@ -357,7 +380,11 @@ impl StreamState {
             text: self.text,
             tool_calls,
             usage: self.usage,
-            finish_reason: self.finish_reason,
+            finish_reason: if self.allowance.is_cut() {
+                Some(CUT_OFF.to_string())
+            } else {
+                self.finish_reason
+            },
         }
     }
 }

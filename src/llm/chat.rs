@@ -92,10 +92,29 @@ pub struct ChatReply {
     pub finish_reason: Option<String>,
 }
 
+impl ChatReply {
+    /// The reply as far as `allowance` lets it be read (a whole answer that arrived at once).
+    pub(crate) fn within(mut self, allowance: &mut Allowance) -> ChatReply {
+        let text = allowance.admit(&self.text).len();
+        self.text.truncate(text);
+        for call in &mut self.tool_calls {
+            let kept = allowance.admit(&call.arguments).len();
+            call.arguments.truncate(kept);
+        }
+        if allowance.is_cut() {
+            self.finish_reason = Some(CUT_OFF.to_string());
+        }
+        self
+    }
+}
+
 /// Receives assistant text as it streams in.
 pub type OnText<'a> = &'a (dyn Fn(&str) + Send + Sync);
 
 /// A provider's client: one wire format, real HTTP.
+/// What a provider's answer says when Healer cut it off (see [`Allowance`]).
+pub const CUT_OFF: &str = "length";
+
 #[async_trait]
 pub trait ModelClient: Send + Sync {
     /// One call, streamed: `on_text` gets each piece of assistant text as it arrives.
@@ -107,6 +126,53 @@ pub trait ModelClient: Send + Sync {
 
     /// The models the provider offers (the connection test).
     async fn list_models(&self) -> Result<Vec<String>, LlmError>;
+}
+
+/// How much of an answer is read: what the model may write for the tokens asked, counted in
+/// what arrives (text and tool arguments) rather than in what the server says it sent. A
+/// server that goes on past it is cut off, and the answer ends there as at its length limit.
+#[derive(Debug)]
+pub(crate) struct Allowance {
+    left: usize,
+    cut: bool,
+}
+
+impl Allowance {
+    /// Bytes per token asked for: generous (a token is about four bytes of English, up to a
+    /// dozen of other scripts), so only a server that ignores the limit meets it.
+    const BYTES_PER_TOKEN: usize = 16;
+    /// A floor, so a small request may still get a sentence.
+    const MIN_BYTES: usize = 64 * 1024;
+
+    pub(crate) fn for_tokens(max_tokens: u32) -> Allowance {
+        let tokens = usize::try_from(max_tokens).unwrap_or(usize::MAX);
+        Allowance {
+            left: tokens
+                .saturating_mul(Self::BYTES_PER_TOKEN)
+                .max(Self::MIN_BYTES),
+            cut: false,
+        }
+    }
+
+    /// The part of `piece` that still fits (whole characters); once something did not, the
+    /// answer is cut.
+    pub(crate) fn admit<'p>(&mut self, piece: &'p str) -> &'p str {
+        if piece.len() <= self.left {
+            self.left -= piece.len();
+            return piece;
+        }
+        let mut end = self.left;
+        while !piece.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.left -= end;
+        self.cut = true;
+        &piece[..end]
+    }
+
+    pub(crate) fn is_cut(&self) -> bool {
+        self.cut
+    }
 }
 
 /// Collects a streamed tool call whose parts arrive in pieces, by position.

@@ -16,6 +16,9 @@ use crate::error::LlmError;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a provider may stay silent in the middle of an answer.
 const READ_TIMEOUT: Duration = Duration::from_secs(120);
+/// The largest answer read as one JSON document (the streamed ones are cut by what the model
+/// may write; see `chat::Allowance`).
+const MAX_JSON_BYTES: usize = 8 << 20;
 /// How much of an error body is kept in a message.
 const DETAIL_CHARS: usize = 300;
 
@@ -123,7 +126,7 @@ pub async fn send(
             Ok(response) => {
                 let status = response.status().as_u16();
                 let asked = retry_after(response.headers());
-                let body = response.text().await.unwrap_or_default();
+                let body = error_body(response).await;
                 let error = status_error(caller, status, &body, attempt, asked);
                 if !matches!(status, 429 | 500..=599) || last {
                     return Err(error);
@@ -204,21 +207,49 @@ pub fn is_event_stream(response: &reqwest::Response) -> bool {
 /// Read a whole JSON answer.
 pub async fn read_json(
     caller: &Caller<'_>,
-    response: reqwest::Response,
+    mut response: reqwest::Response,
 ) -> Result<serde_json::Value, LlmError> {
     let url = response.url().to_string();
-    let text = response.text().await.map_err(|e| LlmError::Network {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| LlmError::Network {
         provider: caller.provider.to_string(),
-        url,
+        url: url.clone(),
         attempts: 1,
         detail: scrub(&describe_reqwest(&e), caller.key),
-    })?;
+    })? {
+        if body.len() + chunk.len() > MAX_JSON_BYTES {
+            return Err(bad_response(
+                caller,
+                format!(
+                    "the answer is larger than {} MB; the rest was not read",
+                    MAX_JSON_BYTES >> 20
+                ),
+            ));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    let text = String::from_utf8_lossy(&body);
     serde_json::from_str(&text).map_err(|e| {
         bad_response(
             caller,
             format!("not JSON ({e}): {}", shorten(&text, DETAIL_CHARS)),
         )
     })
+}
+
+/// The first bytes of an error's body: enough for any provider's message, and a server that
+/// sends megabytes with its error is not read further.
+async fn error_body(mut response: reqwest::Response) -> String {
+    const MAX_ERROR_BYTES: usize = 64 * 1024;
+    let mut body = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        let room = MAX_ERROR_BYTES - body.len();
+        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if body.len() >= MAX_ERROR_BYTES {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&body).into_owned()
 }
 
 /// Parse one streamed event's JSON.

@@ -10,7 +10,8 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::chat::{
-    ChatMessage, ChatReply, ChatRequest, ModelClient, OnText, PartialCalls, ToolCall,
+    Allowance, ChatMessage, ChatReply, ChatRequest, ModelClient, OnText, PartialCalls, ToolCall,
+    CUT_OFF,
 };
 use super::http::{self, bad_response, Caller, Connection};
 use super::provider::ProviderKind;
@@ -159,22 +160,26 @@ impl ModelClient for OpenAiClient {
             }
             other => other?,
         };
+        let mut allowance = Allowance::for_tokens(request.max_tokens);
         if !http::is_event_stream(&response) {
             let value = http::read_json(&caller, response).await?;
-            let reply = whole_reply(&caller, &value)?;
+            let reply = whole_reply(&caller, &value)?.within(&mut allowance);
             if !reply.text.is_empty() {
                 on_text(&reply.text);
             }
             return Ok(reply);
         }
-        let mut stream = StreamState::default();
+        let mut stream = StreamState {
+            allowance,
+            ..StreamState::default()
+        };
         http::read_events(&caller, response, |event| {
             if event.data.trim() == "[DONE]" {
                 return Ok(true);
             }
             let chunk = http::event_json(&caller, &event.data)?;
             stream.take(&caller, &chunk, on_text)?;
-            Ok(false)
+            Ok(stream.allowance.is_cut())
         })
         .await?;
         Ok(stream.finish())
@@ -345,12 +350,24 @@ fn whole_reply(caller: &Caller<'_>, value: &Value) -> Result<ChatReply, LlmError
     })
 }
 
-#[derive(Default)]
 struct StreamState {
     text: String,
     calls: PartialCalls,
     usage: Usage,
     finish_reason: Option<String>,
+    allowance: Allowance,
+}
+
+impl Default for StreamState {
+    fn default() -> Self {
+        StreamState {
+            text: String::new(),
+            calls: PartialCalls::default(),
+            usage: Usage::default(),
+            finish_reason: None,
+            allowance: Allowance::for_tokens(0),
+        }
+    }
 }
 
 impl StreamState {
@@ -383,6 +400,7 @@ impl StreamState {
             return Ok(());
         };
         if let Some(piece) = delta.get("content").and_then(Value::as_str) {
+            let piece = self.allowance.admit(piece);
             if !piece.is_empty() {
                 self.text.push_str(piece);
                 on_text(piece);
@@ -410,18 +428,23 @@ impl StreamState {
                     call.name = name.to_string();
                 }
             }
-            call.arguments
-                .push_str(&arguments_text(part.pointer("/function/arguments")));
+            let arguments = arguments_text(part.pointer("/function/arguments"));
+            call.arguments.push_str(self.allowance.admit(&arguments));
         }
         Ok(())
     }
 
     fn finish(self) -> ChatReply {
+        let cut = self.allowance.is_cut();
         ChatReply {
             text: self.text,
             tool_calls: self.calls.finish(),
             usage: self.usage,
-            finish_reason: self.finish_reason,
+            finish_reason: if cut {
+                Some(CUT_OFF.to_string())
+            } else {
+                self.finish_reason
+            },
         }
     }
 }

@@ -38,6 +38,7 @@ mod llm_completion_tokens;
 mod llm_fixtures;
 mod llm_keys;
 mod llm_local;
+mod llm_misbehaving;
 mod llm_openai;
 mod maintainer;
 mod maintainer_cli;

@@ -1,0 +1,105 @@
+//! A provider that misbehaves (a scripted server): an answer far past what was asked for is
+//! cut where the model's allowance ends and counted by what arrived, not by what the server
+//! claims; an answer sent as one huge document is refused, not stored.
+
+use healer::llm::{ProviderKind, StopReason, Tier, ToolSet};
+use serde_json::json;
+
+use crate::llm_fixtures::{fix_request, setup};
+use crate::model_server::{Reply, Tokens};
+
+/// 20 MB of prose in 20 events, the usage claiming 1,020 tokens.
+fn flood() -> Reply {
+    let megabyte = "The fix is to read the file again. ".repeat(30_000);
+    let mut events = vec![format!(
+        "data: {}\n\n",
+        json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]})
+    )];
+    for _ in 0..20 {
+        events.push(format!(
+            "data: {}\n\n",
+            json!({"choices": [{"index": 0, "delta": {"content": megabyte}}]})
+        ));
+    }
+    events.push(format!(
+        "data: {}\n\n",
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+               "usage": {"prompt_tokens": 100, "completion_tokens": 1020}})
+    ));
+    events.push("data: [DONE]\n\n".to_string());
+    Reply::Stream(events)
+}
+
+#[tokio::test]
+async fn a_flood_of_text_is_cut_at_what_the_model_may_write_and_counted_by_what_arrived() {
+    let s = setup(
+        ProviderKind::OpenaiCompatible,
+        "HEALER_TEST_KEY_FLOOD",
+        "sk-flood",
+    )
+    .await;
+    s.server.script([flood()]);
+    let before = std::fs::metadata(s.paths.db())
+        .map(|m| m.len())
+        .unwrap_or(0);
+    let outcome = s
+        .engine
+        .run_agent(fix_request(&s.engine, ToolSet::empty(), Tier::Standard))
+        .await
+        .expect("an answer, cut");
+    assert_eq!(outcome.stop, StopReason::Answered);
+    let answer = outcome.answer.expect("the text that fitted");
+    // At most 16 bytes of each token asked for are read (the tier allows 10,000).
+    assert!(answer.len() <= 160_000, "{} bytes kept", answer.len());
+    assert!(answer.len() >= 50_000, "{} bytes kept", answer.len());
+    assert!(
+        outcome.usage.completion_tokens >= answer.len() as u64 / 8,
+        "what arrived is counted, not the 1,020 claimed: {:?}",
+        outcome.usage
+    );
+    let thread = s.engine.task_thread(outcome.task_id).expect("thread");
+    let stored: usize = thread.messages.iter().map(|m| m.content.len()).sum();
+    assert!(stored < 400_000, "{stored} bytes in the thread");
+    let after = std::fs::metadata(s.paths.db())
+        .map(|m| m.len())
+        .unwrap_or(0);
+    assert!(
+        after.saturating_sub(before) < 5_000_000,
+        "the database grew by {} bytes",
+        after.saturating_sub(before)
+    );
+    s.engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_answer_sent_whole_and_huge_is_refused_as_unreadable_not_stored() {
+    let s = setup(
+        ProviderKind::OpenaiCompatible,
+        "HEALER_TEST_KEY_HUGE_JSON",
+        "sk-huge-json",
+    )
+    .await;
+    let huge = "x".repeat(12 << 20);
+    let reply = || {
+        crate::model_server::openai::whole_text(
+            &huge,
+            Tokens {
+                prompt: 10,
+                completion: 5,
+                cached: 0,
+            },
+        )
+    };
+    s.server.script([reply(), reply(), reply()]);
+    let outcome = s
+        .engine
+        .run_agent(fix_request(&s.engine, ToolSet::empty(), Tier::Standard))
+        .await
+        .expect("the loop ends on its own bound");
+    assert_eq!(outcome.stop, StopReason::MalformedReplies);
+    assert!(outcome.answer.is_none());
+    let thread = s.engine.task_thread(outcome.task_id).expect("thread");
+    let stored: usize = thread.messages.iter().map(|m| m.content.len()).sum();
+    assert!(stored < 100_000, "{stored} bytes in the thread");
+    s.engine.shutdown().await;
+}
