@@ -12,6 +12,7 @@ mod budget;
 mod chat;
 mod http;
 mod keys;
+mod local;
 pub mod ollama;
 mod openai;
 mod provider;
@@ -86,6 +87,7 @@ struct LlmInner {
     ollama: Mutex<Option<OllamaStatus>>,
     completion_limit_models: openai::CompletionLimitModels,
     unstructured: openai::UnstructuredProviders,
+    known_servers: local::KnownServers,
 }
 
 /// Every provider key this process could read from its environment is redacted from now on,
@@ -127,6 +129,7 @@ impl Llm {
                 ollama: Mutex::new(None),
                 completion_limit_models: Default::default(),
                 unstructured: Default::default(),
+                known_servers: Default::default(),
             }),
         }
     }
@@ -202,6 +205,7 @@ impl Llm {
                 },
                 learned: self.inner.completion_limit_models.clone(),
                 unstructured: self.inner.unstructured.clone(),
+                known: self.inner.known_servers.clone(),
             }),
         })
     }

@@ -14,6 +14,7 @@ use super::chat::{
     CUT_OFF,
 };
 use super::http::{self, bad_response, Caller, Connection};
+use super::local::ServerFacts;
 use super::provider::ProviderKind;
 use super::Usage;
 use crate::error::LlmError;
@@ -24,6 +25,8 @@ pub struct OpenAiClient {
     pub(crate) learned: CompletionLimitModels,
     /// Providers found to refuse `response_format`, so each is asked twice only once.
     pub(crate) unstructured: UnstructuredProviders,
+    /// What servers at home said about themselves.
+    pub(crate) known: super::local::KnownServers,
 }
 
 /// Providers whose server refused a schema for the answer (by name): they are asked with the
@@ -95,6 +98,30 @@ impl OpenAiClient {
         self.learned.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// What the server at home says about itself for `model`, read once.
+    async fn facts(&self, model: &str) -> ServerFacts {
+        let key = (self.conn.provider.name.clone(), model.to_string());
+        if let Some(known) = self.lock_known().get(&key) {
+            return *known;
+        }
+        let facts = super::local::read(&self.conn.http, &self.conn.provider, model).await;
+        tracing::info!(
+            provider = %key.0,
+            model = %key.1,
+            context = ?facts.context_tokens,
+            native_tools = facts.native_tools,
+            "read what the server at home says about itself"
+        );
+        self.lock_known().insert(key, facts);
+        facts
+    }
+
+    fn lock_known(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<(String, String), ServerFacts>> {
+        self.known.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     fn lock_unstructured(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
         self.unstructured.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -123,9 +150,17 @@ impl ModelClient for OpenAiClient {
         let provider = &self.conn.provider;
         let structured =
             request.answer_schema.is_some() && !self.lock_unstructured().contains(&provider.name);
+        let facts = if provider.is_local() {
+            self.facts(request.model).await
+        } else {
+            ServerFacts::default()
+        };
         let shape = Shape {
             one_call_per_turn: provider.is_local(),
             structured,
+            steps: !facts.native_tools && !request.tools.is_empty(),
+            context: facts.context_tokens,
+            no_repeats: facts.llama_cpp,
         };
         let send = |new_name: bool, shape: Shape| {
             let body = request_body(request, new_name, shape);
@@ -149,6 +184,13 @@ impl ModelClient for OpenAiClient {
                 self.lock_learned().insert(key);
                 send(true, shape).await?
             }
+            Err(LlmError::ContextLength { .. }) if shape.context.is_some_and(|c| c > 512) => {
+                // The guess of the prompt's tokens was short for this model's tokenizer: once
+                // more, fitted into half.
+                shape.context = shape.context.map(|c| c / 2);
+                tracing::info!(provider = %key.0, "the prompt did not fit the server's context; cut further");
+                send(new_name, shape).await?
+            }
             Err(e) if shape.structured && refuses_answer_schema(&e) => {
                 tracing::info!(
                     provider = %key.0,
@@ -167,7 +209,11 @@ impl ModelClient for OpenAiClient {
             if !reply.text.is_empty() {
                 on_text(&reply.text);
             }
-            return Ok(reply);
+            return Ok(if shape.steps {
+                super::local::read_step(reply)
+            } else {
+                reply
+            });
         }
         let mut stream = StreamState {
             allowance,
@@ -182,7 +228,11 @@ impl ModelClient for OpenAiClient {
             Ok(stream.allowance.is_cut())
         })
         .await?;
-        Ok(stream.finish())
+        Ok(if shape.steps {
+            super::local::read_step(stream.finish())
+        } else {
+            stream.finish()
+        })
     }
 
     async fn list_models(&self) -> Result<Vec<String>, LlmError> {
@@ -220,11 +270,93 @@ struct Shape {
     one_call_per_turn: bool,
     /// The answer's schema goes as `response_format` for the server to enforce.
     structured: bool,
+    /// The model's template cannot call tools: each step is asked as one JSON object of
+    /// [`super::local::step_schema`] and read back into a tool call.
+    steps: bool,
+    /// The server's context, which the prompt and the answer are fitted into.
+    context: Option<u32>,
+    /// llama.cpp's DRY sampler on (`dry_multiplier`, its documented 0.8): a small model's
+    /// text that starts repeating itself is steered off the repetition instead of running to
+    /// its token limit inside one JSON string.
+    no_repeats: bool,
 }
 
 /// The request; `completion_tokens` names the output cap `max_completion_tokens` (see
 /// [`wants_completion_tokens`]).
 fn request_body(request: &ChatRequest<'_>, completion_tokens: bool, shape: Shape) -> Value {
+    let mut messages = if shape.steps {
+        super::local::step_messages(request.system, request.tools, request.messages)
+    } else {
+        native_messages(request)
+    };
+    let tools_bytes = if shape.steps {
+        0
+    } else {
+        request
+            .tools
+            .iter()
+            .map(|t| t.name.len() + t.description.len() + t.schema.to_string().len())
+            .sum()
+    };
+    let max_tokens = match shape.context {
+        Some(context) => super::local::fit(&mut messages, tools_bytes, request.max_tokens, context),
+        None => request.max_tokens,
+    };
+    let mut body = json!({
+        "model": request.model,
+        "messages": messages,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    });
+    if let Some(t) = request.temperature {
+        body["temperature"] = json!(t);
+    }
+    let cap = if completion_tokens {
+        "max_completion_tokens"
+    } else {
+        "max_tokens"
+    };
+    body[cap] = json!(max_tokens);
+    if shape.no_repeats {
+        body["dry_multiplier"] = json!(0.8);
+    }
+    if shape.steps {
+        let called = request
+            .messages
+            .iter()
+            .any(|m| matches!(m, ChatMessage::ToolResult { .. }));
+        body["response_format"] = json!({
+            "type": "json_schema",
+            "json_schema": {"name": "step", "strict": true,
+                            "schema": super::local::step_schema(request.tools, called)},
+        });
+        return body;
+    }
+    if !request.tools.is_empty() {
+        body["tools"] = request
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "function": {
+                    "name": t.name, "description": t.description, "parameters": t.schema,
+                }})
+            })
+            .collect();
+        if shape.one_call_per_turn {
+            body["parallel_tool_calls"] = json!(false);
+        }
+    }
+    if let Some(schema) = request.answer_schema.filter(|_| shape.structured) {
+        body["response_format"] = json!({
+            "type": "json_schema",
+            "json_schema": {"name": "answer", "strict": true, "schema": schema},
+        });
+    }
+    body
+}
+
+/// The conversation in OpenAI's own form: tool calls and their results as such.
+fn native_messages(request: &ChatRequest<'_>) -> Vec<Value> {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if !request.system.is_empty() {
         messages.push(json!({"role": "system", "content": request.system}));
@@ -249,42 +381,7 @@ fn request_body(request: &ChatRequest<'_>, completion_tokens: bool, shape: Shape
             } => json!({"role": "tool", "tool_call_id": call_id, "content": content}),
         });
     }
-    let mut body = json!({
-        "model": request.model,
-        "messages": messages,
-        "stream": true,
-        "stream_options": {"include_usage": true},
-    });
-    if let Some(t) = request.temperature {
-        body["temperature"] = json!(t);
-    }
-    let cap = if completion_tokens {
-        "max_completion_tokens"
-    } else {
-        "max_tokens"
-    };
-    body[cap] = json!(request.max_tokens);
-    if !request.tools.is_empty() {
-        body["tools"] = request
-            .tools
-            .iter()
-            .map(|t| {
-                json!({"type": "function", "function": {
-                    "name": t.name, "description": t.description, "parameters": t.schema,
-                }})
-            })
-            .collect();
-        if shape.one_call_per_turn {
-            body["parallel_tool_calls"] = json!(false);
-        }
-    }
-    if let Some(schema) = request.answer_schema.filter(|_| shape.structured) {
-        body["response_format"] = json!({
-            "type": "json_schema",
-            "json_schema": {"name": "answer", "strict": true, "schema": schema},
-        });
-    }
-    body
+    messages
 }
 
 fn usage(value: &Value) -> Usage {

@@ -219,6 +219,14 @@ async fn ollama_is_found_with_its_models_and_needs_no_key() {
     let chat = &server.chats()[0];
     assert_eq!(chat.path, "/v1/chat/completions");
     assert_eq!(chat.header("authorization"), None);
+    // What the model's context is was asked of Ollama first, once.
+    let shown: Vec<_> = server
+        .seen()
+        .into_iter()
+        .filter(|s| s.path == "/api/show")
+        .collect();
+    assert_eq!(shown.len(), 1);
+    assert_eq!(shown[0].body["model"], "llama3.2:3b");
 
     // Nothing listening: a plain "not running", at once.
     drop(server);

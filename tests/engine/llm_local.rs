@@ -205,3 +205,92 @@ async fn a_schema_goes_to_the_server_and_one_tool_call_per_turn_to_a_server_at_h
     assert!(chat.body.get("response_format").is_none(), "a free answer");
     s.engine.shutdown().await;
 }
+
+/// The fix request of the model tests, on the cheap tier (the server at home), with
+/// `tools` and at most `steps` model calls.
+fn home_fix(engine: &Engine, tools: ToolSet, steps: u32, text: &str) -> AgentRun {
+    let mut run = crate::llm_fixtures::fix_request(engine, tools, Tier::Cheap);
+    run.limits = Some(LoopSettings {
+        max_steps: steps,
+        max_duration_secs: 300,
+        max_malformed_replies: 2,
+    });
+    run.temperature = Some(0.0);
+    run.messages = vec![ChatMessage::User {
+        text: text.to_string(),
+    }];
+    run
+}
+
+#[tokio::test]
+async fn a_model_whose_template_cannot_call_tools_is_asked_for_steps_it_can_take() {
+    // Gemma 3's chat template has no tool calling: asked natively, this model answers in
+    // prose. Asked for each step as JSON of a schema the server enforces, every step it
+    // takes is a call of an offered tool with arguments that pass the tool's schema, or the
+    // answer.
+    let server = LlamaServer::start(4096);
+    let (tmp, engine) = engine_with_home(&server.base_url(), MODEL).await;
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).expect("work");
+    std::fs::write(work.join("report.py"), "total = rows['totl']\n").expect("script");
+    let outcome = engine
+        .run_agent(home_fix(
+            &engine,
+            crate::llm_fixtures::file_tools(&work),
+            3,
+            "Call read_file with the path report.py.",
+        ))
+        .await
+        .expect("the loop ran");
+    assert_eq!(outcome.invalid_tool_calls, 0, "{outcome:?}");
+    let thread = engine.task_thread(outcome.task_id).expect("thread");
+    let calls: Vec<_> = thread
+        .messages
+        .iter()
+        .flat_map(|m| m.tool_calls.iter())
+        .collect();
+    assert!(
+        !calls.is_empty(),
+        "a tool was called: {:?}",
+        thread
+            .messages
+            .iter()
+            .map(|m| &m.content)
+            .collect::<Vec<_>>()
+    );
+    for call in calls {
+        assert!(
+            ["read_file", "edit_file"].contains(&call.name.as_str()),
+            "{call:?}"
+        );
+    }
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_prompt_longer_than_the_servers_context_is_cut_to_fit_it() {
+    // 1,024 tokens of context; a request of about 6,000 tokens of log.
+    let server = LlamaServer::start(1024);
+    let (_tmp, engine) = engine_with_home(&server.base_url(), MODEL).await;
+    let log: String = (0..600)
+        .map(|i| {
+            format!(
+                "2026-12-07T05:{:02}:{:02} worker {i}: retrying the upload\n",
+                i / 60 % 60,
+                i % 60
+            )
+        })
+        .collect();
+    let outcome = engine
+        .run_agent(home_fix(
+            &engine,
+            ToolSet::empty(),
+            1,
+            &format!("The job failed. Its log:\n{log}\nSay in one sentence what went wrong."),
+        ))
+        .await
+        .expect("answered, not refused for its size");
+    assert_eq!(outcome.stop, StopReason::Answered, "{outcome:?}");
+    assert!(outcome.usage.prompt_tokens <= 1024, "{:?}", outcome.usage);
+    engine.shutdown().await;
+}

@@ -153,7 +153,7 @@ impl ModelServer {
     pub fn chats(&self) -> Vec<Seen> {
         self.seen()
             .into_iter()
-            .filter(|s| s.method == "POST")
+            .filter(|s| s.method == "POST" && s.path != "/api/show")
             .collect()
     }
 
@@ -284,6 +284,17 @@ fn answer(state: &Arc<Mutex<State>>, seen: &Seen) -> Reply {
             .map(|m| json!({"name": m, "model": m, "size": 1}))
             .collect();
         return Reply::Json(json!({ "models": models }));
+    }
+    if seen.path == "/props" || seen.path == "/api/show" {
+        // What llama.cpp and Ollama say about themselves: this server is neither, and answers
+        // as OpenAI does a path it does not have.
+        return Reply::Status {
+            status: 404,
+            headers: vec![],
+            body: json!({"error": {"message": format!("Invalid URL (GET {})", seen.path),
+                   "type": "invalid_request_error"}})
+            .to_string(),
+        };
     }
     let anthropic = is_anthropic(seen);
     if let Some(expected) = &state.key {

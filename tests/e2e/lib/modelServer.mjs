@@ -55,6 +55,12 @@ export async function startModelServer() {
       const json = body ? JSON.parse(body) : {};
       seen.push({ method: req.method, url: req.url, body: json });
       res.setHeader("content-type", "application/json");
+      if (req.url === "/props" || req.url === "/api/show") {
+        // What llama.cpp and Ollama say about themselves: this server is neither.
+        res.statusCode = 404;
+        res.end(JSON.stringify({ error: { message: `Invalid URL (${req.method} ${req.url})` } }));
+        return;
+      }
       if (req.method === "GET" && req.url.endsWith("/models")) {
         res.end(JSON.stringify({ object: "list", data: [{ id: "scripted-small", object: "model" }] }));
         return;
