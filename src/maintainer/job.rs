@@ -189,7 +189,7 @@ async fn repair(services: &Arc<Services>, item: &InboxItem) -> Result<Repair> {
         },
         (None, Ok(outcome)) => Repair::GaveUp {
             explanation: match outcome.answer {
-                Some(answer) if !answer.trim().is_empty() => answer,
+                Some(answer) if !answer.trim().is_empty() => explanation(&answer),
                 _ => format!(
                     "The automatic repair found no fix ({}).",
                     outcome.stop.describe()
@@ -200,6 +200,22 @@ async fn repair(services: &Arc<Services>, item: &InboxItem) -> Result<Repair> {
             explanation: format!("The automatic repair could not finish: {e}."),
         },
     })
+}
+
+/// The most characters of a model's answer kept as the repair's explanation; the whole of what
+/// it said stays in the task's thread.
+const EXPLANATION_CHARS: usize = 1_500;
+
+/// A model's answer as the explanation a person reads: a weak model may ramble for pages.
+fn explanation(answer: &str) -> String {
+    let answer = answer.trim();
+    match answer.char_indices().nth(EXPLANATION_CHARS) {
+        Some((cut, _)) => format!(
+            "{}… (the rest of what the model said is in the auto-fix thread)",
+            answer[..cut].trim_end()
+        ),
+        None => answer.to_string(),
+    }
 }
 
 fn finished(
@@ -235,4 +251,19 @@ pub(crate) fn tier_for_attempt(store: &crate::store::Store, attempt: u32) -> Res
         .or(table.last())
         .copied()
         .unwrap_or(Tier::Cheap))
+}
+
+#[cfg(test)]
+mod explanation_tests {
+    #[test]
+    fn a_long_answer_is_cut_for_the_explanation_and_a_short_one_kept() {
+        assert_eq!(
+            super::explanation("  The key is misspelt. "),
+            "The key is misspelt."
+        );
+        let long = "It will also replace the path. ".repeat(200);
+        let kept = super::explanation(&long);
+        assert!(kept.chars().count() < 1_600, "{}", kept.len());
+        assert!(kept.ends_with("is in the auto-fix thread)"));
+    }
 }

@@ -294,3 +294,48 @@ async fn a_prompt_longer_than_the_servers_context_is_cut_to_fit_it() {
     assert!(outcome.usage.prompt_tokens <= 1024, "{:?}", outcome.usage);
     engine.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_repair_by_a_weak_local_model_ends_cleanly_with_the_notice_and_re_plan() {
+    // The maintainer on the real server: whatever this small model makes of the failure, the
+    // repair ends within its bounds, the person gets the maintenance-failed notice with
+    // Re-plan, and the explanation is a readable length (the thread keeps the rest).
+    crate::pyenv_guard::guard();
+    let server = LlamaServer::start(4096);
+    let (_tmp, engine) = engine_with_home(&server.base_url(), MODEL).await;
+    let w = engine
+        .create_workflow(crate::workflows::input(
+            "Sales total",
+            healer::workflow::Runtime::Python3,
+            crate::maintainer::BROKEN,
+        ))
+        .expect("create");
+    let started = std::time::Instant::now();
+    let healed = engine.run_until_healed(w.id).await.expect("healed or not");
+    let took = started.elapsed();
+    assert_eq!(healed.fixes.len(), 1, "one repair task");
+    let fix = &healed.fixes[0];
+    if fix.status == healer::maintainer::AutoFixStatus::Fixed {
+        // Possible in principle; then the fixed version ran green.
+        assert_eq!(healed.last.status, healer::workflow::RunStatus::Succeeded);
+        return engine.shutdown().await;
+    }
+    assert_eq!(
+        fix.status,
+        healer::maintainer::AutoFixStatus::GaveUp,
+        "{fix:?}"
+    );
+    assert!(fix.summary.chars().count() <= 1_600, "{}", fix.summary);
+    let list = engine.notifications().expect("notifications");
+    let failed = list
+        .items
+        .iter()
+        .find(|n| n.kind == healer::notification::NotificationKind::MaintenanceFailed)
+        .expect("a maintenance_failed notification");
+    assert!(failed
+        .actions
+        .contains(&healer::notification::NotificationAction::Replan));
+    // The loop's own bound is 10 minutes; this model's steps end far sooner.
+    assert!(took < std::time::Duration::from_secs(600), "{took:?}");
+    engine.shutdown().await;
+}
