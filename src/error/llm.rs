@@ -109,6 +109,10 @@ pub enum LlmError {
     #[error("{provider} needs a key and none was found: set it in Settings → Models, or export {env_var}")]
     MissingKey { provider: String, env_var: String },
 
+    /// A server at home, asked without a key, wants one.
+    #[error("{provider} asks for a key and none is set for it: set one in Settings → Models (a key from the environment is read only from a variable named for this provider)")]
+    KeyAsked { provider: String },
+
     #[error("the OS keyring cannot be used: {0}")]
     Keyring(String),
 
@@ -136,7 +140,7 @@ impl LlmError {
             LlmError::BadResponse { .. } => ErrorCode::ModelBadResponse,
             LlmError::NoModelConfigured => ErrorCode::NoModelConfigured,
             LlmError::BudgetExceeded { .. } => ErrorCode::BudgetExceeded,
-            LlmError::MissingKey { .. } => ErrorCode::MissingKey,
+            LlmError::MissingKey { .. } | LlmError::KeyAsked { .. } => ErrorCode::MissingKey,
             LlmError::Keyring(_) => ErrorCode::Keyring,
             LlmError::NoKeyring => ErrorCode::NoKeyring,
         }

@@ -24,7 +24,7 @@ use crate::secrets::redact_owned;
 const MAX_TOOL_RESULT_CHARS: usize = 20_000;
 
 /// What the model is told after a reply it could not use.
-const NUDGE: &str = "Your last reply had no usable answer or tool call. Answer in text, or call one of the tools with arguments that match its schema.";
+const NUDGE: &str = "Your last reply had no usable answer or tool call. Call one of the tools with arguments that match its schema, or give your answer as you were asked to.";
 
 impl Llm {
     /// Run the loop for `run.task_id`. A bound ends it with `Ok` and a [`StopReason`]; a
@@ -189,7 +189,7 @@ impl Llm {
             conversation.push(assistant);
 
             if reply.tool_calls.is_empty() {
-                if !reply.text.trim().is_empty() {
+                if !reply.unusable && !reply.text.trim().is_empty() {
                     outcome.answer = Some(reply.text);
                     return stop(outcome, StopReason::Answered);
                 }

@@ -279,16 +279,15 @@ impl StreamState {
                         .calls
                         .at(slot)
                         .ok_or_else(|| bad_response(caller, "too many tool calls in one answer"))?;
-                    call.id = block
-                        .get("id")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string();
-                    call.name = block
-                        .get("name")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string();
+                    call.id = super::chat::short_name(
+                        block.get("id").and_then(Value::as_str).unwrap_or_default(),
+                    );
+                    call.name = super::chat::short_name(
+                        block
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default(),
+                    );
                     self.blocks.insert(n(event.get("index")), slot);
                 }
             }
@@ -385,6 +384,7 @@ impl StreamState {
             } else {
                 self.finish_reason
             },
+            unusable: false,
         }
     }
 }

@@ -90,6 +90,9 @@ pub struct ChatReply {
     pub usage: Usage,
     /// The provider's own word for why it stopped ("stop", "tool_calls", "end_turn" …).
     pub finish_reason: Option<String>,
+    /// Not a reply of the shape asked for (a step that is not one of the offered ones): kept
+    /// in the thread as said, counted as an unusable reply, never taken as the answer.
+    pub unusable: bool,
 }
 
 impl ChatReply {
@@ -173,6 +176,17 @@ impl Allowance {
     pub(crate) fn is_cut(&self) -> bool {
         self.cut
     }
+}
+
+/// A tool call's name or id as kept: a real one is a few dozen characters; a server sending
+/// megabytes for one is cut (the name then matches no tool and the call is refused).
+pub(crate) fn short_name(text: &str) -> String {
+    const MAX: usize = 256;
+    let mut end = text.len().min(MAX);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_string()
 }
 
 /// Collects a streamed tool call whose parts arrive in pieces, by position.

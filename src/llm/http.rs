@@ -77,11 +77,15 @@ impl Connection {
             provider: &self.provider.name,
             model,
             key: self.key.as_ref(),
-            key_var: self
-                .provider
-                .key_env
-                .as_deref()
-                .or(self.provider.kind.default_key_env()),
+            // A provider that needs no key reads none from the default variable.
+            key_var: if self.provider.needs_key() {
+                self.provider
+                    .key_env
+                    .as_deref()
+                    .or(self.provider.kind.default_key_env())
+            } else {
+                self.provider.key_env.as_deref()
+            },
             retry: self.retry,
         }
     }
@@ -320,9 +324,12 @@ pub fn status_error(
     }
     match status {
         // A server at home, tried without a key, wants one after all.
-        401 if caller.key.is_none() => LlmError::MissingKey {
-            provider,
-            env_var: caller.key_var.unwrap_or("OPENAI_API_KEY").to_string(),
+        401 if caller.key.is_none() => match caller.key_var {
+            Some(var) => LlmError::MissingKey {
+                provider,
+                env_var: var.to_string(),
+            },
+            None => LlmError::KeyAsked { provider },
         },
         401 | 403 => LlmError::Auth {
             provider,
@@ -534,6 +541,13 @@ mod tests {
             matches!(e, LlmError::MissingKey { ref env_var, .. } if env_var == "LOCAL_KEY"),
             "a keyless request refused asks for a key: {e:?}"
         );
+        let unnamed = Caller {
+            key_var: None,
+            ..caller
+        };
+        let e = status_error(&unnamed, 401, r#"{"error":{"message":"no key"}}"#, 1, None);
+        assert!(matches!(e, LlmError::KeyAsked { .. }), "{e:?}");
+        assert!(!e.to_string().contains("OPENAI_API_KEY"), "{e}");
         let key = ApiKey::new("sk-local");
         let keyed = Caller {
             key: Some(&key),

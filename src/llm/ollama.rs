@@ -63,7 +63,7 @@ pub async fn detect(http: &reqwest::Client, base_url: &str) -> OllamaStatus {
 /// The model names `/api/tags` lists; the error is a sentence.
 pub async fn list_models(http: &reqwest::Client, base_url: &str) -> Result<Vec<String>, String> {
     let url = format!("{}/api/tags", base_url.trim_end_matches('/'));
-    let response = http
+    let mut response = http
         .get(&url)
         .send()
         .await
@@ -74,9 +74,20 @@ pub async fn list_models(http: &reqwest::Client, base_url: &str) -> Result<Vec<S
             response.status().as_u16()
         ));
     }
-    let value: Value = response
-        .json()
+    // A list of models is kilobytes: a server sending more is not Ollama.
+    const MAX_LIST_BYTES: usize = 4 << 20;
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
         .await
+        .map_err(|e| format!("{url} broke off its model list ({})", root_cause(&e)))?
+    {
+        if body.len() + chunk.len() > MAX_LIST_BYTES {
+            return Err(format!("{url} answered with more than a model list"));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    let value: Value = serde_json::from_slice(&body)
         .map_err(|e| format!("{url} did not answer with Ollama's model list: {e}"))?;
     let models = value
         .get("models")

@@ -29,9 +29,9 @@ pub struct OpenAiClient {
     pub(crate) known: super::local::KnownServers,
 }
 
-/// Providers whose server refused a schema for the answer (by name): they are asked with the
-/// prompt alone from then on, and every answer is validated as always.
-pub type UnstructuredProviders = Arc<Mutex<HashSet<String>>>;
+/// Models whose server refused a schema for the answer (provider name and model): they are
+/// asked with the prompt alone from then on, and every answer is validated as always.
+pub type UnstructuredProviders = Arc<Mutex<HashSet<(String, String)>>>;
 
 /// Which models take `max_completion_tokens` instead of `max_tokens`, as learned from their
 /// refusals (provider name and model). Shared by every client of one engine.
@@ -104,7 +104,11 @@ impl OpenAiClient {
         if let Some(known) = self.lock_known().get(&key) {
             return *known;
         }
-        let facts = super::local::read(&self.conn.http, &self.conn.provider, model).await;
+        let Some(facts) = super::local::read(&self.conn.http, &self.conn.provider, model).await
+        else {
+            // Not up yet, or too slow: asked again on the next call.
+            return ServerFacts::default();
+        };
         tracing::info!(
             provider = %key.0,
             model = %key.1,
@@ -122,7 +126,7 @@ impl OpenAiClient {
         self.known.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn lock_unstructured(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+    fn lock_unstructured(&self) -> std::sync::MutexGuard<'_, HashSet<(String, String)>> {
         self.unstructured.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -148,8 +152,8 @@ impl ModelClient for OpenAiClient {
         let learned = self.lock_learned().contains(&key);
         let new_name = learned || wants_completion_tokens(request.model);
         let provider = &self.conn.provider;
-        let structured =
-            request.answer_schema.is_some() && !self.lock_unstructured().contains(&provider.name);
+        let schemas_refused = self.lock_unstructured().contains(&key);
+        let structured = request.answer_schema.is_some() && !schemas_refused;
         let facts = if provider.is_local() {
             self.facts(request.model).await
         } else {
@@ -158,7 +162,7 @@ impl ModelClient for OpenAiClient {
         let shape = Shape {
             one_call_per_turn: provider.is_local(),
             structured,
-            steps: !facts.native_tools && !request.tools.is_empty(),
+            steps: !facts.native_tools && !request.tools.is_empty() && !schemas_refused,
             context: facts.context_tokens,
             no_repeats: facts.llama_cpp,
         };
@@ -191,13 +195,15 @@ impl ModelClient for OpenAiClient {
                 tracing::info!(provider = %key.0, "the prompt did not fit the server's context; cut further");
                 send(new_name, shape).await?
             }
-            Err(e) if shape.structured && refuses_answer_schema(&e) => {
+            Err(e) if (shape.structured || shape.steps) && refuses_answer_schema(&e) => {
                 tracing::info!(
                     provider = %key.0,
+                    model = %key.1,
                     "the server takes no schema for its answer; asking with the prompt alone from now on"
                 );
-                self.lock_unstructured().insert(key.0.clone());
+                self.lock_unstructured().insert(key.clone());
                 shape.structured = false;
+                shape.steps = false;
                 send(new_name, shape).await?
             }
             other => other?,
@@ -444,6 +450,7 @@ fn whole_reply(caller: &Caller<'_>, value: &Value) -> Result<ChatReply, LlmError
             .get("finish_reason")
             .and_then(Value::as_str)
             .map(str::to_string),
+        unusable: false,
     })
 }
 
@@ -518,11 +525,11 @@ impl StreamState {
                 return Err(bad_response(caller, "a tool call index is out of range"));
             };
             if let Some(id) = part.get("id").and_then(Value::as_str) {
-                call.id = id.to_string();
+                call.id = super::chat::short_name(id);
             }
             if let Some(name) = part.pointer("/function/name").and_then(Value::as_str) {
                 if call.name.is_empty() {
-                    call.name = name.to_string();
+                    call.name = super::chat::short_name(name);
                 }
             }
             let arguments = arguments_text(part.pointer("/function/arguments"));
@@ -542,6 +549,7 @@ impl StreamState {
             } else {
                 self.finish_reason
             },
+            unusable: false,
         }
     }
 }

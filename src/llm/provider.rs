@@ -131,18 +131,38 @@ pub fn is_local_address(base_url: &str) -> bool {
     let Ok(url) = reqwest::Url::parse(base_url.trim()) else {
         return false;
     };
+    let local_v4 = |ip: std::net::Ipv4Addr| {
+        let [a, b, ..] = ip.octets();
+        ip.is_loopback()
+            || ip.is_private()
+            || ip.is_link_local()
+            || ip.is_unspecified()
+            // 100.64.0.0/10: carrier-grade NAT, and the addresses of a tailnet.
+            || (a == 100 && (64..128).contains(&b))
+    };
     match url.host() {
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback() || ip.is_private() || ip.is_link_local(),
+        Some(url::Host::Ipv4(ip)) => local_v4(ip),
         Some(url::Host::Ipv6(ip)) => {
             let first = ip.segments()[0];
-            ip.is_loopback() || (first & 0xfe00) == 0xfc00 || (first & 0xffc0) == 0xfe80
+            ip.to_ipv4_mapped().is_some_and(local_v4)
+                || ip.is_loopback()
+                || ip.is_unspecified()
+                || (first & 0xfe00) == 0xfc00
+                || (first & 0xffc0) == 0xfe80
         }
         Some(url::Host::Domain(name)) => {
             let name = name.trim_end_matches('.').to_ascii_lowercase();
             !name.contains('.')
-                || [".localhost", ".local", ".lan", ".home.arpa", ".internal"]
-                    .iter()
-                    .any(|suffix| name.ends_with(suffix))
+                || [
+                    ".localhost",
+                    ".local",
+                    ".lan",
+                    ".home.arpa",
+                    ".internal",
+                    ".ts.net",
+                ]
+                .iter()
+                .any(|suffix| name.ends_with(suffix))
         }
         None => false,
     }
@@ -277,6 +297,13 @@ mod tests {
             "http://gpu-box:8000/v1",
             "http://llm.home.arpa/v1",
             "http://studio.local:1234/v1",
+            "http://0.0.0.0:8080/v1",
+            "http://[::]:8080/v1",
+            "http://[::ffff:127.0.0.1]:8080/v1",
+            "http://[::ffff:192.168.1.9]:8080/v1",
+            "http://100.101.102.103:8080/v1",
+            "http://gpu.tail1234.ts.net:8080/v1",
+            "http://LOCALHOST.:8080/v1",
         ] {
             assert!(is_local_address(url), "{url}");
         }
@@ -285,6 +312,8 @@ mod tests {
             "https://openrouter.ai/api/v1",
             "http://8.8.8.8/v1",
             "http://[2001:db8::1]/v1",
+            "http://[::ffff:8.8.8.8]/v1",
+            "http://100.128.0.1/v1",
             "not a url",
         ] {
             assert!(!is_local_address(url), "{url}");
