@@ -23,12 +23,11 @@ use figures::{Figures, Goal};
 use healer::engine::EngineOptions;
 use healer::lease::Lease;
 use healer::llm::{
-    AgentRun, ChatMessage, Keys, LoopSettings, ProviderInput, ProviderKind, TaskKind, Tier,
-    TierSetting, ToolSet,
+    AgentRun, ChatMessage, Keys, ProviderInput, ProviderKind, TaskKind, Tier, TierSetting, ToolSet,
 };
-use healer::steering::{answer_schema, parse_answer, JUDGE_SYSTEM};
+use healer::steering::parse_answer;
 use healer::{Engine, Paths};
-use llama_server::{LlamaServer, MODEL};
+use llama_server::{judge_run, LlamaServer, MODEL};
 
 const WITH: &str = "judge answers valid, schema sent";
 const WITHOUT: &str = "judge answers valid, prompt alone";
@@ -99,29 +98,7 @@ async fn engine(base_url: &str) -> (tempfile::TempDir, Engine) {
 }
 
 async fn judge(engine: &Engine, question: String, schema: bool) -> bool {
-    let task = engine
-        .start_task(TaskKind::Judge, "Judge", None)
-        .expect("task");
-    let run = AgentRun {
-        task_id: task.id,
-        tier: Tier::Cheap,
-        system: JUDGE_SYSTEM.to_string(),
-        history: Vec::new(),
-        messages: vec![ChatMessage::User { text: question }],
-        tools: ToolSet::empty(),
-        limits: Some(LoopSettings {
-            max_steps: 1,
-            max_duration_secs: 120,
-            max_malformed_replies: 1,
-        }),
-        max_tokens: Some(u64::from(healer::llm::JUDGE_MAX_TOKENS)),
-        task_tokens: None,
-        inbox: None,
-        temperature: Some(0.0),
-        choice: None,
-        answer_schema: schema.then(answer_schema),
-    };
-    match engine.run_agent(run).await {
+    match engine.run_agent(judge_run(engine, &question, schema)).await {
         Ok(outcome) => outcome
             .answer
             .is_some_and(|answer| parse_answer(&answer).is_ok()),

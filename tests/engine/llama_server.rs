@@ -26,6 +26,37 @@ pub fn llama_dir() -> PathBuf {
     dir
 }
 
+/// The steering judge's question as the judge asks it (its system prompt, one call, its
+/// token limit, temperature 0), on the cheap tier; with its answer's schema for the server to
+/// enforce when `schema`.
+pub fn judge_run(engine: &healer::Engine, question: &str, schema: bool) -> healer::llm::AgentRun {
+    use healer::llm::{AgentRun, ChatMessage, LoopSettings, TaskKind, Tier, ToolSet};
+    let task = engine
+        .start_task(TaskKind::Judge, "Judge: a task in progress", None)
+        .expect("task");
+    AgentRun {
+        task_id: task.id,
+        tier: Tier::Cheap,
+        system: healer::steering::JUDGE_SYSTEM.to_string(),
+        history: Vec::new(),
+        messages: vec![ChatMessage::User {
+            text: question.to_string(),
+        }],
+        tools: ToolSet::empty(),
+        limits: Some(LoopSettings {
+            max_steps: 1,
+            max_duration_secs: 120,
+            max_malformed_replies: 1,
+        }),
+        max_tokens: Some(u64::from(healer::llm::JUDGE_MAX_TOKENS)),
+        task_tokens: None,
+        inbox: None,
+        temperature: Some(0.0),
+        choice: None,
+        answer_schema: schema.then(healer::steering::answer_schema),
+    }
+}
+
 /// `llama-server` on a free port of 127.0.0.1; ended when dropped.
 pub struct LlamaServer {
     child: Child,

@@ -6,7 +6,7 @@ use healer::llm::{
     AgentRun, ChatMessage, KeySource, LoopSettings, ProviderInput, ProviderKind, StopReason, Tier,
     TierSetting, ToolSet,
 };
-use healer::steering::{answer_schema, parse_answer, JUDGE_SYSTEM};
+use healer::steering::{answer_schema, parse_answer};
 use healer::Engine;
 
 use crate::llama_server::{LlamaServer, MODEL};
@@ -48,32 +48,22 @@ async fn engine_with_home(base_url: &str, model: &str) -> (tempfile::TempDir, En
     (tmp, engine)
 }
 
-/// What the steering judge asks about a session going in circles.
+/// What the steering judge asks about a session going in circles, with its schema.
 fn judge_run(engine: &Engine, question: &str) -> AgentRun {
-    let task = engine
-        .start_task(healer::llm::TaskKind::Judge, "Judge: fix the parser", None)
-        .expect("task");
-    AgentRun {
-        task_id: task.id,
-        tier: Tier::Cheap,
-        system: JUDGE_SYSTEM.to_string(),
-        history: Vec::new(),
-        messages: vec![ChatMessage::User {
-            text: question.to_string(),
-        }],
-        tools: ToolSet::empty(),
-        limits: Some(LoopSettings {
-            max_steps: 1,
-            max_duration_secs: 120,
-            max_malformed_replies: 1,
-        }),
-        max_tokens: Some(u64::from(healer::llm::JUDGE_MAX_TOKENS)),
-        task_tokens: None,
-        inbox: None,
-        temperature: Some(0.0),
-        choice: None,
-        answer_schema: Some(answer_schema()),
-    }
+    crate::llama_server::judge_run(engine, question, true)
+}
+
+/// The cheap tier (the judge's) on the scripted server's small model.
+fn cheap_on_scripted(s: &crate::llm_fixtures::Setup) {
+    s.engine
+        .set_tier(TierSetting {
+            tier: Tier::Cheap,
+            provider: "scripted".to_string(),
+            model: "scripted-small".to_string(),
+            budget_tokens: 2_000,
+            temperature: None,
+        })
+        .expect("tier");
 }
 
 const STUCK: &str = "Task: Fix the failing date parser\nAcceptance criteria:\n- cargo test passes\n\n\
@@ -123,15 +113,7 @@ async fn a_server_that_refuses_a_schema_is_asked_with_the_prompt_alone_once_and_
         "sk-no-schema",
     )
     .await;
-    s.engine
-        .set_tier(TierSetting {
-            tier: Tier::Cheap,
-            provider: "scripted".to_string(),
-            model: "scripted-small".to_string(),
-            budget_tokens: 2_000,
-            temperature: None,
-        })
-        .expect("tier");
+    cheap_on_scripted(&s);
     s.server.refuse_answer_schema();
     let said = r#"{"action": "continue", "message": null}"#;
     s.server
@@ -166,15 +148,7 @@ async fn a_schema_goes_to_the_server_and_one_tool_call_per_turn_to_a_server_at_h
         "sk-schema-sent",
     )
     .await;
-    s.engine
-        .set_tier(TierSetting {
-            tier: Tier::Cheap,
-            provider: "scripted".to_string(),
-            model: "scripted-small".to_string(),
-            budget_tokens: 2_000,
-            temperature: None,
-        })
-        .expect("tier");
+    cheap_on_scripted(&s);
     s.server.script([openai::text(
         r#"{"action": "continue", "message": null}"#,
         TOKENS,

@@ -1112,7 +1112,7 @@ export type KeptIn = "keyring" | "file";
 export type KeySource = { source: "keyring" } | 
 /**  Healer's own secrets file (no keyring service on this computer). */
 { source: "file" } | { source: "env"; var: string } | 
-/**  The provider needs none (a local Ollama). */
+/**  The provider needs none (Ollama, a server on this computer or the local network). */
 { source: "not_needed" } | 
 /**  None found; `var` is the environment variable that would be read. */
 { source: "missing"; var: string };
