@@ -4,15 +4,19 @@
 
 use serde_json::Value;
 
-/// The JSON object in `answer` (a ```json fence around it tolerated), once it matches `schema`.
-pub fn json_answer(answer: &str, schema: &Value) -> Result<Value, String> {
+/// `answer` without the ```json fence some models put around it.
+pub(crate) fn unfenced(answer: &str) -> &str {
     let text = answer.trim();
-    let text = text
-        .strip_prefix("```json")
+    text.strip_prefix("```json")
         .or_else(|| text.strip_prefix("```"))
         .map(|t| t.trim_end().trim_end_matches("```"))
         .unwrap_or(text)
-        .trim();
+        .trim()
+}
+
+/// The JSON object in `answer` (a ```json fence around it tolerated), once it matches `schema`.
+pub fn json_answer(answer: &str, schema: &Value) -> Result<Value, String> {
+    let text = unfenced(answer);
     let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON ({e})"))?;
     let validator = jsonschema::validator_for(schema)
         .map_err(|e| format!("the schema does not compile: {e}"))?;

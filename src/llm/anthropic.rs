@@ -230,6 +230,7 @@ fn whole_reply(value: &Value) -> ChatReply {
     reply
 }
 
+#[derive(Default)]
 struct StreamState {
     text: String,
     calls: PartialCalls,
@@ -238,19 +239,6 @@ struct StreamState {
     usage: Usage,
     finish_reason: Option<String>,
     allowance: Allowance,
-}
-
-impl Default for StreamState {
-    fn default() -> Self {
-        StreamState {
-            text: String::new(),
-            calls: PartialCalls::default(),
-            blocks: HashMap::new(),
-            usage: Usage::default(),
-            finish_reason: None,
-            allowance: Allowance::for_tokens(0),
-        }
-    }
 }
 
 impl StreamState {

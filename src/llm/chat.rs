@@ -178,6 +178,13 @@ impl Allowance {
     }
 }
 
+impl Default for Allowance {
+    /// The floor alone; a client sets the one its request asked for.
+    fn default() -> Self {
+        Allowance::for_tokens(0)
+    }
+}
+
 /// A tool call's name or id as kept: a real one is a few dozen characters; a server sending
 /// megabytes for one is cut (the name then matches no tool and the call is refused).
 pub(crate) fn short_name(text: &str) -> String {

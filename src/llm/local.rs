@@ -324,14 +324,7 @@ pub fn step_schema(tools: &[ToolSpec], called: bool) -> Value {
 /// marked unusable, so that the loop counts it and asks again rather than taking it as the
 /// answer.
 pub fn read_step(mut reply: ChatReply) -> ChatReply {
-    let text = reply.text.trim();
-    let text = text
-        .strip_prefix("```json")
-        .or_else(|| text.strip_prefix("```"))
-        .map(|t| t.trim_end().trim_end_matches("```"))
-        .unwrap_or(text)
-        .trim();
-    let step = serde_json::from_str::<Value>(text).ok();
+    let step = serde_json::from_str::<Value>(super::answer::unfenced(&reply.text)).ok();
     let tool = step
         .as_ref()
         .and_then(|s| s.get("tool"))

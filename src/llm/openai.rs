@@ -454,24 +454,13 @@ fn whole_reply(caller: &Caller<'_>, value: &Value) -> Result<ChatReply, LlmError
     })
 }
 
+#[derive(Default)]
 struct StreamState {
     text: String,
     calls: PartialCalls,
     usage: Usage,
     finish_reason: Option<String>,
     allowance: Allowance,
-}
-
-impl Default for StreamState {
-    fn default() -> Self {
-        StreamState {
-            text: String::new(),
-            calls: PartialCalls::default(),
-            usage: Usage::default(),
-            finish_reason: None,
-            allowance: Allowance::for_tokens(0),
-        }
-    }
 }
 
 impl StreamState {
