@@ -248,6 +248,8 @@ pub enum ErrorCode {
     ModelRejected,
     /// The provider could not be reached.
     ModelNetwork,
+    /// The provider was reached and then stopped answering.
+    ModelStalled,
     /// The provider's answer could not be read.
     ModelBadResponse,
     /// No provider and model are configured for any tier.

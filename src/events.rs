@@ -148,7 +148,8 @@ pub enum Event {
         run_number: u32,
         title: String,
     },
-    /// A maintainer task ended: fixed (a re-run follows), stale, gave up, or interrupted.
+    /// A maintainer task ended: fixed (a re-run follows), stale, gave up, or interrupted; or,
+    /// still working, it says what it waits for (a model provider that is down).
     MaintenanceFinished {
         workflow_id: i64,
         task_id: Option<i64>,

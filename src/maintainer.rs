@@ -13,7 +13,7 @@ pub(crate) mod inbox;
 mod job;
 mod known_fix;
 
-pub use job::TIERS_BY_ATTEMPT;
+pub use job::{PROVIDER_WAITS, TIERS_BY_ATTEMPT};
 mod remedy;
 mod tools;
 

@@ -125,6 +125,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0027_review_comments.sql"),
     include_str!("store/migrations/0028_pull_request_checks.sql"),
     include_str!("store/migrations/0029_accept_intents.sql"),
+    include_str!("store/migrations/0030_provider_waits.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -89,6 +89,11 @@ pub enum LlmError {
         detail: String,
     },
 
+    /// Connected, then nothing more came: a server that hangs, or one that closed the
+    /// connection in the middle of an answer. Not "cannot reach": it was reached.
+    #[error("{provider} stopped answering ({detail})")]
+    Stalled { provider: String, detail: String },
+
     #[error("{provider}'s answer could not be read: {detail}")]
     BadResponse { provider: String, detail: String },
 
@@ -128,6 +133,36 @@ fn wait_hint(secs: Option<u64>) -> String {
 }
 
 impl LlmError {
+    /// The provider is down, overloaded or hanging: the request itself was fine and may well
+    /// work later. A repair waits for such a provider instead of giving up on the error.
+    pub fn is_outage(&self) -> bool {
+        matches!(
+            self,
+            LlmError::RateLimited { .. }
+                | LlmError::Server { .. }
+                | LlmError::Network { .. }
+                | LlmError::Stalled { .. }
+        )
+    }
+
+    /// The provider named in the error, when it is the provider's doing.
+    pub fn provider(&self) -> Option<&str> {
+        match self {
+            LlmError::Auth { provider, .. }
+            | LlmError::NotFound { provider, .. }
+            | LlmError::RateLimited { provider, .. }
+            | LlmError::Server { provider, .. }
+            | LlmError::ContextLength { provider, .. }
+            | LlmError::Rejected { provider, .. }
+            | LlmError::Network { provider, .. }
+            | LlmError::Stalled { provider, .. }
+            | LlmError::BadResponse { provider, .. }
+            | LlmError::MissingKey { provider, .. }
+            | LlmError::KeyAsked { provider } => Some(provider),
+            _ => None,
+        }
+    }
+
     pub fn code(&self) -> ErrorCode {
         match self {
             LlmError::Auth { .. } => ErrorCode::ModelAuth,
@@ -137,6 +172,7 @@ impl LlmError {
             LlmError::ContextLength { .. } => ErrorCode::ModelContextLength,
             LlmError::Rejected { .. } => ErrorCode::ModelRejected,
             LlmError::Network { .. } => ErrorCode::ModelNetwork,
+            LlmError::Stalled { .. } => ErrorCode::ModelStalled,
             LlmError::BadResponse { .. } => ErrorCode::ModelBadResponse,
             LlmError::NoModelConfigured => ErrorCode::NoModelConfigured,
             LlmError::BudgetExceeded { .. } => ErrorCode::BudgetExceeded,

@@ -100,9 +100,11 @@ impl Llm {
             usage: Usage::default(),
             invalid_tool_calls: 0,
             malformed_replies: 0,
+            unreadable: None,
             choice,
         };
         let mut in_a_row = 0u32;
+        let mut unreadable_in_a_row = 0u32;
         let stop = |mut outcome: AgentOutcome, reason| {
             outcome.stop = reason;
             Ok(outcome)
@@ -157,15 +159,24 @@ impl Llm {
                     Ok(Err(LlmError::BadResponse { detail, .. })) => {
                         tracing::warn!(task_id, "unreadable model reply: {detail}");
                         outcome.malformed_replies += 1;
+                        outcome.unreadable = Some(detail);
                         in_a_row += 1;
+                        unreadable_in_a_row += 1;
                         if in_a_row >= limits.max_malformed_replies {
-                            return stop(outcome, StopReason::MalformedReplies);
+                            // Only the provider's unreadable answers in the row: its fault.
+                            let reason = if unreadable_in_a_row == in_a_row {
+                                StopReason::UnreadableReplies
+                            } else {
+                                StopReason::MalformedReplies
+                            };
+                            return stop(outcome, reason);
                         }
                         continue;
                     }
                     Ok(Err(e)) => return Err(e.into()),
                     Ok(Ok(reply)) => redacted(reply),
                 };
+            unreadable_in_a_row = 0;
             outcome.steps += 1;
             let usage = self.account(&outcome, &reply, estimate, price.as_ref())?;
             outcome.usage.add(usage);

@@ -74,6 +74,9 @@ pub enum StopReason {
     TokenLimit,
     TimeLimit,
     MalformedReplies,
+    /// The provider's answers themselves could not be read (not JSON, cut, not of its
+    /// format), several in a row: the provider's fault, not the model's.
+    UnreadableReplies,
 }
 
 impl StopReason {
@@ -84,6 +87,9 @@ impl StopReason {
             StopReason::TokenLimit => "stopped at the token budget",
             StopReason::TimeLimit => "stopped at the time limit",
             StopReason::MalformedReplies => "stopped after malformed replies in a row",
+            StopReason::UnreadableReplies => {
+                "stopped: the provider's answers could not be read, several in a row"
+            }
         }
     }
 }
@@ -99,6 +105,9 @@ pub struct AgentOutcome {
     /// Tool calls refused: unknown tool, arguments not JSON or not matching the schema.
     pub invalid_tool_calls: u32,
     pub malformed_replies: u32,
+    /// Why the provider's last unreadable answer could not be read (see
+    /// [`StopReason::UnreadableReplies`]).
+    pub unreadable: Option<String>,
     /// What the tier resolved to (and whether it fell back).
     pub choice: TierChoice,
 }

@@ -142,11 +142,16 @@ pub async fn send(
                 }
             }
             Err(e) => {
-                let error = LlmError::Network {
-                    provider: caller.provider.to_string(),
-                    url: url.to_string(),
-                    attempts: attempt,
-                    detail: scrub(&describe_reqwest(&e), caller.key),
+                // Connected and then silent is a provider that hangs, not one out of reach.
+                let error = if e.is_timeout() && !e.is_connect() {
+                    stalled(caller, &e, attempt)
+                } else {
+                    LlmError::Network {
+                        provider: caller.provider.to_string(),
+                        url: url.to_string(),
+                        attempts: attempt,
+                        detail: scrub(&describe_reqwest(&e), caller.key),
+                    }
                 };
                 if last || !(e.is_connect() || e.is_timeout() || e.is_request()) {
                     return Err(error);
@@ -173,15 +178,7 @@ pub async fn read_events(
 ) -> Result<(), LlmError> {
     let mut parser = SseParser::default();
     loop {
-        let chunk = response.chunk().await.map_err(|e| LlmError::Network {
-            provider: caller.provider.to_string(),
-            url: response.url().to_string(),
-            attempts: 1,
-            detail: format!(
-                "the answer broke off: {}",
-                scrub(&describe_reqwest(&e), caller.key)
-            ),
-        })?;
+        let chunk = response.chunk().await.map_err(|e| stalled(caller, &e, 1))?;
         let Some(chunk) = chunk else {
             if let Some(event) = parser.finish() {
                 on_event(event)?;
@@ -213,14 +210,8 @@ pub async fn read_json(
     caller: &Caller<'_>,
     mut response: reqwest::Response,
 ) -> Result<serde_json::Value, LlmError> {
-    let url = response.url().to_string();
     let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| LlmError::Network {
-        provider: caller.provider.to_string(),
-        url: url.clone(),
-        attempts: 1,
-        detail: scrub(&describe_reqwest(&e), caller.key),
-    })? {
+    while let Some(chunk) = response.chunk().await.map_err(|e| stalled(caller, &e, 1))? {
         if body.len() + chunk.len() > MAX_JSON_BYTES {
             return Err(bad_response(
                 caller,
@@ -427,6 +418,27 @@ fn is_context_length(body: &str) -> bool {
     ]
     .iter()
     .any(|needle| lower.contains(needle))
+}
+
+/// A provider that was reached and then went silent (`READ_TIMEOUT`) or dropped the
+/// connection in the middle of its answer.
+fn stalled(caller: &Caller<'_>, e: &reqwest::Error, attempts: u32) -> LlmError {
+    let what = if e.is_timeout() {
+        format!("nothing came for {} s", READ_TIMEOUT.as_secs())
+    } else {
+        format!(
+            "the answer broke off: {}",
+            scrub(&describe_reqwest(e), caller.key)
+        )
+    };
+    LlmError::Stalled {
+        provider: caller.provider.to_string(),
+        detail: if attempts > 1 {
+            format!("{what}; {attempts} attempts")
+        } else {
+            what
+        },
+    }
 }
 
 fn describe_reqwest(e: &reqwest::Error) -> String {

@@ -8,7 +8,8 @@ use super::tools::{lock, Bench};
 use super::{context, escalate, AutoFixStatus, FixResult, InboxItem};
 use crate::error::{Error, Result};
 use crate::events::Event;
-use crate::llm::{AgentRun, ChatMessage, Tier, ToolSet};
+use crate::llm::{AgentRun, ChatMessage, StopReason, Tier, ToolSet};
+use crate::notification::{NewNotification, NotificationAction, NotificationKind};
 
 /// Repairs want the model's most likely answer, not variety (a tier may set its own).
 pub const REPAIR_TEMPERATURE: f64 = 0.1;
@@ -51,6 +52,10 @@ pub(crate) fn system_prompt(now: chrono::DateTime<chrono::Local>) -> String {
 pub(crate) async fn run_maintainer(services: &Arc<Services>, item: &InboxItem) -> Result<()> {
     let task_id = item.task_id;
     let workflow_id = item.workflow_id;
+    if item.provider_waits > 0 {
+        // No longer waiting: working again.
+        services.store.set_task_summary(task_id, "")?;
+    }
     let result = repair(services, item).await;
     let escalation = match result {
         Ok(Repair::Fixed { summary }) => {
@@ -86,6 +91,9 @@ pub(crate) async fn run_maintainer(services: &Arc<Services>, item: &InboxItem) -
             )?;
             return Ok(());
         }
+        Ok(Repair::ProviderDown { why }) => {
+            return provider_down(services, item, &why);
+        }
         Ok(Repair::GaveUp { explanation }) => explanation,
         Err(e) => format!("The automatic repair could not go on: {e}."),
     };
@@ -116,6 +124,81 @@ enum Repair {
     GaveUp {
         explanation: String,
     },
+    /// The model provider failed (down, overloaded, hanging, answering what cannot be
+    /// read): nothing was learnt about the error, so the repair waits for the provider.
+    ProviderDown {
+        why: String,
+    },
+}
+
+/// How long a repair waits for a model provider that is down before asking again, one wait
+/// after another; after the last the repair ends naming the provider, with auto-repair left
+/// on (the next failure is repaired as usual).
+pub const PROVIDER_WAITS: [std::time::Duration; 3] = [
+    std::time::Duration::from_secs(5 * 60),
+    std::time::Duration::from_secs(15 * 60),
+    std::time::Duration::from_secs(45 * 60),
+];
+
+/// The provider failed this repair: wait and try again, or, after the last wait, end it
+/// without holding repairs of the error (it is the provider's failure, not the repair's).
+fn provider_down(services: &Arc<Services>, item: &InboxItem, why: &str) -> Result<()> {
+    let store = &services.store;
+    let waits = usize::try_from(item.provider_waits).unwrap_or(usize::MAX);
+    if let Some(wait) = PROVIDER_WAITS.get(waits) {
+        let at =
+            chrono::Utc::now() + chrono::Duration::from_std(*wait).unwrap_or(chrono::Duration::MAX);
+        store.defer_inbox_item(item.id, &crate::store::rfc3339(at))?;
+        let summary = format!(
+            "Waiting for the model provider: {why}. Healer asks again at {} (in {} minutes).",
+            at.with_timezone(&chrono::Local).format("%H:%M"),
+            wait.as_secs() / 60
+        );
+        store.set_task_summary(item.task_id, &summary)?;
+        services.bus.emit(Event::MaintenanceFinished {
+            workflow_id: item.workflow_id,
+            task_id: Some(item.task_id),
+            status: AutoFixStatus::Working,
+            summary,
+        })?;
+        return Ok(());
+    }
+    let workflow = store.workflow(item.workflow_id)?;
+    let minutes: u64 = PROVIDER_WAITS.iter().map(|w| w.as_secs() / 60).sum();
+    let summary = format!(
+        "Not repaired: the model provider failed each time Healer asked, over {minutes} minutes \
+         ({why})."
+    );
+    store.withdraw_maintenance(item.workflow_id, item.task_id, &summary)?;
+    let mut new = NewNotification::new(
+        NotificationKind::Heal,
+        format!(
+            "\u{201c}{}\u{201d} was not repaired: the model provider is failing",
+            workflow.title
+        ),
+        format!(
+            "{why}.\n\nHealer asked {} times over {minutes} minutes. This is the provider's \
+             failure, not the script's: auto-repair stays on, and the next failure is repaired \
+             as usual once the provider answers. You can choose another provider in Settings → \
+             Models.",
+            PROVIDER_WAITS.len() + 1
+        ),
+    );
+    new.workflow_id = Some(item.workflow_id);
+    new.run_id = item.run_id;
+    new.task_id = Some(item.task_id);
+    new.actions = vec![NotificationAction::OpenSettings];
+    let notification = store.insert_notification(&new)?;
+    services
+        .bus
+        .emit(Event::NotificationCreated { notification })?;
+    finished(
+        services,
+        item.workflow_id,
+        item.task_id,
+        AutoFixStatus::Interrupted,
+        summary,
+    )
 }
 
 async fn repair(services: &Arc<Services>, item: &InboxItem) -> Result<Repair> {
@@ -187,6 +270,16 @@ async fn repair(services: &Arc<Services>, item: &InboxItem) -> Result<Repair> {
                 cx.failed.version
             ),
         },
+        (None, Ok(outcome)) if outcome.stop == StopReason::UnreadableReplies => {
+            Repair::ProviderDown {
+                why: format!(
+                    "{}'s answers could not be read ({})",
+                    outcome.choice.provider.name,
+                    outcome.unreadable.as_deref().unwrap_or("not of its format")
+                ),
+            }
+        }
+        (None, Err(Error::Llm(e))) if e.is_outage() => Repair::ProviderDown { why: e.to_string() },
         (None, Ok(outcome)) => Repair::GaveUp {
             explanation: match outcome.answer {
                 Some(answer) if !answer.trim().is_empty() => explanation(&answer),

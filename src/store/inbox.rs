@@ -8,7 +8,7 @@ use super::notifications::unknown_value;
 use super::{now, Store};
 use crate::error::Result;
 
-const INBOX_COLUMNS: &str = "id, workflow_id, task_id, kind, run_id, message";
+const INBOX_COLUMNS: &str = "id, workflow_id, task_id, kind, run_id, message, provider_waits";
 
 /// What an inbox item asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,6 +46,8 @@ pub struct InboxItem {
     pub run_id: Option<i64>,
     /// A planner item's message from the person.
     pub message: Option<String>,
+    /// How many times this item waited for its model provider to come back.
+    pub provider_waits: u32,
 }
 
 impl Store {
@@ -78,12 +80,13 @@ impl Store {
                 let mut stmt = tx.prepare_cached(&format!(
                     "SELECT {INBOX_COLUMNS} FROM inbox i
                      WHERE status = 'pending' AND (?1 IS NULL OR workflow_id = ?1)
+                       AND (not_before IS NULL OR not_before <= ?2)
                        AND NOT EXISTS (SELECT 1 FROM inbox t WHERE t.workflow_id = i.workflow_id
                                        AND t.status = 'taken')
                      ORDER BY workflow_id, kind = 'maintainer', id"
                 ))?;
                 let rows = stmt
-                    .query_map([workflow_id], item_from_row)?
+                    .query_map(params![workflow_id, at], item_from_row)?
                     .collect::<rusqlite::Result<Vec<_>>>()?;
                 let mut chosen: Vec<InboxItem> = Vec::new();
                 for item in rows {
@@ -104,24 +107,51 @@ impl Store {
         })
     }
 
+    /// Put a taken item back in line, not to be taken before `not_before` (the store's time
+    /// format), one more wait counted. Its task stays open, so the workflow's next failures
+    /// wait for it rather than start another repair.
+    pub fn defer_inbox_item(&self, item_id: i64, not_before: &str) -> Result<()> {
+        self.call(|c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            tx.execute(
+                "UPDATE inbox SET status = 'pending', taken_at = NULL, not_before = ?2,
+                        provider_waits = provider_waits + 1
+                 WHERE id = ?1 AND status = 'taken'",
+                params![item_id, not_before],
+            )?;
+            // Its task's loop ended; the task itself goes on.
+            tx.execute(
+                "UPDATE tasks SET status = 'running', finished_at = NULL
+                 WHERE id = (SELECT task_id FROM inbox WHERE id = ?1 AND status = 'pending')",
+                [item_id],
+            )?;
+            tx.commit()
+        })?;
+        Ok(())
+    }
+
+    /// Close a taken item (one put back in line by [`Store::defer_inbox_item`] stays).
     pub fn finish_inbox_item(&self, item_id: i64) -> Result<()> {
         let at = now();
         self.call(|c| {
             c.execute(
-                "UPDATE inbox SET status = 'done', done_at = ?2 WHERE id = ?1",
+                "UPDATE inbox SET status = 'done', done_at = ?2 WHERE id = ?1 AND status = 'taken'",
                 params![item_id, at],
             )
         })?;
         Ok(())
     }
 
-    /// Whether the workflow has inbox work pending or taken.
+    /// Whether the workflow has inbox work taken, or pending and due (one waiting for its
+    /// model provider until later is not work now).
     pub fn has_open_inbox_items(&self, workflow_id: i64) -> Result<bool> {
+        let at = now();
         self.call(|c| {
             c.query_row(
                 "SELECT EXISTS (SELECT 1 FROM inbox WHERE workflow_id = ?1
-                                AND status IN ('pending', 'taken'))",
-                [workflow_id],
+                                AND (status = 'taken' OR (status = 'pending'
+                                     AND (not_before IS NULL OR not_before <= ?2))))",
+                params![workflow_id, at],
                 |r| r.get(0),
             )
         })
@@ -231,5 +261,6 @@ fn item_from_row(r: &Row<'_>) -> rusqlite::Result<InboxItem> {
         kind: InboxKind::parse(&kind).ok_or_else(|| unknown_value(3, &kind))?,
         run_id: r.get(4)?,
         message: r.get(5)?,
+        provider_waits: r.get(6)?,
     })
 }

@@ -42,6 +42,7 @@ mod llm_misbehaving;
 mod llm_openai;
 mod maintainer;
 mod maintainer_cli;
+mod maintainer_provider;
 mod memory;
 mod model_server;
 mod people;

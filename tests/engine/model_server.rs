@@ -34,6 +34,9 @@ pub enum Reply {
         headers: Vec<(String, String)>,
         body: String,
     },
+    /// A stream that starts (these events) and then stops: the connection closed in the
+    /// middle of the answer (`silent: false`), or kept open with nothing more (`true`).
+    Halts { events: Vec<String>, silent: bool },
 }
 
 /// A request as the server saw it.
@@ -449,6 +452,23 @@ async fn write_reply(socket: &mut TcpStream, reply: Reply) -> std::io::Result<()
             }
             Ok(())
         }
+        Reply::Halts { events, silent } => {
+            // The length promises more than ever comes.
+            let length: usize = events.iter().map(String::len).sum::<usize>() + 4096;
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ncontent-length: {length}\r\n\r\n"
+            );
+            socket.write_all(head.as_bytes()).await?;
+            for event in events {
+                socket.write_all(event.as_bytes()).await?;
+                socket.flush().await?;
+            }
+            if silent {
+                tokio::time::sleep(Duration::from_secs(24 * 3600)).await;
+            }
+            // Closed mid-answer: the connection is not used again.
+            Err(std::io::Error::other("halted"))
+        }
     }
 }
 
@@ -494,7 +514,7 @@ fn measured(reply: Reply, request_bytes: usize) -> (Reply, Option<Tokens>) {
                 .filter_map(|l| l.strip_prefix("data: "))
                 .filter_map(|d| serde_json::from_str(d).ok())
                 .collect(),
-            Reply::Status { .. } => Vec::new(),
+            Reply::Status { .. } | Reply::Halts { .. } => Vec::new(),
         }
     }
     /// Characters the model wrote. A lifecycle event that repeats the whole response under
@@ -667,6 +687,18 @@ pub mod openai {
         events.push(usage_chunk(t));
         events.push("data: [DONE]\n\n".to_string());
         Reply::Stream(events)
+    }
+
+    /// A stream that begins to say `text` and then breaks off (`silent: false`) or goes
+    /// quiet with the connection open (`true`).
+    pub fn halts(text: &str, silent: bool) -> Reply {
+        Reply::Halts {
+            events: vec![
+                chunk(json!({"role": "assistant", "content": ""}), None),
+                chunk(json!({"content": text}), None),
+            ],
+            silent,
+        }
     }
 
     /// One JSON document (a server that does not stream).

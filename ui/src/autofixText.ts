@@ -39,7 +39,8 @@ export function autofixLine(fix: AutoFix): string {
   if (fix.fix_comment) return fix.fix_comment;
   switch (fix.status) {
     case "working":
-      return "Working on a repair…";
+      // A repair waiting for its model provider says so, and when it asks again.
+      return fix.summary || "Working on a repair…";
     case "stale":
       return "Not applied: the script changed meanwhile.";
     default:
@@ -53,7 +54,9 @@ export function autofixSummary(fix: AutoFix, tests: number): string {
   const tried = tests === 0 ? "" : tests === 1 ? " It ran one test in a safe copy of the workflow." : ` It ran ${tests} tests in a safe copy of the workflow.`;
   switch (fix.status) {
     case "working":
-      return `${failed} on an error in the script. Healer's repair assistant is working on it now.`;
+      return fix.summary
+        ? `${failed} on an error in the script. ${fix.summary}`
+        : `${failed} on an error in the script. Healer's repair assistant is working on it now.`;
     case "fixed":
       return `${failed} on an error in the script. Healer's repair assistant fixed it as version ${fix.to_version ? versionText(fix.to_version) : "a new version"}, which ran again.${tried}`;
     case "stale":

@@ -762,6 +762,8 @@ export type ErrorCode = "corrupt_database" | "schema_too_new" |
 "model_rejected" | 
 /**  The provider could not be reached. */
 "model_network" | 
+/**  The provider was reached and then stopped answering. */
+"model_stalled" | 
 /**  The provider's answer could not be read. */
 "model_bad_response" | 
 /**  No provider and model are configured for any tier. */
@@ -821,7 +823,10 @@ run_number?: number; workflow_id: number; title: string; status: RunStatus; summ
  *  were numbered.
  */
 run_number?: number; title: string } | 
-/**  A maintainer task ended: fixed (a re-run follows), stale, gave up, or interrupted. */
+/**
+ *  A maintainer task ended: fixed (a re-run follows), stale, gave up, or interrupted; or,
+ *  still working, it says what it waits for (a model provider that is down).
+ */
 { kind: "maintenance_finished"; workflow_id: number; task_id: number | null; status: AutoFixStatus; summary: string } | 
 /**  The planner answered a message in a workflow's chat (`question`: it asks the person). */
 { kind: "planner_replied"; workflow_id: number; task_id: number; question: string | null; summary: string } | 
