@@ -104,3 +104,44 @@ async fn an_answer_sent_whole_and_huge_is_refused_as_unreadable_not_stored() {
     assert!(stored < 100_000, "{stored} bytes in the thread");
     s.engine.shutdown().await;
 }
+
+/// At the shipped read timeout (two minutes): a server that starts an answer and then sends
+/// nothing more "stopped answering"; it is not "cannot reach", which sends a person to check
+/// an address that works.
+#[tokio::test]
+async fn a_server_that_goes_quiet_mid_answer_stopped_answering_after_two_minutes() {
+    let s = setup(
+        ProviderKind::OpenaiCompatible,
+        "HEALER_TEST_KEY_QUIET",
+        "sk-quiet",
+    )
+    .await;
+    s.server
+        .script([crate::model_server::openai::halts("The key is", true)]);
+    let started = std::time::Instant::now();
+    let error = s
+        .engine
+        .run_agent(fix_request(&s.engine, ToolSet::empty(), Tier::Standard))
+        .await
+        .expect_err("the provider stopped answering");
+    let waited = started.elapsed();
+    let said = error.to_string();
+    assert!(
+        said.contains("stopped answering (nothing came for 120 s)"),
+        "{said}"
+    );
+    assert!(!said.contains("cannot reach"), "{said}");
+    assert!(
+        matches!(
+            error,
+            healer::Error::Llm(ref e) if e.is_outage()
+        ),
+        "a repair waits for such a provider: {error:?}"
+    );
+    assert!(
+        waited >= std::time::Duration::from_secs(120)
+            && waited < std::time::Duration::from_secs(170),
+        "{waited:?}"
+    );
+    s.engine.shutdown().await;
+}
