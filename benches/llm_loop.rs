@@ -118,6 +118,7 @@ async fn bench() {
             model: "scripted-large".to_string(),
             budget_tokens: 1_000_000,
             temperature: None,
+            minutes: None,
         })
         .expect("tier");
     let tools = || ToolSet::new(vec![Arc::new(Note)]).expect("tools");

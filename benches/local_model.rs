@@ -91,6 +91,7 @@ async fn engine(base_url: &str) -> (tempfile::TempDir, Engine) {
                 model: MODEL.to_string(),
                 budget_tokens: 2_000,
                 temperature: None,
+                minutes: None,
             })
             .expect("tier");
     }

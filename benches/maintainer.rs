@@ -76,6 +76,7 @@ async fn bench() {
             model: "scripted-small".to_string(),
             budget_tokens: 1_000_000,
             temperature: None,
+            minutes: None,
         })
         .expect("tier");
     // The server's Instants, read as wall-clock times.

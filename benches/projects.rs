@@ -115,6 +115,7 @@ async fn bench() {
             model: "scripted-small".to_string(),
             budget_tokens: 20_000,
             temperature: None,
+            minutes: None,
         })
         .expect("tier");
     let project = engine

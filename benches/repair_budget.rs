@@ -98,6 +98,7 @@ async fn repair(figures: &Figures, tier: Tier, broken: &str, fixed: &str) {
             model: format!("scripted-{}", tier.as_str()),
             budget_tokens: budget,
             temperature: None,
+            minutes: None,
         })
         .expect("tier");
     engine

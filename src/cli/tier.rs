@@ -21,6 +21,10 @@ pub enum TierCommand {
         /// Sampling temperature, 0 to 2 (default: 0.1 for repairs, the provider's for chat)
         #[arg(long)]
         temperature: Option<f64>,
+        /// Minutes one attempt may take, tools included (default: the loop's 10 minutes);
+        /// for a model at home that answers slowly
+        #[arg(long)]
+        minutes: Option<u32>,
         #[arg(long)]
         json: bool,
     },
@@ -53,6 +57,7 @@ pub fn run(command: TierCommand, paths: &Paths) -> Result<bool> {
             model,
             budget,
             temperature,
+            minutes,
             json,
         } => {
             let tier = parse_tier(&tier)?;
@@ -62,6 +67,7 @@ pub fn run(command: TierCommand, paths: &Paths) -> Result<bool> {
                 model,
                 budget_tokens: budget.unwrap_or(tier.default_budget()),
                 temperature,
+                minutes,
             };
             if setting.budget_tokens == 0 {
                 return Err(Error::InvalidInput(
@@ -96,6 +102,9 @@ pub fn run(command: TierCommand, paths: &Paths) -> Result<bool> {
                         s.temperature
                             .map(|t| format!(", temperature {t}"))
                             .unwrap_or_default()
+                            + &s.minutes
+                                .map(|m| format!(", at most {m} min per attempt"))
+                                .unwrap_or_default()
                     ),
                     (None, Some(choice)) => format!(
                         "not set: falls back to {} ({} / {})",

@@ -4,6 +4,8 @@
 //! Every step is stored in the task's thread and published on the bus; every call's usage is
 //! recorded against the task and the day, and no call is made that would cross a cap.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -71,7 +73,14 @@ impl Llm {
         }
         let limits = match run.limits {
             Some(l) => l,
-            None => settings::loop_settings(store)?,
+            None => {
+                let mut limits = settings::loop_settings(store)?;
+                // The tier's time budget stands for the loop's own (a slow model at home).
+                if let Some(minutes) = choice.minutes {
+                    limits.max_duration_secs = minutes.saturating_mul(60);
+                }
+                limits
+            }
         };
         let budgets = settings::budgets(store)?;
         let client = self.client_for(&choice.provider).await?;
@@ -101,12 +110,27 @@ impl Llm {
             invalid_tool_calls: 0,
             malformed_replies: 0,
             unreadable: None,
+            tools_run: 0,
+            elapsed_secs: 0,
+            tokens_per_sec: None,
             choice,
         };
         let mut in_a_row = 0u32;
         let mut unreadable_in_a_row = 0u32;
+        // How fast the model writes, for "answers too slowly": the time spent waiting for it,
+        // and what it streamed (a call cut by the time limit returns no usage).
+        let began = Instant::now();
+        let model_ms = AtomicU64::new(0);
+        let streamed = Arc::new(AtomicU64::new(0));
         let stop = |mut outcome: AgentOutcome, reason| {
             outcome.stop = reason;
+            outcome.elapsed_secs = began.elapsed().as_secs();
+            let waited = model_ms.load(Ordering::Relaxed) as f64 / 1000.0;
+            let written = outcome
+                .usage
+                .completion_tokens
+                .max(estimate_tokens(streamed.load(Ordering::Relaxed) as usize));
+            outcome.tokens_per_sec = (waited >= 1.0).then(|| written as f64 / waited);
             Ok(outcome)
         };
         loop {
@@ -137,7 +161,9 @@ impl Llm {
 
             let task_id = run.task_id;
             let text = self.inner.text.clone();
+            let counted = streamed.clone();
             let on_text = move |piece: &str| {
+                counted.fetch_add(piece.len() as u64, Ordering::Relaxed);
                 // No live viewer is not an error: the stored message follows.
                 let _ = text.send(ThreadText {
                     task_id,
@@ -153,29 +179,34 @@ impl Llm {
                 temperature,
                 answer_schema: run.answer_schema.as_ref(),
             };
-            let reply =
-                match tokio::time::timeout_at(deadline, client.chat(&request, &on_text)).await {
-                    Err(_) => return stop(outcome, StopReason::TimeLimit),
-                    Ok(Err(LlmError::BadResponse { detail, .. })) => {
-                        tracing::warn!(task_id, "unreadable model reply: {detail}");
-                        outcome.malformed_replies += 1;
-                        outcome.unreadable = Some(detail);
-                        in_a_row += 1;
-                        unreadable_in_a_row += 1;
-                        if in_a_row >= limits.max_malformed_replies {
-                            // Only the provider's unreadable answers in the row: its fault.
-                            let reason = if unreadable_in_a_row == in_a_row {
-                                StopReason::UnreadableReplies
-                            } else {
-                                StopReason::MalformedReplies
-                            };
-                            return stop(outcome, reason);
-                        }
-                        continue;
+            let asked = Instant::now();
+            let answered = tokio::time::timeout_at(deadline, client.chat(&request, &on_text)).await;
+            model_ms.fetch_add(
+                u64::try_from(asked.elapsed().as_millis()).unwrap_or(u64::MAX),
+                Ordering::Relaxed,
+            );
+            let reply = match answered {
+                Err(_) => return stop(outcome, StopReason::TimeLimit),
+                Ok(Err(LlmError::BadResponse { detail, .. })) => {
+                    tracing::warn!(task_id, "unreadable model reply: {detail}");
+                    outcome.malformed_replies += 1;
+                    outcome.unreadable = Some(detail);
+                    in_a_row += 1;
+                    unreadable_in_a_row += 1;
+                    if in_a_row >= limits.max_malformed_replies {
+                        // Only the provider's unreadable answers in the row: its fault.
+                        let reason = if unreadable_in_a_row == in_a_row {
+                            StopReason::UnreadableReplies
+                        } else {
+                            StopReason::MalformedReplies
+                        };
+                        return stop(outcome, reason);
                     }
-                    Ok(Err(e)) => return Err(e.into()),
-                    Ok(Ok(reply)) => redacted(reply),
-                };
+                    continue;
+                }
+                Ok(Err(e)) => return Err(e.into()),
+                Ok(Ok(reply)) => redacted(reply),
+            };
             unreadable_in_a_row = 0;
             outcome.steps += 1;
             let usage = self.account(&outcome, &reply, estimate, price.as_ref())?;
@@ -261,6 +292,7 @@ impl Llm {
                 prompt_chars += chars(&result);
                 conversation.push(result);
             }
+            outcome.tools_run += usable;
             if timed_out {
                 return stop(outcome, StopReason::TimeLimit);
             }

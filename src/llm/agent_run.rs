@@ -108,6 +108,12 @@ pub struct AgentOutcome {
     /// Why the provider's last unreadable answer could not be read (see
     /// [`StopReason::UnreadableReplies`]).
     pub unreadable: Option<String>,
+    /// Tool calls that were run (not refused).
+    pub tools_run: u32,
+    /// How long the loop took, tools included.
+    pub elapsed_secs: u64,
+    /// How fast the model wrote while Healer waited for it (`None`: under a second of it).
+    pub tokens_per_sec: Option<f64>,
     /// What the tier resolved to (and whether it fell back).
     pub choice: TierChoice,
 }

@@ -62,6 +62,7 @@ impl SteeringModel {
             budget_tokens: JUDGE_MAX_TOKENS,
             temperature: Some(0.0),
             fallback: None,
+            minutes: None,
         }
     }
 
@@ -234,6 +235,7 @@ mod tests {
             model: model.to_string(),
             budget_tokens: 1,
             temperature: None,
+            minutes: None,
         }
     }
 

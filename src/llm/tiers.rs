@@ -45,7 +45,7 @@ impl Tier {
         }
     }
 
-    fn rank(self) -> i32 {
+    pub(crate) fn rank(self) -> i32 {
         match self {
             Tier::Cheap => 0,
             Tier::Standard => 1,
@@ -67,6 +67,10 @@ pub struct TierSetting {
     /// repairs and analyses, the provider's own for the planner's chat).
     #[serde(default)]
     pub temperature: Option<f64>,
+    /// The minutes one attempt may take, tools included: a model at home may answer at a few
+    /// tokens a second. `None`: the agent loop's limit (`llm.loop`, 10 minutes).
+    #[serde(default)]
+    pub minutes: Option<u32>,
 }
 
 /// What a request for a tier resolved to.
@@ -81,6 +85,8 @@ pub struct TierChoice {
     pub temperature: Option<f64>,
     /// Set when the requested tier is not mapped: which tier stood in, in words.
     pub fallback: Option<String>,
+    /// The tier's time budget for one attempt (see [`TierSetting::minutes`]).
+    pub minutes: Option<u32>,
 }
 
 /// The setting for `requested`, or the nearest mapped one.
@@ -118,6 +124,7 @@ pub fn resolve(
         budget_tokens: setting.budget_tokens,
         temperature: setting.temperature,
         fallback,
+        minutes: setting.minutes,
     })
 }
 
@@ -142,6 +149,7 @@ mod tests {
             model: format!("{}-model", tier.as_str()),
             budget_tokens: tier.default_budget(),
             temperature: None,
+            minutes: None,
         }
     }
 

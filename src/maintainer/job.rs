@@ -231,6 +231,19 @@ async fn repair(services: &Arc<Services>, item: &InboxItem) -> Result<Repair> {
     } else {
         tier_for_attempt(&services.store, attempt)?
     };
+    let choice = match usable_choice(services, item.workflow_id, tier)? {
+        Chosen::Model(choice) => choice.map(|c| *c),
+        Chosen::NoneUsable(passed_over) => {
+            return Ok(Repair::GaveUp {
+                explanation: format!(
+                    "Not tried again: {passed_over} gave nothing usable on this workflow's last \
+                     repair, and no other model is set up for repairs. Set a stronger model for \
+                     the standard or deep tier in Settings → Models, then choose Try auto-fix \
+                     again."
+                ),
+            });
+        }
+    };
     let fixed = Arc::new(Mutex::new(None));
     let bench = Bench {
         services: services.clone(),
@@ -252,11 +265,25 @@ async fn repair(services: &Arc<Services>, item: &InboxItem) -> Result<Repair> {
         task_tokens: None,
         inbox: None,
         temperature: Some(REPAIR_TEMPERATURE),
-        choice: None,
+        choice,
         answer_schema: None,
     };
     let outcome = services.llm.run_agent(run).await;
     let fix = lock(&fixed).clone();
+    if let (None, Ok(outcome)) = (&fix, &outcome) {
+        let said = outcome
+            .answer
+            .as_deref()
+            .is_some_and(|a| !a.trim().is_empty());
+        if outcome.tools_run == 0 && !said && outcome.stop != StopReason::UnreadableReplies {
+            // Nothing usable: the next repair of this workflow asks another model.
+            services.store.remember_unusable_model(
+                item.workflow_id,
+                &outcome.choice.provider.name,
+                &outcome.choice.model,
+            )?;
+        }
+    }
     Ok(match (fix, outcome) {
         (Some(FixResult::Applied { version, .. }), _) => Repair::Fixed {
             summary: format!(
@@ -283,6 +310,7 @@ async fn repair(services: &Arc<Services>, item: &InboxItem) -> Result<Repair> {
         (None, Ok(outcome)) => Repair::GaveUp {
             explanation: match outcome.answer {
                 Some(answer) if !answer.trim().is_empty() => explanation(&answer),
+                _ if outcome.stop == StopReason::TimeLimit => too_slow(&outcome),
                 _ => format!(
                     "The automatic repair found no fix ({}).",
                     outcome.stop.describe()
@@ -293,6 +321,68 @@ async fn repair(services: &Arc<Services>, item: &InboxItem) -> Result<Repair> {
             explanation: format!("The automatic repair could not finish: {e}."),
         },
     })
+}
+
+/// What a repair is asked of: the tier's model, or, when that model gave nothing usable on
+/// this workflow's last repair, the next tier up whose model is another.
+enum Chosen {
+    /// `None`: resolved by the agent loop (no model set up is its own error there).
+    Model(Option<Box<crate::llm::TierChoice>>),
+    /// Every model set up was passed over; in words, the one asked first.
+    NoneUsable(String),
+}
+
+fn usable_choice(services: &Services, workflow_id: i64, tier: Tier) -> Result<Chosen> {
+    let Ok(first) = services.llm.resolve_tier(tier) else {
+        return Ok(Chosen::Model(None));
+    };
+    let store = &services.store;
+    let unusable = |c: &crate::llm::TierChoice| {
+        store.model_was_unusable(workflow_id, &c.provider.name, &c.model)
+    };
+    if !unusable(&first)? {
+        return Ok(Chosen::Model(Some(Box::new(first))));
+    }
+    for higher in [Tier::Standard, Tier::Deep] {
+        if higher.rank() <= tier.rank() {
+            continue;
+        }
+        if let Ok(choice) = services.llm.resolve_tier(higher) {
+            if !unusable(&choice)? {
+                tracing::info!(
+                    workflow_id,
+                    "{} gave nothing usable last time; asking {} instead",
+                    first.model,
+                    choice.model
+                );
+                return Ok(Chosen::Model(Some(Box::new(choice))));
+            }
+        }
+    }
+    Ok(Chosen::NoneUsable(format!(
+        "{} ({})",
+        first.model, first.provider.title
+    )))
+}
+
+/// A repair the time limit ended before the model said anything usable, in words: how fast it
+/// wrote, and how long Healer waited.
+fn too_slow(outcome: &crate::llm::AgentOutcome) -> String {
+    let minutes = ((outcome.elapsed_secs + 30) / 60).max(1);
+    let rate = outcome
+        .tokens_per_sec
+        .map(|r| format!(" ({r:.1} tokens/s)"))
+        .unwrap_or_default();
+    let model = if outcome.choice.provider.is_local() {
+        "The local model answers"
+    } else {
+        "The model answered"
+    };
+    format!(
+        "{model} too slowly for a repair{rate}; Healer stopped after {minutes} minute{}. Give \
+         its tier more time or a faster model in Settings → Models.",
+        if minutes == 1 { "" } else { "s" }
+    )
 }
 
 /// The most characters of a model's answer kept as the repair's explanation; the whole of what

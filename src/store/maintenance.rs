@@ -342,3 +342,47 @@ fn set_outcome(tx: &Transaction<'_>, task_id: i64, outcome: &str) -> rusqlite::R
     )?;
     Ok(())
 }
+
+/// How long a model that gave nothing usable on a workflow's repair is passed over for it.
+pub const UNUSABLE_MODEL_DAYS: i64 = 7;
+
+impl Store {
+    /// Model `model` of `provider` gave nothing usable on a repair of `workflow_id`.
+    pub fn remember_unusable_model(
+        &self,
+        workflow_id: i64,
+        provider: &str,
+        model: &str,
+    ) -> Result<()> {
+        let at = now();
+        self.call(|c| {
+            c.execute(
+                "INSERT INTO unusable_models (workflow_id, provider, model, at)
+                 VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (workflow_id, provider, model) DO UPDATE SET at = excluded.at",
+                params![workflow_id, provider, model, at],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// Whether `model` of `provider` gave nothing usable on a repair of `workflow_id` in the
+    /// last [`UNUSABLE_MODEL_DAYS`].
+    pub fn model_was_unusable(
+        &self,
+        workflow_id: i64,
+        provider: &str,
+        model: &str,
+    ) -> Result<bool> {
+        let since =
+            super::rfc3339(chrono::Utc::now() - chrono::Duration::days(UNUSABLE_MODEL_DAYS));
+        self.call(|c| {
+            c.query_row(
+                "SELECT EXISTS (SELECT 1 FROM unusable_models WHERE workflow_id = ?1
+                                AND provider = ?2 AND model = ?3 AND at >= ?4)",
+                params![workflow_id, provider, model, since],
+                |r| r.get(0),
+            )
+        })
+    }
+}

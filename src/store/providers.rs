@@ -107,7 +107,8 @@ impl Store {
     pub fn tier_settings(&self) -> Result<Vec<TierSetting>> {
         self.call(|c| {
             let mut stmt = c.prepare_cached(
-                "SELECT tier, provider, model, budget_tokens, temperature FROM tiers ORDER BY tier",
+                "SELECT tier, provider, model, budget_tokens, temperature, minutes FROM tiers
+                 ORDER BY tier",
             )?;
             let rows = stmt
                 .query_map([], |r| {
@@ -118,6 +119,7 @@ impl Store {
                         model: r.get(2)?,
                         budget_tokens: r.get(3)?,
                         temperature: r.get(4)?,
+                        minutes: r.get(5)?,
                     })
                 })?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -137,23 +139,31 @@ impl Store {
                 "the temperature must be between 0 and 2".to_string(),
             ));
         }
+        if setting.minutes == Some(0) {
+            return Err(Error::InvalidInput(
+                "the time for one attempt must be at least a minute".to_string(),
+            ));
+        }
         // The provider must exist: say so rather than fail on the foreign key.
         self.provider(&setting.provider)?;
         let at = now();
         self.call(|c| {
             c.execute(
-                "INSERT INTO tiers (tier, provider, model, budget_tokens, updated_at, temperature)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                "INSERT INTO tiers (tier, provider, model, budget_tokens, updated_at, temperature,
+                     minutes)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                  ON CONFLICT (tier) DO UPDATE SET provider = excluded.provider,
                      model = excluded.model, budget_tokens = excluded.budget_tokens,
-                     updated_at = excluded.updated_at, temperature = excluded.temperature",
+                     updated_at = excluded.updated_at, temperature = excluded.temperature,
+                     minutes = excluded.minutes",
                 params![
                     setting.tier.as_str(),
                     setting.provider,
                     setting.model.trim(),
                     setting.budget_tokens,
                     at,
-                    setting.temperature
+                    setting.temperature,
+                    setting.minutes
                 ],
             )
         })?;

@@ -189,6 +189,7 @@ async fn ollama_is_found_with_its_models_and_needs_no_key() {
         model: "llama3.2:3b".to_string(),
         budget_tokens: 5_000,
         temperature: None,
+        minutes: None,
     })
     .expect("tier");
     server.script([openai::text("Local answer.", TOKENS)]);

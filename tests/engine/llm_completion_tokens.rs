@@ -14,6 +14,7 @@ fn use_model(s: &crate::llm_fixtures::Setup, model: &str) {
             model: model.to_string(),
             budget_tokens: 10_000,
             temperature: None,
+            minutes: None,
         })
         .expect("tier");
 }

@@ -62,6 +62,7 @@ pub async fn setup(kind: ProviderKind, key_var: &str, key: &str) -> Setup {
             model: "scripted-large".to_string(),
             budget_tokens: 10_000,
             temperature: None,
+            minutes: None,
         })
         .expect("tier");
     let work = tmp.path().join("work");

@@ -43,6 +43,7 @@ async fn engine_with_home(base_url: &str, model: &str) -> (tempfile::TempDir, En
             model: model.to_string(),
             budget_tokens: 2_000,
             temperature: None,
+            minutes: None,
         })
         .expect("tier");
     (tmp, engine)
@@ -62,6 +63,7 @@ fn cheap_on_scripted(s: &crate::llm_fixtures::Setup) {
             model: "scripted-small".to_string(),
             budget_tokens: 2_000,
             temperature: None,
+            minutes: None,
         })
         .expect("tier");
 }

@@ -43,6 +43,7 @@ mod llm_openai;
 mod maintainer;
 mod maintainer_cli;
 mod maintainer_provider;
+mod maintainer_weak_model;
 mod memory;
 mod model_server;
 mod people;

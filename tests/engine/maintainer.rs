@@ -52,6 +52,7 @@ pub fn configure_model(engine: &Engine, server: &ModelServer) {
                 model: "scripted-small".to_string(),
                 budget_tokens: 20_000,
                 temperature: None,
+                minutes: None,
             })
             .expect("tier");
     }

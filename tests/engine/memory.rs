@@ -148,6 +148,7 @@ async fn at_the_defaults_the_fix_attempts_in_a_row_reach_every_tier() {
                 model: model.to_string(),
                 budget_tokens: tier.default_budget(),
                 temperature: None,
+                minutes: None,
             })
             .expect("tier");
     }

@@ -27,6 +27,7 @@ async fn a_typical_repair_completes_on_the_cheap_tiers_default_budget() {
             model: "scripted-small".to_string(),
             budget_tokens: budget,
             temperature: None,
+            minutes: None,
         })
         .expect("cheap at its default budget");
     let (broken, fixed) = scripts();
@@ -97,6 +98,7 @@ async fn a_tier_with_its_own_temperature_sends_it() {
             model: "scripted-small".to_string(),
             budget_tokens: 5_000,
             temperature: Some(0.3),
+            minutes: None,
         })
         .expect("tier");
     assert_eq!(
@@ -123,6 +125,7 @@ async fn a_tier_with_its_own_temperature_sends_it() {
         model: "scripted-small".to_string(),
         budget_tokens: 5_000,
         temperature: Some(7.0),
+        minutes: None,
     });
     assert!(refused
         .expect_err("out of range")
@@ -145,6 +148,7 @@ async fn a_model_that_keeps_writing_stops_at_the_default_budget() {
             model: "scripted-small".to_string(),
             budget_tokens: Tier::Cheap.default_budget(),
             temperature: None,
+            minutes: None,
         })
         .expect("cheap at its default budget");
     // Each reply writes about 2,000 tokens: a call with 8,000 characters of arguments.

@@ -270,7 +270,7 @@ test("Ollama found offers to use it", async () => {
     expect(within(tierRow("cheap")).getByTestId("tier-state")).toHaveTextContent("ollama·qwen2.5-coder:7b5,000 tokens written per attempt"),
   );
   expect(healer.callsTo("set_tier").map((c) => c.args.setting)).toEqual([
-    { tier: "cheap", provider: "ollama", model: "qwen2.5-coder:7b", budget_tokens: 5000, temperature: null },
+    { tier: "cheap", provider: "ollama", model: "qwen2.5-coder:7b", budget_tokens: 5000, temperature: null, minutes: null },
   ]);
   expect(within(tierRow("deep")).getByTestId("tier-state")).toHaveTextContent("Not set — uses Cheap (ollama · qwen2.5-coder:7b)");
 });
@@ -298,6 +298,31 @@ test("a tier's budget says what it counts, and its temperature is saved with it"
     expect(within(tierRow("cheap")).getByTestId("tier-state")).toHaveTextContent("tokens written per attempt · temperature 0.3"),
   );
   expect(healer.callsTo("set_tier").map((c) => (c.args.setting as { temperature: number | null }).temperature)).toEqual([0.3]);
+});
+
+test("a model at home is given time rather than money: the minutes one attempt may take", async () => {
+  const healer = new FakeHealer();
+  healer.addProvider({ name: "ollama", kind: "ollama" });
+  healer.install();
+  const { user } = renderApp("#/settings/models");
+
+  await screen.findAllByTestId("tier-row");
+  await user.click(within(tierRow("cheap")).getByTestId("edit-tier"));
+  await user.type(within(tierRow("cheap")).getByTestId("tier-model"), "llama3.2");
+  expect(within(tierRow("cheap")).getByTestId("tier-budget-hint")).toHaveTextContent(
+    "A model on your own computer costs time rather than money",
+  );
+  const minutes = within(tierRow("cheap")).getByTestId("tier-minutes");
+  await user.type(minutes, "0");
+  await user.click(within(tierRow("cheap")).getByTestId("save-tier"));
+  expect(await within(tierRow("cheap")).findByRole("alert")).toHaveTextContent("a whole number of minutes above zero");
+  await user.clear(minutes);
+  await user.type(minutes, "25");
+  await user.click(within(tierRow("cheap")).getByTestId("save-tier"));
+  await waitFor(() =>
+    expect(within(tierRow("cheap")).getByTestId("tier-state")).toHaveTextContent("at most 25 min per attempt"),
+  );
+  expect(healer.callsTo("set_tier").map((c) => (c.args.setting as { minutes: number | null }).minutes)).toEqual([25]);
 });
 
 test("the steering card says which model looks at the agents, by the rule, and how often", async () => {

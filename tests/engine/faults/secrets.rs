@@ -132,6 +132,7 @@ async fn prepared(server: &ModelServer, planted: &str) -> (tempfile::TempDir, Pa
                 model: "scripted-small".to_string(),
                 budget_tokens: 20_000,
                 temperature: None,
+                minutes: None,
             })
             .expect("tier");
     }

@@ -489,7 +489,7 @@ export class FakeHealer {
       const provider = nearest && this.providers.find((p) => p.name === nearest.provider);
       const resolves_to = nearest && provider ? {
         requested: tier, used: nearest.tier, provider, model: nearest.model, budget_tokens: nearest.budget_tokens,
-        temperature: nearest.temperature ?? null,
+        temperature: nearest.temperature ?? null, minutes: nearest.minutes ?? null,
         fallback: nearest.tier === tier ? null
           : `the ${tier} tier is not configured; using the ${nearest.tier} tier (${provider.name} / ${nearest.model})`,
       } : null;

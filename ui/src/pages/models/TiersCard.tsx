@@ -45,6 +45,7 @@ function TierEditor({
   const [model, setModel] = useState(view.setting?.model ?? "");
   const [budget, setBudget] = useState(tokens(view.setting?.budget_tokens ?? view.default_budget));
   const [temperature, setTemperature] = useState(view.setting?.temperature?.toString() ?? "");
+  const [minutes, setMinutes] = useState(view.setting?.minutes?.toString() ?? "");
   const [problem, setProblem] = useState<string | null>(null);
   const choices = useModelChoices(provider, providers, ollama);
   const [typing, setTyping] = useState(() => model !== "" && !choices.includes(model));
@@ -56,6 +57,7 @@ function TierEditor({
     budget: `${id}-budget`,
     budgetHint: `${id}-budget-hint`,
     temperature: `${id}-temperature`,
+    minutes: `${id}-minutes`,
     problem: `${id}-problem`,
   };
   const picking = choices.length > 0 && !typing;
@@ -75,9 +77,14 @@ function TierEditor({
       setProblem("The temperature is a number from 0 to 2, like 0.1, or empty.");
       return;
     }
+    const time = minutes.trim() === "" ? null : wholeNumber(minutes);
+    if (time === 0 || (minutes.trim() !== "" && time === null)) {
+      setProblem("The time is a whole number of minutes above zero, like 20, or empty.");
+      return;
+    }
     setProblem(null);
     save.mutate(
-      { tier: view.tier, provider, model: chosen.trim(), budget_tokens: tokensPerAttempt, temperature: heat },
+      { tier: view.tier, provider, model: chosen.trim(), budget_tokens: tokensPerAttempt, temperature: heat, minutes: time },
       { onSuccess: onDone },
     );
   }
@@ -180,10 +187,29 @@ function TierEditor({
             data-testid="tier-temperature"
           />
         </div>
+        <div className="field tier-minutes-field">
+          <label className="field-label" htmlFor={ids.minutes}>
+            Time per attempt
+          </label>
+          <div className="input-with-unit">
+            <input
+              id={ids.minutes}
+              className="input minutes-input"
+              inputMode="numeric"
+              value={minutes}
+              onChange={(e) => setMinutes(e.target.value)}
+              placeholder="10"
+              autoComplete="off"
+              data-testid="tier-minutes"
+            />
+            <span className="unit">min</span>
+          </div>
+        </div>
       </div>
       <p className="field-hint" id={ids.budgetHint} data-testid="tier-budget-hint">
         The budget counts the tokens the model writes in one attempt; a typical repair writes about 3,000. What it
-        reads counts toward the per-task cap in Budgets. Leave the temperature empty for 0.1 on repairs.
+        reads counts toward the per-task cap in Budgets. Leave the temperature empty for 0.1 on repairs. A model on
+        your own computer costs time rather than money: give it the minutes one attempt may take (10 when empty).
       </p>
       {!picking && (
         <p className="field-hint" id={`${ids.model}-hint`}>
@@ -227,6 +253,7 @@ function TierState({ view, providers }: { view: TierView; providers: ProviderVie
         <span className="tier-budget">
           {tokens(setting.budget_tokens)} tokens written per attempt
           {setting.temperature != null && ` · temperature ${setting.temperature}`}
+          {setting.minutes != null && ` · at most ${setting.minutes} min per attempt`}
         </span>
       </p>
     );
