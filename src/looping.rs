@@ -1,8 +1,10 @@
 //! The loop detector: reads a session's steps one at a time and says when the agent goes in
-//! circles — the same action with the same result 4 times in a row, the same action ending in
-//! the same error 3 times, 3 messages in a row without a tool, an A/B/A/B/A/B alternation, or
-//! a longer cycle (edit, test, revert, test, edit, test …). Pure and incremental: each new
-//! step costs a bounded amount of work whatever the session's length, and no model is asked.
+//! circles — the same action with the same result 4 times in a row, the same action failing 3
+//! times (with the same error, or with nothing changed in between whatever the errors say), 3
+//! messages in a row without a tool, an A/B/A/B/A/B alternation, a longer cycle (edit, test,
+//! revert, test, edit, test …), or a context compacted 3 times with no progress in between.
+//! Pure and incremental: each new step costs a bounded amount of work whatever the session's
+//! length, and no model is asked.
 //!
 //! "The same" is judged on effects, never on the assistant's prose or spelling: an action is
 //! the tool and its arguments (prose arguments such as Claude Code's `description` left out), a
@@ -14,6 +16,12 @@
 //! After a change (an edit, a write, a command that writes), only what varies between runs is
 //! taken out and every other number kept: a failure whose numbers moved after real edits is
 //! progress too.
+//!
+//! A failure is a failure whatever its words: the same action failing again and again with
+//! nothing changed in between is a loop even when each error reads differently (a flaky
+//! network, a tool that words its refusal anew). And a session whose context is compacted
+//! (or trimmed) again and again, having changed nothing and tried nothing new in between, is
+//! stuck: what it does fills its context and is summarised away before it leads anywhere.
 
 mod action;
 mod effect;
@@ -21,11 +29,11 @@ mod rules;
 #[cfg(test)]
 mod tests;
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
-use crate::session::{SessionStep, StepKind, StepSource};
+use crate::session::{is_compaction, SessionStep, StepKind, StepSource};
 use action::{Action, PendingCall};
 
 /// Which rule saw a loop.
@@ -34,8 +42,8 @@ use action::{Action, PendingCall};
 pub enum LoopRule {
     /// The same action with the same result, [`REPEATS`] times in a row.
     Repeat,
-    /// The same action ending in the same error [`ERROR_REPEATS`] times among the last
-    /// [`ERROR_WINDOW`] actions.
+    /// The same action failing [`ERROR_REPEATS`] times among the last [`ERROR_WINDOW`]
+    /// actions: with the same error, or with nothing changed in between whatever the errors.
     RepeatedError,
     /// [`MONOLOGUE`] messages in a row with no tool call.
     Monologue,
@@ -43,6 +51,9 @@ pub enum LoopRule {
     Alternation,
     /// A sequence of 3 to [`MAX_CYCLE`] actions done twice over with the same results.
     Cycle,
+    /// The context compacted (or trimmed) [`COMPACTIONS`] times with no progress in between:
+    /// nothing changed in the worktree and no action that was not done before.
+    Compaction,
 }
 
 impl LoopRule {
@@ -53,6 +64,7 @@ impl LoopRule {
             LoopRule::Monologue => "monologue",
             LoopRule::Alternation => "alternation",
             LoopRule::Cycle => "cycle",
+            LoopRule::Compaction => "compaction",
         }
     }
 
@@ -63,6 +75,7 @@ impl LoopRule {
             LoopRule::Monologue,
             LoopRule::Alternation,
             LoopRule::Cycle,
+            LoopRule::Compaction,
         ]
         .into_iter()
         .find(|r| r.as_str() == s)
@@ -72,10 +85,13 @@ impl LoopRule {
     pub fn describe(self) -> &'static str {
         match self {
             LoopRule::Repeat => "the same action with the same result 4 times in a row",
-            LoopRule::RepeatedError => "the same action ending in the same error 3 times",
+            LoopRule::RepeatedError => {
+                "the same action failing 3 times, with the same error or nothing changed"
+            }
             LoopRule::Monologue => "3 messages in a row without using a tool",
             LoopRule::Alternation => "two actions alternating 3 times with the same results",
             LoopRule::Cycle => "the same sequence of actions done twice with the same results",
+            LoopRule::Compaction => "the context compacted 3 times with no progress in between",
         }
     }
 }
@@ -94,6 +110,11 @@ pub const MAX_CYCLE: usize = 8;
 const WINDOW: usize = 2 * MAX_CYCLE;
 /// Calls waiting for their result; an agent that never answers its calls cannot grow this.
 const MAX_PENDING: usize = 64;
+/// Compactions of the context with no progress in between.
+pub const COMPACTIONS: usize = 3;
+/// Distinct actions remembered to tell a new one from a repeat; past this many the memory
+/// starts again (every action is then new: a compaction loop is missed, never made up).
+const MAX_KNOWN: usize = 4096;
 
 /// A loop, as the detector saw it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
@@ -120,6 +141,10 @@ pub struct Detector {
     monologue: Vec<u32>,
     /// Changes to the worktree so far (edits, writes, commands that write).
     epoch: u32,
+    /// The steps at which the context was compacted since the last progress.
+    compactions: Vec<u32>,
+    /// The actions done so far (their keys), to tell progress from a repeat.
+    known: HashSet<u64>,
 }
 
 impl Detector {
@@ -136,6 +161,14 @@ impl Detector {
     pub fn push(&mut self, step: &SessionStep) -> Option<Detection> {
         self.steps += 1;
         let n = self.steps;
+        if is_compaction(step) {
+            self.compactions.push(n);
+            if self.compactions.len() >= COMPACTIONS {
+                let steps = std::mem::take(&mut self.compactions);
+                return Some(rules::compaction(&steps, n));
+            }
+            return None;
+        }
         match (step.source, step.kind) {
             (StepSource::Agent, StepKind::ToolCall) => {
                 self.monologue.clear();
@@ -172,6 +205,13 @@ impl Detector {
         action.epoch = self.epoch;
         if action.changes {
             self.epoch += 1;
+        }
+        if self.known.len() >= MAX_KNOWN {
+            self.known.clear();
+        }
+        // Progress, for the compaction rule: a change, or something not done before.
+        if self.known.insert(action.key) || action.changes {
+            self.compactions.clear();
         }
         if self.actions.len() >= WINDOW {
             self.actions.pop_front();

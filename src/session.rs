@@ -127,3 +127,57 @@ pub fn steering_text(message: &str) -> String {
         message.trim()
     )
 }
+
+/// How a compaction step starts: the agent's conversation was compacted (its older turns
+/// summarised and dropped) to fit the model's context window. The adapters write one for
+/// Claude Code's `compact_boundary` and Codex's `compacted`; the loop detector counts them.
+pub const COMPACTED: &str = "The conversation was compacted";
+
+/// Words of a short system notice, in another agent's record, that say its context was
+/// compacted or trimmed ("Conversation compacted", OpenHands' "Trimming prompt to meet context
+/// window limitations", a condensation).
+const COMPACTION_WORDS: [&str; 6] = [
+    "compacted",
+    "trimming prompt",
+    "prompt trimmed",
+    "context trimmed",
+    "condensed",
+    "condensation",
+];
+
+/// The step that says an agent's conversation was compacted, seen `at`; `how` is what the agent
+/// said of it ("automatically, at 155000 tokens"), when it said anything.
+pub fn compaction_step(at: String, how: Option<&str>) -> SessionStep {
+    let text = match how.map(str::trim).filter(|h| !h.is_empty()) {
+        Some(how) => format!("{COMPACTED} to fit the model's context ({how})."),
+        None => format!("{COMPACTED} to fit the model's context."),
+    };
+    SessionStep {
+        at,
+        source: StepSource::System,
+        kind: StepKind::Text,
+        text,
+        tool: None,
+        arguments: None,
+        call_id: None,
+        is_error: false,
+        model: None,
+        usage: None,
+    }
+}
+
+/// Whether a step says the session's context was compacted or trimmed: one an adapter wrote
+/// ([`compaction_step`], also read back from an exported trajectory), or a short system notice
+/// of another agent's record that says so.
+pub fn is_compaction(step: &SessionStep) -> bool {
+    if step.source != StepSource::System || step.kind != StepKind::Text {
+        return false;
+    }
+    let text = step.text.trim_start();
+    if text.starts_with(COMPACTED) {
+        return true;
+    }
+    let first = text.lines().next().unwrap_or_default();
+    let lower = first.to_lowercase();
+    first.chars().count() <= 200 && COMPACTION_WORDS.iter().any(|w| lower.contains(w))
+}

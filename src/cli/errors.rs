@@ -1,11 +1,14 @@
 //! `healer errors …`: what Healer makes of a failure's raw output, without running anything.
-//! The same functions as a failed run: `parse_evidence`, `judge` (the classifier, as for an exit
-//! with code 1, with what decided the class), `normalize` and `sign`.
+//! The same functions as a failed run: the runner's own judgement (`judge_failure`: the
+//! evidence, the class and what decided it, for the exit code or signal given, code 1 when
+//! none is), `normalize` and `sign`.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use clap::Subcommand;
-use healer::failure::{judge, normalize, parse_evidence, sign, Evidence, ExitInfo, FailureClass};
+use healer::failure::{normalize, parse_evidence, sign, Evidence, ExitInfo, FailureClass};
+use healer::workflow::judge::judge_failure;
 use healer::{Error, Result};
 use serde::Serialize;
 
@@ -20,6 +23,14 @@ pub enum ErrorsCommand {
         /// guessed from the output's frames when left out
         #[arg(long)]
         entry: Option<String>,
+        /// The exit code the program ended with (1 when neither this nor --signal is given):
+        /// 137 after a shell's "Killed", 124 from timeout(1)
+        #[arg(long = "exit", value_name = "CODE", conflicts_with = "signal",
+              value_parser = clap::value_parser!(i32).range(1..=255))]
+        exit_code: Option<i32>,
+        /// The signal that ended the program (9 for SIGKILL, as the OOM killer sends)
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(1..=64))]
+        signal: Option<i32>,
     },
 }
 
@@ -39,7 +50,12 @@ pub struct Classified {
 
 pub fn run(command: ErrorsCommand) -> Result<bool> {
     match command {
-        ErrorsCommand::Classify { file, entry } => {
+        ErrorsCommand::Classify {
+            file,
+            entry,
+            exit_code,
+            signal,
+        } => {
             let raw = read_input(file.as_deref())?;
             if raw.trim().is_empty() {
                 return Err(Error::InvalidInput(
@@ -47,19 +63,30 @@ pub fn run(command: ErrorsCommand) -> Result<bool> {
                 ));
             }
             let entry = entry.unwrap_or_else(|| guess_entry(&raw));
-            crate::print::print_json(&classified(&raw, &entry))
+            crate::print::print_json(&classified(&raw, &entry, &ended(exit_code, signal)))
         }
     }
 }
 
-/// Judge `raw` as the output of a script that exited with code 1.
-pub fn classified(raw: &str, entry: &str) -> Classified {
+/// How the program ended, as the runner records it: killed by `signal` (no exit code then),
+/// or exited with `code`; code 1 when neither is given.
+fn ended(code: Option<i32>, signal: Option<i32>) -> ExitInfo {
+    match signal {
+        Some(signal) => ExitInfo {
+            signal: Some(signal),
+            ..ExitInfo::default()
+        },
+        None => ExitInfo {
+            code: Some(code.unwrap_or(1)),
+            ..ExitInfo::default()
+        },
+    }
+}
+
+/// Judge `raw` as the output (its standard error) of a script that ended as `exit` says.
+pub fn classified(raw: &str, entry: &str, exit: &ExitInfo) -> Classified {
+    let (_, judgement) = judge_failure(exit, "", raw, entry, Duration::ZERO);
     let evidence = parse_evidence(raw, "", entry);
-    let exit = ExitInfo {
-        code: Some(1),
-        ..ExitInfo::default()
-    };
-    let judgement = judge(&exit, evidence.as_ref(), raw);
     // Output with no meaningful line (only `}` or carets) still gets a signature: of its text.
     let evidence = evidence.unwrap_or_else(|| Evidence {
         error_type: None,
@@ -154,6 +181,7 @@ mod tests {
         let c = classified(
             "Traceback (most recent call last):\n  File \"/tmp/w/main.py\", line 5, in <module>\nModuleNotFoundError: No module named 'requests'\n",
             "main.py",
+            &ended(None, None),
         );
         assert_eq!(c.class, FailureClass::Environment);
         assert_eq!(c.error_type.as_deref(), Some("ModuleNotFoundError"));
@@ -161,6 +189,34 @@ mod tests {
         assert_eq!(
             c.normalized,
             "ModuleNotFoundError: No module named 'requests'\nFile \"main.py\", in <module>"
+        );
+    }
+
+    #[test]
+    fn an_exit_code_or_a_signal_is_judged_as_the_runner_judges_it() {
+        let killed = "main.sh: line 2: 14417 Killed                  python3 big.py\n";
+        for exit in [
+            ended(Some(137), None),
+            ended(None, Some(9)),
+            ended(None, None),
+        ] {
+            assert_eq!(
+                classified(killed, "main.sh", &exit).class,
+                FailureClass::Resource,
+                "{exit:?}"
+            );
+        }
+        let quiet = "fetching page 3 of 10\n";
+        let timed_out = classified(quiet, "main.sh", &ended(Some(124), None));
+        assert_eq!(timed_out.class, FailureClass::Resource);
+        assert_eq!(timed_out.classed_by.as_deref(), Some("exit code 124"));
+        let signalled = classified(quiet, "main.sh", &ended(None, Some(9)));
+        assert_eq!(signalled.class, FailureClass::Resource);
+        assert_eq!(signalled.classed_by.as_deref(), Some("signal 9"));
+        // Exit code 1, as before: a progress line names no cause.
+        assert_eq!(
+            classified(quiet, "main.sh", &ended(None, None)).class,
+            FailureClass::Unknown
         );
     }
 }

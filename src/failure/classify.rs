@@ -9,6 +9,7 @@
 //! output whatever their number.
 
 mod lookalike;
+mod status;
 mod text;
 
 use super::evidence::exception_head;

@@ -7,6 +7,7 @@ use super::{Detection, LoopRule, ERROR_REPEATS, ERROR_WINDOW, MAX_CYCLE, REPEATS
 
 pub(super) fn check(recent: &[&Action], step: u32) -> Option<Detection> {
     repeated_error(recent, step)
+        .or_else(|| failing_again(recent, step))
         .or_else(|| repeat(recent, step))
         .or_else(|| alternation(recent, step))
         .or_else(|| cycle(recent, step))
@@ -36,6 +37,48 @@ fn repeated_error(recent: &[&Action], step: u32) -> Option<Detection> {
             same.len()
         ),
         evidence: same.iter().map(|a| a.evidence()).collect(),
+        step,
+    })
+}
+
+/// The newest action failed, and so did the same action at least [`ERROR_REPEATS`] times in
+/// all among the last [`ERROR_WINDOW`], with nothing changed in between (no other action
+/// changed the worktree, and it did not succeed meanwhile) — whatever each error said. A
+/// failure is a failure: another wording of it (a flaky network, a tool phrasing its refusal
+/// anew) is no progress.
+fn failing_again(recent: &[&Action], step: u32) -> Option<Detection> {
+    let last = *recent.last()?;
+    if !last.is_error {
+        return None;
+    }
+    let window = recent.get(recent.len().saturating_sub(ERROR_WINDOW)..)?;
+    let mut failed: Vec<&Action> = Vec::new();
+    for action in window.iter().rev().copied() {
+        if action.key == last.key {
+            if !action.is_error {
+                break;
+            }
+            failed.push(action);
+        } else if action.changes {
+            break;
+        }
+    }
+    if failed.len() < ERROR_REPEATS {
+        return None;
+    }
+    failed.reverse();
+    let errors = match quoted(&failed) {
+        q if q.is_empty() => String::new(),
+        q => format!(" ({q})"),
+    };
+    Some(Detection {
+        rule: LoopRule::RepeatedError,
+        message: format!(
+            "You {} {} times with nothing changed in between, and it failed each time{errors}. The errors read differently but it is the same failure: running it again will not make it pass. Stop re-running it: find out why it fails (or try another approach), or ask for help.",
+            last.label,
+            failed.len()
+        ),
+        evidence: failed.iter().map(|a| a.evidence()).collect(),
         step,
     })
 }
@@ -116,6 +159,23 @@ fn cycle(recent: &[&Action], step: u32) -> Option<Detection> {
         });
     }
     None
+}
+
+/// The context compacted at `steps` ([`super::COMPACTIONS`] of them), with no progress in
+/// between.
+pub(super) fn compaction(steps: &[u32], step: u32) -> Detection {
+    Detection {
+        rule: LoopRule::Compaction,
+        message: format!(
+            "Your context was compacted {} times with no progress in between: nothing in the worktree changed and you tried nothing new, so what you do fills the context and is summarised away before it leads anywhere. Stop re-reading and re-running what you already did: take the smallest next step and make it now (change one file, or write down what you learned), read only what that step needs, or ask for help.",
+            steps.len()
+        ),
+        evidence: steps
+            .iter()
+            .map(|s| format!("step {s}: the context was compacted"))
+            .collect(),
+        step,
+    }
 }
 
 /// Three messages in a row with no tool call.

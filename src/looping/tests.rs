@@ -288,3 +288,208 @@ fn the_message_quotes_each_output_as_it_was() {
         "{message}"
     );
 }
+
+#[test]
+fn the_same_action_failing_with_a_new_error_each_time_and_nothing_changed_is_a_loop() {
+    let mut s = Session::new();
+    for error in [
+        "npm error code ETIMEDOUT\nnpm error network request to https://registry.npmjs.org/left-pad failed",
+        "npm error code ECONNRESET\nnpm error network aborted",
+        "npm error code EAI_AGAIN\nnpm error request to https://registry.npmjs.org/left-pad failed, reason: getaddrinfo EAI_AGAIN registry.npmjs.org",
+    ] {
+        s.say("Trying the install once more.");
+        s.bash("npm install left-pad", error, true);
+    }
+    let v = s.verdict();
+    assert_eq!(v.rule, Some(LoopRule::RepeatedError), "{v:?}");
+    assert_eq!(v.evidence.len(), 3);
+    let message = v.message.unwrap_or_default();
+    assert!(
+        message.starts_with("You ran `npm install left-pad` 3 times with nothing changed in between, and it failed each time (`npm error code ETIMEDOUT`, then `npm error code ECONNRESET`, then `npm error code EAI_AGAIN`)"),
+        "{message}"
+    );
+
+    // Reads in between change nothing: still the same failure again.
+    let mut s = Session::new();
+    for (i, error) in [
+        "Command not found",
+        "Command still not found or another error",
+        "Different error",
+    ]
+    .iter()
+    .enumerate()
+    {
+        s.bash("invalid_command", error, true);
+        s.bash(&format!("cat notes{i}.txt"), "nothing useful", false);
+    }
+    assert_eq!(s.verdict().rule, Some(LoopRule::RepeatedError));
+}
+
+#[test]
+fn a_failing_action_retried_after_a_change_or_that_succeeded_meanwhile_is_not_a_loop() {
+    // A change between the failures: each run tests something new.
+    let mut s = Session::new();
+    for (n, error) in [
+        "SyntaxError: invalid syntax",
+        "NameError: name 'x' is not defined",
+        "TypeError: 'int' object is not iterable",
+    ]
+    .iter()
+    .enumerate()
+    {
+        s.bash("python3 app.py", error, true);
+        s.run(
+            "Edit",
+            serde_json::json!({"file_path": "/w/app.py", "old_string": format!("v{n}"), "new_string": format!("v{}", n + 1)}),
+            "The file app.py has been updated.",
+            false,
+        );
+    }
+    assert_eq!(s.verdict().verdict, "progressing", "{:?}", s.verdict());
+    // It passed once in between: a flaky check, not one failure repeated.
+    let mut s = Session::new();
+    s.bash("./check.sh", "FAIL: timeout talking to db", true);
+    s.bash("./check.sh", "FAIL: connection reset", true);
+    s.bash("./check.sh", "all checks passed", false);
+    s.bash("./check.sh", "FAIL: lock held by pid 12", true);
+    assert_eq!(s.verdict().verdict, "progressing", "{:?}", s.verdict());
+    // Two failures are not yet "again and again".
+    let mut s = Session::new();
+    s.bash("invalid_command", "Command not found", true);
+    s.bash("invalid_command", "Another error", true);
+    assert_eq!(s.verdict().verdict, "progressing");
+}
+
+/// A compaction as Claude Code's adapter writes it.
+fn compacted(s: &mut Session) {
+    s.steps.push(crate::session::compaction_step(
+        "2025-01-01T00:00:00.000Z".to_string(),
+        Some("automatically, at 155000 tokens"),
+    ));
+}
+
+#[test]
+fn a_context_compacted_again_and_again_with_no_progress_in_between_is_stuck() {
+    // Nothing at all in between (a context that no longer fits, trimmed again and again).
+    let mut s = Session::new();
+    for _ in 0..COMPACTIONS {
+        compacted(&mut s);
+    }
+    let v = s.verdict();
+    assert_eq!(v.rule, Some(LoopRule::Compaction), "{v:?}");
+    assert_eq!(v.evidence.len(), COMPACTIONS);
+    assert!(v
+        .message
+        .unwrap_or_default()
+        .starts_with("Your context was compacted 3 times with no progress in between"),);
+
+    // After each compaction, the same files read again in another order, words and the
+    // person's nudges in between: no progress (and no exact cycle for the other rules).
+    let mut s = Session::new();
+    let read = |s: &mut Session, file: &str| {
+        s.run(
+            "Read",
+            serde_json::json!({"file_path": format!("/w/{file}")}),
+            &format!("contents of {file}"),
+            false,
+        );
+    };
+    for file in ["app.py", "db.py", "test_app.py"] {
+        read(&mut s, file);
+    }
+    for (i, order) in [
+        ["app.py", "test_app.py", "db.py"],
+        ["db.py", "app.py", "test_app.py"],
+        ["test_app.py", "db.py", "app.py"],
+    ]
+    .iter()
+    .enumerate()
+    {
+        compacted(&mut s);
+        s.steps.push(step(
+            StepSource::User,
+            StepKind::Text,
+            &format!("Please continue {i}"),
+        ));
+        s.say("Let me look at the code again.");
+        for file in order {
+            read(&mut s, file);
+        }
+    }
+    let v = s.verdict();
+    assert_eq!(v.rule, Some(LoopRule::Compaction), "{v:?}");
+}
+
+#[test]
+fn compactions_with_work_in_between_are_progress() {
+    // A change after each compaction.
+    let mut s = Session::new();
+    for n in 0..5 {
+        compacted(&mut s);
+        s.bash("cat src/app.py", "def main(): ...", false);
+        s.run(
+            "Edit",
+            serde_json::json!({"file_path": "/w/app.py", "old_string": format!("v{n}"), "new_string": format!("v{}", n + 1)}),
+            "The file app.py has been updated.",
+            false,
+        );
+    }
+    assert_eq!(s.verdict().verdict, "progressing", "{:?}", s.verdict());
+    // Something new tried after each (other folders listed, other files read).
+    let mut s = Session::new();
+    for i in 0..10 {
+        s.steps.push(step(
+            StepSource::System,
+            StepKind::Text,
+            "Trimming prompt to meet context window limitations",
+        ));
+        if i < 9 {
+            s.bash(&format!("ls dir{i}"), "file1.txt\nfile2.txt", false);
+        }
+    }
+    assert_eq!(s.verdict().verdict, "progressing", "{:?}", s.verdict());
+    // Two compactions are not yet "again and again".
+    let mut s = Session::new();
+    compacted(&mut s);
+    compacted(&mut s);
+    assert_eq!(s.verdict().verdict, "progressing");
+}
+
+#[test]
+fn a_compaction_is_told_by_its_step_not_by_words_anyone_writes() {
+    use crate::session::is_compaction;
+    assert!(is_compaction(&crate::session::compaction_step(
+        "t".to_string(),
+        None
+    )));
+    for notice in [
+        "Conversation compacted",
+        "Trimming prompt to meet context window limitations",
+        "Context condensed: 42 events summarised",
+    ] {
+        assert!(
+            is_compaction(&step(StepSource::System, StepKind::Text, notice)),
+            "{notice}"
+        );
+    }
+    // The agent's or the person's words, and a long system prompt, are not compactions.
+    assert!(!is_compaction(&step(
+        StepSource::Agent,
+        StepKind::Text,
+        "The conversation was compacted, so I re-read the file."
+    )));
+    assert!(!is_compaction(&step(
+        StepSource::User,
+        StepKind::Text,
+        "Conversation compacted"
+    )));
+    let prompt = format!(
+        "You are a coding agent. {} Keep answers condensed.",
+        "Work carefully. ".repeat(20)
+    );
+    assert!(!is_compaction(&step(
+        StepSource::System,
+        StepKind::Text,
+        &prompt
+    )));
+}

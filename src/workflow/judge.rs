@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-use crate::failure::{classify, parse_evidence, summary_line, Evidence, ExitInfo, FailureClass};
+use crate::failure::{
+    self, parse_evidence, summary_line, Evidence, ExitInfo, FailureClass, Judgement,
+};
 
 /// What an attempt's end means.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,6 +34,29 @@ pub fn judge(
             summary: format!("Succeeded in {}", seconds(duration)),
         };
     }
+    let (evidence, judgement) = judge_failure(exit, stdout, stderr, entry, limit);
+    let said = evidence.said();
+    let summary = match judgement.class.in_words() {
+        Some(words) => format!("{} ({words})", summary_line(&said)),
+        None => summary_line(&said),
+    };
+    Judged {
+        class: Some(judgement.class),
+        evidence: Some(evidence),
+        summary,
+    }
+}
+
+/// A failed attempt's evidence and class, with what decided the class: what [`judge`] reads
+/// from how the attempt ended and what it printed. `healer errors classify` asks this too, so
+/// that the CLI judges an output and an exit code or signal as a run is judged.
+pub fn judge_failure(
+    exit: &ExitInfo,
+    stdout: &str,
+    stderr: &str,
+    entry: &str,
+    limit: Duration,
+) -> (Evidence, Judgement) {
     // A script stopped at its time limit failed because of the limit, whatever its last line
     // said (often a traceback of the signal that ended it).
     let parsed = if exit.timed_out {
@@ -39,28 +64,14 @@ pub fn judge(
     } else {
         parse_evidence(stderr, stdout, entry)
     };
-    let evidence = parsed.or_else(|| {
-        Some(Evidence {
-            error_type: None,
-            message: describe_exit(exit, limit),
-            stack: None,
-        })
+    let evidence = parsed.unwrap_or_else(|| Evidence {
+        error_type: None,
+        message: describe_exit(exit, limit),
+        stack: None,
     });
     let output = format!("{stderr}\n{stdout}");
-    let class = classify(exit, evidence.as_ref(), &output);
-    let said = match &evidence {
-        Some(e) => e.said(),
-        None => "it failed".to_string(),
-    };
-    let summary = match class.in_words() {
-        Some(words) => format!("{} ({words})", summary_line(&said)),
-        None => summary_line(&said),
-    };
-    Judged {
-        class: Some(class),
-        evidence,
-        summary,
-    }
+    let judgement = failure::judge(exit, Some(&evidence), &output);
+    (evidence, judgement)
 }
 
 fn describe_exit(exit: &ExitInfo, limit: Duration) -> String {

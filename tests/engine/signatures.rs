@@ -580,3 +580,87 @@ fn healer_errors_classify_refuses_empty_input_and_a_missing_file() {
     assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read"));
 }
+
+/// `--exit CODE` and `--signal N`: the CLI judges a real program's output and ending as the
+/// runner judges the same run. A shell's 137 with "Killed", a 124 from `timeout(1)` and a
+/// SIGKILL are `resource`; told nothing of the ending, a progress line leaves the cause unclear.
+#[test]
+fn healer_errors_classify_judges_an_exit_code_or_a_signal_as_the_runner_does() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::time::Duration;
+
+    use healer::failure::ExitInfo;
+    use healer::workflow::judge::judge;
+
+    let ended = |script: &str| {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("main.sh");
+        std::fs::write(&path, script).expect("script written");
+        let out = Command::new("bash")
+            .arg(&path)
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .expect("bash runs");
+        let exit = ExitInfo {
+            code: out.status.code(),
+            signal: out.status.signal(),
+            ..ExitInfo::default()
+        };
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (exit, stdout, stderr)
+    };
+    let cases = [
+        (
+            "echo 'loading the export'\npython3 -c 'import os; os.kill(os.getpid(), 9)'\n",
+            vec!["--exit", "137"],
+            "exit code 137",
+        ),
+        (
+            "echo 'fetching page 1 of 40'\ntimeout 1 sleep 30\n",
+            vec!["--exit", "124"],
+            "exit code 124",
+        ),
+        (
+            "echo 'fetching page 1 of 40'\nkill -9 $$\n",
+            vec!["--signal", "9"],
+            "signal 9",
+        ),
+    ];
+    for (script, args, by) in cases {
+        let (exit, stdout, stderr) = ended(script);
+        let ran = judge(
+            &exit,
+            &stdout,
+            &stderr,
+            Duration::from_secs(1),
+            "main.sh",
+            Duration::from_secs(60),
+        );
+        let printed = format!("{stderr}{stdout}");
+        let mut with_ending = args.clone();
+        with_ending.extend(["--entry", "main.sh"]);
+        let out = json_of(&classify_cli(&with_ending, Some(&printed)));
+        assert_eq!(out["class"], "resource", "{script}: {out}\n{printed}");
+        assert_eq!(
+            Some(out["class"].as_str().unwrap_or_default()),
+            ran.class.map(|c| c.as_str()),
+            "{script}"
+        );
+        assert_eq!(out["classed_by"], by, "{script}: {out}");
+    }
+    // Told nothing of how it ended (exit code 1), a progress line names no cause.
+    let (_, stdout, _) = ended("echo 'fetching page 1 of 40'\ntimeout 1 sleep 30\n");
+    let out = json_of(&classify_cli(&[], Some(&stdout)));
+    assert_eq!(out["class"], "unknown", "{out}");
+    // An exit code of 0 is a success, and a code and a signal together no ending at all.
+    for args in [
+        vec!["--exit", "0"],
+        vec!["--exit", "137", "--signal", "9"],
+        vec!["--signal", "0"],
+    ] {
+        let out = classify_cli(&args, Some("Killed\n"));
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+}

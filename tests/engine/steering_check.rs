@@ -279,3 +279,163 @@ fn a_file_that_is_not_a_transcript_is_refused_with_a_reason() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not a Claude Code transcript"), "{err}");
 }
+
+/// The same check failing three times with nothing changed in between, its error worded anew
+/// each time (a service still starting): one failure repeated, though no two outputs match.
+#[tokio::test]
+async fn the_same_check_failing_with_a_new_error_each_time_and_nothing_changed_is_looping() {
+    use std::os::unix::fs::PermissionsExt;
+    let ws = workspace();
+    let script = ws.repo.join("sync.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\n\
+         n=$(( $(cat .sync-attempts 2>/dev/null || echo 0) + 1 ))\n\
+         echo $n > .sync-attempts\n\
+         case $n in\n\
+           1) echo 'error: connect ECONNREFUSED 127.0.0.1:5432';;\n\
+           2) echo 'error: timeout after 5000ms waiting for the database';;\n\
+           *) echo 'FATAL: the database system is starting up';;\n\
+         esac\n\
+         exit 1\n",
+    )
+    .expect("sync.sh");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let turns = vec![
+        bash("Running the sync.", "./sync.sh"),
+        bash("Once more.", "./sync.sh"),
+        bash("And again.", "./sync.sh"),
+    ];
+    let file = transcript_of(&ws, turns).await;
+    let verdict = check(&file);
+    assert_looping(&verdict, &["repeated-error"]);
+    let message = verdict["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("ran `./sync.sh` 3 times with nothing changed in between"),
+        "{message}"
+    );
+    let evidence = verdict["evidence"].as_array().expect("evidence");
+    assert_eq!(evidence.len(), 3, "{verdict:#}");
+}
+
+/// Run the real Claude Code in `ws` once with `prompt` (resuming `session` when given) against
+/// `server`; its session id and transcript.
+async fn claude_turn(
+    ws: &Workspace,
+    server: &ModelServer,
+    prompt: &str,
+    session: Option<&str>,
+) -> (String, PathBuf) {
+    let mut spec = ws.spec(
+        claude(),
+        prompt,
+        &[
+            ("ANTHROPIC_BASE_URL", server.url.clone()),
+            ("ANTHROPIC_API_KEY", KEY.to_string()),
+            ("CLAUDE_CODE_MAX_RETRIES", "0".to_string()),
+        ],
+    );
+    spec.allowed_tools = DEFAULT_ALLOWED_TOOLS.map(str::to_string).to_vec();
+    spec.resume = session.map(str::to_string);
+    let ran = run(&ClaudeCode::new(None), spec).await;
+    assert_eq!(ran.end.status, SessionStatus::Finished, "{:?}", ran.end);
+    let (id, path) = ran.started().expect("Claude Code started");
+    (id, path.expect("Claude Code wrote a transcript"))
+}
+
+/// A summary as Claude Code asks the model for one when it compacts the conversation.
+fn summary(n: u32) -> Reply {
+    anthropic::text(
+        &format!("<summary>\n1. Primary request: make the check pass.\n2. Progress: none yet (summary {n}).\n</summary>"),
+        TOKENS,
+    )
+}
+
+/// The real Claude Code compacts its conversation (`/compact`, which writes the same
+/// `compact_boundary` as an automatic compaction) three times, the agent only reading the same
+/// file again in between: stuck. With a real change after each compaction, it is progress.
+#[tokio::test]
+async fn a_session_compacted_again_and_again_with_no_progress_in_between_is_stuck() {
+    let ws = workspace();
+    let server = ModelServer::start(Some(KEY));
+    let read_again = |n: u32| {
+        let id = format!("toolu_read_{n}");
+        let input = json!({"command": "cat hello.txt", "description": "Read the file"}).to_string();
+        [
+            anthropic::tool_calls(
+                "Reading the file first.",
+                &[(id.as_str(), "Bash", input.as_str())],
+                TOKENS,
+            ),
+            anthropic::text("I need to think about what the check wants.", TOKENS),
+        ]
+    };
+    let mut replies: Vec<Reply> = read_again(0).into();
+    for n in 1..=3 {
+        replies.push(summary(n));
+        if n < 3 {
+            replies.extend(read_again(n));
+        }
+    }
+    server.script(replies);
+    let (id, file) = claude_turn(&ws, &server, "Make the check pass.", None).await;
+    for n in 1..=3 {
+        // Claude Code compacts only a conversation that has grown since its last compaction.
+        claude_turn(&ws, &server, "/compact", Some(&id)).await;
+        if n < 3 {
+            claude_turn(&ws, &server, "Go on.", Some(&id)).await;
+        }
+    }
+    assert_eq!(
+        server.unused_replies(),
+        0,
+        "each compaction asked the model"
+    );
+    let transcript = std::fs::read_to_string(&file).expect("transcript");
+    assert_eq!(
+        transcript
+            .matches("\"subtype\":\"compact_boundary\"")
+            .count(),
+        3,
+        "Claude Code wrote a compact boundary each time"
+    );
+    let verdict = check(&file);
+    assert_looping(&verdict, &["compaction"]);
+    let message = verdict["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("Your context was compacted 3 times with no progress in between"),
+        "{message}"
+    );
+
+    // The same, with an edit to the worktree after each compaction: progress.
+    let ws = workspace();
+    let server = ModelServer::start(Some(KEY));
+    let mut replies = vec![anthropic::text("I will look into the check.", TOKENS)];
+    for n in 1..=3 {
+        let input = json!({
+            "file_path": ws.repo.join("hello.txt"),
+            "old_string": format!("line {}", ["one", "two", "three"][n - 1]),
+            "new_string": format!("line {n} done"),
+        })
+        .to_string();
+        replies.push(summary(n as u32));
+        replies.push(anthropic::tool_calls(
+            "Changing the next line.",
+            &[(format!("toolu_{n}").as_str(), "Edit", input.as_str())],
+            TOKENS,
+        ));
+        replies.push(anthropic::text("One more line done.", TOKENS));
+    }
+    server.script(replies);
+    let (id, file) = claude_turn(&ws, &server, "Make the check pass.", None).await;
+    for _ in 0..3 {
+        claude_turn(&ws, &server, "/compact", Some(&id)).await;
+        claude_turn(&ws, &server, "Go on with the next line.", Some(&id)).await;
+    }
+    assert_eq!(server.unused_replies(), 0);
+    assert_eq!(
+        ws.read("hello.txt"),
+        "line 1 done\nline 2 done\nline 3 done\n"
+    );
+    assert_progressing(&check(&file));
+}

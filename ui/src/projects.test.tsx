@@ -252,7 +252,7 @@ test("a task shows how Healer kept its agent moving, in plain words", async () =
   renderApp("#/projects/1/tasks/t1");
 
   const timeline = await screen.findByTestId("steering-timeline");
-  expect(timeline).toHaveTextContent("The same step failing the same way");
+  expect(timeline).toHaveTextContent("The same step failing again and again");
   // Quoted commands read as code, never as raw backticks.
   expect(timeline).toHaveTextContent("You ran bash check.sh 3 times");
   expect(timeline.textContent).not.toContain("`");

@@ -11,7 +11,7 @@ test("the Sessions page lists every live session with its last activity and verd
   healer.liveSessions = [
     {
       origin: "healer", session_id: 7, project_id: 1, task_id: "t1", title: "Run the check", agent: "claude-code",
-      last_activity_at: at, loop_rule: "repeated-error", loop_message: "The same step failing the same way",
+      last_activity_at: at, loop_rule: "repeated-error", loop_message: "The same step failing again and again",
     },
     {
       origin: "person", session_id: null, project_id: null, task_id: null, title: "/home/ada/notes", agent: "claude-code",
@@ -24,7 +24,7 @@ test("the Sessions page lists every live session with its last activity and verd
   const row = within(page).getByTestId("live-session");
   expect(row).toHaveTextContent("Run the check");
   expect(row).toHaveTextContent("Claude Code, started by Healer");
-  expect(row).toHaveTextContent("Going in circles: the same step failing the same way");
+  expect(row).toHaveTextContent("Going in circles: the same step failing again and again");
   expect(row).toHaveTextContent("Last active 2 min ago");
   expect(within(row).getByRole("link", { name: "Run the check" })).toHaveAttribute("href", "#/projects/1/tasks/t1");
   expect(page).not.toHaveTextContent("repeated-error");

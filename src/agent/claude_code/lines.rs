@@ -17,6 +17,49 @@ pub(super) struct Head {
     pub subtype: Option<String>,
 }
 
+/// A `system` line of subtype `compact_boundary`: Claude Code compacted the conversation. Its
+/// stream says `compact_metadata: {trigger, pre_tokens}`, its transcript `compactMetadata:
+/// {trigger, preTokens}`.
+#[derive(Deserialize)]
+pub(super) struct CompactLine {
+    #[serde(alias = "compactMetadata", default)]
+    pub compact_metadata: Option<CompactMetadata>,
+    #[serde(default)]
+    pub timestamp: Option<String>,
+    #[serde(rename = "isSidechain", default)]
+    pub is_sidechain: bool,
+}
+
+#[derive(Deserialize)]
+pub(super) struct CompactMetadata {
+    #[serde(default)]
+    pub trigger: Option<String>,
+    #[serde(alias = "preTokens", default)]
+    pub pre_tokens: Option<u64>,
+}
+
+impl CompactLine {
+    /// The compaction step of this line, seen `at` when the line has no time of its own.
+    pub fn step(self, at: impl FnOnce() -> String) -> SessionStep {
+        let metadata = self.compact_metadata;
+        let trigger = metadata
+            .as_ref()
+            .and_then(|m| m.trigger.as_deref())
+            .map(|t| match t {
+                "auto" => "automatically".to_string(),
+                "manual" => "on request".to_string(),
+                other => other.to_string(),
+            });
+        let tokens = metadata
+            .as_ref()
+            .and_then(|m| m.pre_tokens)
+            .map(|n| format!("at {n} tokens"));
+        let how: Vec<String> = trigger.into_iter().chain(tokens).collect();
+        let at = self.timestamp.unwrap_or_else(at);
+        crate::session::compaction_step(at, Some(&how.join(", ")))
+    }
+}
+
 /// A `user` or `assistant` line.
 #[derive(Deserialize)]
 pub(super) struct MessageLine {

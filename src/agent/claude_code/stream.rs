@@ -10,7 +10,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::lines::{message_steps, Head, MessageLine, Usage};
+use super::lines::{message_steps, CompactLine, Head, MessageLine, Usage};
 use crate::agent::process::Flow;
 use crate::agent::{now, text_step};
 use crate::session::{SessionStep, StepSource, StepUsage};
@@ -235,6 +235,12 @@ impl Stream {
             }
             return;
         }
+        if subtype == "compact_boundary" {
+            if let Ok(compact) = serde_json::from_str::<CompactLine>(line) {
+                seen.push(Seen::Step(compact.step(now)));
+            }
+            return;
+        }
         let Ok(s) = serde_json::from_str::<SystemLine>(line) else {
             return;
         };
@@ -262,5 +268,27 @@ impl Stream {
             _ => return,
         };
         seen.push(Seen::Step(text_step(StepSource::System, text)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_compact_boundary_on_the_stream_is_a_compaction_step() {
+        let mut stream = Stream::default();
+        let mut seen = Vec::new();
+        let line = r#"{"type":"system","subtype":"compact_boundary","session_id":"s1","uuid":"c1","compact_metadata":{"trigger":"manual","pre_tokens":48211}}"#;
+        assert!(matches!(stream.line(line, &mut seen), Flow::Continue));
+        let [Seen::Step(step)] = seen.as_slice() else {
+            panic!("one step: {seen:?}");
+        };
+        assert_eq!(step.source, StepSource::System);
+        assert_eq!(
+            step.text,
+            "The conversation was compacted to fit the model's context (on request, at 48211 tokens)."
+        );
+        assert!(crate::session::is_compaction(step));
     }
 }

@@ -3,12 +3,13 @@
 //!
 //! The file holds much more than the conversation (request snapshots of tens of kilobytes,
 //! attachments, queue operations); only `user` and `assistant` lines of the main chain become
-//! steps. Assistant lines hold one content block each, all with the call's final usage, which
-//! the call's last step carries — as on the live stream.
+//! steps, and its `compact_boundary` system lines (the conversation compacted) a compaction
+//! step each. Assistant lines hold one content block each, all with the call's final usage,
+//! which the call's last step carries — as on the live stream.
 
 use std::path::{Path, PathBuf};
 
-use super::lines::{message_steps, Head, MessageLine};
+use super::lines::{message_steps, CompactLine, Head, MessageLine};
 use crate::agent::now;
 use crate::session::{SessionStep, StepSource, StepUsage};
 
@@ -87,6 +88,18 @@ pub fn read(text: &str) -> (Vec<SessionStep>, usize) {
         let source = match head.kind.as_str() {
             "assistant" => StepSource::Agent,
             "user" => StepSource::User,
+            "system" if head.subtype.as_deref() == Some("compact_boundary") => {
+                match serde_json::from_str::<CompactLine>(line) {
+                    Ok(compact) if !compact.is_sidechain => {
+                        steps.extend(held.take());
+                        call = None;
+                        steps.push(compact.step(now));
+                    }
+                    Ok(_) => {}
+                    Err(_) => skipped += 1,
+                }
+                continue;
+            }
             _ => continue,
         };
         let Ok(parsed) = serde_json::from_str::<MessageLine>(line) else {
@@ -145,6 +158,37 @@ mod tests {
             "e".repeat(58)
         );
         assert_eq!(escape_cwd(&long), expected);
+    }
+
+    /// Lines in the shape Claude Code 2.1.328 writes them (its `compact_boundary` entry and the
+    /// summary that opens the compacted conversation).
+    #[test]
+    fn a_compact_boundary_is_a_compaction_step_in_its_place() {
+        let session = r#""cwd":"/w","sessionId":"s1","version":"2.1.328","userType":"external""#;
+        let text = [
+            format!(r#"{{"parentUuid":null,"isSidechain":false,{session},"type":"user","message":{{"role":"user","content":"Fix the build"}},"uuid":"u1","timestamp":"2026-01-02T10:00:00.000Z"}}"#),
+            format!(r#"{{"parentUuid":"u1","isSidechain":false,{session},"type":"assistant","message":{{"id":"msg_1","role":"assistant","model":"claude-sonnet-4-5","content":[{{"type":"text","text":"Looking."}}],"usage":{{"input_tokens":10,"output_tokens":5}}}},"uuid":"a1","timestamp":"2026-01-02T10:00:01.000Z"}}"#),
+            format!(r#"{{"parentUuid":null,"logicalParentUuid":"a1","isSidechain":false,{session},"type":"system","subtype":"compact_boundary","content":"Conversation compacted","isMeta":false,"timestamp":"2026-01-02T10:05:00.000Z","uuid":"c1","level":"info","compactMetadata":{{"trigger":"auto","preTokens":155012}}}}"#),
+            format!(r#"{{"parentUuid":"c1","isSidechain":false,{session},"type":"user","message":{{"role":"user","content":"This session is being continued from a previous conversation that ran out of context."}},"isCompactSummary":true,"uuid":"u2","timestamp":"2026-01-02T10:05:01.000Z"}}"#),
+            format!(r#"{{"parentUuid":null,"isSidechain":true,{session},"type":"system","subtype":"compact_boundary","content":"Conversation compacted","timestamp":"2026-01-02T10:06:00.000Z","uuid":"c2","compactMetadata":{{"trigger":"manual","preTokens":9000}}}}"#),
+        ]
+        .join("\n");
+        let (steps, skipped) = read(&text);
+        assert_eq!(skipped, 0);
+        let texts: Vec<&str> = steps.iter().map(|s| s.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "Fix the build",
+                "Looking.",
+                "The conversation was compacted to fit the model's context (automatically, at 155012 tokens).",
+                "This session is being continued from a previous conversation that ran out of context.",
+            ]
+        );
+        let compaction = &steps[2];
+        assert_eq!(compaction.source, StepSource::System);
+        assert_eq!(compaction.at, "2026-01-02T10:05:00.000Z");
+        assert!(crate::session::is_compaction(compaction));
     }
 
     #[test]

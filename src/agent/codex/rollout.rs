@@ -4,7 +4,8 @@
 //!
 //! Each line is `{"timestamp", "type", "payload"}`. The conversation is in `response_item`
 //! lines (the exact Responses API items); `event_msg` `token_count` lines carry each model
-//! call's usage, which the call's last step carries.
+//! call's usage, which the call's last step carries. A `compacted` line (or the
+//! `context_compacted` event written with it) is a compaction step.
 
 use std::path::{Path, PathBuf};
 
@@ -13,7 +14,7 @@ use serde_json::{json, Value};
 
 use super::events::Totals;
 use crate::agent::now;
-use crate::session::{SessionStep, StepKind, StepSource, StepUsage};
+use crate::session::{compaction_step, SessionStep, StepKind, StepSource, StepUsage};
 
 /// User messages Codex writes itself (its context, not the person's words) start with these.
 const INJECTED: [&str; 4] = [
@@ -76,6 +77,9 @@ pub fn read(text: &str) -> (Vec<SessionStep>, usize) {
     let mut skipped = 0;
     // Where the steps of the current model call start (a token_count closes the call).
     let mut call_start = 0;
+    // A compaction is recorded as a `compacted` line, an `event_msg` `context_compacted`, or
+    // both one after the other: the kind of the last one counted while its pair may follow.
+    let mut unpaired: Option<&str> = None;
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let Ok(line) = serde_json::from_str::<Line>(line) else {
             skipped += 1;
@@ -84,8 +88,30 @@ pub fn read(text: &str) -> (Vec<SessionStep>, usize) {
         let at = line.timestamp.unwrap_or_else(now);
         let payload = &line.payload;
         let kind = payload.get("type").and_then(Value::as_str).unwrap_or("");
+        let compaction = match (line.kind.as_str(), kind) {
+            ("compacted", _) => Some("compacted"),
+            ("event_msg", "context_compacted") => Some("context_compacted"),
+            _ => None,
+        };
+        if let Some(record) = compaction {
+            match unpaired {
+                // The other record of the compaction just counted.
+                Some(last) if last != record => unpaired = None,
+                _ => {
+                    steps.push(compaction_step(at, None));
+                    unpaired = Some(record);
+                }
+            }
+            continue;
+        }
         match (line.kind.as_str(), kind) {
-            ("response_item", _) => steps.extend(item_step(payload, kind, at)),
+            ("response_item", _) => {
+                let step = item_step(payload, kind, at);
+                if step.is_some() {
+                    unpaired = None;
+                }
+                steps.extend(step);
+            }
             ("event_msg", "token_count") => {
                 let usage = payload
                     .get("info")
@@ -205,4 +231,48 @@ fn output(value: Option<&Value>) -> (String, bool) {
         (None, None) => text == "aborted",
     };
     (text, failed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(kind: &str, payload: Value) -> String {
+        json!({"timestamp": "2026-01-02T10:00:00.000Z", "type": kind, "payload": payload})
+            .to_string()
+    }
+
+    #[test]
+    fn a_compaction_counts_once_whether_written_as_an_item_an_event_or_both() {
+        let compacted = || {
+            line(
+                "compacted",
+                json!({"message": "Summary of the work so far"}),
+            )
+        };
+        let event = || line("event_msg", json!({"type": "context_compacted"}));
+        let said = |text: &str| {
+            line(
+                "response_item",
+                json!({"type": "message", "role": "assistant",
+                       "content": [{"type": "output_text", "text": text}]}),
+            )
+        };
+        let count = |lines: Vec<String>| {
+            read(&lines.join("\n"))
+                .0
+                .iter()
+                .filter(|s| crate::session::is_compaction(s))
+                .count()
+        };
+        // Two compactions one after the other, each written both ways.
+        assert_eq!(count(vec![compacted(), event(), compacted(), event()]), 2);
+        assert_eq!(
+            count(vec![event(), compacted(), said("Going on."), compacted()]),
+            2
+        );
+        assert_eq!(count(vec![compacted(), compacted(), compacted()]), 3);
+        assert_eq!(count(vec![event(), event()]), 2);
+        assert_eq!(count(vec![said("Going on.")]), 0);
+    }
 }

@@ -311,3 +311,139 @@ fn odd_text_does_not_panic() {
         let _ = classify(&failed(1), Some(&untyped(text)), text);
     }
 }
+
+/// Real messages of real libraries: the status names the class by what fixes it, in whichever
+/// shape the library says it and wherever it is (the last line, a wrapper's words).
+#[test]
+fn an_http_status_names_the_class_wherever_and_however_a_library_says_it() {
+    let environment = [
+        // Python: requests, httpx, urllib, aiohttp, google-api-python-client, google-cloud,
+        // boto3, the OpenAI SDK.
+        "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://api.example.com/v1/orders",
+        "RuntimeError: sync failed: 403 Client Error: Forbidden for url: https://api.example.com/v1",
+        "httpx.HTTPStatusError: Client error '403 Forbidden' for url 'https://api.example.com/v1'\nFor more information check: https://developer.mozilla.org/en-US/docs/Web/HTTP/Status/403",
+        "urllib.error.HTTPError: HTTP Error 401: Unauthorized",
+        "aiohttp.client_exceptions.ClientResponseError: 401, message='Unauthorized', url=URL('https://api.example.com/v1')",
+        "googleapiclient.errors.HttpError: <HttpError 403 when requesting https://sheets.googleapis.com/v4/spreadsheets/x?alt=json returned \"The caller does not have permission\". Details: \"The caller does not have permission\">",
+        "google.api_core.exceptions.Forbidden: 403 GET https://storage.googleapis.com/storage/v1/b/reports/o/x.csv: user does not have storage.objects.get access",
+        "botocore.exceptions.ClientError: An error occurred (403) when calling the HeadObject operation: Forbidden",
+        "openai.AuthenticationError: Error code: 401 - {'error': {'message': 'Incorrect API key provided', 'type': 'invalid_request_error'}}",
+        // Node: axios, got, a fetch wrapper, Octokit's dump.
+        "AxiosError: Request failed with status code 403",
+        "HTTPError: Response code 401 (Unauthorized)",
+        "Error: 401 Unauthorized",
+        "HttpError: Bad credentials\n    at /app/node_modules/@octokit/request/dist-node/index.js:86:21 {\n  status: 401,",
+        "npm error code E401\nnpm error Unable to authenticate, need: Basic realm=\"GitHub Package Registry\"",
+        // Go, Rust, .NET, Java, Ruby, PHP.
+        "googleapi: Error 403: The caller does not have permission, forbidden",
+        "oauth2: cannot fetch token: 401 Unauthorized\nResponse: {\"error\":\"invalid_client\"}",
+        "Error: HTTP status client error (401 Unauthorized) for url (https://api.example.com/v1)",
+        "System.Net.Http.HttpRequestException: Response status code does not indicate success: 401 (Unauthorized).",
+        "org.springframework.web.client.HttpClientErrorException$Forbidden: 403 Forbidden: [no body]",
+        "Faraday::UnauthorizedError: the server responded with status 401",
+        "GuzzleHttp\\Exception\\ClientException: Client error: `GET https://api.example.com/v1` resulted in a `401 Unauthorized` response",
+        // Shell: curl, wget, git.
+        "curl: (22) The requested URL returned error: 401",
+        "HTTP request sent, awaiting response... 403 Forbidden\n2026-11-28 07:00:01 ERROR 403: Forbidden.",
+        "fatal: unable to access 'https://example.com/repo.git/': The requested URL returned error: 403",
+        "Proxy returned HTTP/1.1 407 Proxy Authentication Required",
+    ];
+    for text in environment {
+        assert_eq!(
+            classify(&failed(1), Some(&untyped(text)), text),
+            Environment,
+            "{text}"
+        );
+    }
+    let transient = [
+        "requests.exceptions.RetryError: HTTPSConnectionPool(host='api.example.com', port=443): Max retries exceeded with url: /v1 (Caused by ResponseError('too many 503 error responses'))",
+        "urllib3.exceptions.MaxRetryError: HTTPSConnectionPool(host='api.example.com', port=443): Max retries exceeded with url: /v1 (Caused by ResponseError('too many 429 error responses'))",
+        "requests.exceptions.HTTPError: 502 Server Error: Bad Gateway for url: https://api.example.com/v1",
+        "httpx.HTTPStatusError: Server error '504 Gateway Timeout' for url 'https://api.example.com/v1'",
+        "urllib.error.HTTPError: HTTP Error 503: Service Unavailable",
+        "aiohttp.client_exceptions.ClientResponseError: 500, message='Internal Server Error', url=URL('https://api.example.com/v1')",
+        "googleapiclient.errors.HttpError: <HttpError 503 when requesting https://www.googleapis.com/drive/v3/files?alt=json returned \"The service is currently unavailable.\">",
+        "google.api_core.exceptions.ServiceUnavailable: 503 POST https://bigquery.googleapis.com/bigquery/v2/projects/x/jobs: Backend Error",
+        "anthropic.InternalServerError: Error code: 529 - {'type': 'error', 'error': {'type': 'overloaded_error', 'message': 'Overloaded'}}",
+        "AxiosError: Request failed with status code 429",
+        "Error: HTTP 502",
+        "Error: HTTP error! status: 500",
+        "HTTPError: Response code 503 (Service Unavailable)",
+        "APIError: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\"}}",
+        "InternalServerError: 500 The server had an error while processing your request.",
+        "unexpected status code: 503",
+        "googleapi: got HTTP response code 502 with body: <html>",
+        "operation error S3: GetObject, https response error StatusCode: 503, RequestID: 7TQ3, api error SlowDown: Please reduce your request rate.",
+        "java.io.IOException: Server returned HTTP response code: 500 for URL: https://api.example.com/v1",
+        "System.Net.WebException: The remote server returned an error: (503) Server Unavailable.",
+        "curl: (22) The requested URL returned error: 500",
+        "ERROR 503: Service Unavailable.",
+        "error: RPC failed; HTTP 500 curl 22 The requested URL returned error: 500",
+        // GitHub refuses a rate limit with 403: waiting fixes it.
+        "HTTP 403: API rate limit exceeded for user ID 1. (https://api.github.com/user/repos)",
+    ];
+    for text in transient {
+        assert_eq!(
+            classify(&failed(1), Some(&untyped(text)), text),
+            Transient,
+            "{text}"
+        );
+    }
+    // A number that is not said as a status, another 4xx, a number in the code's own
+    // exception: neither class.
+    for text in [
+        "error: 500 records failed validation",
+        "ValueError: 503 is not a valid port",
+        "KeyError: 500",
+        "imported 401 rows, skipped 503",
+        "urllib.error.HTTPError: HTTP Error 404: Not Found",
+        "requests.exceptions.HTTPError: 422 Client Error: Unprocessable Entity for url: https://x/",
+        "version 1.503 of the schema is not supported",
+        "took 503ms, expected at most 100",
+    ] {
+        let class = classify(&failed(1), Some(&untyped(text)), text);
+        assert!(
+            !matches!(class, Environment | Transient),
+            "{text}: {class:?}"
+        );
+    }
+}
+
+/// A status a script's own words put after a verb of the request, the way scripts word it.
+#[test]
+fn a_status_at_the_end_of_a_scripts_own_words_is_read() {
+    for (text, class) in [
+        ("Error: fetch failed: 503", Transient),
+        ("AssertionError: expected 200, got 503", Transient),
+        (
+            "Error: the orders API returned 502 for GET /v1/orders",
+            Transient,
+        ),
+        ("RuntimeError: the server responded with 429", Transient),
+        ("Error: Unexpected response 504", Transient),
+        ("Error: API error 503 while fetching /v1/orders", Transient),
+        ("Error: upload failed with 401", Environment),
+        ("SystemExit: token refresh answered 403", Environment),
+    ] {
+        assert_eq!(
+            classify(&failed(1), Some(&untyped(text)), text),
+            class,
+            "{text}"
+        );
+    }
+    // The status ends its line, above the frames a traceback prints under its message.
+    let traceback = "Traceback (most recent call last):\n  File \"main.py\", line 16, in <module>\n    assert resp.status == 200, f\"health check: expected 200, got {resp.status}\"\nAssertionError: health check: expected 200, got 504\n";
+    let e = crate::failure::parse_evidence(traceback, "", "main.py");
+    assert_eq!(classify(&failed(1), e.as_ref(), traceback), Transient);
+    for text in [
+        "ValueError: got 500 rows, expected 10",
+        "error: import failed: 503 rows rejected",
+        "I forgot 503 things",
+    ] {
+        let class = classify(&failed(1), Some(&untyped(text)), text);
+        assert!(
+            !matches!(class, Environment | Transient),
+            "{text}: {class:?}"
+        );
+    }
+}

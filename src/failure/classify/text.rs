@@ -1,8 +1,10 @@
 //! What a text shows: the patterns of resource, environment and transient failures, found in one
-//! pass over the output however many there are. Each pattern's class is what fixes the failure
-//! it names (docs/classes.md): more memory, disk or time → resource; the machine, a file, the
-//! configuration or a credential → environment; waiting → transient.
+//! pass over the output however many there are, with the HTTP statuses said in it (`status.rs`).
+//! Each pattern's and each status's class is what fixes the failure it names (docs/classes.md):
+//! more memory, disk or time → resource; the machine, a file, the configuration or a credential
+//! → environment; waiting → transient.
 
+use super::status::http_statuses;
 use crate::failure::FailureClass;
 
 /// How a pattern counts when it is found in the text.
@@ -12,15 +14,12 @@ enum Kind {
     Phrase,
     /// As a whole word: `ECONNREFUSED`, not `my_eperm`.
     Token,
-    /// Followed by an HTTP status: 429 and 5xx are transient (waiting fixes them), 401 and 403
-    /// environment (a credential or permission must change); the pattern's class is ignored.
-    HttpLead,
 }
 
 /// Lowercase ASCII patterns; the text is lowercased before matching.
 const PATTERNS: &[(&str, FailureClass, Kind)] = {
     use FailureClass::{Environment as Env, Resource as Res, Transient as Tra};
-    use Kind::{HttpLead, Phrase, Token};
+    use Kind::{Phrase, Token};
     &[
         ("out of memory", Res, Phrase),
         ("cannot allocate memory", Res, Phrase),
@@ -79,9 +78,8 @@ const PATTERNS: &[(&str, FailureClass, Kind)] = {
         ("is not set", Env, Phrase),
         ("parameter null or not set", Env, Phrase),
         ("environment variable", Env, Phrase),
-        // A credential that is wrong, missing or expired.
-        ("401 unauthorized", Env, Phrase),
-        ("403 forbidden", Env, Phrase),
+        // A credential that is wrong, missing or expired (and its HTTP statuses, in
+        // `http_statuses`).
         ("invalid api key", Env, Phrase),
         ("incorrect api key", Env, Phrase),
         ("invalid_api_key", Env, Phrase),
@@ -139,25 +137,17 @@ const PATTERNS: &[(&str, FailureClass, Kind)] = {
         ("eai_again", Tra, Token),
         ("enetunreach", Tra, Token),
         ("ehostunreach", Tra, Token),
-        // Reason phrases of 429 and 5xx. requests prints "503 Server Error: … for url"
-        // (a 4xx says "Client Error").
+        // Reason phrases of 429 and 5xx, said without their number. requests prints "503
+        // Server Error: … for url" (a 4xx says "Client Error").
         ("too many requests", Tra, Phrase),
         ("internal server error", Tra, Phrase),
         ("bad gateway", Tra, Phrase),
         ("service unavailable", Tra, Phrase),
         ("gateway timeout", Tra, Phrase),
         (" server error:", Tra, Phrase),
-        // `HTTP Error 503`, `HTTP/1.1 502`, `status 502`, `status code 500`, `statusCode: 503`,
-        // `HTTPError: 500`, curl's `returned error: 503`. A 4xx other than 429 is the request's
-        // own fault and does not count.
-        ("http error", Tra, HttpLead),
-        ("http/1.1", Tra, HttpLead),
-        ("http/1.0", Tra, HttpLead),
-        ("http/2", Tra, HttpLead),
-        ("http", Tra, HttpLead),
-        ("status", Tra, HttpLead),
-        ("httperror", Tra, HttpLead),
-        ("returned error", Tra, HttpLead),
+        // urllib3's retries of error responses ran out (its statuses, when it names them, are
+        // read by `http_statuses`).
+        ("too many error responses", Tra, Phrase),
     ]
 };
 
@@ -179,6 +169,11 @@ impl TextShows {
             environment: false,
             transient: false,
         };
+        if !shown.resource {
+            let (environment, transient) = http_statuses(bytes, text);
+            shown.environment = environment;
+            shown.transient = transient;
+        }
         for (at, &b) in bytes.iter().enumerate() {
             if shown.resource {
                 // Resource wins over everything else: nothing left to learn.
@@ -198,14 +193,6 @@ impl TextShows {
                         let is_word = |c: &u8| c.is_ascii_alphanumeric() || *c == b'_';
                         let before = at.checked_sub(1).and_then(|i| bytes.get(i));
                         !before.is_some_and(is_word) && !bytes.get(end).is_some_and(is_word)
-                    }
-                    Kind::HttpLead => {
-                        match bytes.get(end..).and_then(status_follows) {
-                            Some(429 | 500..=599) => shown.mark(FailureClass::Transient),
-                            Some(401 | 403) => shown.mark(FailureClass::Environment),
-                            _ => {}
-                        }
-                        false
                     }
                 };
                 if hit {
@@ -254,34 +241,6 @@ fn by_first_byte() -> &'static ByFirst {
         }
         by_first
     })
-}
-
-/// After "status" and the like: separators, an optional "code", then exactly three digits: the
-/// HTTP status.
-fn status_follows(rest: &[u8]) -> Option<u16> {
-    fn skip(mut r: &[u8]) -> &[u8] {
-        while let Some((first, tail)) = r.split_first() {
-            if !matches!(first, b' ' | b':' | b'=' | b'"' | b'\'') {
-                break;
-            }
-            r = tail;
-        }
-        r
-    }
-    let rest = skip(rest);
-    let rest = rest
-        .strip_prefix(b"code")
-        .or_else(|| rest.strip_prefix(b"_code"))
-        .map_or(rest, skip);
-    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
-    if digits != 3 {
-        return None;
-    }
-    Some(
-        rest.iter()
-            .take(3)
-            .fold(0u16, |n, d| n * 10 + u16::from(d - b'0')),
-    )
 }
 
 /// A shell's report of a job that died of a signal: `main.sh: line 2: 14417 Killed   python3 …`,

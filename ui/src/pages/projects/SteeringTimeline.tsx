@@ -45,10 +45,11 @@ function deliveryWords(delivery: MessageDelivery, now: number): string {
 
 export const ruleLabel: Record<LoopRule, string> = {
   repeat: "The same step with the same result, again and again",
-  "repeated-error": "The same step failing the same way",
+  "repeated-error": "The same step failing again and again",
   monologue: "Talking without doing anything",
   alternation: "Going back and forth between two steps",
   cycle: "Repeating the same round of steps",
+  compaction: "Running out of memory again and again without getting further",
 };
 
 function Entry({ entry, now }: { entry: SteeringEntry; now: number }) {
