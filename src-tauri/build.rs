@@ -35,6 +35,7 @@ fn main() {
         "forget_provider_key",
         "test_provider",
         "detect_ollama",
+        "detect_llama_cpp",
         "list_tiers",
         "set_tier",
         "clear_tier",

@@ -12,6 +12,7 @@ mod budget;
 mod chat;
 mod http;
 mod keys;
+pub mod llama_cpp;
 mod local;
 pub mod ollama;
 mod openai;
@@ -44,7 +45,7 @@ pub use chat::{
 use http::Connection;
 pub use http::{build_client, RetrySettings};
 pub use keys::{scrub, ApiKey, KeySource, Keys, KEYRING_ENV};
-pub use ollama::OllamaStatus;
+pub use ollama::LocalServerStatus;
 pub use openai::{wants_completion_tokens, OpenAiClient};
 pub use provider::{check_input, ModelPrice, Provider, ProviderInput, ProviderKind, ProviderView};
 pub use steering_model::{
@@ -84,7 +85,9 @@ struct LlmInner {
     http: OnceLock<reqwest::Client>,
     text: broadcast::Sender<ThreadText>,
     ollama_url: String,
-    ollama: Mutex<Option<OllamaStatus>>,
+    ollama: Mutex<Option<LocalServerStatus>>,
+    llama_cpp_url: String,
+    llama_cpp: Mutex<Option<LocalServerStatus>>,
     completion_limit_models: openai::CompletionLimitModels,
     unstructured: openai::UnstructuredProviders,
     known_servers: local::KnownServers,
@@ -127,6 +130,8 @@ impl Llm {
                 text,
                 ollama_url,
                 ollama: Mutex::new(None),
+                llama_cpp_url: llama_cpp::base_url_from_env(),
+                llama_cpp: Mutex::new(None),
                 completion_limit_models: Default::default(),
                 unstructured: Default::default(),
                 known_servers: Default::default(),
@@ -336,14 +341,14 @@ impl Llm {
     }
 
     /// Look for a local Ollama server now.
-    pub async fn detect_ollama(&self) -> Result<OllamaStatus> {
+    pub async fn detect_ollama(&self) -> Result<LocalServerStatus> {
         let status = ollama::detect(&self.http()?, &self.inner.ollama_url).await;
         *self.lock_ollama() = Some(status.clone());
         Ok(status)
     }
 
     /// What the last look for Ollama found (at start-up or since), else look now.
-    pub async fn ollama_status(&self) -> Result<OllamaStatus> {
+    pub async fn ollama_status(&self) -> Result<LocalServerStatus> {
         let known = self.lock_ollama().clone();
         match known {
             Some(status) => Ok(status),
@@ -351,7 +356,32 @@ impl Llm {
         }
     }
 
-    fn lock_ollama(&self) -> std::sync::MutexGuard<'_, Option<OllamaStatus>> {
+    /// Look for a local llama.cpp server now.
+    pub async fn detect_llama_cpp(&self) -> Result<LocalServerStatus> {
+        let status = llama_cpp::detect(&self.http()?, &self.inner.llama_cpp_url).await;
+        *self
+            .inner
+            .llama_cpp
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(status.clone());
+        Ok(status)
+    }
+
+    /// What the last look for llama.cpp found (at start-up or since), else look now.
+    pub async fn llama_cpp_status(&self) -> Result<LocalServerStatus> {
+        let known = self
+            .inner
+            .llama_cpp
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        match known {
+            Some(status) => Ok(status),
+            None => self.detect_llama_cpp().await,
+        }
+    }
+
+    fn lock_ollama(&self) -> std::sync::MutexGuard<'_, Option<LocalServerStatus>> {
         self.inner.ollama.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -451,5 +481,14 @@ pub(crate) async fn detect_ollama_at_start(llm: Llm) {
         ),
         Ok(status) => tracing::debug!("no Ollama: {}", status.detail.unwrap_or_default()),
         Err(e) => tracing::debug!("Ollama detection could not run: {e}"),
+    }
+    match llm.detect_llama_cpp().await {
+        Ok(status) if status.running => tracing::info!(
+            url = %status.base_url,
+            models = status.models.len(),
+            "llama.cpp server found"
+        ),
+        Ok(status) => tracing::debug!("no llama.cpp: {}", status.detail.unwrap_or_default()),
+        Err(e) => tracing::debug!("llama.cpp detection could not run: {e}"),
     }
 }

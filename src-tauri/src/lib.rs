@@ -71,6 +71,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             model_commands::remove_workflow_secret,
             model_commands::test_provider,
             model_commands::detect_ollama,
+            model_commands::detect_llama_cpp,
             model_commands::list_tiers,
             model_commands::set_tier,
             model_commands::clear_tier,

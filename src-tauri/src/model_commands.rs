@@ -2,7 +2,7 @@
 //! Each a one-line adapter over an engine method.
 
 use healer::llm::{
-    Budgets, ConnectionTest, OllamaStatus, Provider, ProviderInput, ProviderView,
+    Budgets, ConnectionTest, LocalServerStatus, Provider, ProviderInput, ProviderView,
     SteeringModelSetting, SteeringModelView, Tier, TierSetting, TierView, UsageReport,
 };
 use healer::secrets::KeepStatus;
@@ -110,8 +110,14 @@ pub async fn test_provider(state: State<'_, AppState>, name: String) -> CmdResul
 
 #[tauri::command]
 #[specta::specta]
-pub async fn detect_ollama(state: State<'_, AppState>) -> CmdResult<OllamaStatus> {
+pub async fn detect_ollama(state: State<'_, AppState>) -> CmdResult<LocalServerStatus> {
     Ok(state.engine()?.detect_ollama().await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn detect_llama_cpp(state: State<'_, AppState>) -> CmdResult<LocalServerStatus> {
+    Ok(state.engine()?.detect_llama_cpp().await?)
 }
 
 #[tauri::command]

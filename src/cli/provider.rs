@@ -62,6 +62,11 @@ pub enum ProviderCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Look for a local llama.cpp server (llama-server) and list its model
+    DetectLlamaCpp {
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub async fn run(command: ProviderCommand, paths: &Paths) -> Result<bool> {
@@ -200,6 +205,27 @@ pub async fn run(command: ProviderCommand, paths: &Paths) -> Result<bool> {
             } else {
                 println!(
                     "No Ollama: {}",
+                    status.detail.as_deref().unwrap_or("no answer")
+                );
+            }
+            Ok(status.running)
+        }
+        ProviderCommand::DetectLlamaCpp { json } => {
+            let status = llm_for(&store, paths).detect_llama_cpp().await?;
+            if json {
+                print_json(&status)?;
+            } else if status.running {
+                println!(
+                    "llama.cpp at {}: {} model(s)",
+                    status.base_url,
+                    status.models.len()
+                );
+                for model in &status.models {
+                    println!("  {model}");
+                }
+            } else {
+                println!(
+                    "No llama.cpp server: {}",
                     status.detail.as_deref().unwrap_or("no answer")
                 );
             }

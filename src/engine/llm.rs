@@ -7,7 +7,7 @@ use tokio::sync::broadcast;
 use super::Handle;
 use crate::error::Result;
 use crate::llm::{
-    AgentOutcome, AgentRun, ApiKey, Budgets, ConnectionTest, Llm, OllamaStatus, Provider,
+    AgentOutcome, AgentRun, ApiKey, Budgets, ConnectionTest, Llm, LocalServerStatus, Provider,
     ProviderInput, ProviderView, SteeringModelSetting, SteeringModelView, Task, TaskKind,
     TaskThread, ThreadText, Tier, TierChoice, TierSetting, TierView, UsageReport,
 };
@@ -49,13 +49,18 @@ impl Handle {
     }
 
     /// Look for a local Ollama server now ("Detect" in Settings).
-    pub async fn detect_ollama(&self) -> Result<OllamaStatus> {
+    pub async fn detect_ollama(&self) -> Result<LocalServerStatus> {
         self.services.llm.detect_ollama().await
     }
 
     /// What the engine found at start-up (or since), without a new probe.
-    pub async fn ollama_status(&self) -> Result<OllamaStatus> {
+    pub async fn ollama_status(&self) -> Result<LocalServerStatus> {
         self.services.llm.ollama_status().await
+    }
+
+    /// Look for a local llama.cpp server now ("Look again" in Settings).
+    pub async fn detect_llama_cpp(&self) -> Result<LocalServerStatus> {
+        self.services.llm.detect_llama_cpp().await
     }
 
     pub fn tiers(&self) -> Result<Vec<TierView>> {

@@ -180,13 +180,29 @@ impl Llm {
                 answer_schema: run.answer_schema.as_ref(),
             };
             let asked = Instant::now();
+            let streamed_before = streamed.load(Ordering::Relaxed);
             let answered = tokio::time::timeout_at(deadline, client.chat(&request, &on_text)).await;
             model_ms.fetch_add(
                 u64::try_from(asked.elapsed().as_millis()).unwrap_or(u64::MAX),
                 Ordering::Relaxed,
             );
             let reply = match answered {
-                Err(_) => return stop(outcome, StopReason::TimeLimit),
+                Err(_) => {
+                    // Cut by the time limit: what it read and wrote so far was still spent.
+                    let written = streamed.load(Ordering::Relaxed) - streamed_before;
+                    let cut = ChatReply {
+                        usage: Usage {
+                            prompt_tokens: estimate,
+                            completion_tokens: estimate_tokens(written as usize).max(1),
+                            cached_tokens: 0,
+                        },
+                        ..ChatReply::default()
+                    };
+                    let usage =
+                        self.account(&outcome, &cut, estimate, price.as_ref(), asked.elapsed())?;
+                    outcome.usage.add(usage);
+                    return stop(outcome, StopReason::TimeLimit);
+                }
                 Ok(Err(LlmError::BadResponse { detail, .. })) => {
                     tracing::warn!(task_id, "unreadable model reply: {detail}");
                     outcome.malformed_replies += 1;
@@ -209,7 +225,8 @@ impl Llm {
             };
             unreadable_in_a_row = 0;
             outcome.steps += 1;
-            let usage = self.account(&outcome, &reply, estimate, price.as_ref())?;
+            let usage =
+                self.account(&outcome, &reply, estimate, price.as_ref(), asked.elapsed())?;
             outcome.usage.add(usage);
             self.record(
                 task_id,
@@ -320,6 +337,7 @@ impl Llm {
         reply: &ChatReply,
         prompt_estimate: u64,
         price: Option<&super::ModelPrice>,
+        waited: Duration,
     ) -> Result<Usage> {
         let written = reply.text.len()
             + reply
@@ -349,6 +367,8 @@ impl Llm {
             model: outcome.choice.model.clone(),
             usage,
             cost_usd: price.map(|p| budget::cost(&usage, p)),
+            local: outcome.choice.provider.is_local(),
+            duration_ms: u64::try_from(waited.as_millis()).unwrap_or(u64::MAX),
         })?;
         Ok(usage)
     }

@@ -17,7 +17,7 @@ const DETECT_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// What detection found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
-pub struct OllamaStatus {
+pub struct LocalServerStatus {
     pub base_url: String,
     pub running: bool,
     pub models: Vec<String>,
@@ -34,21 +34,21 @@ pub fn base_url_from_env() -> String {
 }
 
 /// Ask `base_url` for its models.
-pub async fn detect(http: &reqwest::Client, base_url: &str) -> OllamaStatus {
+pub async fn detect(http: &reqwest::Client, base_url: &str) -> LocalServerStatus {
     match tokio::time::timeout(DETECT_TIMEOUT, list_models(http, base_url)).await {
-        Ok(Ok(models)) => OllamaStatus {
+        Ok(Ok(models)) => LocalServerStatus {
             base_url: base_url.to_string(),
             running: true,
             models,
             detail: None,
         },
-        Ok(Err(detail)) => OllamaStatus {
+        Ok(Err(detail)) => LocalServerStatus {
             base_url: base_url.to_string(),
             running: false,
             models: vec![],
             detail: Some(detail),
         },
-        Err(_) => OllamaStatus {
+        Err(_) => LocalServerStatus {
             base_url: base_url.to_string(),
             running: false,
             models: vec![],

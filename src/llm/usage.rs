@@ -16,6 +16,10 @@ pub struct UsageRecord {
     pub model: String,
     pub usage: Usage,
     pub cost_usd: Option<f64>,
+    /// The provider is a server at home (its cost is time, not money).
+    pub local: bool,
+    /// How long the call was waited for.
+    pub duration_ms: u64,
 }
 
 /// Sums over some calls.
@@ -29,6 +33,10 @@ pub struct UsageTotals {
     pub cost_usd: f64,
     /// Calls to models with no price (their cost is not in `cost_usd`).
     pub unpriced_calls: u64,
+    /// Calls to servers at home: they cost time, not money.
+    pub local_calls: u64,
+    /// The seconds those calls were waited for.
+    pub local_secs: u64,
 }
 
 impl UsageTotals {

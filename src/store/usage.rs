@@ -18,7 +18,8 @@ pub(super) fn get_u64(r: &rusqlite::Row<'_>, column: usize) -> rusqlite::Result<
 
 const SUMS: &str = "count(*), coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0),
      coalesce(sum(cached_tokens), 0), coalesce(sum(cost_usd), 0.0),
-     coalesce(sum(cost_usd IS NULL), 0)";
+     coalesce(sum(cost_usd IS NULL), 0), coalesce(sum(local), 0),
+     coalesce(sum(CASE WHEN local THEN duration_ms ELSE 0 END), 0)";
 
 impl Store {
     pub fn record_usage(&self, record: &UsageRecord) -> Result<()> {
@@ -27,8 +28,8 @@ impl Store {
         self.call(|c| {
             c.execute(
                 "INSERT INTO usage (at, day, task_id, tier, provider, model, prompt_tokens,
-                     completion_tokens, cached_tokens, cost_usd)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                     completion_tokens, cached_tokens, cost_usd, local, duration_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 params![
                     at,
                     day,
@@ -39,7 +40,9 @@ impl Store {
                     sql_int(record.usage.prompt_tokens),
                     sql_int(record.usage.completion_tokens),
                     sql_int(record.usage.cached_tokens),
-                    record.cost_usd
+                    record.cost_usd,
+                    record.local,
+                    sql_int(record.duration_ms)
                 ],
             )
         })?;
@@ -96,5 +99,7 @@ fn totals_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<UsageTotals> {
         cached_tokens: get_u64(r, 3)?,
         cost_usd: r.get(4)?,
         unpriced_calls: get_u64(r, 5)?,
+        local_calls: get_u64(r, 6)?,
+        local_secs: get_u64(r, 7)? / 1000,
     })
 }

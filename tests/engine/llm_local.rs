@@ -179,6 +179,10 @@ async fn a_schema_goes_to_the_server_and_one_tool_call_per_turn_to_a_server_at_h
     let chat = s.server.chats().pop().expect("a chat");
     assert_eq!(chat.body["parallel_tool_calls"], false);
     assert!(chat.body.get("response_format").is_none(), "a free answer");
+    // Calls to a server at home are counted as such, in time.
+    let today = s.engine.usage_today().expect("usage").total;
+    assert_eq!(today.local_calls, today.calls, "{today:?}");
+    assert_eq!(today.local_calls, 2, "{today:?}");
     s.engine.shutdown().await;
 }
 
@@ -316,4 +320,62 @@ async fn a_repair_by_a_weak_local_model_ends_cleanly_with_the_notice_and_re_plan
     // The loop's own bound is 10 minutes; this model's steps end far sooner.
     assert!(took < std::time::Duration::from_secs(600), "{took:?}");
     engine.shutdown().await;
+}
+
+/// `healer provider detect-llama-cpp` where `HEALER_LLAMA_CPP_URL` says, as JSON.
+fn detect_llama_cpp(url: &str) -> serde_json::Value {
+    let (_tmp, paths) = crate::data_dir();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_healer"))
+        .env("HEALER_DATA_DIR", paths.data_dir())
+        .env("HEALER_LLAMA_CPP_URL", url)
+        .env_remove("HEALER_LOG")
+        .args(["provider", "detect-llama-cpp", "--json"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("healer runs");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {} {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+#[tokio::test]
+async fn llama_cpp_is_found_where_it_listens_by_what_it_says_not_by_its_port() {
+    let server = LlamaServer::start(2048);
+    let found = detect_llama_cpp(&format!("http://127.0.0.1:{}", server.port));
+    assert_eq!(found["running"], true, "{found}");
+    assert!(
+        found["models"]
+            .as_array()
+            .is_some_and(|m| m.iter().any(|m| m == MODEL)),
+        "{found}"
+    );
+
+    // Another server on the port (here an OpenAI-compatible one that is not llama.cpp) is not
+    // taken for it, and an empty port says so.
+    let other = crate::model_server::ModelServer::start(None);
+    let not_it = detect_llama_cpp(&other.url);
+    assert_eq!(not_it["running"], false, "{not_it}");
+    assert!(
+        not_it["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("answers, but not as llama.cpp's server")),
+        "{not_it}"
+    );
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("a port")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let nothing = detect_llama_cpp(&format!("http://127.0.0.1:{port}"));
+    assert_eq!(nothing["running"], false, "{nothing}");
+    assert!(
+        nothing["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("no llama.cpp server at")),
+        "{nothing}"
+    );
 }

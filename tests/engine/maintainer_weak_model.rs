@@ -127,5 +127,9 @@ async fn a_model_too_slow_for_its_tier_is_stopped_at_its_time_budget_with_its_sp
         summary.contains(" tokens/s); Healer stopped after 1 minute."),
         "{summary}"
     );
+    // A model at home costs time: the minute it was waited for is counted as such.
+    let today = engine.usage_today().expect("usage").total;
+    assert_eq!(today.local_calls, 1, "{today:?}");
+    assert!((59..=70).contains(&today.local_secs), "{today:?}");
     engine.shutdown().await;
 }

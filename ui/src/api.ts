@@ -145,6 +145,7 @@ export const api = {
   /** Resolves (with `ok: false`) when the provider answers with an error: that error is the result. */
   testProvider: (name: string) => unwrap(commands.testProvider(name)),
   detectOllama: () => unwrap(commands.detectOllama()),
+  detectLlamaCpp: () => unwrap(commands.detectLlamaCpp()),
   listTiers: () => unwrap(commands.listTiers()),
   setTier: (setting: TierSetting) => unwrap(commands.setTier(setting)),
   clearTier: (tier: Tier) => unwrap(commands.clearTier(tier)),

@@ -62,7 +62,8 @@ export const commands = {
 	removeWorkflowSecret: (workflowId: number, name: string) => typedError<null, ErrorPayload>(__TAURI_INVOKE("remove_workflow_secret", { workflowId, name })),
 	/**  The provider's models, or the exact error. */
 	testProvider: (name: string) => typedError<ConnectionTest, ErrorPayload>(__TAURI_INVOKE("test_provider", { name })),
-	detectOllama: () => typedError<OllamaStatus, ErrorPayload>(__TAURI_INVOKE("detect_ollama")),
+	detectOllama: () => typedError<LocalServerStatus, ErrorPayload>(__TAURI_INVOKE("detect_ollama")),
+	detectLlamaCpp: () => typedError<LocalServerStatus, ErrorPayload>(__TAURI_INVOKE("detect_llama_cpp")),
 	listTiers: () => typedError<TierView[], ErrorPayload>(__TAURI_INVOKE("list_tiers")),
 	setTier: (setting: TierSetting) => typedError<null, ErrorPayload>(__TAURI_INVOKE("set_tier", { setting })),
 	clearTier: (tier: Tier) => typedError<null, ErrorPayload>(__TAURI_INVOKE("clear_tier", { tier })),
@@ -1140,6 +1141,15 @@ export type LiveSession = {
 	loop_message: string | null,
 };
 
+/**  What detection found. */
+export type LocalServerStatus = {
+	base_url: string,
+	running: boolean,
+	models: string[],
+	/**  Why it is not running, or what went wrong reading its models. */
+	detail: string | null,
+};
+
 /**  A decision Healer made on its own, in the decisions log (shown in Activity). */
 export type LoggedDecision = {
 	id: number,
@@ -1156,8 +1166,8 @@ export type LoopRule =
 /**  The same action with the same result, [`REPEATS`] times in a row. */
 "repeat" | 
 /**
- *  The same action ending in the same error [`ERROR_REPEATS`] times among the last
- *  [`ERROR_WINDOW`] actions.
+ *  The same action failing [`ERROR_REPEATS`] times among the last [`ERROR_WINDOW`]
+ *  actions: with the same error, or with nothing changed in between whatever the errors.
  */
 "repeated-error" | 
 /**  [`MONOLOGUE`] messages in a row with no tool call. */
@@ -1165,7 +1175,12 @@ export type LoopRule =
 /**  A/B/A/B/A/B: two actions, each with its same result, three times each. */
 "alternation" | 
 /**  A sequence of 3 to [`MAX_CYCLE`] actions done twice over with the same results. */
-"cycle";
+"cycle" | 
+/**
+ *  The context compacted (or trimmed) [`COMPACTIONS`] times with no progress in between:
+ *  nothing changed in the worktree and no action that was not done before.
+ */
+"compaction";
 
 /**  What happens to a green task's branch. */
 export type MergePolicy = 
@@ -1264,15 +1279,6 @@ export type NotificationKind =
 export type NotificationList = {
 	items: Notification[],
 	unread: number,
-};
-
-/**  What detection found. */
-export type OllamaStatus = {
-	base_url: string,
-	running: boolean,
-	models: string[],
-	/**  Why it is not running, or what went wrong reading its models. */
-	detail: string | null,
 };
 
 /**  How a heal ended. */
@@ -2234,6 +2240,8 @@ export type TierChoice = {
 	temperature: number | null,
 	/**  Set when the requested tier is not mapped: which tier stood in, in words. */
 	fallback: string | null,
+	/**  The tier's time budget for one attempt (see [`TierSetting::minutes`]). */
+	minutes: number | null,
 };
 
 /**  A tier as mapped in Settings. */
@@ -2251,6 +2259,11 @@ export type TierSetting = {
 	 *  repairs and analyses, the provider's own for the planner's chat).
 	 */
 	temperature?: number | null,
+	/**
+	 *  The minutes one attempt may take, tools included: a model at home may answer at a few
+	 *  tokens a second. `None`: the agent loop's limit (`llm.loop`, 10 minutes).
+	 */
+	minutes?: number | null,
 };
 
 export type TierUsage = {
@@ -2315,6 +2328,10 @@ export type UsageTotals = {
 	cost_usd: number | null,
 	/**  Calls to models with no price (their cost is not in `cost_usd`). */
 	unpriced_calls: number,
+	/**  Calls to servers at home: they cost time, not money. */
+	local_calls: number,
+	/**  The seconds those calls were waited for. */
+	local_secs: number,
 };
 
 /**  A command that must pass before a task's change is committed. */

@@ -300,6 +300,49 @@ test("a tier's budget says what it counts, and its temperature is saved with it"
   expect(healer.callsTo("set_tier").map((c) => (c.args.setting as { temperature: number | null }).temperature)).toEqual([0.3]);
 });
 
+test("calls to a model on this computer are counted in time, not money", async () => {
+  const healer = new FakeHealer();
+  healer.usageByTier = [
+    { tier: "cheap", totals: usageTotals({ calls: 3, prompt_tokens: 6_000, completion_tokens: 900, unpriced_calls: 3, local_calls: 3, local_secs: 250 }) },
+    { tier: "standard", totals: usageTotals({ calls: 1, prompt_tokens: 9_000, completion_tokens: 1_200, unpriced_calls: 1 }) },
+  ];
+  healer.install();
+  renderApp("#/settings/models");
+
+  const usage = await screen.findByTestId("usage-today");
+  const cells = (testId: string) => [...within(usage).getByTestId(testId).children].map((c) => c.textContent);
+  await waitFor(() => expect(within(usage).getByTestId("usage-cheap")).toBeInTheDocument());
+  expect(cells("usage-cheap")).toEqual(["Cheap", "3", "6,000", "0", "900", "4 min 10 s"]);
+  expect(cells("usage-standard")).toEqual(["Standard", "1", "9,000", "0", "1,200", "—"]);
+  expect(within(usage).getByTestId("usage-local")).toHaveTextContent(
+    "3 calls went to models on this computer: they cost time rather than money, 4 min 10 s of it today.",
+  );
+  expect(usage).toHaveTextContent("1 call went to models without a price; its cost is not counted.");
+});
+
+test("llama.cpp's server found on this computer offers to use it, with no key", async () => {
+  const healer = new FakeHealer().install();
+  const { user } = renderApp("#/settings/models");
+
+  const card = await screen.findByTestId("ollama-status");
+  await waitFor(() => expect(card).toHaveTextContent("Ollama is not running on this computer."));
+  // Not running: nothing said about it (nobody asked for it).
+  expect(within(card).queryByTestId("llama-cpp-status")).not.toBeInTheDocument();
+
+  healer.llamaCpp = { base_url: "http://127.0.0.1:8080", running: true, models: ["gemma3-270m"], detail: null };
+  await user.click(within(card).getByTestId("detect-ollama"));
+  const found = await within(card).findByTestId("llama-cpp-status");
+  expect(found).toHaveTextContent("llama.cpp's server answers at http://127.0.0.1:8080 with 1 model.");
+  expect(within(found).getByRole("listitem")).toHaveTextContent("gemma3-270m");
+  await user.click(within(found).getByTestId("use-llama-cpp"));
+
+  expect(await within(found).findByTestId("llama-cpp-added")).toHaveTextContent("In use as the provider “llama-cpp”.");
+  expect(healer.callsTo("save_provider").map((c) => c.args.input)).toEqual([
+    { name: "llama-cpp", kind: "openai_compatible", base_url: "http://127.0.0.1:8080/v1", key_env: null, prices: [] },
+  ]);
+  expect(within(providerRow("llama-cpp")).getByTestId("key-source")).toHaveTextContent("No key needed");
+});
+
 test("a model at home is given time rather than money: the minutes one attempt may take", async () => {
   const healer = new FakeHealer();
   healer.addProvider({ name: "ollama", kind: "ollama" });

@@ -378,6 +378,7 @@ export const modelKeys = {
   budgets: ["budgets"] as const,
   usage: ["usage-today"] as const,
   ollama: ["ollama"] as const,
+  llamaCpp: ["llama-cpp"] as const,
   /** Under the tiers' key: a change of tiers or providers changes what steering would ask. */
   steeringModel: ["tiers", "steering-model"] as const,
   steeringSettings: ["steering-settings"] as const,
@@ -412,6 +413,11 @@ export function useUsageToday() {
 /** Looks for a local Ollama; `refetch` looks again. */
 export function useOllama() {
   return useQuery({ queryKey: modelKeys.ollama, queryFn: api.detectOllama, staleTime: OLLAMA_STALE_MS });
+}
+
+/** Looks for a local llama.cpp server; `refetch` looks again. */
+export function useLlamaCpp() {
+  return useQuery({ queryKey: modelKeys.llamaCpp, queryFn: api.detectLlamaCpp, staleTime: OLLAMA_STALE_MS });
 }
 
 /** What the provider listed when it was last tested successfully (undefined: not yet). */

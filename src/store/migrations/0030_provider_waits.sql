@@ -8,6 +8,11 @@ ALTER TABLE inbox ADD COLUMN provider_waits INTEGER NOT NULL DEFAULT 0;
 -- money); NULL: the agent loop's own limit.
 ALTER TABLE tiers ADD COLUMN minutes INTEGER;
 
+-- A call to a model at home costs time, not money: whether it went to one, and how long it
+-- was waited for, so that the window can say time where it says cost.
+ALTER TABLE usage ADD COLUMN local INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE usage ADD COLUMN duration_ms INTEGER NOT NULL DEFAULT 0;
+
 -- A model that gave nothing usable on a workflow's repair (no tool it could run, no answer):
 -- the next repair of that workflow does not ask it again but the next tier's model, for a
 -- week (issue 40: a weak model ends cleanly, with no second attempt on it).

@@ -15,7 +15,7 @@ import {
   type HealRecord,
   type KeySource,
   type Notification,
-  type OllamaStatus,
+  type LocalServerStatus,
   type OutputChunk,
   type Provider,
   type ProviderInput,
@@ -226,7 +226,7 @@ function describeKey(key: KeySource): string {
 }
 
 export function usageTotals(fields: Partial<UsageReport["total"]> = {}): UsageReport["total"] {
-  return { calls: 0, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, cost_usd: null, unpriced_calls: 0, ...fields };
+  return { calls: 0, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, cost_usd: null, unpriced_calls: 0, local_calls: 0, local_secs: 0, ...fields };
 }
 
 export type AttemptSpec = Partial<Attempt> & { status: Attempt["status"] };
@@ -273,9 +273,12 @@ export class FakeHealer {
   budgets: Budgets = { max_tokens_per_call: 4096, per_task_tokens: 60_000, per_day_tokens: 1_000_000, per_day_cost_usd: 5 };
   usageDay = "2026-11-22";
   usageByTier: TierUsage[] = [];
-  ollama: OllamaStatus = {
+  ollama: LocalServerStatus = {
     base_url: "http://127.0.0.1:11434", running: false, models: [],
     detail: "error sending request for url (http://127.0.0.1:11434/api/tags): connection refused",
+  };
+  llamaCpp: LocalServerStatus = {
+    base_url: "http://127.0.0.1:8080", running: false, models: [], detail: "no llama.cpp server at http://127.0.0.1:8080",
   };
   /** What testing a provider finds: its models, or the error it answers with. */
   connections = new Map<string, string[] | ErrorPayload>();
@@ -466,6 +469,8 @@ export class FakeHealer {
     const variable = provider.key_env ?? DEFAULT_KEY_ENV[provider.kind];
     if (variable && this.env[variable]) return { source: "env", var: variable };
     if (provider.kind === "ollama") return { source: "not_needed" };
+    // A server at home (the engine's rule, simplified to this computer's addresses).
+    if (/^https?:\/\/(127\.0\.0\.1|localhost)(:|\/|$)/.test(provider.base_url)) return { source: "not_needed" };
     return { source: "missing", var: variable ?? "" };
   }
 
@@ -522,6 +527,8 @@ export class FakeHealer {
       total.completion_tokens += totals.completion_tokens;
       total.cached_tokens += totals.cached_tokens;
       total.unpriced_calls += totals.unpriced_calls;
+      total.local_calls += totals.local_calls;
+      total.local_secs += totals.local_secs;
       if (totals.cost_usd !== null) total.cost_usd = (total.cost_usd ?? 0) + totals.cost_usd;
     }
     return { day: this.usageDay, total, by_tier: this.usageByTier, budgets: this.budgets };
@@ -805,6 +812,8 @@ export class FakeHealer {
         return this.testProvider(args.name as string);
       case "detect_ollama":
         return this.ollama;
+      case "detect_llama_cpp":
+        return this.llamaCpp;
       case "list_tiers":
         return this.tierViews();
       case "set_tier": {

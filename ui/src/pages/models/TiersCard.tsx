@@ -1,5 +1,5 @@
 import { useId, useState, type FormEvent } from "react";
-import type { OllamaStatus, ProviderView, TierView } from "../../bindings";
+import type { LocalServerStatus, ProviderView, TierView } from "../../bindings";
 import { InlineError } from "../../components/InlineError";
 import { Spinner } from "../../components/Loading";
 import { tierLabel, tierPurpose, tokens } from "../../modelText";
@@ -14,7 +14,7 @@ function titleOf(providers: ProviderView[], name: string): string {
   return providers.find((p) => p.provider.name === name)?.provider.title ?? name;
 }
 
-function useModelChoices(provider: string, providers: ProviderView[], ollama: OllamaStatus | undefined): string[] {
+function useModelChoices(provider: string, providers: ProviderView[], ollama: LocalServerStatus | undefined): string[] {
   const tested = useKnownModels(provider).data ?? [];
   const local = ollama?.running && ollamaProvider(ollama, providers)?.provider.name === provider ? ollama.models : [];
   return [...new Set([...tested, ...local])];

@@ -4,8 +4,11 @@ import { InlineError } from "../../components/InlineError";
 import { Spinner } from "../../components/Loading";
 import { dayText, percent, tierLabel, tiers, tokens, usd } from "../../modelText";
 import { useUsageToday } from "../../queries";
+import { durationText } from "../../workflowText";
 
-const none: UsageTotals = { calls: 0, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, cost_usd: null, unpriced_calls: 0 };
+const none: UsageTotals = {
+  calls: 0, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, cost_usd: null, unpriced_calls: 0, local_calls: 0, local_secs: 0,
+};
 
 /** What counts against the token caps: cached prompt tokens are part of the prompt. */
 function used(totals: UsageTotals): number {
@@ -41,7 +44,9 @@ function Meter({ label, value, share, testId }: { label: string; value: string; 
   );
 }
 
+/** Money, or for calls that all went to a model on this computer, the time they took. */
 function cost(totals: UsageTotals): string {
+  if (totals.calls > 0 && totals.local_calls === totals.calls) return durationText(totals.local_secs * 1000);
   return totals.cost_usd === null ? "—" : usd(totals.cost_usd);
 }
 
@@ -62,6 +67,8 @@ function Usage({ report }: { report: UsageReport }) {
   const { total, budgets } = report;
   const byTier = (tier: Tier) => report.by_tier.find((t) => t.tier === tier)?.totals ?? none;
   const spent = total.cost_usd ?? 0;
+  // Calls to models at home have no price and need none.
+  const elsewhere = total.unpriced_calls - total.local_calls;
   const costCap = budgets.per_day_cost_usd;
   return (
     <>
@@ -105,10 +112,16 @@ function Usage({ report }: { report: UsageReport }) {
           </table>
         </div>
       )}
-      {total.unpriced_calls > 0 && (
+      {total.local_calls > 0 && (
+        <p className="field-hint" data-testid="usage-local">
+          {total.local_calls === 1 ? "1 call" : `${tokens(total.local_calls)} calls`} went to models on this computer:
+          they cost time rather than money, {durationText(total.local_secs * 1000)} of it today.
+        </p>
+      )}
+      {total.unpriced_calls > total.local_calls && (
         <p className="field-hint">
-          {total.unpriced_calls === 1 ? "1 call" : `${tokens(total.unpriced_calls)} calls`} went to models without a
-          price; {total.unpriced_calls === 1 ? "its" : "their"} cost is not counted. Add prices under Providers to count it.
+          {elsewhere === 1 ? "1 call" : `${tokens(elsewhere)} calls`} went to models without a price;{" "}
+          {elsewhere === 1 ? "its" : "their"} cost is not counted. Add prices under Providers to count it.
         </p>
       )}
     </>
