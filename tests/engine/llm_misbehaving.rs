@@ -145,3 +145,135 @@ async fn a_server_that_goes_quiet_mid_answer_stopped_answering_after_two_minutes
     );
     s.engine.shutdown().await;
 }
+
+/// An error answered with 20 MB of body: 64 KB of it are read, the rest hung up on, and the
+/// person reads one line.
+#[tokio::test]
+async fn an_error_body_of_megabytes_is_read_up_to_64_kb_and_said_in_a_line() {
+    let s = setup(
+        ProviderKind::OpenaiCompatible,
+        "HEALER_TEST_KEY_ERROR_FLOOD",
+        "sk-error-flood",
+    )
+    .await;
+    let body = format!(
+        "{{\"error\": {{\"message\": \"bad request {}\"}}}}",
+        "x".repeat(20 << 20)
+    );
+    s.server.script([Reply::Status {
+        status: 400,
+        headers: vec![],
+        body,
+    }]);
+    let error = s
+        .engine
+        .run_agent(fix_request(&s.engine, ToolSet::empty(), Tier::Standard))
+        .await
+        .expect_err("refused");
+    let said = error.to_string();
+    assert!(said.contains("refused the request (HTTP 400"), "{said}");
+    assert!(said.len() < 1_000, "{} bytes said", said.len());
+    // The client hangs up on the rest (its connection task runs on this runtime: wait
+    // asynchronously).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while s.server.hung_up() == 0 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(s.server.hung_up(), 1, "20 MB were read whole");
+    s.engine.shutdown().await;
+}
+
+/// A log long enough to need cutting on a server of 1,024 tokens.
+fn long_request(engine: &healer::Engine) -> healer::llm::AgentRun {
+    let mut run = fix_request(engine, ToolSet::empty(), Tier::Standard);
+    let log: String = (0..600)
+        .map(|i| format!("worker {i}: retrying the upload after a timeout\n"))
+        .collect();
+    run.messages = vec![healer::llm::ChatMessage::User {
+        text: format!("The job failed. Its log:\n{log}"),
+    }];
+    run
+}
+
+/// What a server says about its context is believed within bounds: a description past 2 MB is
+/// not read, a context under 256 tokens is a mistake (or a trap to cut every prompt to
+/// nothing); within them, the prompt is cut to fit.
+#[tokio::test]
+async fn a_servers_context_is_believed_only_from_a_description_within_bounds() {
+    let props = |n_ctx: u64, pad: usize| {
+        Reply::Json(json!({
+            "default_generation_settings": {"n_ctx": n_ctx},
+            "chat_template_caps": {"supports_tool_calls": true},
+            "pad": "x".repeat(pad),
+        }))
+    };
+    for (case, (reply, cut)) in [
+        (props(1024, 0), true),
+        (props(1024, 3 << 20), false),
+        (props(100, 0), false),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let s = setup(
+            ProviderKind::OpenaiCompatible,
+            "HEALER_TEST_KEY_FACTS",
+            "sk-facts",
+        )
+        .await;
+        s.server.set_props(reply);
+        s.server.script([crate::model_server::openai::text(
+            "Done.",
+            crate::model_server::TOKENS,
+        )]);
+        s.engine
+            .run_agent(long_request(&s.engine))
+            .await
+            .expect("answered");
+        let sent = s.server.chats().pop().expect("a chat").body.to_string();
+        assert_eq!(
+            sent.contains("to fit the model's context]"),
+            cut,
+            "case {case}: {} bytes sent",
+            sent.len()
+        );
+        s.engine.shutdown().await;
+    }
+}
+
+/// A tool name or call id of a kilobyte is kept at 256 bytes.
+#[tokio::test]
+async fn a_tool_name_or_id_past_256_bytes_is_cut() {
+    let s = setup(
+        ProviderKind::OpenaiCompatible,
+        "HEALER_TEST_KEY_LONG_NAME",
+        "sk-long-name",
+    )
+    .await;
+    let name = "read_file_".repeat(100);
+    let id = "call_".repeat(200);
+    let reply = || {
+        crate::model_server::openai::tool_calls(
+            &[(id.as_str(), name.as_str(), "{}")],
+            crate::model_server::TOKENS,
+        )
+    };
+    s.server.script([reply(), reply(), reply()]);
+    let outcome = s
+        .engine
+        .run_agent(fix_request(&s.engine, ToolSet::empty(), Tier::Standard))
+        .await
+        .expect("ends on its own bound");
+    let thread = s.engine.task_thread(outcome.task_id).expect("thread");
+    let calls: Vec<_> = thread
+        .messages
+        .iter()
+        .flat_map(|m| m.tool_calls.iter())
+        .collect();
+    assert!(!calls.is_empty());
+    for call in calls {
+        assert!(call.name.len() <= 256, "{} bytes of name", call.name.len());
+        assert!(call.id.len() <= 256, "{} bytes of id", call.id.len());
+    }
+    s.engine.shutdown().await;
+}

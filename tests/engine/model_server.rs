@@ -72,6 +72,10 @@ struct State {
     completion_tokens_only: Vec<String>,
     /// Refuses `response_format` as OpenAI does for a model without structured outputs.
     no_answer_schema: bool,
+    /// What it answers to llama.cpp's `GET /props` (none: 404, as OpenAI would).
+    props: Option<Reply>,
+    /// Replies the client hung up on before they were whole.
+    hung_up: usize,
 }
 
 pub struct ModelServer {
@@ -141,6 +145,16 @@ impl ModelServer {
     /// structured outputs (and use no scripted reply).
     pub fn refuse_answer_schema(&self) {
         self.lock().no_answer_schema = true;
+    }
+
+    /// How many replies the client stopped reading before their end (it hung up).
+    pub fn hung_up(&self) -> usize {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).hung_up
+    }
+
+    /// Answer llama.cpp's `GET /props` with `reply` from now on.
+    pub fn set_props(&self, reply: Reply) {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).props = Some(reply);
     }
 
     pub fn set_models(&self, models: &[&str]) {
@@ -232,6 +246,7 @@ async fn serve_connection(mut socket: TcpStream, state: Arc<Mutex<State>>) {
             .seen
             .push(seen);
         if write_reply(&mut socket, reply).await.is_err() {
+            state.lock().unwrap_or_else(|p| p.into_inner()).hung_up += 1;
             return;
         }
     }
@@ -287,6 +302,11 @@ fn answer(state: &Arc<Mutex<State>>, seen: &Seen) -> Reply {
             .map(|m| json!({"name": m, "model": m, "size": 1}))
             .collect();
         return Reply::Json(json!({ "models": models }));
+    }
+    if seen.path == "/props" {
+        if let Some(props) = &state.props {
+            return props.clone();
+        }
     }
     if seen.path == "/props" || seen.path == "/api/show" {
         // What llama.cpp and Ollama say about themselves: this server is neither, and answers
