@@ -190,20 +190,26 @@ impl Llm {
                 Err(_) => {
                     // Cut by the time limit: what it read and wrote so far was still spent.
                     let written = streamed.load(Ordering::Relaxed) - streamed_before;
-                    let cut = ChatReply {
-                        usage: Usage {
-                            prompt_tokens: estimate,
-                            completion_tokens: estimate_tokens(written as usize).max(1),
-                            cached_tokens: 0,
-                        },
-                        ..ChatReply::default()
-                    };
                     let usage =
-                        self.account(&outcome, &cut, estimate, price.as_ref(), asked.elapsed())?;
+                        self.account_cut(&outcome, written, estimate, price.as_ref(), asked)?;
                     outcome.usage.add(usage);
+                    if written == 0 && !outcome.choice.provider.is_local() {
+                        // A hosted model that sent nothing at all until the limit hangs; one
+                        // at home may still be reading a long prompt.
+                        return Err(LlmError::Stalled {
+                            provider: outcome.choice.provider.name.clone(),
+                            detail: "nothing came before the time limit".to_string(),
+                        }
+                        .into());
+                    }
                     return stop(outcome, StopReason::TimeLimit);
                 }
                 Ok(Err(LlmError::BadResponse { detail, .. })) => {
+                    // The call was answered, so what it read and streamed was spent.
+                    let written = streamed.load(Ordering::Relaxed) - streamed_before;
+                    let usage =
+                        self.account_cut(&outcome, written, estimate, price.as_ref(), asked)?;
+                    outcome.usage.add(usage);
                     tracing::warn!(task_id, "unreadable model reply: {detail}");
                     outcome.malformed_replies += 1;
                     outcome.unreadable = Some(detail);
@@ -219,6 +225,11 @@ impl Llm {
                         return stop(outcome, reason);
                     }
                     continue;
+                }
+                Ok(Err(e @ LlmError::Stalled { .. })) => {
+                    let written = streamed.load(Ordering::Relaxed) - streamed_before;
+                    self.account_cut(&outcome, written, estimate, price.as_ref(), asked)?;
+                    return Err(e.into());
                 }
                 Ok(Err(e)) => return Err(e.into()),
                 Ok(Ok(reply)) => redacted(reply),
@@ -327,6 +338,28 @@ impl Llm {
                 in_a_row = 0;
             }
         }
+    }
+
+    /// Record a call that was answered but gave no reply (cut by the time limit, broken off,
+    /// unreadable): the prompt it read and the `written` bytes it streamed were still spent.
+    fn account_cut(
+        &self,
+        outcome: &AgentOutcome,
+        written: u64,
+        prompt_estimate: u64,
+        price: Option<&super::ModelPrice>,
+        asked: Instant,
+    ) -> Result<Usage> {
+        let cut = ChatReply {
+            usage: Usage {
+                prompt_tokens: prompt_estimate,
+                completion_tokens: estimate_tokens(usize::try_from(written).unwrap_or(usize::MAX))
+                    .max(1),
+                cached_tokens: 0,
+            },
+            ..ChatReply::default()
+        };
+        self.account(outcome, &cut, prompt_estimate, price, asked.elapsed())
     }
 
     /// Record a call's usage (estimated when the provider reported none) against the task

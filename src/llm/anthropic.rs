@@ -342,7 +342,10 @@ impl StreamState {
                         provider: caller.provider.to_string(),
                         status: 529,
                         attempts: 1,
-                        detail: message,
+                        detail: super::http::shorten(
+                            &super::keys::scrub(&message, caller.key),
+                            300,
+                        ),
                     });
                 }
                 return Err(bad_response(

@@ -260,7 +260,8 @@ pub fn event_json(caller: &Caller<'_>, data: &str) -> Result<serde_json::Value, 
 pub fn bad_response(caller: &Caller<'_>, detail: impl AsRef<str>) -> LlmError {
     LlmError::BadResponse {
         provider: caller.provider.to_string(),
-        detail: scrub(detail.as_ref(), caller.key),
+        // A provider writes what it likes here (a whole event of megabytes): a line of it.
+        detail: shorten(&scrub(detail.as_ref(), caller.key), DETAIL_CHARS),
     }
 }
 

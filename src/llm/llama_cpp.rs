@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::local::small_json;
+use super::local::{listed_names, small_json};
 use super::ollama::LocalServerStatus;
+use super::provider::is_local_address;
 
 /// Where `llama-server` listens unless told otherwise.
 pub const DEFAULT_URL: &str = "http://127.0.0.1:8080";
@@ -31,6 +32,17 @@ pub fn base_url_from_env() -> String {
 /// Ask `base_url` whether it is llama.cpp's server, and for its model.
 pub async fn detect(http: &reqwest::Client, base_url: &str) -> LocalServerStatus {
     let base_url = base_url.trim_end_matches('/').to_string();
+    if !is_local_address(&base_url) {
+        // "Use llama.cpp" adds a provider that needs no key: only for a server at home.
+        return LocalServerStatus {
+            detail: Some(format!(
+                "{base_url} is not on this computer or its network; add it as a provider instead"
+            )),
+            base_url,
+            running: false,
+            models: vec![],
+        };
+    }
     let looked = tokio::time::timeout(DETECT_TIMEOUT, models(http, &base_url)).await;
     let (running, models, detail) = match looked {
         Ok(Ok(models)) => (true, models, None),
@@ -69,22 +81,22 @@ async fn models(http: &reqwest::Client, base_url: &str) -> Result<Vec<String>, S
     let listed = small_json(http.get(format!("{base_url}/v1/models")))
         .await
         .ok();
-    let mut names: Vec<String> = listed
+    let mut names = listed
         .as_ref()
         .and_then(|l| l.get("data"))
         .and_then(Value::as_array)
         .map(|data| {
-            data.iter()
-                .filter_map(|m| m.get("id").and_then(Value::as_str))
-                .map(super::chat::short_name)
-                .collect()
+            listed_names(
+                data.iter()
+                    .filter_map(|m| m.get("id").and_then(Value::as_str)),
+            )
         })
         .unwrap_or_default();
     if names.is_empty() {
         // An older server lists none: the model file it loaded names it.
         if let Some(path) = props.get("model_path").and_then(Value::as_str) {
             let file = path.rsplit(['/', '\\']).next().unwrap_or(path);
-            names.push(super::chat::short_name(file));
+            names = listed_names(std::iter::once(file));
         }
     }
     Ok(names)

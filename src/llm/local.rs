@@ -97,6 +97,32 @@ pub(crate) async fn small_json(request: reqwest::RequestBuilder) -> Result<Value
     serde_json::from_slice(&body).map_err(|_| true)
 }
 
+/// The most model names a server's list gives Settings.
+const MAX_LISTED_MODELS: usize = 100;
+
+/// Model names a server listed, as Settings may show them: no control or direction-changing
+/// characters, each at most 256 bytes, each once, at most a hundred (a server lists what it
+/// likes).
+pub(crate) fn listed_names<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for name in names {
+        let clean: String = name
+            .chars()
+            .filter(|c| {
+                !c.is_control() && !matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+            })
+            .collect();
+        let clean = super::chat::short_name(clean.trim());
+        if !clean.is_empty() && !out.contains(&clean) {
+            out.push(clean);
+        }
+        if out.len() >= MAX_LISTED_MODELS {
+            break;
+        }
+    }
+    out
+}
+
 /// The server's root: the base URL without its `/v1`.
 fn root(provider: &Provider) -> String {
     let base = provider.base_url.trim_end_matches('/');
@@ -351,6 +377,21 @@ pub fn read_step(mut reply: ChatReply) -> ChatReply {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_servers_model_list_is_shown_clean_once_each_and_at_most_a_hundred() {
+        let hostile = ["gemma\u{202e}3", "gemma3", "gemma3", " ", "line\nbreak"];
+        assert_eq!(
+            listed_names(hostile.into_iter()),
+            ["gemma3", "linebreak"],
+            "no direction change, no control, no repeat, no blank"
+        );
+        let many: Vec<String> = (0..5_000).map(|i| format!("m{i}")).collect();
+        let shown = listed_names(many.iter().map(String::as_str));
+        assert_eq!(shown.len(), 100);
+        let long = "x".repeat(5_000);
+        assert_eq!(listed_names(std::iter::once(long.as_str()))[0].len(), 256);
+    }
 
     #[test]
     fn a_prompt_that_fits_is_left_alone_and_one_that_does_not_is_cut_in_its_middle() {

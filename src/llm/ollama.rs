@@ -93,15 +93,11 @@ pub async fn list_models(http: &reqwest::Client, base_url: &str) -> Result<Vec<S
         .get("models")
         .and_then(Value::as_array)
         .ok_or_else(|| format!("{url} answered without a \"models\" list"))?;
-    Ok(models
-        .iter()
-        .filter_map(|m| {
-            m.get("name")
-                .or_else(|| m.get("model"))
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        })
-        .collect())
+    Ok(super::local::listed_names(models.iter().filter_map(|m| {
+        m.get("name")
+            .or_else(|| m.get("model"))
+            .and_then(Value::as_str)
+    })))
 }
 
 fn root_cause(e: &reqwest::Error) -> String {

@@ -95,7 +95,10 @@ pub(crate) async fn run_maintainer(services: &Arc<Services>, item: &InboxItem) -
             return provider_down(services, item, &why);
         }
         Ok(Repair::GaveUp { explanation }) => explanation,
-        Err(e) => format!("The automatic repair could not go on: {e}."),
+        Err(e) => format!(
+            "The automatic repair could not go on: {}.",
+            said(&e.to_string())
+        ),
     };
     let signature = services.store.task_signature(task_id)?;
     escalate(
@@ -302,11 +305,13 @@ async fn repair(services: &Arc<Services>, item: &InboxItem) -> Result<Repair> {
                 why: format!(
                     "{}'s answers could not be read ({})",
                     outcome.choice.provider.name,
-                    outcome.unreadable.as_deref().unwrap_or("not of its format")
+                    said(outcome.unreadable.as_deref().unwrap_or("not of its format"))
                 ),
             }
         }
-        (None, Err(Error::Llm(e))) if e.is_outage() => Repair::ProviderDown { why: e.to_string() },
+        (None, Err(Error::Llm(e))) if e.is_outage() => Repair::ProviderDown {
+            why: said(&e.to_string()),
+        },
         (None, Ok(outcome)) => Repair::GaveUp {
             explanation: match outcome.answer {
                 Some(answer) if !answer.trim().is_empty() => explanation(&answer),
@@ -318,7 +323,10 @@ async fn repair(services: &Arc<Services>, item: &InboxItem) -> Result<Repair> {
             },
         },
         (None, Err(e)) => Repair::GaveUp {
-            explanation: format!("The automatic repair could not finish: {e}."),
+            explanation: format!(
+                "The automatic repair could not finish: {}.",
+                said(&e.to_string())
+            ),
         },
     })
 }
@@ -383,6 +391,19 @@ fn too_slow(outcome: &crate::llm::AgentOutcome) -> String {
          its tier more time or a faster model in Settings → Models.",
         if minutes == 1 { "" } else { "s" }
     )
+}
+
+/// The most characters of an error's text kept in a summary or a notification.
+const ERROR_CHARS: usize = 400;
+
+/// An error's text as a person reads it in a summary: a provider writes what it likes in its
+/// errors (megabytes, a key), so it is redacted and cut.
+fn said(text: &str) -> String {
+    let text = crate::secrets::redact(text.trim());
+    match text.char_indices().nth(ERROR_CHARS) {
+        Some((cut, _)) => format!("{}…", text[..cut].trim_end()),
+        None => text.into_owned(),
+    }
 }
 
 /// The most characters of a model's answer kept as the repair's explanation; the whole of what

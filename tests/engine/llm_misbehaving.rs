@@ -99,6 +99,10 @@ async fn an_answer_sent_whole_and_huge_is_refused_as_unreadable_not_stored() {
     // The provider's doing, not the model's: a repair waits for such a provider.
     assert_eq!(outcome.stop, StopReason::UnreadableReplies);
     assert!(outcome.answer.is_none());
+    // Answered, though unreadably: what each call read counts against the caps.
+    let today = s.engine.usage_today().expect("usage").total;
+    assert_eq!(today.calls, 3, "{today:?}");
+    assert!(today.prompt_tokens > 0, "{today:?}");
     let thread = s.engine.task_thread(outcome.task_id).expect("thread");
     let stored: usize = thread.messages.iter().map(|m| m.content.len()).sum();
     assert!(stored < 100_000, "{stored} bytes in the thread");

@@ -8,6 +8,11 @@ use crate::failure::FailureClass;
 /// `"statusCode":503`, `'403 Forbidden'`.
 const SEPARATORS: &[u8] = b" \t:=\"'`()[],#<>-";
 
+/// How far either side of a status its line is read (for "rate limit").
+const LINE_REACH: usize = 512;
+/// The longest exception name looked for before a status.
+const NAME_REACH: usize = 96;
+
 /// Words that introduce a status said after them, with the reasons said before their number
 /// (`Forbidden: 403 GET …`, `Unauthorized (401)`, `ServiceUnavailable: 503`).
 const LEADS: [&str; 17] = [
@@ -140,14 +145,20 @@ pub(super) fn http_statuses(lower: &[u8], text: &str) -> (bool, bool) {
         if !(introduced(before, after, text) || qualified(after)) {
             continue;
         }
+        // The status's line, within `LINE_REACH` of it either way: a script's output may be
+        // one line of megabytes, and each status read costs no more than this.
+        let reach = start.saturating_sub(LINE_REACH);
         let line_start = before
+            .get(reach..)
+            .unwrap_or_default()
             .iter()
             .rposition(|&b| b == b'\n')
-            .map_or(0, |i| i + 1);
+            .map_or(reach, |i| reach + i + 1);
         let line_end = after
             .iter()
+            .take(LINE_REACH)
             .position(|&b| b == b'\n')
-            .map_or(lower.len(), |i| at + i);
+            .map_or((at + LINE_REACH).min(lower.len()), |i| at + i);
         let line = lower.get(line_start..line_end).unwrap_or_default();
         if class == FailureClass::Environment && !rate_limited(line) {
             environment = true;
@@ -210,10 +221,14 @@ fn ends_with_lead(head: &[u8], after: &[u8], text: &str) -> bool {
         let Some(before) = head.strip_suffix(lead.as_bytes()) else {
             return false;
         };
+        // An exception's name is short: looked for in the last `NAME_REACH` bytes only.
+        let reach = head.len().saturating_sub(NAME_REACH);
         let name_start = head
+            .get(reach..)
+            .unwrap_or_default()
             .iter()
             .rposition(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.')))
-            .map_or(0, |i| i + 1);
+            .map_or(reach, |i| reach + i + 1);
         let named = matches!(*lead, "error" | "exception" | "response");
         // "forgot", "unanswered": another word.
         if !named && before.last().is_some_and(u8::is_ascii_alphanumeric) {

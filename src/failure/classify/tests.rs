@@ -447,3 +447,24 @@ fn a_status_at_the_end_of_a_scripts_own_words_is_read() {
         );
     }
 }
+
+/// A script's output is untrusted and may be one line of megabytes crafted so that every
+/// number on it looks like a status: reading it costs time in proportion to its size. With a
+/// look-around that grew with the line this took hours; the bound is orders of magnitude
+/// above what a linear read needs, even in a debug build.
+#[test]
+fn one_long_crafted_line_of_statuses_is_read_in_linear_time() {
+    for line in [
+        format!("rate limit {}", "401 unauthorized ".repeat(60_000)),
+        "KeyErrorcodee401.".repeat(60_000),
+    ] {
+        let started = std::time::Instant::now();
+        let _ = classify(&failed(1), None, &line);
+        let took = started.elapsed();
+        assert!(
+            took < std::time::Duration::from_secs(60),
+            "{} bytes took {took:?}",
+            line.len()
+        );
+    }
+}
