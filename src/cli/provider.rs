@@ -5,6 +5,7 @@
 
 use clap::Subcommand;
 use healer::events::Bus;
+use healer::llm::ollama::LocalServerStatus;
 use healer::llm::{settings, ApiKey, Keys, Llm, ModelPrice, ProviderInput, ProviderKind};
 use healer::secrets::KeptIn;
 use healer::store::Store;
@@ -191,47 +192,35 @@ pub async fn run(command: ProviderCommand, paths: &Paths) -> Result<bool> {
         }
         ProviderCommand::DetectOllama { json } => {
             let status = llm_for(&store, paths).detect_ollama().await?;
-            if json {
-                print_json(&status)?;
-            } else if status.running {
-                println!(
-                    "Ollama at {}: {} model(s)",
-                    status.base_url,
-                    status.models.len()
-                );
-                for model in &status.models {
-                    println!("  {model}");
-                }
-            } else {
-                println!(
-                    "No Ollama: {}",
-                    status.detail.as_deref().unwrap_or("no answer")
-                );
-            }
-            Ok(status.running)
+            print_found("Ollama", &status, json)
         }
         ProviderCommand::DetectLlamaCpp { json } => {
             let status = llm_for(&store, paths).detect_llama_cpp().await?;
-            if json {
-                print_json(&status)?;
-            } else if status.running {
-                println!(
-                    "llama.cpp at {}: {} model(s)",
-                    status.base_url,
-                    status.models.len()
-                );
-                for model in &status.models {
-                    println!("  {model}");
-                }
-            } else {
-                println!(
-                    "No llama.cpp server: {}",
-                    status.detail.as_deref().unwrap_or("no answer")
-                );
-            }
-            Ok(status.running)
+            print_found("llama.cpp's server", &status, json)
         }
     }
+}
+
+/// What looking for a server at home found; `Ok(false)` when it is not there.
+fn print_found(name: &str, status: &LocalServerStatus, json: bool) -> Result<bool> {
+    if json {
+        print_json(status)?;
+    } else if status.running {
+        println!(
+            "{name} at {}: {} model(s)",
+            status.base_url,
+            status.models.len()
+        );
+        for model in &status.models {
+            println!("  {model}");
+        }
+    } else {
+        println!(
+            "No {name}: {}",
+            status.detail.as_deref().unwrap_or("no answer")
+        );
+    }
+    Ok(status.running)
 }
 
 fn llm_for(store: &Store, paths: &Paths) -> Llm {
