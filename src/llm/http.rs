@@ -148,7 +148,7 @@ pub async fn send(
                 } else {
                     LlmError::Network {
                         provider: caller.provider.to_string(),
-                        url: url.to_string(),
+                        url: shown_url(url),
                         attempts: attempt,
                         detail: scrub(&describe_reqwest(&e), caller.key),
                     }
@@ -421,6 +421,21 @@ fn is_context_length(body: &str) -> bool {
     .any(|needle| lower.contains(needle))
 }
 
+/// An address as an error says it: without a login or a query, where a secret may sit.
+pub fn shown_url(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) => {
+            // Neither fails on an http(s) address; one that cannot hold them has none.
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.set_query(None);
+            parsed.set_fragment(None);
+            parsed.to_string()
+        }
+        Err(_) => "the provider's address".to_string(),
+    }
+}
+
 /// A provider that was reached and then went silent (`READ_TIMEOUT`) or dropped the
 /// connection in the middle of its answer.
 fn stalled(caller: &Caller<'_>, e: &reqwest::Error, attempts: u32) -> LlmError {
@@ -489,6 +504,15 @@ fn chain_text(e: &reqwest::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_address_in_an_error_carries_no_login_and_no_query() {
+        assert_eq!(
+            shown_url("https://me:s3cret@llm.example:8443/v1/chat/completions?key=abc#x"),
+            "https://llm.example:8443/v1/chat/completions"
+        );
+        assert_eq!(shown_url("not a url"), "the provider's address");
+    }
     use reqwest::header::HeaderValue;
 
     #[test]

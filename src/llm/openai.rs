@@ -247,7 +247,7 @@ impl ModelClient for OpenAiClient {
                 .await
                 .map_err(|detail| LlmError::Network {
                     provider: self.conn.provider.name.clone(),
-                    url: self.conn.provider.base_url.clone(),
+                    url: super::http::shown_url(&self.conn.provider.base_url),
                     attempts: 1,
                     detail,
                 });
