@@ -87,7 +87,6 @@ struct LlmInner {
     ollama_url: String,
     ollama: Mutex<Option<LocalServerStatus>>,
     llama_cpp_url: String,
-    llama_cpp: Mutex<Option<LocalServerStatus>>,
     completion_limit_models: openai::CompletionLimitModels,
     unstructured: openai::UnstructuredProviders,
     known_servers: local::KnownServers,
@@ -131,7 +130,6 @@ impl Llm {
                 ollama_url,
                 ollama: Mutex::new(None),
                 llama_cpp_url: llama_cpp::base_url_from_env(),
-                llama_cpp: Mutex::new(None),
                 completion_limit_models: Default::default(),
                 unstructured: Default::default(),
                 known_servers: Default::default(),
@@ -356,29 +354,10 @@ impl Llm {
         }
     }
 
-    /// Look for a local llama.cpp server now.
+    /// Look for a local llama.cpp server now (Settings looks when it opens; nothing keeps
+    /// what it found).
     pub async fn detect_llama_cpp(&self) -> Result<LocalServerStatus> {
-        let status = llama_cpp::detect(&self.http()?, &self.inner.llama_cpp_url).await;
-        *self
-            .inner
-            .llama_cpp
-            .lock()
-            .unwrap_or_else(|p| p.into_inner()) = Some(status.clone());
-        Ok(status)
-    }
-
-    /// What the last look for llama.cpp found (at start-up or since), else look now.
-    pub async fn llama_cpp_status(&self) -> Result<LocalServerStatus> {
-        let known = self
-            .inner
-            .llama_cpp
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        match known {
-            Some(status) => Ok(status),
-            None => self.detect_llama_cpp().await,
-        }
+        Ok(llama_cpp::detect(&self.http()?, &self.inner.llama_cpp_url).await)
     }
 
     fn lock_ollama(&self) -> std::sync::MutexGuard<'_, Option<LocalServerStatus>> {
@@ -481,14 +460,5 @@ pub(crate) async fn detect_ollama_at_start(llm: Llm) {
         ),
         Ok(status) => tracing::debug!("no Ollama: {}", status.detail.unwrap_or_default()),
         Err(e) => tracing::debug!("Ollama detection could not run: {e}"),
-    }
-    match llm.detect_llama_cpp().await {
-        Ok(status) if status.running => tracing::info!(
-            url = %status.base_url,
-            models = status.models.len(),
-            "llama.cpp server found"
-        ),
-        Ok(status) => tracing::debug!("no llama.cpp: {}", status.detail.unwrap_or_default()),
-        Err(e) => tracing::debug!("llama.cpp detection could not run: {e}"),
     }
 }

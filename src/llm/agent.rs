@@ -186,10 +186,11 @@ impl Llm {
                 u64::try_from(asked.elapsed().as_millis()).unwrap_or(u64::MAX),
                 Ordering::Relaxed,
             );
+            // What this call streamed, spent even when no reply comes of it.
+            let written = streamed.load(Ordering::Relaxed) - streamed_before;
             let reply = match answered {
                 Err(_) => {
                     // Cut by the time limit: what it read and wrote so far was still spent.
-                    let written = streamed.load(Ordering::Relaxed) - streamed_before;
                     let usage =
                         self.account_cut(&outcome, written, estimate, price.as_ref(), asked)?;
                     outcome.usage.add(usage);
@@ -206,7 +207,6 @@ impl Llm {
                 }
                 Ok(Err(LlmError::BadResponse { detail, .. })) => {
                     // The call was answered, so what it read and streamed was spent.
-                    let written = streamed.load(Ordering::Relaxed) - streamed_before;
                     let usage =
                         self.account_cut(&outcome, written, estimate, price.as_ref(), asked)?;
                     outcome.usage.add(usage);
@@ -227,7 +227,6 @@ impl Llm {
                     continue;
                 }
                 Ok(Err(e @ LlmError::Stalled { .. })) => {
-                    let written = streamed.load(Ordering::Relaxed) - streamed_before;
                     self.account_cut(&outcome, written, estimate, price.as_ref(), asked)?;
                     return Err(e.into());
                 }

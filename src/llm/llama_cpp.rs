@@ -23,10 +23,7 @@ const DETECT_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// `HEALER_LLAMA_CPP_URL`, else the default.
 pub fn base_url_from_env() -> String {
-    std::env::var(LLAMA_CPP_URL_ENV)
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-        .unwrap_or_else(|| DEFAULT_URL.to_string())
+    super::ollama::url_from_env(LLAMA_CPP_URL_ENV, DEFAULT_URL)
 }
 
 /// Ask `base_url` whether it is llama.cpp's server, and for its model.

@@ -27,10 +27,15 @@ pub struct LocalServerStatus {
 
 /// `HEALER_OLLAMA_URL`, else the default.
 pub fn base_url_from_env() -> String {
-    std::env::var(OLLAMA_URL_ENV)
+    url_from_env(OLLAMA_URL_ENV, DEFAULT_URL)
+}
+
+/// A server's address from `var`, else `default`.
+pub(crate) fn url_from_env(var: &str, default: &str) -> String {
+    std::env::var(var)
         .ok()
         .filter(|v| !v.trim().is_empty())
-        .unwrap_or_else(|| DEFAULT_URL.to_string())
+        .unwrap_or_else(|| default.to_string())
 }
 
 /// Ask `base_url` for its models.
