@@ -8,7 +8,9 @@ pub mod builtin;
 pub mod claude_code;
 pub mod codex;
 mod ending;
+pub mod gemini;
 pub mod installed;
+pub mod opencode;
 pub mod process;
 mod registry;
 pub mod trajectory;
@@ -93,6 +95,9 @@ pub enum AgentUpdate {
         pgid: i32,
     },
     Step(SessionStep),
+    /// A line of the agent's stream Healer does not understand (a newer agent's): kept as it
+    /// came and counted, never taken for a sign of life.
+    Raw(String),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -114,12 +119,41 @@ pub struct SessionEnd {
 pub trait Agent: Send + Sync {
     fn kind(&self) -> AgentKind;
 
+    /// The program a session would start (`spec_program` wins), for a CLI agent: its version
+    /// is read as the session starts. `None`: not a program of its own, or none found.
+    fn program_for(&self, _spec_program: Option<&std::path::Path>) -> Option<PathBuf> {
+        None
+    }
+
+    /// Whether the agent's program is installed, and the version it says it is.
+    async fn installed(&self) -> Option<installed::Installed> {
+        let program = self.program_for(None)?;
+        let version = installed::version(&program).await?;
+        Some(installed::Installed { program, version })
+    }
+
     async fn run(
         &self,
         spec: SessionSpec,
         updates: mpsc::UnboundedSender<AgentUpdate>,
         cancel: CancellationToken,
     ) -> Result<SessionEnd>;
+}
+
+/// The variable of a session's environment that names the folder Healer keeps an agent's own
+/// files in, for the agents that have no variable of their own for it (opencode, Gemini CLI).
+pub const AGENT_HOME_VAR: &str = "HEALER_AGENT_HOME";
+
+/// A CLI agent's adapter with its own defaults, its program `program` (else PATH): what the
+/// project form asks which program and version a kind would run. `None` for the built-in agent.
+pub fn cli(kind: AgentKind, program: Option<PathBuf>) -> Option<Box<dyn Agent>> {
+    Some(match kind {
+        AgentKind::Builtin => return None,
+        AgentKind::ClaudeCode => Box::new(claude_code::ClaudeCode::new(program)),
+        AgentKind::Codex => Box::new(codex::Codex::new(program)),
+        AgentKind::OpenCode => Box::new(opencode::OpenCode::new(program)),
+        AgentKind::GeminiCli => Box::new(gemini::GeminiCli::new(program)),
+    })
 }
 
 /// Now, as steps write their time: RFC 3339 UTC with milliseconds.

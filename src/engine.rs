@@ -102,6 +102,9 @@ pub struct EngineOptions {
     /// Where a person's own Claude Code transcripts are watched when Settings allow it;
     /// `None`: `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`.
     pub claude_projects: Option<std::path::PathBuf>,
+    /// Where a person's own opencode sessions are read when Settings allow it; `None`:
+    /// `$XDG_DATA_HOME/opencode/opencode.db`, else `~/.local/share/opencode/opencode.db`.
+    pub opencode_db: Option<std::path::PathBuf>,
 }
 
 impl Default for EngineOptions {
@@ -112,6 +115,7 @@ impl Default for EngineOptions {
             scheduler: true,
             keys: None,
             claude_projects: None,
+            opencode_db: None,
         }
     }
 }
@@ -151,6 +155,8 @@ pub(crate) struct Inner {
     projects: Arc<crate::project::Projects>,
     /// Where the person's own Claude Code sessions are (when watching them is on).
     claude_projects: Option<std::path::PathBuf>,
+    /// Where the person's own opencode sessions are (when watching them is on).
+    opencode_db: Option<std::path::PathBuf>,
     /// The person's transcripts already read for the Sessions page.
     own_verdicts: crate::steering::own::VerdictCache,
     _lease: Lease,
@@ -215,8 +221,13 @@ impl Engine {
             .claude_projects
             .clone()
             .or_else(crate::steering::own::claude_projects_dir);
+        let opencode_db = options
+            .opencode_db
+            .clone()
+            .or_else(crate::steering::own_opencode::opencode_db);
         let inner = Arc::new(Inner {
             claude_projects,
+            opencode_db,
             own_verdicts: Default::default(),
             role: role.to_string(),
             scheduling: options.scheduler,

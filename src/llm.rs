@@ -191,6 +191,7 @@ impl Llm {
         let retry = settings::retry(&self.inner.store)?;
         let provider = provider.clone();
         Ok(match provider.kind {
+            ProviderKind::Gemini => return Err(gemini_for_agents_only(&provider.name)),
             ProviderKind::Anthropic => Box::new(AnthropicClient {
                 conn: Connection {
                     http,
@@ -369,6 +370,15 @@ impl Llm {
     }
 
     pub fn set_tier(&self, setting: &TierSetting) -> Result<()> {
+        let gemini = self
+            .inner
+            .store
+            .list_providers()?
+            .into_iter()
+            .any(|p| p.name == setting.provider && p.kind == ProviderKind::Gemini);
+        if gemini {
+            return Err(gemini_for_agents_only(&setting.provider));
+        }
         self.inner.store.set_tier(setting)?;
         self.emit(Event::LlmSettingsChanged {
             what: format!(
@@ -461,4 +471,12 @@ pub(crate) async fn detect_ollama_at_start(llm: Llm) {
         Ok(status) => tracing::debug!("no Ollama: {}", status.detail.unwrap_or_default()),
         Err(e) => tracing::debug!("Ollama detection could not run: {e}"),
     }
+}
+
+/// Why Healer's own calls do not go to a Gemini API provider: it is there for Gemini CLI.
+fn gemini_for_agents_only(name: &str) -> crate::error::Error {
+    crate::error::Error::InvalidInput(format!(
+        "\u{201c}{name}\u{201d} is a Gemini API provider, which Healer gives to Gemini CLI \
+         sessions only; its own repairs need an OpenAI-compatible, Anthropic or Ollama provider"
+    ))
 }

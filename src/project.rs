@@ -13,6 +13,7 @@ mod commit;
 mod detect;
 pub mod finish;
 mod folder;
+mod followed;
 mod hooks;
 mod looped;
 mod model_pass;
@@ -38,8 +39,6 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent::claude_code::ClaudeCode;
-use crate::agent::codex::Codex;
 use crate::agent::installed::not_installed;
 use crate::agent::{agent_name, not_available, AgentRegistry};
 use crate::session::AgentKind;
@@ -192,7 +191,7 @@ pub async fn installed_agents(
     program: Option<(AgentKind, &Path)>,
 ) -> Vec<InstalledAgent> {
     let mut out = Vec::new();
-    for kind in [AgentKind::Builtin, AgentKind::ClaudeCode, AgentKind::Codex] {
+    for kind in AgentKind::ALL {
         let name = agent_name(kind).to_string();
         let in_build = agents.has(kind);
         let explicit = program
@@ -210,8 +209,10 @@ pub async fn installed_agents(
                 });
                 continue;
             }
-            AgentKind::ClaudeCode => ClaudeCode::new(explicit).installed().await,
-            AgentKind::Codex => Codex::new(explicit).installed().await,
+            _ => match crate::agent::cli(kind, explicit) {
+                Some(agent) => agent.installed().await,
+                None => None,
+            },
         };
         let version = found.as_ref().map(|f| detect::version_number(&f.version));
         let message = match (&found, in_build) {

@@ -17,14 +17,29 @@ pub enum AgentKind {
     ClaudeCode,
     /// The `codex` CLI (`codex exec --json …`).
     Codex,
+    /// The `opencode` CLI (`opencode run --format json …`).
+    #[serde(rename = "opencode")]
+    OpenCode,
+    /// Google's `gemini` CLI (`gemini -p … --output-format stream-json`).
+    GeminiCli,
 }
 
 impl AgentKind {
+    pub const ALL: [AgentKind; 5] = [
+        AgentKind::Builtin,
+        AgentKind::ClaudeCode,
+        AgentKind::Codex,
+        AgentKind::OpenCode,
+        AgentKind::GeminiCli,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             AgentKind::Builtin => "builtin",
             AgentKind::ClaudeCode => "claude-code",
             AgentKind::Codex => "codex",
+            AgentKind::OpenCode => "opencode",
+            AgentKind::GeminiCli => "gemini-cli",
         }
     }
 
@@ -34,13 +49,13 @@ impl AgentKind {
             AgentKind::Builtin => "Healer's built-in agent",
             AgentKind::ClaudeCode => "Claude Code",
             AgentKind::Codex => "Codex",
+            AgentKind::OpenCode => "opencode",
+            AgentKind::GeminiCli => "Gemini CLI",
         }
     }
 
     pub fn parse(s: &str) -> Option<AgentKind> {
-        [AgentKind::Builtin, AgentKind::ClaudeCode, AgentKind::Codex]
-            .into_iter()
-            .find(|k| k.as_str() == s)
+        AgentKind::ALL.into_iter().find(|k| k.as_str() == s)
     }
 }
 

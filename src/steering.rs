@@ -7,6 +7,7 @@
 
 mod judge;
 pub mod own;
+pub mod own_opencode;
 mod prompt;
 
 pub use judge::{answer_schema, judge_due, parse_answer, Answer, Judged, JUDGE_CHECK_SECS};

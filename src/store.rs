@@ -126,6 +126,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0028_pull_request_checks.sql"),
     include_str!("store/migrations/0029_accept_intents.sql"),
     include_str!("store/migrations/0030_provider_waits.sql"),
+    include_str!("store/migrations/0031_agent_versions.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {
@@ -372,6 +373,52 @@ mod tests {
     #[test]
     fn migrations_are_valid() {
         assert!(migrations().validate().is_ok());
+    }
+
+    /// The providers table made again to take Gemini API providers keeps every provider, its
+    /// tiers and its prices (dropping the old table cascades to them).
+    #[test]
+    fn providers_made_again_for_gemini_keep_their_tiers_and_prices() -> Result<()> {
+        let remade = MIGRATIONS
+            .iter()
+            .position(|sql| sql.contains("CREATE TABLE providers_new"))
+            .ok_or_else(|| Error::Internal("no providers migration".into()))?;
+        let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
+        let path = dir.path().join("t.db");
+        let mut conn = Connection::open(&path)?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        let before: Vec<M<'_>> = MIGRATIONS[..remade].iter().map(|sql| M::up(sql)).collect();
+        Migrations::new(before)
+            .to_latest(&mut conn)
+            .map_err(|e| Error::Internal(e.to_string()))?;
+        conn.execute_batch(
+            "INSERT INTO providers (name, kind, base_url, key_env, created_at, updated_at, title)
+             VALUES ('work', 'anthropic', 'https://api.anthropic.com', NULL, 'x', 'x', 'Work');
+             INSERT INTO model_prices (provider, model, input_per_mtok, output_per_mtok)
+             VALUES ('work', 'claude', 3.0, 15.0);
+             INSERT INTO tiers (tier, provider, model, budget_tokens, updated_at, minutes)
+             VALUES ('cheap', 'work', 'claude', 20000, 'x', 7);",
+        )?;
+        drop(conn);
+
+        let store = Store::open(&path)?;
+        let providers = store.list_providers()?;
+        assert_eq!(providers.len(), 1);
+        assert_eq!(providers[0].title, "Work");
+        assert_eq!(providers[0].prices.len(), 1);
+        let tiers = store.tier_settings()?;
+        assert_eq!(tiers.len(), 1);
+        assert_eq!(tiers[0].minutes, Some(7));
+        store.save_provider(&crate::llm::ProviderInput {
+            name: "google".to_string(),
+            title: None,
+            kind: crate::llm::ProviderKind::Gemini,
+            base_url: None,
+            key_env: None,
+            prices: vec![],
+        })?;
+        assert_eq!(store.list_providers()?.len(), 2);
+        Ok(())
     }
 
     /// Runs stored before runs were numbered get their number per workflow, in order; new

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use self::stream::{Outcome, Seen, Stream};
 use super::ending::{self, Unreadable};
-use super::installed::{self, Installed};
+use super::installed;
 use super::process::{self, Launch, MARK_VAR, SESSION_VAR};
 use super::{text_step, Agent, AgentUpdate, SessionEnd, SessionSpec};
 use crate::error::Result;
@@ -55,19 +55,16 @@ impl ClaudeCode {
         let explicit = spec_program.or(self.program.as_deref());
         installed::resolve(explicit, "claude", "@anthropic-ai/claude-code", &native)
     }
-
-    /// Whether Claude Code is installed, and its version (`claude --version`).
-    pub async fn installed(&self) -> Option<Installed> {
-        let program = self.program(None)?;
-        let version = installed::version(&program).await?;
-        Some(Installed { program, version })
-    }
 }
 
 #[async_trait]
 impl Agent for ClaudeCode {
     fn kind(&self) -> AgentKind {
         AgentKind::ClaudeCode
+    }
+
+    fn program_for(&self, spec_program: Option<&Path>) -> Option<PathBuf> {
+        self.program(spec_program)
     }
 
     async fn run(
@@ -136,6 +133,9 @@ impl Agent for ClaudeCode {
                         });
                     }
                     Seen::Init { .. } => {}
+                    Seen::Raw(line) => {
+                        let _ = updates.send(AgentUpdate::Raw(line));
+                    }
                     Seen::Step(step) => {
                         let _ = updates.send(AgentUpdate::Step(step));
                     }

@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use self::events::{Events, Seen};
 use super::ending::{self, Unreadable};
-use super::installed::{self, Installed};
+use super::installed;
 use super::process::{self, Launch, MARK_VAR, SESSION_VAR};
 use super::{text_step, Agent, AgentUpdate, SessionEnd, SessionSpec};
 use crate::error::{Error, Result};
@@ -59,13 +59,6 @@ impl Codex {
         let explicit = spec_program.or(self.program.as_deref());
         installed::resolve(explicit, "codex", "@openai/codex", &native)
     }
-
-    /// Whether Codex is installed, and its version (`codex --version`).
-    pub async fn installed(&self) -> Option<Installed> {
-        let program = self.program(None)?;
-        let version = installed::version(&program).await?;
-        Some(Installed { program, version })
-    }
 }
 
 impl Codex {
@@ -104,6 +97,10 @@ const KEY_VAR: &str = "HEALER_CODEX_API_KEY";
 impl Agent for Codex {
     fn kind(&self) -> AgentKind {
         AgentKind::Codex
+    }
+
+    fn program_for(&self, spec_program: Option<&Path>) -> Option<PathBuf> {
+        self.program(spec_program)
     }
 
     async fn run(
@@ -185,6 +182,9 @@ impl Agent for Codex {
                         thread_id = Some(id);
                     }
                     Seen::Init { .. } => {}
+                    Seen::Raw(line) => {
+                        let _ = updates.send(AgentUpdate::Raw(line));
+                    }
                     Seen::Step(step) => {
                         announce.now(&updates, &codex_home, thread_id.as_deref(), true);
                         let _ = updates.send(AgentUpdate::Step(step));

@@ -136,9 +136,35 @@ pub(crate) fn not_started(agent: &str, program: &Path, error: &std::io::Error) -
     program_failed(end(SessionStatus::Failed, None, summary, None))
 }
 
-/// The most telling line of an error output: its last non-empty one.
-pub(crate) fn last_line(text: &str) -> Option<&str> {
-    text.lines().map(str::trim).rev().find(|l| !l.is_empty())
+/// The most telling line of an error output: its last line in words. A line of JSON (an API's
+/// error body, printed raw) gives way to a line in words before it ("Invalid API key"), or
+/// gives its own `message` when there is none.
+pub(crate) fn last_line(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let json = |line: &str| serde_json::from_str::<serde_json::Value>(line).ok();
+    if let Some(words) = lines.iter().rev().find(|l| json(l).is_none()) {
+        return Some((*words).to_string());
+    }
+    let last = lines.last()?;
+    Some(
+        json(last)
+            .as_ref()
+            .and_then(said_in_json)
+            .unwrap_or_else(|| (*last).to_string()),
+    )
+}
+
+/// The `message` an error body carries (`{"error": {"message": …}}`, `{"message": …}`).
+fn said_in_json(value: &serde_json::Value) -> Option<String> {
+    let message = value
+        .pointer("/error/message")
+        .or_else(|| value.get("message"))
+        .or_else(|| value.get("error").filter(|e| e.is_string()))?;
+    message.as_str().map(str::to_string)
 }
 
 /// `90 s`, `5 min`, `2 h 30 min`.
@@ -149,5 +175,24 @@ pub(crate) fn duration(d: Duration) -> String {
         120..7200 => format!("{} min", secs / 60),
         _ if secs % 3600 >= 60 => format!("{} h {} min", secs / 3600, (secs % 3600) / 60),
         _ => format!("{} h", secs / 3600),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_telling_line_of_an_error_output_is_in_words_not_an_apis_raw_json() {
+        let out = "Invalid API key \u{b7} Please run /login\n{\"type\":\"error\",\"error\":{\"type\":\"authentication_error\",\"message\":\"invalid x-api-key\"}}\n";
+        assert_eq!(
+            last_line(out).as_deref(),
+            Some("Invalid API key \u{b7} Please run /login")
+        );
+        let only_json = "{\"type\":\"error\",\"error\":{\"type\":\"authentication_error\",\"message\":\"invalid x-api-key\"}}";
+        assert_eq!(last_line(only_json).as_deref(), Some("invalid x-api-key"));
+        assert_eq!(last_line("{\"a\":1}").as_deref(), Some("{\"a\":1}"));
+        assert_eq!(last_line("first\nlast\n\n").as_deref(), Some("last"));
+        assert_eq!(last_line("  \n"), None);
     }
 }

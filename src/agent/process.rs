@@ -149,12 +149,29 @@ pub(crate) async fn supervise(
     marks: &[Vec<String>],
     on_line: &mut (dyn FnMut(&str) -> Flow + Send),
 ) -> std::io::Result<Finished> {
+    supervise_fed(launch, None, updates, cancel, marks, on_line).await
+}
+
+/// [`supervise`] with `input` written to the agent's stdin, which is then closed (opencode
+/// reads its prompt there); `None`: stdin is /dev/null.
+pub(crate) async fn supervise_fed(
+    launch: Launch,
+    input: Option<Vec<u8>>,
+    updates: &mpsc::UnboundedSender<AgentUpdate>,
+    cancel: &CancellationToken,
+    marks: &[Vec<String>],
+    on_line: &mut (dyn FnMut(&str) -> Flow + Send),
+) -> std::io::Result<Finished> {
     let mut cmd = tokio::process::Command::new(&launch.program);
     cmd.args(&launch.args)
         .current_dir(&launch.cwd)
         .env_clear()
         .envs(launch.env.iter().map(|(n, v)| (n, v)))
-        .stdin(Stdio::null())
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
@@ -164,6 +181,14 @@ pub(crate) async fn supervise(
         group.install(&mut cmd);
     }
     let mut child = cmd.spawn()?;
+    if let (Some(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
+        // Written on its own, so a prompt larger than the pipe never blocks the reading; the
+        // pipe closes when done (or when the agent is gone).
+        tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            let _ = stdin.write_all(&bytes).await;
+        });
+    }
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
     // Whatever happens to this future (dropped mid-run included), the groups go with it.
     let mut held = Cleanup {

@@ -57,5 +57,7 @@ pub fn agent_program(kind: AgentKind) -> Option<&'static str> {
         AgentKind::Builtin => None,
         AgentKind::ClaudeCode => Some("claude"),
         AgentKind::Codex => Some("codex"),
+        AgentKind::OpenCode => Some("opencode"),
+        AgentKind::GeminiCli => Some("gemini"),
     }
 }

@@ -30,17 +30,17 @@ pub enum ProjectCommand {
         path: PathBuf,
         #[arg(long)]
         name: Option<String>,
-        /// builtin, claude-code or codex
+        /// builtin, claude-code, codex, opencode or gemini-cli
         #[arg(long)]
         agent: Option<String>,
-        /// For claude-code or codex: a model provider set up in Healer (its key goes to the
+        /// For an agent CLI: a model provider set up in Healer (its key goes to the
         /// agent only); without it the agent uses its own login
         #[arg(long)]
         provider: Option<String>,
-        /// For claude-code or codex: the model's name (default: the agent's own)
+        /// For an agent CLI: the model's name (default: the agent's own)
         #[arg(long)]
         model: Option<String>,
-        /// For claude-code or codex: the agent's program, when it is not on PATH
+        /// For an agent CLI: the agent's program, when it is not on PATH
         #[arg(long)]
         program: Option<PathBuf>,
         /// A verification command, NAME=COMMAND; repeatable (replaces the detected ones)
@@ -233,7 +233,7 @@ pub async fn run(command: ProjectCommand, paths: &Paths) -> Result<bool> {
                 .map(|a| {
                     AgentKind::parse(a.trim()).ok_or_else(|| {
                         Error::InvalidInput(format!(
-                            "--agent {a:?}: choose builtin, claude-code or codex"
+                            "--agent {a:?}: choose builtin, claude-code, codex, opencode or gemini-cli"
                         ))
                     })
                 })

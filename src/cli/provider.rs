@@ -22,7 +22,7 @@ pub enum ProviderCommand {
         /// Its name in the window, as you would write it ("My models"); the name above is its key
         #[arg(long)]
         title: Option<String>,
-        /// openai-compatible (OpenAI, OpenRouter, vLLM, LM Studio, llama.cpp), anthropic, ollama
+        /// openai-compatible (OpenAI, OpenRouter, vLLM, LM Studio, llama.cpp), anthropic, ollama, gemini (Gemini CLI sessions only)
         #[arg(long)]
         kind: String,
         /// e.g. https://api.openai.com/v1, https://api.anthropic.com, http://127.0.0.1:11434
@@ -84,7 +84,7 @@ pub async fn run(command: ProviderCommand, paths: &Paths) -> Result<bool> {
         } => {
             let kind = ProviderKind::parse(&kind).ok_or_else(|| {
                 Error::InvalidInput(format!(
-                    "unknown kind \"{kind}\": use openai-compatible, anthropic or ollama"
+                    "unknown kind \"{kind}\": use openai-compatible, anthropic, ollama or gemini"
                 ))
             })?;
             let input = ProviderInput {

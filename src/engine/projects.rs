@@ -10,6 +10,8 @@ use super::Handle;
 use crate::agent::builtin::Builtin;
 use crate::agent::claude_code::ClaudeCode;
 use crate::agent::codex::Codex;
+use crate::agent::gemini::GeminiCli;
+use crate::agent::opencode::OpenCode;
 use crate::agent::AgentRegistry;
 use crate::error::{Error, Result};
 use crate::events::Event;
@@ -29,6 +31,8 @@ pub(super) fn agents(services: &Arc<Services>) -> AgentRegistry {
     // Their programs: the project's setting, else PATH (an npm install's native binary).
     agents.register(Arc::new(ClaudeCode::new(None)));
     agents.register(Arc::new(Codex::new(None)));
+    agents.register(Arc::new(OpenCode::new(None)));
+    agents.register(Arc::new(GeminiCli::new(None)));
     agents
 }
 
@@ -485,7 +489,7 @@ impl Handle {
     }
 
     /// Every live session for the Sessions page: Healer's running ones, and — when Settings
-    /// allow watching them — the person's own Claude Code sessions that wrote within the
+    /// allow watching them — the person's own Claude Code and opencode sessions that wrote within the
     /// stuck limit of `now`, each with its last activity and loop verdict.
     pub fn live_sessions(
         &self,
@@ -523,6 +527,21 @@ impl Handle {
                 &self.inner.own_verdicts,
             ));
         }
+        if let (true, Some(db)) = (
+            settings.enabled && settings.watch_own_sessions,
+            self.inner.opencode_db.as_deref(),
+        ) {
+            let live_for = std::time::Duration::from_secs(u64::from(settings.zombie_after_secs));
+            live.extend(crate::steering::own_opencode::person_sessions(
+                db, now, live_for,
+            ));
+            // Healer's sessions first, then the person's, the newest first.
+            let first_person = live
+                .iter()
+                .position(|s| s.origin == SessionOrigin::Person)
+                .unwrap_or(live.len());
+            live[first_person..].sort_by(|a, b| b.last_activity_at.cmp(&a.last_activity_at));
+        }
         Ok(live)
     }
 
@@ -545,6 +564,7 @@ pub(super) async fn own_sessions_loop(handle: Handle, cancel: tokio_util::sync::
     let every = std::time::Duration::from_secs(OWN_SESSIONS_SETTING_SECS);
     let told = crate::steering::own::Told::default();
     let mut watch: Option<crate::steering::own::OwnWatch> = None;
+    let mut opencode: Option<crate::steering::own::OwnWatch> = None;
     loop {
         let on = handle
             .services
@@ -560,6 +580,20 @@ pub(super) async fn own_sessions_loop(handle: Handle, cancel: tokio_util::sync::
                 }
             }
             (false, true, _) => watch = None,
+            _ => {}
+        }
+        match (on, opencode.is_some(), handle.inner.opencode_db.as_deref()) {
+            (true, false, Some(db)) => {
+                match crate::steering::own_opencode::watch(
+                    handle.services.clone(),
+                    db,
+                    told.clone(),
+                ) {
+                    Ok(w) => opencode = Some(w),
+                    Err(e) => tracing::warn!("cannot watch your own opencode sessions: {e}"),
+                }
+            }
+            (false, true, _) => opencode = None,
             _ => {}
         }
         tokio::select! {

@@ -79,24 +79,34 @@ impl Handle {
         crate::spells::atif::write_session_trajectory(&self.services, session_id)
     }
 
-    /// The person's own Claude Code sessions Healer watched (when Settings allow watching),
-    /// from the last [`OWN_HISTORY_DAYS`] days, newest first, each with its loop verdict.
+    /// The person's own Claude Code and opencode sessions Healer watched (when Settings allow
+    /// watching), from the last [`OWN_HISTORY_DAYS`] days, newest first, each with its loop
+    /// verdict.
     pub fn own_session_history(&self) -> Result<Vec<crate::steering::LiveSession>> {
         let settings = self.services.store.steering_settings()?;
-        let (true, Some(root)) = (
-            settings.enabled && settings.watch_own_sessions,
-            self.inner.claude_projects.as_deref(),
-        ) else {
+        if !(settings.enabled && settings.watch_own_sessions) {
             return Ok(Vec::new());
-        };
-        let healer_ids = crate::steering::own::healer_agent_ids(&self.services)?;
-        Ok(crate::steering::own::person_sessions(
-            root,
-            chrono::Utc::now(),
-            std::time::Duration::from_secs(OWN_HISTORY_DAYS * 24 * 3600),
-            &healer_ids,
-            &self.inner.own_verdicts,
-        ))
+        }
+        let back = std::time::Duration::from_secs(OWN_HISTORY_DAYS * 24 * 3600);
+        let now = chrono::Utc::now();
+        let mut sessions = Vec::new();
+        if let Some(root) = self.inner.claude_projects.as_deref() {
+            let healer_ids = crate::steering::own::healer_agent_ids(&self.services)?;
+            sessions.extend(crate::steering::own::person_sessions(
+                root,
+                now,
+                back,
+                &healer_ids,
+                &self.inner.own_verdicts,
+            ));
+        }
+        if let Some(db) = self.inner.opencode_db.as_deref() {
+            sessions.extend(crate::steering::own_opencode::person_sessions(
+                db, now, back,
+            ));
+        }
+        sessions.sort_by(|a, b| b.last_activity_at.cmp(&a.last_activity_at));
+        Ok(sessions)
     }
 
     /// The editor command the person chose, if any.

@@ -80,7 +80,11 @@ impl Meter {
                 self.take_line();
             }
         } else if let Ok(value) = serde_json::from_slice::<Value>(&self.body) {
-            merge(&mut self.usage, &value);
+            match &value {
+                // Gemini's stream asked for without `alt=sse`: one JSON array of its chunks.
+                Value::Array(chunks) => chunks.iter().for_each(|c| merge(&mut self.usage, c)),
+                _ => merge(&mut self.usage, &value),
+            }
         }
         self.usage
     }
@@ -96,10 +100,19 @@ fn merge(usage: &mut Usage, event: &Value) {
             _ => inner.get("usage"),
         }
     });
+    let n = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
+    // Gemini: `usageMetadata` on its chunks (the last carries the whole call's counts).
+    if let Some(g) = event.get("usageMetadata").filter(|u| u.is_object()) {
+        let prompt = n(g.get("promptTokenCount"));
+        let completion = n(g.get("candidatesTokenCount")) + n(g.get("thoughtsTokenCount"));
+        usage.prompt_tokens = usage.prompt_tokens.max(prompt);
+        usage.completion_tokens = usage.completion_tokens.max(completion);
+        usage.cached_tokens = usage.cached_tokens.max(n(g.get("cachedContentTokenCount")));
+        return;
+    }
     let Some(u) = found.filter(|u| u.is_object()) else {
         return;
     };
-    let n = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
     let cache_read = n(u.get("cache_read_input_tokens"));
     let cache_made = n(u.get("cache_creation_input_tokens"));
     let prompt = n(u.get("input_tokens").or(u.get("prompt_tokens"))) + cache_read + cache_made;
@@ -136,6 +149,27 @@ mod tests {
             assert_eq!(usage.completion_tokens, 42);
             assert_eq!(usage.cached_tokens, 30);
         }
+    }
+
+    #[test]
+    fn a_gemini_stream_gives_its_last_chunks_usage() {
+        let mut meter = Meter::new(true);
+        meter.push(b"data: {\"candidates\":[],\"usageMetadata\":{\"promptTokenCount\":90,\"candidatesTokenCount\":3}}\r\n\r\n");
+        meter.push(b"data: {\"candidates\":[],\"usageMetadata\":{\"promptTokenCount\":90,\"candidatesTokenCount\":12,\"thoughtsTokenCount\":5,\"cachedContentTokenCount\":40}}\r\n\r\n");
+        let usage = meter.finish();
+        assert_eq!(
+            (
+                usage.prompt_tokens,
+                usage.completion_tokens,
+                usage.cached_tokens
+            ),
+            (90, 17, 40)
+        );
+        // Asked for without `alt=sse`, the same chunks come as one JSON array: counted alike.
+        let mut whole = Meter::new(false);
+        whole.push(br#"[{"usageMetadata":{"promptTokenCount":90,"candidatesTokenCount":3}},{"usageMetadata":{"promptTokenCount":90,"candidatesTokenCount":12}}]"#);
+        let usage = whole.finish();
+        assert_eq!((usage.prompt_tokens, usage.completion_tokens), (90, 12));
     }
 
     #[test]

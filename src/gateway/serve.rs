@@ -46,7 +46,7 @@ const MODEL_LISTS: [&str; 2] = ["/models", "/v1/models"];
 /// Whether `method` on `rest` (the path after the provider's base path) is a model request. A
 /// path with a dot segment, an encoded character or a backslash is never one: the URL library
 /// would resolve it to somewhere else.
-fn is_model_request(method: &hyper::Method, rest: &str) -> bool {
+fn is_model_request(method: &hyper::Method, rest: &str, kind: ProviderKind) -> bool {
     if rest.contains('%') || rest.contains('\\') {
         return false;
     }
@@ -56,14 +56,37 @@ fn is_model_request(method: &hyper::Method, rest: &str) -> bool {
     {
         return false;
     }
-    match *method {
-        hyper::Method::POST => MODEL_CALLS.contains(&rest),
-        hyper::Method::GET => MODEL_LISTS.contains(&rest),
+    // Each provider only its own API's calls: its key goes with them.
+    match (method, kind) {
+        (&hyper::Method::POST, ProviderKind::Gemini) => gemini_model(rest).is_some(),
+        (&hyper::Method::GET, ProviderKind::Gemini) => GEMINI_LISTS.contains(&rest),
+        (&hyper::Method::POST, _) => MODEL_CALLS.contains(&rest),
+        (&hyper::Method::GET, _) => MODEL_LISTS.contains(&rest),
         _ => false,
     }
 }
 
+/// Gemini's model calls name the model in the path: `/v1beta/models/<model>:<method>`.
+const GEMINI_METHODS: [&str; 3] = ["streamGenerateContent", "generateContent", "countTokens"];
+const GEMINI_LISTS: [&str; 2] = ["/v1beta/models", "/v1/models"];
+
+/// The model of a Gemini model call (`/v1beta/models/gemini-2.5-flash:generateContent`), when
+/// `rest` is exactly one: a plain model name and one of the calls, nothing else.
+fn gemini_model(rest: &str) -> Option<&str> {
+    let call = rest
+        .strip_prefix("/v1beta/models/")
+        .or_else(|| rest.strip_prefix("/v1/models/"))?;
+    let (model, method) = call.split_once(':')?;
+    let plain = !model.is_empty()
+        && model
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'));
+    (plain && GEMINI_METHODS.contains(&method)).then_some(model)
+}
+
 const X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
+/// Google's API key header (Gemini CLI sends its key, here the session's pass, in it).
+const X_GOOG_API_KEY: HeaderName = HeaderName::from_static("x-goog-api-key");
 
 pub(super) async fn serve(
     listener: tokio::net::TcpListener,
@@ -112,10 +135,13 @@ fn refuse(status: StatusCode, kind: &str, message: &str) -> Response<Body> {
     response
 }
 
-/// The pass a request carries: as an API key (`x-api-key`) or a bearer token.
+/// The pass a request carries: as an API key (`x-api-key`, `x-goog-api-key`) or a bearer
+/// token.
 fn pass_of(headers: &HeaderMap) -> Option<&str> {
-    if let Some(key) = headers.get(X_API_KEY).and_then(|v| v.to_str().ok()) {
-        return Some(key.trim());
+    for header in [X_API_KEY, X_GOOG_API_KEY] {
+        if let Some(key) = headers.get(header).and_then(|v| v.to_str().ok()) {
+            return Some(key.trim());
+        }
     }
     headers
         .get(AUTHORIZATION)
@@ -177,7 +203,7 @@ async fn forward(
     };
     let allowed = path
         .strip_prefix(base_path)
-        .is_some_and(|rest| is_model_request(request.method(), rest));
+        .is_some_and(|rest| is_model_request(request.method(), rest, grant.spec.kind));
     if !allowed {
         return Err(not_passed());
     }
@@ -202,10 +228,18 @@ async fn forward(
         })?
         .to_bytes();
     let mut json = serde_json::from_slice::<serde_json::Value>(&body).ok();
-    let model = json
-        .as_ref()
-        .and_then(|v| v.get("model").and_then(|m| m.as_str()).map(str::to_string))
-        .unwrap_or_default();
+    // Gemini names the model in the path, which is what the provider charges for; a `model`
+    // in its body would only be what the agent says.
+    let model = match grant.spec.kind {
+        ProviderKind::Gemini => path
+            .strip_prefix(base_path)
+            .and_then(gemini_model)
+            .map(str::to_string),
+        _ => json
+            .as_ref()
+            .and_then(|v| v.get("model").and_then(|m| m.as_str()).map(str::to_string)),
+    }
+    .unwrap_or_default();
     // A streamed chat completion reports its usage only when asked to: it is always asked,
     // so the meter counts what the stream spent.
     let body = match json.as_mut() {
@@ -290,6 +324,7 @@ fn outgoing_headers(incoming: &HeaderMap, grant: &Grant) -> HeaderMap {
         let dropped = hop_by_hop(name)
             || name == AUTHORIZATION
             || name == X_API_KEY
+            || name == X_GOOG_API_KEY
             || name == hyper::header::HOST
             || name == hyper::header::ACCEPT_ENCODING;
         if !dropped {
@@ -299,6 +334,7 @@ fn outgoing_headers(incoming: &HeaderMap, grant: &Grant) -> HeaderMap {
     if let Some(key) = &grant.spec.key {
         let (name, value) = match grant.spec.kind {
             ProviderKind::Anthropic => (X_API_KEY, key.expose().to_string()),
+            ProviderKind::Gemini => (X_GOOG_API_KEY, key.expose().to_string()),
             _ => (AUTHORIZATION, format!("Bearer {}", key.expose())),
         };
         if let Ok(mut value) = HeaderValue::from_str(&value) {
@@ -322,4 +358,52 @@ fn hop_by_hop(name: &HeaderName) -> bool {
     .contains(name)
         || name.as_str() == "keep-alive"
         || name.as_str() == "proxy-connection"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_gemini_provider_passes_only_gemini_model_calls_and_the_others_never_them() {
+        let post = hyper::Method::POST;
+        let gemini = ProviderKind::Gemini;
+        for call in [
+            "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
+            "/v1beta/models/scripted:generateContent",
+            "/v1/models/gemini-2.5-pro:countTokens",
+        ] {
+            assert!(is_model_request(&post, call, gemini), "{call}");
+            assert!(
+                !is_model_request(&post, call, ProviderKind::OpenaiCompatible),
+                "{call}"
+            );
+        }
+        for not_a_call in [
+            "/v1beta/models/gemini:embedContent",
+            "/v1beta/files",
+            "/v1beta/models/../files:generateContent",
+            "/v1beta/models/a/b:generateContent",
+            "/v1beta/models/:generateContent",
+            "/v1beta/models/x%2F:generateContent",
+            "/chat/completions",
+            "/v1/messages",
+        ] {
+            assert!(!is_model_request(&post, not_a_call, gemini), "{not_a_call}");
+        }
+        assert!(is_model_request(
+            &hyper::Method::GET,
+            "/v1beta/models",
+            gemini
+        ));
+        assert!(!is_model_request(
+            &hyper::Method::DELETE,
+            "/v1beta/models/x:generateContent",
+            gemini
+        ));
+        assert_eq!(
+            gemini_model("/v1beta/models/gemini-2.5-flash:streamGenerateContent"),
+            Some("gemini-2.5-flash")
+        );
+    }
 }

@@ -15,13 +15,17 @@ pub enum ProviderKind {
     Anthropic,
     /// A local Ollama server: chat over its OpenAI-compatible /v1, models from /api/tags.
     Ollama,
+    /// Google's Gemini API (`generateContent`): for Gemini CLI sessions through Healer's model
+    /// gateway; Healer's own repairs do not call it.
+    Gemini,
 }
 
 impl ProviderKind {
-    pub const ALL: [ProviderKind; 3] = [
+    pub const ALL: [ProviderKind; 4] = [
         ProviderKind::OpenaiCompatible,
         ProviderKind::Anthropic,
         ProviderKind::Ollama,
+        ProviderKind::Gemini,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -29,6 +33,7 @@ impl ProviderKind {
             ProviderKind::OpenaiCompatible => "openai-compatible",
             ProviderKind::Anthropic => "anthropic",
             ProviderKind::Ollama => "ollama",
+            ProviderKind::Gemini => "gemini",
         }
     }
 
@@ -38,6 +43,7 @@ impl ProviderKind {
             "openai-compatible" | "openai" => Some(ProviderKind::OpenaiCompatible),
             "anthropic" => Some(ProviderKind::Anthropic),
             "ollama" => Some(ProviderKind::Ollama),
+            "gemini" | "google" => Some(ProviderKind::Gemini),
             _ => None,
         }
     }
@@ -47,6 +53,7 @@ impl ProviderKind {
             ProviderKind::OpenaiCompatible => "https://api.openai.com/v1",
             ProviderKind::Anthropic => "https://api.anthropic.com",
             ProviderKind::Ollama => super::ollama::DEFAULT_URL,
+            ProviderKind::Gemini => "https://generativelanguage.googleapis.com",
         }
     }
 
@@ -56,6 +63,7 @@ impl ProviderKind {
             ProviderKind::OpenaiCompatible => Some("OPENAI_API_KEY"),
             ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY"),
             ProviderKind::Ollama => None,
+            ProviderKind::Gemini => Some("GEMINI_API_KEY"),
         }
     }
 
@@ -282,7 +290,8 @@ mod tests {
             ProviderKind::parse("Anthropic"),
             Some(ProviderKind::Anthropic)
         );
-        assert_eq!(ProviderKind::parse("gemini"), None);
+        assert_eq!(ProviderKind::parse("gemini"), Some(ProviderKind::Gemini));
+        assert_eq!(ProviderKind::parse("cohere"), None);
     }
 
     #[test]

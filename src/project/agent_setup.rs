@@ -26,6 +26,8 @@ pub fn marks(instance: &str, session_id: i64) -> Vec<(String, String)> {
     ]
 }
 
+pub use crate::agent::AGENT_HOME_VAR;
+
 /// Where an external agent keeps its own settings for a project, in Healer's data folder
 /// (never under /tmp: Codex refuses to keep its sandbox helper there).
 pub fn agent_home(data_dir: &Path, project_id: i64, kind: AgentKind) -> PathBuf {
@@ -47,6 +49,11 @@ pub fn agent_env(
     let mut env = marks.to_vec();
     match settings.agent {
         AgentKind::Codex => env.push(("CODEX_HOME".to_string(), home.display().to_string())),
+        // Their settings, sessions and caches live in the folder Healer keeps for them
+        // (the adapters point XDG_* / GEMINI_CLI_HOME there).
+        AgentKind::OpenCode | AgentKind::GeminiCli => {
+            env.push((AGENT_HOME_VAR.to_string(), home.display().to_string()));
+        }
         AgentKind::ClaudeCode if settings.agent_provider.is_some() => {
             env.push(("CLAUDE_CONFIG_DIR".to_string(), home.display().to_string()));
         }
@@ -102,6 +109,18 @@ pub fn wire_mismatch(agent: AgentKind, kind: ProviderKind) -> Option<&'static st
             "Codex speaks only OpenAI's Responses API; choose an OpenAI-compatible provider \
              or Ollama",
         ),
+        (AgentKind::OpenCode, ProviderKind::Anthropic | ProviderKind::Gemini) => Some(
+            "opencode is given OpenAI's Chat Completions API by Healer; choose an \
+             OpenAI-compatible provider or Ollama",
+        ),
+        (AgentKind::GeminiCli, ProviderKind::Gemini) => None,
+        (AgentKind::GeminiCli, _) => {
+            Some("Gemini CLI speaks only Google's Gemini API; choose a Gemini API provider")
+        }
+        (AgentKind::Codex, ProviderKind::Gemini) => Some(
+            "Codex speaks only OpenAI's Responses API; choose an OpenAI-compatible provider \
+             or Ollama",
+        ),
         _ => None,
     }
 }
@@ -115,6 +134,11 @@ fn kept_in_home(kind: AgentKind) -> &'static [&'static str] {
     match kind {
         // Its config is rewritten by Healer from a few model keys (see the Codex adapter).
         AgentKind::Codex => &["sessions", "auth.json", "config.toml"],
+        // Its sessions' database (for a resume); its config is Healer's, written each session.
+        AgentKind::OpenCode => &["data"],
+        // Its home (`GEMINI_CLI_HOME`): the adapter keeps only its chats (for a resume) and
+        // writes its settings each session (`agent::gemini::HOME_FOLDER`).
+        AgentKind::GeminiCli => &["gemini"],
         _ => &["projects"],
     }
 }
@@ -148,7 +172,7 @@ pub fn fresh_home(home: &Path, kind: AgentKind) -> std::io::Result<()> {
             _ => false,
         };
         if keep {
-            if is_folder && kind != AgentKind::Codex {
+            if is_folder && kind == AgentKind::ClaudeCode {
                 only_transcripts(&path)?;
             }
             continue;

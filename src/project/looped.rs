@@ -5,12 +5,13 @@
 //! built-in agent: its next model call). Past `max_loop_messages` a loop is recorded only:
 //! an agent that ignores three messages is not helped by a fourth.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use super::run::Ctx;
+use crate::agent::{Agent, ModelEndpoint, SessionEnd};
 use crate::error::Result;
 use crate::looping::{Detection, Detector};
-use crate::session::{AgentKind, SessionStep};
+use crate::session::{AgentKind, SessionStatus, SessionStep};
 use crate::store::{NewSteeringEntry, SteeringKind, SteeringOrigin};
 
 /// The detector's state for one running session.
@@ -20,13 +21,58 @@ pub(super) struct LiveLoops {
     told: Mutex<u32>,
 }
 
+/// Times one session resumes its agent to deliver steering messages after a turn.
+const MAX_RESUMES: u32 = 3;
+
 impl Ctx<'_> {
+    /// An agent that can only be told between turns (Codex; or any agent a message reached
+    /// too late for its hooks) is resumed with the messages waiting when its turn ends, at
+    /// most [`MAX_RESUMES`] times.
+    pub(super) async fn resume_with_messages(
+        &self,
+        agent: Arc<dyn Agent>,
+        endpoint: Option<ModelEndpoint>,
+        mut end: SessionEnd,
+    ) -> Result<SessionEnd> {
+        if self.project.settings.agent == AgentKind::Builtin {
+            return Ok(end);
+        }
+        let store = &self.projects.services.store;
+        for _ in 0..MAX_RESUMES {
+            let Some(id) = end.agent_session_id.clone() else {
+                break;
+            };
+            if end.status != SessionStatus::Finished
+                || self.cancel.is_cancelled()
+                || !store.steering_waiting(self.session_id)?
+            {
+                break;
+            }
+            let messages = store.take_steering_messages(self.session_id, "resume")?;
+            let text = messages
+                .iter()
+                .map(|m| m.for_agent())
+                .collect::<Vec<_>>()
+                .join("\n\n");
+            if text.is_empty() {
+                break;
+            }
+            self.note("Resuming the agent with a message for it.")?;
+            end = self
+                .run_agent(agent.clone(), text, endpoint.clone(), Some(id))
+                .await?;
+        }
+        Ok(end)
+    }
+
     /// Whether steering can put a message into this session while it runs: the built-in
     /// agent (its next user message), Claude Code when its hooks are in place (before its next
     /// step), Codex (resumed with the message after its turn).
     pub(super) fn can_be_told(&self) -> bool {
         match self.project.settings.agent {
-            AgentKind::Builtin | AgentKind::Codex => true,
+            AgentKind::Builtin | AgentKind::Codex | AgentKind::OpenCode | AgentKind::GeminiCli => {
+                true
+            }
             AgentKind::ClaudeCode => self.agent_settings.get().is_some(),
         }
     }

@@ -58,9 +58,10 @@ impl Ctx<'_> {
         let kind = settings.agent;
         // Claude Code on the person's own login uses their own folder: not Healer's to clear.
         let healers = match kind {
-            AgentKind::Codex => true,
+            // Codex, opencode and Gemini CLI always run in a folder Healer keeps for them.
+            AgentKind::Codex | AgentKind::OpenCode | AgentKind::GeminiCli => true,
             AgentKind::ClaudeCode => settings.agent_provider.is_some(),
-            _ => false,
+            AgentKind::Builtin => false,
         };
         if !healers {
             return Ok(());

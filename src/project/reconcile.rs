@@ -200,6 +200,8 @@ mod tests {
             started_at: "2026-11-28T10:00:00.000Z".to_string(),
             ended_at: Some("2026-11-28T10:05:00.000Z".to_string()),
             resumed_from: None,
+            agent_version: None,
+            raw_lines: 0,
         }
     }
 

@@ -36,8 +36,6 @@ const AGENT_GRACE: Duration = Duration::from_secs(30);
 const CANCEL_WAIT: Duration = Duration::from_secs(10);
 /// The most of one step's text that is stored (an agent's tool output can be huge).
 const MAX_STEP_CHARS: usize = 64 * 1024;
-/// Times one session resumes its agent to deliver steering messages after a turn.
-const MAX_RESUMES: u32 = 3;
 /// Lines of a failed command's output kept as the failure's evidence.
 const EVIDENCE_LINES: usize = 60;
 
@@ -61,6 +59,11 @@ pub(super) struct Ctx<'a> {
     /// Healer's settings layer for the agent (Claude Code's steering hooks), set once before
     /// it starts; unset: no hooks reach this session.
     pub agent_settings: std::sync::OnceLock<serde_json::Value>,
+    /// What the agent's program said its version was (read once, as the session starts).
+    pub version: std::sync::OnceLock<Option<String>>,
+    /// Steps of the agent's own it reported, and lines of its stream Healer did not understand.
+    pub understood: std::sync::atomic::AtomicU32,
+    pub raw: std::sync::atomic::AtomicU32,
 }
 
 /// A session the healer service (or steering) starts with its own message instead of the
@@ -107,6 +110,9 @@ pub(super) async fn run_session(
         cancel,
         loops: super::looped::LiveLoops::default(),
         agent_settings: std::sync::OnceLock::new(),
+        version: std::sync::OnceLock::new(),
+        understood: std::sync::atomic::AtomicU32::new(0),
+        raw: std::sync::atomic::AtomicU32::new(0),
     };
     let ending = match drive(&ctx, agent).await {
         Ok(ending) => ending,
@@ -261,6 +267,14 @@ async fn drive(ctx: &Ctx<'_>, agent: Arc<dyn Agent>) -> Result<Ending> {
     let hooked = match settings.agent {
         AgentKind::ClaudeCode => ctx.install_hooks(asking),
         AgentKind::Codex if asking => ctx.install_hooks(asking),
+        // opencode cannot ask from a session Healer runs: the project's choice becomes its own
+        // permission table (Gemini CLI's becomes its allowed tools, in the spec).
+        AgentKind::OpenCode => {
+            let _ = ctx
+                .agent_settings
+                .set(crate::agent::opencode::agent_settings(settings));
+            true
+        }
         _ => true,
     };
     if asking && !hooked {
@@ -463,49 +477,9 @@ impl Ctx<'_> {
         Ok(Some(result))
     }
 
-    /// An agent that can only be told between turns (Codex; or any agent a message reached
-    /// too late for its hooks) is resumed with the messages waiting when its turn ends, at
-    /// most [`MAX_RESUMES`] times.
-    async fn resume_with_messages(
-        &self,
-        agent: Arc<dyn Agent>,
-        endpoint: Option<ModelEndpoint>,
-        mut end: SessionEnd,
-    ) -> Result<SessionEnd> {
-        if self.project.settings.agent == AgentKind::Builtin {
-            return Ok(end);
-        }
-        let store = &self.projects.services.store;
-        for _ in 0..MAX_RESUMES {
-            let Some(id) = end.agent_session_id.clone() else {
-                break;
-            };
-            if end.status != SessionStatus::Finished
-                || self.cancel.is_cancelled()
-                || !store.steering_waiting(self.session_id)?
-            {
-                break;
-            }
-            let messages = store.take_steering_messages(self.session_id, "resume")?;
-            let text = messages
-                .iter()
-                .map(|m| m.for_agent())
-                .collect::<Vec<_>>()
-                .join("\n\n");
-            if text.is_empty() {
-                break;
-            }
-            self.note("Resuming the agent with a message for it.")?;
-            end = self
-                .run_agent(agent.clone(), text, endpoint.clone(), Some(id))
-                .await?;
-        }
-        Ok(end)
-    }
-
     /// Run the agent, storing what it reports as it happens; its own time limit is backed by
     /// the runner's.
-    async fn run_agent(
+    pub(super) async fn run_agent(
         &self,
         agent: Arc<dyn Agent>,
         prompt: String,
@@ -514,6 +488,13 @@ impl Ctx<'_> {
     ) -> Result<SessionEnd> {
         let settings = &self.project.settings;
         let time_limit = Duration::from_secs(u64::from(settings.agent_time_limit_secs));
+        let program = settings
+            .agent_program
+            .as_deref()
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from);
+        self.read_version(agent.as_ref(), program.as_deref()).await;
         let spec = SessionSpec {
             session_id: self.session_id,
             cwd: self.worktree.clone(),
@@ -521,24 +502,24 @@ impl Ctx<'_> {
             resume,
             // While the agent must ask, no tool runs on Claude Code's own say-so: each call is
             // let through by Healer's hook alone, so a hook that fails lets nothing through.
-            allowed_tools: if settings.approvals.preset == crate::approval::Preset::NeverAsk {
-                settings.allowed_tools.clone()
-            } else {
-                Vec::new()
+            allowed_tools: match (agent.kind(), settings.approvals.preset) {
+                // Gemini CLI cannot ask: what it may do is its list of allowed tools.
+                (AgentKind::GeminiCli, preset) => crate::agent::gemini::allowed_tools(
+                    preset,
+                    &super::followed::runs_freely(settings),
+                ),
+                (_, crate::approval::Preset::NeverAsk) => settings.allowed_tools.clone(),
+                _ => Vec::new(),
             },
             env: self.spec_env(),
-            program: settings
-                .agent_program
-                .as_deref()
-                .map(str::trim)
-                .filter(|p| !p.is_empty())
-                .map(PathBuf::from),
+            program,
             model: settings.model.clone().filter(|m| !m.trim().is_empty()),
             endpoint,
             agent_settings: self.agent_settings.get().cloned(),
             time_limit,
             groups: Some(self.projects.services.paths.groups_dir()),
         };
+        let kind = agent.kind();
         let (tx, mut rx) = mpsc::unbounded_channel::<AgentUpdate>();
         let agent_cancel = self.cancel.child_token();
         let stopper = agent_cancel.clone();
@@ -571,9 +552,12 @@ impl Ctx<'_> {
             }
         };
         let (end, ()) = tokio::join!(running, consume);
-        end.map(|end| SessionEnd {
-            summary: self.scrub(&end.summary),
-            ..end
+        end.map(|end| {
+            let end = self.followed(kind, end);
+            SessionEnd {
+                summary: self.scrub(&end.summary),
+                ..end
+            }
         })
     }
 
@@ -592,7 +576,12 @@ impl Ctx<'_> {
                     .as_deref(),
             ),
             AgentUpdate::Process { pgid } => store.set_session_process(self.session_id, Some(pgid)),
+            AgentUpdate::Raw(line) => self.take_raw(&line),
             AgentUpdate::Step(step) => {
+                if step.source == StepSource::Agent {
+                    self.understood
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
                 self.alive("a new step");
                 // Seen before it is stored: the step may be cut for storage, the detector
                 // compares whole results.
@@ -645,7 +634,7 @@ impl Ctx<'_> {
     }
 }
 
-fn system_step(text: String) -> SessionStep {
+pub(super) fn system_step(text: String) -> SessionStep {
     SessionStep {
         at: crate::store::now(),
         source: StepSource::System,

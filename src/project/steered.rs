@@ -59,11 +59,26 @@ impl Projects {
             if silent < limit {
                 continue;
             }
-            let reason = format!(
-                "The agent produced nothing new for {} (the limit is {})",
-                span(silent.num_seconds()),
-                span(limit.num_seconds())
-            );
+            let reason =
+                if session.raw_lines > 0 {
+                    // Lines kept coming, none Healer could read: the agent is named with its
+                    // version, as an update of it is the likely cause.
+                    format!(
+                    "Healer could not follow {} for {}: nothing it wrote in that time was of a \
+                     kind Healer knows ({} {} of its output not understood; the limit is {})",
+                    crate::agent::installed::named(session.agent, session.agent_version.as_deref()),
+                    span(silent.num_seconds()),
+                    session.raw_lines,
+                    if session.raw_lines == 1 { "line" } else { "lines" },
+                    span(limit.num_seconds())
+                )
+                } else {
+                    format!(
+                        "The agent produced nothing new for {} (the limit is {})",
+                        span(silent.num_seconds()),
+                        span(limit.num_seconds())
+                    )
+                };
             tracing::warn!(session_id = id, "{reason}; ending it as stuck");
             if self.end_session(id, SessionStop::Stuck { reason }).is_ok() {
                 ended.push(id);

@@ -8,8 +8,6 @@ use std::path::Path;
 use super::agent_setup::wire_mismatch;
 use super::validate::problem;
 use crate::agent::agent_name;
-use crate::agent::claude_code::ClaudeCode;
-use crate::agent::codex::Codex;
 use crate::agent::installed::not_installed;
 use crate::llm::Provider;
 use crate::session::AgentKind;
@@ -63,11 +61,7 @@ pub(super) fn program(s: &ProjectSettings) -> Vec<FieldProblem> {
             .map(|w| vec![problem("agent_program", w)])
             .unwrap_or_default();
     }
-    let found = match s.agent {
-        AgentKind::ClaudeCode => ClaudeCode::new(None).program(None),
-        AgentKind::Codex => Codex::new(None).program(None),
-        AgentKind::Builtin => None,
-    };
+    let found = crate::agent::cli(s.agent, None).and_then(|agent| agent.program_for(None));
     if found.is_none() {
         return vec![problem("agent", not_installed(s.agent))];
     }
@@ -104,6 +98,22 @@ pub(super) fn model(s: &ProjectSettings, providers: &[Provider]) -> Vec<FieldPro
                 "A model's name has no spaces, such as claude-sonnet-4-5 or gpt-5-codex",
             ));
         }
+    }
+    // opencode and Gemini CLI are told the model by name; on a provider of Healer's they have
+    // no default of their own to fall back on.
+    let named = s.model.as_deref().is_some_and(|m| !m.trim().is_empty());
+    if matches!(s.agent, AgentKind::OpenCode | AgentKind::GeminiCli)
+        && s.agent_provider.is_some()
+        && !named
+    {
+        problems.push(problem(
+            "model",
+            format!(
+                "Name the model {} should use on this provider, such as gpt-5-mini or \
+                 gemini-2.5-flash",
+                agent_name(s.agent)
+            ),
+        ));
     }
     problems
 }

@@ -195,6 +195,13 @@ impl Spell for MinimalSubagent {
     }
 
     async fn cast(&self, cx: &SpellContext<'_>) -> Result<SpellReport> {
+        // A fallback that cannot run is not tried: its own failure ("no model is configured")
+        // would stand in place of the reason the person needs to read.
+        if let Err(e) = cx.services.llm.resolve_tier(cx.project.settings.tier) {
+            return Ok(SpellReport::not_done(format!(
+                "Healer's built-in agent was not tried in its place: {e}"
+            )));
+        }
         let task = cx.context.task.as_ref();
         let mut message = format!(
             "Task: {}\n{}\n\n{}",

@@ -175,6 +175,18 @@ pub struct OwnWatch {
     task: tokio::task::JoinHandle<()>,
 }
 
+impl OwnWatch {
+    pub(crate) fn new(
+        debouncer: Debouncer<RecommendedWatcher, RecommendedCache>,
+        task: tokio::task::JoinHandle<()>,
+    ) -> OwnWatch {
+        OwnWatch {
+            _debouncer: debouncer,
+            task,
+        }
+    }
+}
+
 impl Drop for OwnWatch {
     fn drop(&mut self) {
         self.task.abort();
@@ -184,6 +196,16 @@ impl Drop for OwnWatch {
 /// Transcripts the person was already told about (one notification per session).
 #[derive(Default, Clone)]
 pub struct Told(Arc<Mutex<HashSet<PathBuf>>>);
+
+impl Told {
+    /// Whether `session` was not told about before; from now on it has been.
+    pub(crate) fn first_time(&self, session: &Path) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(session.to_path_buf())
+    }
+}
 
 /// Watch `root` (created when missing): a transcript that changed is checked, and a loop is
 /// told to the person once per session.

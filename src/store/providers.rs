@@ -195,6 +195,7 @@ fn kind_str(kind: ProviderKind) -> &'static str {
         ProviderKind::OpenaiCompatible => "openai_compatible",
         ProviderKind::Anthropic => "anthropic",
         ProviderKind::Ollama => "ollama",
+        ProviderKind::Gemini => "gemini",
     }
 }
 

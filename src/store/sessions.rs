@@ -34,6 +34,11 @@ pub struct SessionRecord {
     pub ended_at: Option<String>,
     /// The earlier session of the task this one resumed (with a message), if it did.
     pub resumed_from: Option<i64>,
+    /// What the agent's program said its version was when the session started
+    /// (`2.1.328 (Claude Code)`), when it is a CLI that says one.
+    pub agent_version: Option<String>,
+    /// Lines of the agent's stream Healer did not understand (kept as raw steps).
+    pub raw_lines: u32,
 }
 
 /// A session for the history on the Sessions page: with its project's name and the model
@@ -77,7 +82,7 @@ pub struct StoredStep {
 
 const COLUMNS: &str = "id, project_id, task_id, task_title, agent, status, worktree, branch, \
      base_commit, pgid, agent_session_id, transcript, exit_code, summary, commit_id, merged, \
-     started_at, ended_at, resumed_from";
+     started_at, ended_at, resumed_from, agent_version, raw_lines";
 
 pub(crate) fn status_str(status: SessionStatus) -> &'static str {
     match status {
@@ -172,14 +177,16 @@ impl Store {
                        FROM session_steps s WHERE s.session_id = agent_sessions.id)
              FROM agent_sessions ORDER BY id DESC LIMIT ?1"
         );
+        // The two columns after the session's own.
+        let after = COLUMNS.split(',').count();
         self.call(|c| {
             let mut stmt = c.prepare_cached(&sql)?;
             let rows = stmt
                 .query_map([limit], |r| {
-                    let tokens: i64 = r.get(20)?;
+                    let tokens: i64 = r.get(after + 1)?;
                     Ok(PastSession {
                         session: session_from_row(r)?,
-                        project_name: r.get::<_, Option<String>>(19)?.unwrap_or_default(),
+                        project_name: r.get::<_, Option<String>>(after)?.unwrap_or_default(),
                         tokens: u64::try_from(tokens).unwrap_or(0),
                         cost_usd: None,
                     })
@@ -265,6 +272,28 @@ impl Store {
             )
         })?;
         Ok(())
+    }
+
+    /// The version the agent's program said it was, read as the session starts.
+    pub fn set_agent_version(&self, id: i64, version: &str) -> Result<()> {
+        self.call(|c| {
+            c.execute(
+                "UPDATE agent_sessions SET agent_version = ?2 WHERE id = ?1",
+                params![id, version],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// One more line of the agent's stream Healer did not understand; the count so far.
+    pub fn count_raw_line(&self, id: i64) -> Result<u32> {
+        self.call(|c| {
+            c.query_row(
+                "UPDATE agent_sessions SET raw_lines = raw_lines + 1 WHERE id = ?1 RETURNING raw_lines",
+                [id],
+                |r| r.get(0),
+            )
+        })
     }
 
     pub fn set_agent_session(
@@ -448,5 +477,7 @@ fn session_from_row(r: &Row<'_>) -> rusqlite::Result<SessionRecord> {
         started_at: r.get(16)?,
         ended_at: r.get(17)?,
         resumed_from: r.get(18)?,
+        agent_version: r.get(19)?,
+        raw_lines: r.get(20)?,
     })
 }

@@ -25,8 +25,9 @@ pub struct SteeringSettings {
     /// How often the steering model looks at each task in progress (per task, counted from
     /// its last look, or from the session's start).
     pub judge_every_secs: u32,
-    /// Also watch the Claude Code sessions the person runs themselves (`~/.claude/projects`):
-    /// shown with their loop verdicts, never written into. Off unless the person turns it on.
+    /// Also watch the Claude Code and opencode sessions the person runs themselves
+    /// (`~/.claude/projects`, opencode's database): shown with their loop verdicts, never
+    /// written into. Off unless the person turns it on.
     pub watch_own_sessions: bool,
 }
 

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use healer::agent::claude_code::{transcript, ClaudeCode, DEFAULT_ALLOWED_TOOLS};
-use healer::agent::{AgentUpdate, SessionSpec};
+use healer::agent::{Agent, AgentUpdate, SessionSpec};
 use healer::session::{SessionStatus, StepKind, StepSource, StepUsage};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;

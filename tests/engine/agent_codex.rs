@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use healer::agent::codex::{rollout, Codex, CodexProvider, CodexSettings};
-use healer::agent::{AgentUpdate, SessionSpec};
+use healer::agent::{Agent, AgentUpdate, SessionSpec};
 use healer::session::{SessionStatus, StepKind, StepSource, StepUsage};
 use tokio_util::sync::CancellationToken;
 

@@ -56,6 +56,20 @@ pub fn codex() -> PathBuf {
     )
 }
 
+/// The real opencode binary (1.18.33, native, not the node wrapper).
+pub fn opencode() -> PathBuf {
+    pinned("HEALER_TEST_OPENCODE", "opencode-linux-x64/bin/opencode")
+}
+
+/// The real Gemini CLI (0.61.0): a Node program (`bundle/gemini.js`), run by the node on PATH.
+pub fn gemini() -> PathBuf {
+    // `gemini --version` (read as a session starts, with the test's environment) relaunches
+    // itself as a second Node process without this: twice the start-up, past the version
+    // read's limit on a loaded machine.
+    std::env::set_var("GEMINI_CLI_NO_RELAUNCH", "true");
+    pinned("HEALER_TEST_GEMINI", "@google/gemini-cli/bundle/gemini.js")
+}
+
 /// A temp folder with a git repository (`repo/`, one commit holding hello.txt) and an empty
 /// home for the agent (`home/`).
 pub struct Workspace {

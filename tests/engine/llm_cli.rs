@@ -112,9 +112,9 @@ fn a_person_adds_a_provider_tests_it_maps_tiers_and_reads_usage() {
     assert_eq!(usage["total"]["calls"], 0);
     assert_eq!(usage["budgets"]["per_day_tokens"], 1_000_000);
 
-    let bad_kind = healer(&paths, &["provider", "add", "x", "--kind", "gemini"], &[]);
+    let bad_kind = healer(&paths, &["provider", "add", "x", "--kind", "cohere"], &[]);
     assert_eq!(bad_kind.status.code(), Some(1));
-    assert!(text(&bad_kind.stderr).contains("use openai-compatible, anthropic or ollama"));
+    assert!(text(&bad_kind.stderr).contains("use openai-compatible, anthropic, ollama or gemini"));
 
     let removed = healer(&paths, &["provider", "remove", "router"], &[]);
     assert_eq!(removed.status.code(), Some(0), "{}", text(&removed.stderr));

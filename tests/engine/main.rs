@@ -4,7 +4,10 @@
 mod agent_claude;
 mod agent_codex;
 mod agent_fixtures;
+mod agent_gemini;
+mod agent_opencode;
 mod agent_transcripts;
+mod agent_updates;
 mod approvals;
 mod architecture;
 mod breakers_at_defaults;

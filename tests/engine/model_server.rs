@@ -321,7 +321,15 @@ fn answer(state: &Arc<Mutex<State>>, seen: &Seen) -> Reply {
     }
     let anthropic = is_anthropic(seen);
     if let Some(expected) = &state.key {
-        let given = if anthropic {
+        if gemini::is_gemini(seen) {
+            let given = seen.header("x-goog-api-key").unwrap_or_default();
+            if given != expected {
+                return gemini::error(400, "API key not valid. Please pass a valid API key.");
+            }
+        }
+        let given = if gemini::is_gemini(seen) {
+            expected.clone()
+        } else if anthropic {
             seen.header("x-api-key").unwrap_or_default().to_string()
         } else {
             seen.header("authorization")
@@ -385,6 +393,9 @@ fn answer(state: &Arc<Mutex<State>>, seen: &Seen) -> Reply {
         };
     }
     if let Some(side) = claude_code_side_request(seen, anthropic) {
+        return side;
+    }
+    if let Some(side) = gemini::side_request(seen) {
         return side;
     }
     state.replies.pop_front().unwrap_or_else(|| Reply::Status {
@@ -576,7 +587,9 @@ fn measured(reply: Reply, request_bytes: usize) -> (Reply, Option<Tokens>) {
                             "input_tokens" if anthropic => t.prompt - t.cached,
                             "input_tokens" => t.prompt,
                             "completion_tokens" | "output_tokens" => t.completion,
-                            "total_tokens" => t.total(),
+                            "total_tokens" | "totalTokenCount" => t.total(),
+                            "promptTokenCount" => t.prompt,
+                            "candidatesTokenCount" => t.completion,
                             "cached_tokens" | "cache_read_input_tokens" => t.cached,
                             _ => {
                                 patch(v, t, true);
@@ -587,7 +600,7 @@ fn measured(reply: Reply, request_bytes: usize) -> (Reply, Option<Tokens>) {
                     }
                 } else {
                     for (k, v) in map.iter_mut() {
-                        patch(v, t, k == "usage");
+                        patch(v, t, k == "usage" || k == "usageMetadata");
                     }
                 }
             }
@@ -978,6 +991,112 @@ pub mod responses {
 }
 
 /// Wait until `f` holds (bounded).
+/// Google's Gemini API (`POST /v1beta/models/<model>:streamGenerateContent?alt=sse`), as Gemini
+/// CLI reads it: the model's parts in chunks, the last with `finishReason` and `usageMetadata`
+/// (rewritten with measured counts). The key comes in `x-goog-api-key`.
+pub mod gemini {
+    use super::*;
+
+    pub fn is_gemini(seen: &Seen) -> bool {
+        seen.path.starts_with("/v1beta/")
+    }
+
+    /// The model a request names in its path.
+    pub fn model(seen: &Seen) -> Option<&str> {
+        let rest = seen.path.strip_prefix("/v1beta/models/")?;
+        rest.split(':').next()
+    }
+
+    /// One event (Google ends them with `\r\n\r\n`; the usage rewriting keeps `\n` only).
+    fn event(value: Value) -> String {
+        format!("data: {value}\n\n")
+    }
+
+    fn chunk(parts: Vec<Value>, last: Option<Tokens>) -> String {
+        let mut candidate = json!({"content": {"role": "model", "parts": parts}, "index": 0});
+        let mut value = json!({"modelVersion": "scripted"});
+        if let Some(t) = last {
+            candidate["finishReason"] = json!("STOP");
+            value["usageMetadata"] = json!({"promptTokenCount": t.prompt,
+                "candidatesTokenCount": t.completion, "totalTokenCount": t.total()});
+        }
+        value["candidates"] = json!([candidate]);
+        event(value)
+    }
+
+    /// Words, streamed in pieces.
+    pub fn text(text: &str, t: Tokens) -> Reply {
+        let pieces = pieces(text);
+        let n = pieces.len();
+        Reply::Stream(
+            pieces
+                .into_iter()
+                .enumerate()
+                .map(|(i, p)| chunk(vec![json!({"text": p})], (i + 1 == n).then_some(t)))
+                .collect(),
+        )
+    }
+
+    /// Words (none: only the calls), then calls of Gemini CLI's tools: (name, arguments).
+    pub fn calls(said: &str, calls: &[(&str, Value)], t: Tokens) -> Reply {
+        let mut events: Vec<String> = pieces(said)
+            .into_iter()
+            .map(|p| chunk(vec![json!({"text": p})], None))
+            .collect();
+        let parts = calls
+            .iter()
+            .map(|(name, args)| json!({"functionCall": {"name": name, "args": args}}))
+            .collect();
+        events.push(chunk(parts, Some(t)));
+        Reply::Stream(events)
+    }
+
+    /// Google's error body.
+    pub fn error(status: u16, message: &str) -> Reply {
+        let name = match status {
+            400 => "INVALID_ARGUMENT",
+            401 => "UNAUTHENTICATED",
+            429 => "RESOURCE_EXHAUSTED",
+            _ => "INTERNAL",
+        };
+        Reply::Status {
+            status,
+            headers: vec![],
+            body: json!({"error": {"code": status, "message": message, "status": name}})
+                .to_string(),
+        }
+    }
+
+    /// Gemini CLI's requests that are not turns of its loop (counting tokens, its JSON checks
+    /// of who speaks next or whether it loops): answered without taking a scripted reply.
+    pub fn side_request(seen: &Seen) -> Option<Reply> {
+        if !is_gemini(seen) {
+            return None;
+        }
+        if seen.path.contains(":countTokens") {
+            return Some(Reply::Json(json!({"totalTokens": seen.bytes.div_ceil(4)})));
+        }
+        let config = &seen.body["generationConfig"];
+        let json_answer = config["responseMimeType"] == "application/json"
+            || !config["responseJsonSchema"].is_null()
+            || !config["responseSchema"].is_null();
+        if !json_answer {
+            return None;
+        }
+        let said = json!({"next_speaker": "user", "reasoning": "scripted",
+            "unproductive_state_confidence": 0.0, "unproductive_state_analysis": "none"});
+        let value = json!({"candidates": [{"content": {"role": "model",
+            "parts": [{"text": said.to_string()}]}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 2,
+            "totalTokenCount": 12}, "modelVersion": "scripted"});
+        Some(if seen.path.contains("alt=sse") {
+            Reply::Stream(vec![event(value)])
+        } else {
+            Reply::Json(value)
+        })
+    }
+}
+
 pub fn eventually(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
     let deadline = Instant::now() + timeout;
     while !f() {

@@ -15,7 +15,7 @@ use healer::session::AgentKind;
 use healer::store::{MergePolicy, ProjectSettings};
 use healer::{Engine, Paths};
 
-use crate::agent_fixtures::{claude, codex};
+use crate::agent_fixtures::{claude, codex, gemini, opencode};
 use crate::maintainer::{configure_model, KEY, KEY_VAR};
 use crate::model_server::ModelServer;
 use crate::project_fixtures::{git_repo, python_check, GREETER};
@@ -129,12 +129,31 @@ pub fn configure_providers(engine: &Engine, server: &ModelServer) {
         .expect("anthropic provider");
 }
 
+/// The Gemini API provider Gemini CLI is given (the same scripted server).
+pub const GEMINI: &str = "scripted-gemini-api";
+
+/// The scripted server as a Gemini API provider (Gemini CLI's only wire format).
+pub fn configure_gemini(engine: &Engine, server: &ModelServer) {
+    engine
+        .save_provider(ProviderInput {
+            name: GEMINI.to_string(),
+            title: None,
+            kind: ProviderKind::Gemini,
+            base_url: Some(server.url.clone()),
+            key_env: Some(KEY_VAR.to_string()),
+            prices: vec![],
+        })
+        .expect("gemini provider");
+}
+
 /// Settings for `kind` on its scripted provider, with the pinned program.
 pub fn agent_settings(kind: AgentKind) -> ProjectSettings {
     hooks_program();
     let (program, provider, model) = match kind {
         AgentKind::ClaudeCode => (claude(), ANTHROPIC, None),
         AgentKind::Codex => (codex(), OPENAI, Some("scripted-model".to_string())),
+        AgentKind::OpenCode => (opencode(), OPENAI, Some("scripted-model".to_string())),
+        AgentKind::GeminiCli => (gemini(), GEMINI, Some("scripted-gemini".to_string())),
         AgentKind::Builtin => unreachable!("a CLI agent"),
     };
     ProjectSettings {
@@ -169,6 +188,9 @@ pub async fn agent_bed_with(
     let server = ModelServer::start(Some(KEY));
     let engine = engine_at(&paths).await;
     configure_providers(&engine, &server);
+    if kind == AgentKind::GeminiCli {
+        configure_gemini(&engine, &server);
+    }
     let repo_dir = tmp.path().join("greeter");
     std::fs::create_dir_all(&repo_dir).expect("repo folder");
     shape(&repo_dir, tmp.path());

@@ -40,6 +40,20 @@ fn assert_closed_with_commit(bed: &AgentBed, session: &healer::project::SessionR
         "{}",
         session.summary
     );
+    // The pinned program: its version kept, every line of its stream understood.
+    let tested = healer::agent::installed::tested_version(session.agent).expect("tested");
+    assert!(
+        session
+            .agent_version
+            .as_deref()
+            .is_some_and(|v| v.contains(tested)),
+        "{:?}",
+        session.agent_version
+    );
+    assert_eq!(
+        session.raw_lines, 0,
+        "a line of the pinned program was not understood"
+    );
     let commit = session.commit_id.clone().expect("a commit");
     assert!(file_at(&bed.repo_dir, "healer/t1", "greet.py").contains("'Hello, ' + name + '!'"));
     assert!(file_at(&bed.repo_dir, "main", "greet.py").contains("'Hello, ' + name + '!'"));

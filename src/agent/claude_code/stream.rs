@@ -26,7 +26,24 @@ pub(super) enum Seen {
         cwd: Option<String>,
     },
     Step(SessionStep),
+    /// A line of Claude Code's JSON of a type Healer does not know (a newer Claude Code): kept
+    /// as it came.
+    Raw(String),
 }
+
+/// The types of line Claude Code 2.1 may write that carry nothing for the session's steps (found
+/// in the pinned program); any other type is a newer Claude Code's, kept as a raw step.
+const KNOWN_QUIET: [&str; 9] = [
+    "rate_limit_event",
+    "prompt_suggestion",
+    "keep_alive",
+    "tool_progress",
+    "tool_use_summary",
+    "auth_status",
+    "control_request",
+    "control_response",
+    "control_cancel_request",
+];
 
 /// The `result` line: how the session ended, in Claude Code's words.
 #[derive(Debug, Deserialize, Default)]
@@ -141,7 +158,11 @@ impl Stream {
                 self.flush(seen);
                 self.outcome = serde_json::from_str(line).ok();
             }
-            _ => {}
+            kind if KNOWN_QUIET.contains(&kind) => {}
+            _ => {
+                self.flush(seen);
+                seen.push(Seen::Raw(line.to_string()));
+            }
         }
         Flow::Continue
     }

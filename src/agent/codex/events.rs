@@ -67,13 +67,19 @@ enum Event {
         #[serde(default)]
         message: String,
     },
+    #[serde(rename = "turn.started")]
+    TurnStarted,
     #[serde(other)]
     Other,
 }
 
 pub(super) enum Seen {
-    Init { thread_id: String },
+    Init {
+        thread_id: String,
+    },
     Step(SessionStep),
+    /// A line of Codex's JSON of a type Healer does not know (a newer Codex): kept as it came.
+    Raw(String),
 }
 
 #[derive(Default)]
@@ -150,7 +156,8 @@ impl Events {
                 }
                 seen.push(Seen::Step(system_step(message)));
             }
-            Event::Other => {}
+            Event::TurnStarted => {}
+            Event::Other => seen.push(Seen::Raw(line.to_string())),
         }
         Flow::Continue
     }

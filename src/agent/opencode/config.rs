@@ -1,0 +1,239 @@
+//! The settings Healer gives opencode, as the JSON of `OPENCODE_CONFIG_CONTENT` (nothing is
+//! written into the worktree): the provider configured in Healer (its key only named, as
+//! `{env:VAR}`), and what opencode may do without asking.
+//!
+//! `opencode run` asks nobody: a tool whose permission is `ask` is refused at once (the model
+//! is told "The user rejected permission to use this specific tool call."). So the project's
+//! approvals are opencode's own permission rules: *Never ask* allows everything; the asking
+//! presets allow edits inside the worktree, the commands the project runs itself (its checks
+//! and init script, exactly) and those it lists (by their first words), and refuse every other
+//! command, the web and anything outside the worktree. opencode reads the rules in order and
+//! the last one that matches wins, so the JSON is written in order by hand.
+
+use serde_json::Value;
+
+use crate::approval::{ApprovalSettings, Preset};
+
+/// One permission of opencode's: an action, or patterns each with its action (in order).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rule {
+    Is(&'static str),
+    Patterns(Vec<(String, &'static str)>),
+}
+
+/// opencode's permissions for a project's approvals, in order (see the module's note).
+/// `commands`: the project's check commands and init script.
+pub fn permission(approvals: &ApprovalSettings, commands: &[String]) -> Vec<(String, Rule)> {
+    let rule = |name: &str, rule: Rule| (name.to_string(), rule);
+    if approvals.preset == Preset::NeverAsk {
+        return vec![rule("*", Rule::Is("allow"))];
+    }
+    let mut bash = vec![("*".to_string(), "deny")];
+    if approvals.preset == Preset::AskRisky {
+        for command in commands.iter().map(|c| c.trim()).filter(|c| !c.is_empty()) {
+            bash.push((command.to_string(), "allow"));
+        }
+        for listed in approvals
+            .allowed
+            .iter()
+            .map(|c| c.trim())
+            .filter(|c| !c.is_empty())
+        {
+            bash.push((listed.to_string(), "allow"));
+            bash.push((format!("{listed} *"), "allow"));
+        }
+    }
+    vec![
+        // Anything opencode adds later is refused until Healer knows it.
+        rule("*", Rule::Is("deny")),
+        rule("read", Rule::Is("allow")),
+        rule("list", Rule::Is("allow")),
+        rule("glob", Rule::Is("allow")),
+        rule("grep", Rule::Is("allow")),
+        // Edits inside the worktree, but never git's or Healer's own files there: a `.git`
+        // written by the agent would run its code in the next git command.
+        rule(
+            "edit",
+            Rule::Patterns(
+                [
+                    ("*", "allow"),
+                    (".git", "deny"),
+                    (".git/*", "deny"),
+                    (".healer", "deny"),
+                    (".healer/*", "deny"),
+                ]
+                .map(|(p, a)| (p.to_string(), a))
+                .to_vec(),
+            ),
+        ),
+        rule("todowrite", Rule::Is("allow")),
+        rule("todoread", Rule::Is("allow")),
+        rule("task", Rule::Is("allow")),
+        rule("bash", Rule::Patterns(bash)),
+        rule("external_directory", Rule::Is("deny")),
+        rule("webfetch", Rule::Is("deny")),
+        rule("websearch", Rule::Is("deny")),
+        rule("codesearch", Rule::Is("deny")),
+    ]
+}
+
+/// The permissions as opencode's JSON, in their order.
+pub fn permission_json(rules: &[(String, Rule)]) -> String {
+    let key = |k: &str| Value::String(k.to_string()).to_string();
+    let entries: Vec<String> = rules
+        .iter()
+        .map(|(name, rule)| {
+            let value = match rule {
+                Rule::Is(action) => key(action),
+                Rule::Patterns(patterns) => format!(
+                    "{{{}}}",
+                    patterns
+                        .iter()
+                        .map(|(p, a)| format!("{}:{}", key(p), key(a)))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ),
+            };
+            format!("{}:{value}", key(name))
+        })
+        .collect();
+    format!("{{{}}}", entries.join(","))
+}
+
+/// The provider entry for a provider configured in Healer (OpenAI's Chat Completions at
+/// `base_url`, which includes `/v1`).
+pub struct Provider<'a> {
+    pub name: &'a str,
+    pub base_url: &'a str,
+    /// The variable holding the key (or the gateway's pass), when there is one.
+    pub key_var: Option<&'a str>,
+    pub model: &'a str,
+}
+
+/// The whole of `OPENCODE_CONFIG_CONTENT`. `permission`: the JSON of the permissions.
+pub fn render(provider: Option<&Provider<'_>>, permission: &str) -> String {
+    let mut parts = vec![
+        r#""$schema":"https://opencode.ai/config.json""#.to_string(),
+        // Nothing shared, no update, no snapshots of the worktree into opencode's folder.
+        r#""share":"disabled""#.to_string(),
+        r#""autoupdate":false"#.to_string(),
+        r#""snapshot":false"#.to_string(),
+    ];
+    if let Some(p) = provider {
+        let mut options = serde_json::json!({ "baseURL": p.base_url });
+        if let Some(var) = p.key_var {
+            options["apiKey"] = Value::String(format!("{{env:{var}}}"));
+        }
+        let mut models = serde_json::Map::new();
+        models.insert(p.model.to_string(), serde_json::json!({ "name": p.model }));
+        let entry = serde_json::json!({
+            "npm": "@ai-sdk/openai-compatible",
+            "name": p.name,
+            "options": options,
+            "models": models,
+        });
+        parts.push(format!(
+            r#""provider":{{{}:{entry}}}"#,
+            Value::String(PROVIDER_ID.to_string())
+        ));
+        parts.push(format!(
+            r#""model":{}"#,
+            Value::String(format!("{PROVIDER_ID}/{}", p.model))
+        ));
+        parts.push(format!(
+            r#""small_model":{}"#,
+            Value::String(format!("{PROVIDER_ID}/{}", p.model))
+        ));
+        // Only Healer's provider: none other opencode knows (and would look for keys of).
+        parts.push(format!(
+            r#""enabled_providers":[{}]"#,
+            Value::String(PROVIDER_ID.to_string())
+        ));
+    }
+    parts.push(format!(r#""permission":{permission}"#));
+    format!("{{{}}}", parts.join(","))
+}
+
+/// The id of the provider Healer gives opencode (`-m healer/<model>`).
+pub const PROVIDER_ID: &str = "healer";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(preset: Preset, allowed: &[&str]) -> ApprovalSettings {
+        ApprovalSettings {
+            preset,
+            allowed: allowed.iter().map(|s| s.to_string()).collect(),
+            ..ApprovalSettings::default()
+        }
+    }
+
+    #[test]
+    fn the_projects_approvals_become_opencodes_permissions_in_order() {
+        let checks = vec!["python3 -m pytest".to_string(), "  ".to_string()];
+        let never = permission(&settings(Preset::NeverAsk, &["make"]), &checks);
+        assert_eq!(permission_json(&never), r#"{"*":"allow"}"#);
+
+        let risky = permission(
+            &settings(Preset::AskRisky, &["python3", "make lint"]),
+            &checks,
+        );
+        let json = permission_json(&risky);
+        assert!(json.starts_with(r#"{"*":"deny","read":"allow""#), "{json}");
+        assert!(
+            json.contains(
+                r#""bash":{"*":"deny","python3 -m pytest":"allow","python3":"allow","python3 *":"allow","make lint":"allow","make lint *":"allow"}"#
+            ),
+            "{json}"
+        );
+        assert!(
+            json.contains(
+                r#""edit":{"*":"allow",".git":"deny",".git/*":"deny",".healer":"deny",".healer/*":"deny"}"#
+            ),
+            "{json}"
+        );
+        assert!(json.contains(r#""webfetch":"deny""#), "{json}");
+        assert!(json.contains(r#""external_directory":"deny""#), "{json}");
+        let parsed: Value = serde_json::from_str(&json).expect("JSON");
+        assert_eq!(parsed["bash"]["python3 *"], "allow");
+
+        // Every command asks: none runs, edits still do.
+        let every = permission_json(&permission(
+            &settings(Preset::AskEvery, &["python3"]),
+            &checks,
+        ));
+        assert!(every.contains(r#""bash":{"*":"deny"}"#), "{every}");
+        assert!(
+            every.contains(r#""edit":{"*":"allow",".git":"deny""#),
+            "{every}"
+        );
+    }
+
+    #[test]
+    fn the_config_names_the_key_variable_never_the_key() {
+        let config = render(
+            Some(&Provider {
+                name: "scripted \"one\"",
+                base_url: "http://127.0.0.1:9/v1",
+                key_var: Some("HEALER_OPENCODE_API_KEY"),
+                model: "m-1",
+            }),
+            r#"{"*":"allow"}"#,
+        );
+        let parsed: Value = serde_json::from_str(&config).expect("JSON");
+        let provider = &parsed["provider"]["healer"];
+        assert_eq!(
+            provider["options"]["apiKey"],
+            "{env:HEALER_OPENCODE_API_KEY}"
+        );
+        assert_eq!(provider["options"]["baseURL"], "http://127.0.0.1:9/v1");
+        assert_eq!(provider["name"], "scripted \"one\"");
+        assert_eq!(provider["models"]["m-1"]["name"], "m-1");
+        assert_eq!(parsed["model"], "healer/m-1");
+        assert_eq!(parsed["permission"]["*"], "allow");
+        let without = render(None, r#"{"*":"deny"}"#);
+        let parsed: Value = serde_json::from_str(&without).expect("JSON");
+        assert!(parsed.get("provider").is_none());
+    }
+}
