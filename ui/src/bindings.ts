@@ -277,7 +277,11 @@ export type AgentKind =
 /**  The `claude` CLI (`claude -p … --output-format stream-json --verbose`). */
 "claude-code" | 
 /**  The `codex` CLI (`codex exec --json …`). */
-"codex";
+"codex" | 
+/**  The `opencode` CLI (`opencode run --format json …`). */
+"opencode" | 
+/**  Google's `gemini` CLI (`gemini -p … --output-format stream-json`). */
+"gemini-cli";
 
 /**  What an agent wants to do. */
 export type AgentRequest = 
@@ -1627,7 +1631,12 @@ export type ProviderKind =
 /**  Anthropic Messages. */
 "anthropic" | 
 /**  A local Ollama server: chat over its OpenAI-compatible /v1, models from /api/tags. */
-"ollama";
+"ollama" | 
+/**
+ *  Google's Gemini API (`generateContent`): for Gemini CLI sessions through Healer's model
+ *  gateway; Healer's own repairs do not call it.
+ */
+"gemini";
 
 /**  A provider as Settings shows it: its configuration and where its key comes from. */
 export type ProviderView = {
@@ -1939,6 +1948,13 @@ export type SessionRecord = {
 	ended_at: string | null,
 	/**  The earlier session of the task this one resumed (with a message), if it did. */
 	resumed_from: number | null,
+	/**
+	 *  What the agent's program said its version was when the session started
+	 *  (`2.1.328 (Claude Code)`), when it is a CLI that says one.
+	 */
+	agent_version: string | null,
+	/**  Lines of the agent's stream Healer did not understand (kept as raw steps). */
+	raw_lines: number,
 };
 
 /**  How a session ended. */
@@ -2087,8 +2103,9 @@ export type SteeringSettings = {
 	 */
 	judge_every_secs?: number,
 	/**
-	 *  Also watch the Claude Code sessions the person runs themselves (`~/.claude/projects`):
-	 *  shown with their loop verdicts, never written into. Off unless the person turns it on.
+	 *  Also watch the Claude Code and opencode sessions the person runs themselves
+	 *  (`~/.claude/projects`, opencode's database): shown with their loop verdicts, never
+	 *  written into. Off unless the person turns it on.
 	 */
 	watch_own_sessions?: boolean,
 };

@@ -2,18 +2,20 @@
 import type { KeySource, ModelPrice, ProviderKind, Tier } from "./bindings";
 import type { Tone } from "./eventText";
 
-export const providerKinds: ProviderKind[] = ["openai_compatible", "anthropic", "ollama"];
+export const providerKinds: ProviderKind[] = ["openai_compatible", "anthropic", "ollama", "gemini"];
 
 export const providerKindLabel: Record<ProviderKind, string> = {
   openai_compatible: "OpenAI-compatible",
   anthropic: "Anthropic",
   ollama: "Ollama",
+  gemini: "Gemini API",
 };
 
 export const providerKindHint: Record<ProviderKind, string> = {
   openai_compatible: "OpenAI, OpenRouter, vLLM, LM Studio",
   anthropic: "Claude, through the Messages API",
   ollama: "A local server; no key needed",
+  gemini: "Google's models, for Gemini CLI sessions only",
 };
 
 /** The address the engine uses when none is given (the same as the engine's). */
@@ -21,6 +23,7 @@ export const defaultBaseUrl: Record<ProviderKind, string> = {
   openai_compatible: "https://api.openai.com/v1",
   anthropic: "https://api.anthropic.com",
   ollama: "http://127.0.0.1:11434",
+  gemini: "https://generativelanguage.googleapis.com",
 };
 
 /** The variable read for the key when the provider names none. */
@@ -28,6 +31,7 @@ export const defaultKeyEnv: Record<ProviderKind, string | null> = {
   openai_compatible: "OPENAI_API_KEY",
   anthropic: "ANTHROPIC_API_KEY",
   ollama: null,
+  gemini: "GEMINI_API_KEY",
 };
 
 export const tiers: Tier[] = ["cheap", "standard", "deep"];

@@ -1,12 +1,41 @@
 // Words a person reads about projects, tasks and agent sessions, kept in one place.
-import type { AcceptHow, AgentKind, ProjectSettings, ProjectTaskStatus, SessionModelUse, SessionStatus, SessionStep } from "./bindings";
+import type { AcceptHow, AgentKind, Preset, ProjectSettings, ProjectTaskStatus, SessionModelUse, SessionStatus, SessionStep } from "./bindings";
 import type { Tone } from "./eventText";
 
 export const agentLabel: Record<AgentKind, string> = {
   builtin: "Healer's built-in agent",
   "claude-code": "Claude Code",
   codex: "Codex",
+  opencode: "opencode",
+  "gemini-cli": "Gemini CLI",
 };
+
+/** The version number in what an agent's program said of itself ("2.1.328 (Claude Code)"). */
+export function agentVersion(said: string | null): string | null {
+  return said?.match(/\d+\.\d+(\.\d+)?/)?.[0] ?? null;
+}
+
+/** The program an agent runs, as its placeholder in the project form. */
+export const agentProgramName: Record<AgentKind, string> = {
+  builtin: "",
+  "claude-code": "claude",
+  codex: "codex",
+  opencode: "opencode",
+  "gemini-cli": "gemini",
+};
+
+/**
+ * What an agent cannot ask the person in a session Healer runs, when it cannot: the project's
+ * choice of what it may do decides instead. `null`: it asks as the choice says.
+ */
+export function cannotAsk(agent: AgentKind, preset: Preset): string | null {
+  if (agent !== "opencode" && agent !== "gemini-cli") return null;
+  const name = agentLabel[agent];
+  if (preset === "never_ask") return null;
+  if (preset === "ask_every")
+    return `${name} cannot stop to ask you in a session Healer runs, so your choice here decides for it: it edits files in the task's folder, and every command it wants to run is refused without asking (it is told so). To let it run the project's checks and the commands you list, choose “Ask before anything risky”.`;
+  return `${name} cannot stop to ask you in a session Healer runs, so your choice here decides for it: it edits files in the task's folder and runs the project's checks and the commands listed below; anything else it wants to run is refused without asking, and it is told so.`;
+}
 
 /** Who works on a project's tasks, and on which model, in one sentence. */
 export function workedBy(settings: ProjectSettings): string {
@@ -75,31 +104,43 @@ function text(args: Record<string, unknown>, ...names: string[]): string {
 /** What a tool call did, in a sentence, and the one thing worth showing with it (a command). */
 export function callInWords(step: SessionStep): { title: string; code: string | null } {
   const args = callArgs(step);
-  const path = text(args, "path", "file_path", "notebook_path");
+  // opencode names its paths filePath; Gemini CLI file_path or dir_path.
+  const path = text(args, "path", "file_path", "notebook_path", "filePath", "dir_path");
   const tool = step.tool ?? "a tool";
   switch (tool) {
     case "read_file":
     case "Read":
+    case "read":
       return { title: path ? `Read ${path}` : "Read a file", code: null };
     case "list_files":
     case "LS":
+    case "list":
+    case "list_directory":
       return { title: path && path !== "." ? `Looked at the files in ${path}` : "Looked at the project's files", code: null };
     case "Glob":
+    case "glob":
       return { title: `Looked for files matching ${text(args, "pattern")}`, code: null };
     case "search":
     case "Grep":
+    case "grep":
+    case "grep_search":
       return { title: `Searched for “${text(args, "pattern")}”`, code: null };
     case "write_file":
     case "Write":
+    case "write":
       return { title: path ? `Wrote ${path}` : "Wrote a file", code: null };
     case "edit_file":
     case "Edit":
     case "MultiEdit":
+    case "edit":
+    case "replace":
       return { title: path ? `Edited ${path}` : "Edited a file", code: null };
     case "run_command":
     case "Bash":
     case "exec_command":
     case "shell":
+    case "bash":
+    case "run_shell_command":
       return { title: "Ran a command", code: text(args, "command", "cmd") || null };
     case "finish":
       return { title: "Said the task is done", code: null };

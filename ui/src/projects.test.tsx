@@ -154,6 +154,11 @@ test("tool calls and command output are said in words", () => {
   expect(call("Edit", { file_path: "src/a.ts" }).title).toBe("Edited src/a.ts");
   expect(call("Grep", { pattern: "TODO" }).title).toBe("Searched for “TODO”");
   expect(call("exec_command", { cmd: "ls" })).toEqual({ title: "Ran a command", code: "ls" });
+  // opencode's and Gemini CLI's tools, in the same words.
+  expect(call("bash", { command: "make", description: "Build" })).toEqual({ title: "Ran a command", code: "make" });
+  expect(call("edit", { filePath: "/w/greet.py" }).title).toBe("Edited /w/greet.py");
+  expect(call("run_shell_command", { command: "ls" })).toEqual({ title: "Ran a command", code: "ls" });
+  expect(call("replace", { file_path: "greet.py" }).title).toBe("Edited greet.py");
   expect(call("mystery", { depth: 2 })).toEqual({ title: "Used mystery", code: "depth: 2" });
   expect(callInWords(step("", { kind: "tool_call", tool: "read_file", arguments: "not json" })).title).toBe("Read a file");
 
@@ -161,6 +166,35 @@ test("tool calls and command output are said in words", () => {
     "exit code 0 after 0.6 s · memory limited · writes confined to the worktree and its temp folder (Landlock)\n\nstdout:\n```text\nHello, Ada!\n```\n\nstderr: (empty)",
   );
   expect(out).toBe("Finished with exit code 0 after 0.6 s\n\nIt printed:\nHello, Ada!");
+});
+
+test("choosing opencode or Gemini CLI: only the providers that speak their API, and the form says which questions the agent cannot ask", async () => {
+  const healer = new FakeHealer().install();
+  healer.addProvider({ name: "openai", kind: "openai_compatible" });
+  healer.addProvider({ name: "anthropic-work", kind: "anthropic" });
+  healer.addProvider({ name: "google", kind: "gemini" });
+  const { user } = renderApp("#/projects/new");
+  await user.click(await screen.findByTestId("pick-folder"));
+  await user.click(await screen.findByTestId("agent-opencode"));
+  const fields = await screen.findByTestId("agent-fields");
+  expect(within(fields).getByTestId("field-agent-program")).toHaveAttribute("placeholder", "/usr/local/bin/opencode");
+  expect(screen.getByTestId("agent-cannot-ask")).toHaveTextContent(
+    "opencode cannot stop to ask you in a session Healer runs, so your choice here decides for it: it edits files in the task's folder and runs the project's checks and the commands listed below",
+  );
+  await user.click(within(fields).getByTestId("agent-healer-provider"));
+  const select = within(fields).getByTestId("field-agent-provider");
+  expect(within(select).getAllByRole("option").map((o) => o.textContent)).toEqual(["openai"]);
+  await user.click(screen.getByTestId("preset-ask_every"));
+  expect(screen.getByTestId("agent-cannot-ask")).toHaveTextContent("every command it wants to run is refused without asking");
+  await user.click(screen.getByTestId("preset-never_ask"));
+  expect(screen.queryByTestId("agent-cannot-ask")).not.toBeInTheDocument();
+
+  await user.click(screen.getByTestId("agent-gemini-cli"));
+  const gemini = await screen.findByTestId("agent-fields");
+  await user.click(within(gemini).getByTestId("agent-healer-provider"));
+  expect(within(within(gemini).getByTestId("field-agent-provider")).getAllByRole("option").map((o) => o.textContent)).toEqual(["google"]);
+  await user.click(screen.getByTestId("preset-ask_risky"));
+  expect(screen.getByTestId("agent-cannot-ask")).toHaveTextContent("Gemini CLI cannot stop to ask you");
 });
 
 test("choosing Claude Code: its own sign-in or a provider of Healer's that speaks its API, its tools, and the project says plainly who works on it", async () => {

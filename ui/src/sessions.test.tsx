@@ -53,6 +53,7 @@ test("the Sessions page lists past sessions of every project, filterable, each o
     id, project_id, task_id: task, task_title: title, agent: "builtin", status, worktree: "/w", branch: `healer/${task}`,
     base_commit: null, pgid: null, agent_session_id: null, transcript: null, exit_code: null, summary: "", commit_id: null,
     merged: false, started_at: "2026-11-28T10:00:00.000Z", ended_at: "2026-11-28T10:04:30.000Z", resumed_from: null,
+    agent_version: null, raw_lines: 0,
   });
   healer.pastSessions = [
     { session: session(3, "t2", "Fix login", "failed"), project_name: "greeter", tokens: 12_400, cost_usd: 0.0312 },

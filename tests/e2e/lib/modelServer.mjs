@@ -67,6 +67,10 @@ export async function startModelServer() {
       }
       const messages = json.messages ?? [];
       const system = messages[0]?.content ?? "";
+      if (String(req.headers["user-agent"] ?? "").startsWith("opencode/")) {
+        opencodeTurn(res, json, messages);
+        return;
+      }
       // Usage as a provider counts it: about 4 characters a token of the request body, and of
       // what the answer writes.
       const tokens = (chars) => Math.ceil(chars / 4);
@@ -123,4 +127,51 @@ export async function startModelServer() {
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address();
   return { url: `http://127.0.0.1:${port}/v1`, seen, asking, close: () => new Promise((r) => server.close(r)) };
+}
+
+/** The worktree opencode works in, as its system prompt says it. */
+function workingDirectory(messages) {
+  const said = messages.map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content ?? ""))).join("\n");
+  return said.match(/Working directory: (\S+)/)?.[1] ?? ".";
+}
+
+/**
+ * opencode's turns, streamed as Chat Completions chunks (it always streams): look at greet.py,
+ * read it, edit it, run it, then say it is done. Its title request (no tools) gets a title.
+ */
+function opencodeTurn(res, json, messages) {
+  res.setHeader("content-type", "text/event-stream");
+  const chunk = (delta, finish) =>
+    res.write(`data: ${JSON.stringify({ id: "chatcmpl-oc", object: "chat.completion.chunk", created: 1, model: json.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+  const end = () => {
+    res.write(`data: ${JSON.stringify({ id: "chatcmpl-oc", object: "chat.completion.chunk", created: 1, model: json.model, choices: [], usage: { prompt_tokens: 900, completion_tokens: 40, total_tokens: 940 } })}\n\n`);
+    res.end("data: [DONE]\n\n");
+  };
+  if (!(json.tools ?? []).length) {
+    chunk({ role: "assistant", content: "Greet properly" }, null);
+    chunk({}, "stop");
+    end();
+    return;
+  }
+  const dir = workingDirectory(messages);
+  const greet = `${dir}/greet.py`;
+  const turns = [
+    ["bash", { command: "python3 -c 'import greet; print(greet.greet(\"Ada\"))'", description: "Show the greeting now" }, "Let me see what it says now."],
+    ["read", { filePath: greet }, ""],
+    ["edit", { filePath: greet, oldString: "'Hi ' + name", newString: "'Hello, ' + name + '!'" }, "It needs a comma and an exclamation mark."],
+    ["bash", { command: "python3 -c 'import greet; print(greet.greet(\"Ada\"))'", description: "Check the greeting" }, ""],
+  ];
+  const done = messages.filter((m) => m.role === "tool").length;
+  setTimeout(() => {
+    if (done < turns.length) {
+      const [name, args, said] = turns[done];
+      if (said) chunk({ role: "assistant", content: said }, null);
+      chunk({ role: "assistant", tool_calls: [{ index: 0, id: `call_${done + 1}`, type: "function", function: { name, arguments: JSON.stringify(args) } }] }, null);
+      chunk({}, "tool_calls");
+    } else {
+      chunk({ role: "assistant", content: "greet() now says Hello, Ada! with a comma and an exclamation mark." }, null);
+      chunk({}, "stop");
+    }
+    end();
+  }, 1500);
 }

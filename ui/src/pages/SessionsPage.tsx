@@ -1,5 +1,5 @@
 // Sessions: every agent at work right now — the ones Healer runs on projects' tasks and, when
-// the person turns it on, the Claude Code sessions they run themselves — with when each last
+// the person turns it on, the Claude Code and opencode sessions they run themselves — with when each last
 // did something and whether it is going in circles.
 import { useState } from "react";
 import type { LiveSession, PastSession, SessionStatus, SteeringSettings } from "../bindings";
@@ -60,7 +60,7 @@ function OwnSessionsToggle({ settings }: { settings: SteeringSettings }) {
     <>
       <Toggle
         id="watch-own-sessions"
-        title="Also watch the Claude Code sessions you run yourself"
+        title="Also watch the Claude Code and opencode sessions you run yourself"
         hint="Healer reads them to tell you when one goes in circles. It never writes into a session it did not start."
         checked={settings.watch_own_sessions ?? false}
         disabled={set.isPending}
@@ -80,14 +80,14 @@ const statusFilters: { value: SessionStatus | "all"; label: string }[] = [
   { value: "running", label: "Working now" },
 ];
 
-/** The person's own Claude Code sessions Healer watched, with what it noticed in each. */
+/** The person's own Claude Code and opencode sessions Healer watched, with what it noticed in each. */
 function OwnHistory({ terms, now }: { terms: string[]; now: number }) {
   const own = useOwnPastSessions();
-  const shown = (own.data ?? []).filter((s) => terms.every((t) => `${s.title} claude code yours`.toLowerCase().includes(t)));
+  const shown = (own.data ?? []).filter((s) => terms.every((t) => `${s.title} ${agentLabel[s.agent]} yours`.toLowerCase().includes(t)));
   if (shown.length === 0) return null;
   return (
     <>
-      <h3 className="section-label">Your own Claude Code sessions</h3>
+      <h3 className="section-label">Your own sessions</h3>
       <ul className="card list past-sessions" data-testid="own-past-sessions">
         {shown.map((s) => (
           <li key={`${s.title}/${s.last_activity_at}`} className="past-session own" data-testid="own-past-session">

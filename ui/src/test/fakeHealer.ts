@@ -176,12 +176,14 @@ const DEFAULT_BASE_URL: Record<ProviderKind, string> = {
   openai_compatible: "https://api.openai.com/v1",
   anthropic: "https://api.anthropic.com",
   ollama: "http://127.0.0.1:11434",
+  gemini: "https://generativelanguage.googleapis.com",
 };
 
 const DEFAULT_KEY_ENV: Record<ProviderKind, string | null> = {
   openai_compatible: "OPENAI_API_KEY",
   anthropic: "ANTHROPIC_API_KEY",
   ollama: null,
+  gemini: "GEMINI_API_KEY",
 };
 
 const TIERS: Tier[] = ["cheap", "standard", "deep"];

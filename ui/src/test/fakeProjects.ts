@@ -82,6 +82,8 @@ export class FakeProjects {
               { kind: "builtin", name: "Healer's built-in agent", program: null, version: null, usable: true, message: "Works with the model tiers set in Settings." },
               { kind: "claude-code", name: "Claude Code", program: "/usr/bin/claude", version: "2.1.328", usable: true, message: "Installed, version 2.1.328." },
               { kind: "codex", name: "Codex", program: null, version: null, usable: false, message: "codex is not installed on this machine (not on PATH)." },
+              { kind: "opencode", name: "opencode", program: "/usr/local/bin/opencode", version: "1.18.33", usable: true, message: "Installed, version 1.18.33." },
+              { kind: "gemini-cli", name: "Gemini CLI", program: "/usr/local/bin/gemini", version: "0.61.0", usable: true, message: "Installed, version 0.61.0." },
             ],
           }
         : null,
@@ -139,6 +141,8 @@ export class FakeProjects {
         commit_id: status === "finished" ? "1a2b3c4d5e6f" : null, merged: status === "finished",
         started_at: new Date(Date.now() - 90_000).toISOString(), ended_at: status === "running" ? null : new Date().toISOString(),
         resumed_from: null,
+        agent_version: null,
+        raw_lines: 0,
       },
       project_name: "greeter",
       steps: steps.map((s, i) => ({ session_id: id, seq: i + 1, step: s })),

@@ -1,4 +1,4 @@
-// What Claude Code or Codex needs besides being chosen: where its model comes from (the
+// What Claude Code, Codex, opencode or Gemini CLI needs besides being chosen: where its model comes from (the
 // person's own sign-in, or a provider set up in Healer whose key goes to the agent only), the
 // model's name, the tools Claude Code may use, and where its program is.
 import { useId } from "react";
@@ -6,12 +6,25 @@ import type { FieldProblem, InstalledAgent, ProviderView } from "../../bindings"
 import { FieldProblems } from "../../components/FieldProblems";
 import { settingsHref } from "../../usePage";
 import { useProviders } from "../../queries";
-import { agentLabel } from "../../projectText";
+import { agentLabel, agentProgramName } from "../../projectText";
 import { cents, type ProjectForm } from "./projectFormModel";
 
-/** The providers an agent can talk to: Claude Code only Anthropic's API, Codex only OpenAI's. */
+/**
+ * The providers an agent can talk to: Claude Code only Anthropic's API, Gemini CLI only Google's,
+ * Codex and opencode OpenAI's (or Ollama's).
+ */
 function fits(agent: ProjectForm["agent"], view: ProviderView): boolean {
-  return agent === "claude-code" ? view.provider.kind === "anthropic" : view.provider.kind !== "anthropic";
+  const kind = view.provider.kind;
+  if (agent === "claude-code") return kind === "anthropic";
+  if (agent === "gemini-cli") return kind === "gemini";
+  return kind === "openai_compatible" || kind === "ollama";
+}
+
+/** The kind of provider to add for an agent, in words. */
+function kindWordFor(agent: ProjectForm["agent"]): string {
+  if (agent === "claude-code") return "Anthropic";
+  if (agent === "gemini-cli") return "Gemini API";
+  return "OpenAI-compatible or Ollama";
 }
 
 export function AgentFields({
@@ -30,7 +43,7 @@ export function AgentFields({
   const name = agentLabel[form.agent];
   const usable = (providers.data ?? []).filter((v) => fits(form.agent, v));
   const own = form.agentProvider === "";
-  const kindWord = form.agent === "claude-code" ? "Anthropic" : "OpenAI-compatible or Ollama";
+  const kindWord = kindWordFor(form.agent);
 
   return (
     <div className="agent-fields" data-testid="agent-fields">
@@ -129,7 +142,7 @@ export function AgentFields({
           className="input mono"
           value={form.agentProgram}
           onChange={(e) => change({ agentProgram: e.target.value })}
-          placeholder={installed?.program ?? `/path/to/${form.agent === "claude-code" ? "claude" : "codex"}`}
+          placeholder={installed?.program ?? `/path/to/${agentProgramName[form.agent]}`}
           spellCheck={false}
           aria-invalid={under("agentProgram").length > 0}
           data-testid="field-agent-program"

@@ -6,6 +6,7 @@ import { presetHint, presetLabel } from "../../approvalText";
 import { FieldProblems } from "../../components/FieldProblems";
 import { InlineError } from "../../components/InlineError";
 import { useApprovalRules, useRemoveApprovalRule } from "../../projectQueries";
+import { cannotAsk } from "../../projectText";
 import type { ProjectForm } from "./projectFormModel";
 
 const PRESETS: Preset[] = ["ask_risky", "ask_every", "never_ask"];
@@ -44,6 +45,11 @@ export function ApprovalFields({
           </label>
         ))}
       </div>
+      {cannotAsk(form.agent, form.preset) && (
+        <p className="field-hint approval-cannot-ask" data-testid="agent-cannot-ask">
+          {cannotAsk(form.agent, form.preset)}
+        </p>
+      )}
       {form.preset === "never_ask" && (
         <p className="tone-warn approval-risk" data-testid="never-ask-warning">
           Anything the agent decides to run — downloads, installs, deleting files anywhere your account can — runs without you seeing

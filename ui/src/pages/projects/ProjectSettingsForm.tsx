@@ -160,7 +160,9 @@ export function ProjectSettingsForm({
                   name="agent"
                   value={agent.kind}
                   checked={form.agent === agent.kind}
-                  onChange={() => change({ agent: agent.kind })}
+                  // Another agent's provider, program and model do not fit this one: its own sign-in
+                  // and program until the person chooses.
+                  onChange={() => change({ agent: agent.kind, agentProvider: "", agentProgram: "", model: "" })}
                   data-testid={`agent-${agent.kind}`}
                 />
                 <span className="choice-title">{agent.name}</span>

@@ -11,6 +11,7 @@ import { toast } from "../../toasts";
 import { SessionChange } from "./ChangeReview";
 import {
   agentLabel,
+  agentVersion,
   callInWords,
   commandOutput,
   durationText,
@@ -235,6 +236,8 @@ export function SessionView({ sessionId, review = false }: { sessionId: number; 
           <h2 className="section-title">{agentLabel[s.agent]}</h2>
           <p className="muted">
             {running ? `Working for ${durationText(s.started_at, null)}` : `Worked for ${durationText(s.started_at, s.ended_at)}`} · on branch {s.branch}
+            {agentVersion(s.agent_version) && ` · version ${agentVersion(s.agent_version)}`}
+            {s.raw_lines > 0 && ` · ${s.raw_lines === 1 ? "1 line" : `${s.raw_lines} lines`} of its output not understood`}
           </p>
         </div>
         <div className="session-actions">
