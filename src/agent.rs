@@ -63,6 +63,39 @@ pub struct SessionSpec {
     /// Where the session's control group is recorded (the data folder's groups), so that what
     /// a crash left is ended at the next start; `None`: no control group.
     pub groups: Option<PathBuf>,
+    /// The way to the person and the session's mailbox, for an agent whose adapter delivers
+    /// messages and asks questions itself while the agent works (opencode's server); `None`:
+    /// nobody to ask (a question is refused) and no mailbox.
+    pub channel: Option<SessionChannel>,
+}
+
+/// What an adapter that talks to its agent while it works can reach: the session's mailbox
+/// (steering, the person's messages) and the person (a question the project says to ask).
+#[async_trait]
+pub trait Channel: Send + Sync {
+    /// Whether messages wait for the agent.
+    fn waiting(&self) -> bool;
+    /// The messages waiting, taken as delivered `via` (they are given to the agent now), in
+    /// the words the agent reads, joined; `None` when none wait.
+    fn take_messages(&self, via: &str) -> Option<String>;
+    /// The agent wants `request` (`call`: its own id for the tool call): judged by the
+    /// project's approvals, and asked of the person when they say so; waits for the answer.
+    /// `None`: it may; else why not, in words for the agent.
+    async fn ask(
+        &self,
+        call: Option<String>,
+        request: crate::approval::AgentRequest,
+    ) -> Option<String>;
+}
+
+/// A [`Channel`] in a spec (it prints as its name only).
+#[derive(Clone)]
+pub struct SessionChannel(pub std::sync::Arc<dyn Channel>);
+
+impl std::fmt::Debug for SessionChannel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SessionChannel")
+    }
 }
 
 /// Where an external agent's model is, when the person chose a provider configured in Healer.

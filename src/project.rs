@@ -8,6 +8,7 @@
 
 mod agent_setup;
 mod board;
+mod channel;
 mod command;
 mod commit;
 mod detect;

@@ -1,15 +1,18 @@
-//! opencode (the `opencode` CLI, npm `opencode-ai`) as an [`Agent`]: `opencode run --format
-//! json` in the worktree with the prompt on its stdin, resumed with `--session ID`. Its
-//! settings are Healer's, given in `OPENCODE_CONFIG_CONTENT` (the provider, the project's
-//! approvals as opencode's permissions); a repository's `opencode.json` and `.opencode/` are
-//! never loaded (`OPENCODE_DISABLE_PROJECT_CONFIG`), and opencode's own folders (XDG config,
-//! data, cache, state) are in the folder Healer keeps for it per project, where only its
-//! sessions' database lasts from one session to the next. A stop is SIGTERM (opencode ends),
-//! then SIGKILL after a grace; its tools, in sessions of their own, go with the sweep.
-//! See docs/agents.md.
+//! opencode (the `opencode` CLI, npm `opencode-ai`) as an [`Agent`]: its server (`opencode
+//! serve`, on 127.0.0.1 with a password of its own) in the worktree, driven by Healer over
+//! HTTP (see `serve`): the session made or continued, the prompt given, the event stream
+//! followed into steps, its questions answered by the project's approvals or the person, and
+//! the session's messages given to it while it works. Its settings are Healer's, given in
+//! `OPENCODE_CONFIG_CONTENT` (the provider, the project's approvals as opencode's
+//! permissions); a repository with opencode settings of its own is refused, and opencode's
+//! own folders (XDG config, data, cache, state) are in the folder Healer keeps for it per
+//! project, where only its sessions' database lasts from one session to the next. A stop is
+//! SIGTERM (opencode ends), then SIGKILL after a grace; its tools, in sessions of their own,
+//! go with the sweep. See docs/agents.md.
 
 pub mod config;
 mod events;
+mod serve;
 
 pub(crate) use self::events::tool_steps;
 
@@ -17,13 +20,13 @@ use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use nix::sys::signal::Signal;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use self::events::{Events, Seen};
 use super::ending::{self, Unreadable};
 use super::installed;
-use super::process::{self, Launch, MARK_VAR, SESSION_VAR};
+use super::process::{self, Finished, Launch, MARK_VAR, SESSION_VAR};
 use super::{text_step, Agent, AgentUpdate, SessionEnd, SessionSpec};
 use crate::error::{Error, Result};
 use crate::session::{AgentKind, SessionStatus, StepSource};
@@ -32,6 +35,9 @@ use crate::store::ProjectSettings;
 pub use self::events::MAX_UNREADABLE_LINES;
 
 const NAME: &str = "opencode";
+
+/// The variable opencode's server reads its password from (Healer's requests carry it).
+const PASSWORD_VAR: &str = "OPENCODE_SERVER_PASSWORD";
 
 /// The variable the key of a provider configured in Healer (the gateway's pass) reaches
 /// opencode in; its config names it (`{env:…}`), never the key itself.
@@ -158,11 +164,17 @@ impl Agent for OpenCode {
             )
         })?;
         let mark = process::new_mark();
+        // The server's password: only Healer and opencode's own processes hold it.
+        let password = process::new_mark();
+        let mut env = environment(&spec, &home, model, &mark);
+        process::set(&mut env, PASSWORD_VAR, password.clone());
         let launch = Launch {
             program: program.clone(),
-            args: arguments(&spec, model),
+            args: ["serve", "--hostname", "127.0.0.1", "--port", "0"]
+                .map(Into::into)
+                .to_vec(),
             cwd: spec.cwd.clone(),
-            env: environment(&spec, &home, model, &mark),
+            env,
             time_limit: spec.time_limit,
             // opencode ignores SIGINT; on SIGTERM it ends (its tools go with the sweep).
             stop_signal: Signal::SIGTERM,
@@ -177,30 +189,38 @@ impl Agent for OpenCode {
         if let Some(note) = repository_settings_note(&spec.cwd) {
             let _ = updates.send(AgentUpdate::Step(text_step(StepSource::System, note)));
         }
-        let mut events = Events::default();
-        let mut on_line = |line: &str| {
-            let mut seen = Vec::new();
-            let flow = events.line(line, &mut seen);
-            for item in seen {
-                let _ = updates.send(match item {
-                    Seen::Init { session_id } => AgentUpdate::Started {
-                        agent_session_id: session_id,
-                        transcript: None,
-                    },
-                    Seen::Raw(line) => AgentUpdate::Raw(line),
-                    Seen::Step(step) => AgentUpdate::Step(step),
-                });
+        let (address_tx, address_rx) = oneshot::channel::<String>();
+        // Ended by the driver when the session is over (or the person stopped it).
+        let server_stop = CancellationToken::new();
+        let supervising = {
+            let (updates, server_stop, marks) = (&updates, &server_stop, &marks);
+            async move {
+                let mut address_tx = Some(address_tx);
+                let mut on_line = move |line: &str| {
+                    if let Some(url) = serve::listening_at(line) {
+                        if let Some(tx) = address_tx.take() {
+                            let _ = tx.send(url);
+                        }
+                    }
+                    process::Flow::Continue
+                };
+                process::supervise(launch, updates, server_stop, marks, &mut on_line).await
             }
-            flow
         };
-        let input = Some(spec.prompt.clone().into_bytes());
-        let finished =
-            match process::supervise_fed(launch, input, &updates, &cancel, &marks, &mut on_line)
-                .await
-            {
-                Ok(finished) => finished,
-                Err(e) => return Ok(ending::not_started(NAME, &program, &e)),
+        let mut events = Events::default();
+        let driving = async {
+            let driven = tokio::select! {
+                () = cancel.cancelled() => None,
+                driven = follow(&spec, model, password, address_rx, &updates, &mut events) => Some(driven),
             };
+            server_stop.cancel();
+            driven
+        };
+        let (finished, driven) = tokio::join!(supervising, driving);
+        let finished = match finished {
+            Ok(finished) => finished,
+            Err(e) => return Ok(ending::not_started(NAME, &program, &e)),
+        };
         let mut rest = Vec::new();
         events.finish(&mut rest);
         for item in rest {
@@ -208,21 +228,55 @@ impl Agent for OpenCode {
                 let _ = updates.send(AgentUpdate::Step(step));
             }
         }
-        let session_id = events.session_id().or_else(|| spec.resume.clone());
         let unreadable = Unreadable {
             count: events.unreadable,
             first: events.first_unreadable.as_deref(),
         };
-        if let Some(end) = ending::ended_by_healer(
-            NAME,
-            &finished,
-            spec.time_limit,
-            &unreadable,
-            session_id.clone(),
-        ) {
-            return Ok(end);
+        let (session_id, lost) = match driven {
+            // Stopped by the person.
+            None => {
+                let stopped = Finished {
+                    ending: process::Ending::Stopped,
+                    ..finished
+                };
+                return Ok(ending::ended_by_healer(
+                    NAME,
+                    &stopped,
+                    spec.time_limit,
+                    &unreadable,
+                    spec.resume.clone(),
+                )
+                .unwrap_or_else(|| {
+                    ending::end(SessionStatus::Stopped, None, String::new(), None)
+                }));
+            }
+            Some(serve::Driven::Idle { session }) => (Some(session), None),
+            Some(serve::Driven::Lost { why, session }) => {
+                (session.or_else(|| spec.resume.clone()), Some(why))
+            }
+        };
+        if let Some(why) = lost {
+            // The time limit, or the server gone: what ended it is said.
+            if let Some(end) = ending::ended_by_healer(
+                NAME,
+                &finished,
+                spec.time_limit,
+                &unreadable,
+                session_id.clone(),
+            )
+            .filter(|_| finished.ending == process::Ending::TimedOut)
+            {
+                return Ok(end);
+            }
+            let mut summary = ending::no_final_word(NAME, &finished, &unreadable);
+            summary.push_str(&format!(" ({why})"));
+            return Ok(ending::program_failed(ending::end(
+                SessionStatus::Failed,
+                Some(&finished),
+                summary,
+                session_id,
+            )));
         }
-        let exited_well = finished.status.is_some_and(|s| s.success());
         Ok(match &events.error {
             Some(error) => ending::end(
                 SessionStatus::Failed,
@@ -230,7 +284,7 @@ impl Agent for OpenCode {
                 format!("opencode stopped with an error: {error}"),
                 session_id,
             ),
-            None if events.stopped || (exited_well && events.last_text.is_some()) => ending::end(
+            None if events.stopped || events.last_text.is_some() => ending::end(
                 SessionStatus::Finished,
                 Some(&finished),
                 events
@@ -240,14 +294,56 @@ impl Agent for OpenCode {
                     .unwrap_or_else(|| "opencode finished without a final message.".to_string()),
                 session_id,
             ),
-            None => ending::program_failed(ending::end(
+            None => ending::end(
                 SessionStatus::Failed,
                 Some(&finished),
-                ending::no_final_word(NAME, &finished, &unreadable),
+                "opencode's session ended without a word from the model.".to_string(),
                 session_id,
-            )),
+            ),
         })
     }
+}
+
+/// The session on opencode's server, once it says where it listens.
+async fn follow(
+    spec: &SessionSpec,
+    model: Option<&str>,
+    password: String,
+    address: oneshot::Receiver<String>,
+    updates: &mpsc::UnboundedSender<AgentUpdate>,
+    events: &mut Events,
+) -> serve::Driven {
+    let lost = |why: String| serve::Driven::Lost { why, session: None };
+    let base = match tokio::time::timeout(serve::START_WAIT, address).await {
+        Ok(Ok(base)) => base,
+        Ok(Err(_)) => return lost("opencode's server ended before it listened".to_string()),
+        Err(_) => return lost("opencode's server did not say where it listens".to_string()),
+    };
+    let server = match serve::Server::new(base, password) {
+        Ok(server) => server,
+        Err(why) => return lost(why),
+    };
+    let model = model.map(|model| match &spec.endpoint {
+        Some(_) => serde_json::json!({"providerID": config::PROVIDER_ID, "modelID": model}),
+        // On the person's own login the model is named as opencode names it (provider/model).
+        None => {
+            let (provider, id) = model.split_once('/').unwrap_or(("", model));
+            serde_json::json!({"providerID": provider, "modelID": id})
+        }
+    });
+    serve::drive(
+        serve::Drive {
+            server,
+            prompt: &spec.prompt,
+            resume: spec.resume.as_deref(),
+            title: format!("Healer session {}", spec.session_id),
+            model,
+            channel: spec.channel.clone(),
+            updates,
+        },
+        events,
+    )
+    .await
 }
 
 /// opencode's folder made ready for a session: its settings, caches and state from an earlier
@@ -407,27 +503,6 @@ fn permission_for(spec: &SessionSpec) -> String {
             config::permission_json(&config::permission(&approvals, &[]))
         }
     }
-}
-
-fn arguments(spec: &SessionSpec, model: Option<&str>) -> Vec<std::ffi::OsString> {
-    let mut args: Vec<String> = ["run", "--format", "json"].map(str::to_string).into();
-    // A title of its own: else opencode asks the model for one (a call of its own).
-    args.extend([
-        "--title".to_string(),
-        format!("Healer session {}", spec.session_id),
-    ]);
-    match (model, &spec.endpoint) {
-        (Some(model), Some(_)) => {
-            args.extend(["-m".to_string(), format!("{}/{model}", config::PROVIDER_ID)]);
-        }
-        // On the person's own login the model is named as opencode names it (provider/model).
-        (Some(model), None) => args.extend(["-m".to_string(), model.to_string()]),
-        (None, _) => {}
-    }
-    if let Some(session) = &spec.resume {
-        args.extend(["--session".to_string(), session.clone()]);
-    }
-    args.into_iter().map(Into::into).collect()
 }
 
 /// The opencode version whose behaviour this adapter was checked against.

@@ -18,7 +18,7 @@ use super::prompt::{read_progress, task_prompt};
 use super::runner::{Projects, SessionStop};
 use super::settle::{settle, Ending};
 use super::worktree;
-use crate::agent::{Agent, AgentUpdate, ModelEndpoint, SessionEnd, SessionSpec};
+use crate::agent::{Agent, AgentUpdate, ModelEndpoint, SessionChannel, SessionEnd, SessionSpec};
 use crate::error::Result;
 use crate::failure::{Evidence, FailureClass, ProjectScenario};
 use crate::llm::{scrub, ApiKey};
@@ -267,8 +267,9 @@ async fn drive(ctx: &Ctx<'_>, agent: Arc<dyn Agent>) -> Result<Ending> {
     let hooked = match settings.agent {
         AgentKind::ClaudeCode => ctx.install_hooks(asking),
         AgentKind::Codex if asking => ctx.install_hooks(asking),
-        // opencode cannot ask from a session Healer runs: the project's choice becomes its own
-        // permission table (Gemini CLI's becomes its allowed tools, in the spec).
+        // opencode asks through its server, which Healer drives: its permission table sends
+        // what the project's approvals judge to them (Gemini CLI cannot ask: the project's
+        // choice becomes its allowed tools, in the spec).
         AgentKind::OpenCode => {
             let _ = ctx
                 .agent_settings
@@ -518,6 +519,13 @@ impl Ctx<'_> {
             agent_settings: self.agent_settings.get().cloned(),
             time_limit,
             groups: Some(self.projects.services.paths.groups_dir()),
+            // opencode's server takes messages and asks questions while it works.
+            channel: (agent.kind() == AgentKind::OpenCode).then(|| {
+                SessionChannel(Arc::new(super::channel::RunnerChannel {
+                    services: self.projects.services.clone(),
+                    session_id: self.session_id,
+                }))
+            }),
         };
         let kind = agent.kind();
         let (tx, mut rx) = mpsc::unbounded_channel::<AgentUpdate>();

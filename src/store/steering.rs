@@ -487,6 +487,7 @@ fn delivery_detail(via: &str) -> String {
         "thread" => "Delivered as the next message of the agent's conversation".to_string(),
         "hook" => "Delivered to the agent before its next step".to_string(),
         "resume" => "Delivered when the agent was resumed after its turn".to_string(),
+        "live" => "Delivered into the agent's session while it worked".to_string(),
         other => format!("Delivered ({other})"),
     }
 }

@@ -140,6 +140,7 @@ impl Workspace {
             agent_settings: None,
             time_limit: Duration::from_secs(60),
             groups: Some(self.dir.path().join("groups")),
+            channel: None,
         }
     }
 

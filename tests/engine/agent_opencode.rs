@@ -1,9 +1,10 @@
 //! opencode (the real pinned CLI, 1.18.33) run offline against the scripted server: through
 //! the runner on a provider configured in Healer (the model gateway between them), and by its
 //! adapter alone. A task done and committed; the provider's key nowhere opencode or its folder
-//! could hold it; a repository's own opencode settings and plugins ignored; a session resumed
-//! with a message after its turn (the person's, the loop detector's); a stop that leaves
-//! nothing running; the project's approvals as opencode's own permissions.
+//! could hold it; a repository's own opencode settings and plugins refused; a session resumed;
+//! a stop that leaves nothing running; the project's approvals as opencode's own permissions,
+//! and what they would ask refused when nobody supervises the session. Messages and questions
+//! in the live session: agent_opencode_live.rs.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -13,7 +14,7 @@ use healer::agent::{AgentUpdate, ModelEndpoint};
 use healer::approval::Preset;
 use healer::llm::{ApiKey, ProviderKind};
 use healer::session::{AgentKind, SessionStatus, StepKind, StepSource};
-use healer::store::{SteeringKind, StoredStep};
+use healer::store::StoredStep;
 use healer::tasklist::{read_file, TaskStatus, TASKS_FILE};
 use serde_json::json;
 
@@ -25,7 +26,7 @@ use crate::project_fixtures::{eventually, file_at, finished, marked_processes, m
 
 const SHOW_GREETING: &str = "python3 -c 'import greet; print(greet.greet(\"Ada\"))'";
 
-fn bash(id: &str, command: &str) -> crate::model_server::Reply {
+pub(crate) fn bash(id: &str, command: &str) -> crate::model_server::Reply {
     openai::tool_calls(
         &[(
             id,
@@ -36,7 +37,11 @@ fn bash(id: &str, command: &str) -> crate::model_server::Reply {
     )
 }
 
-fn tool(id: &str, name: &str, arguments: serde_json::Value) -> crate::model_server::Reply {
+pub(crate) fn tool(
+    id: &str,
+    name: &str,
+    arguments: serde_json::Value,
+) -> crate::model_server::Reply {
     openai::tool_calls(&[(id, name, &arguments.to_string())], TOKENS)
 }
 
@@ -58,7 +63,7 @@ fn fixes(bed: &AgentBed, command: &str) {
 }
 
 /// Everything the agent sent the provider (through the gateway), as text.
-fn sent(bed: &AgentBed) -> String {
+pub(crate) fn sent(bed: &AgentBed) -> String {
     bed.server
         .chats()
         .iter()
@@ -82,13 +87,13 @@ fn outline(steps: &[StoredStep]) -> Vec<(StepSource, StepKind, Option<String>)> 
         .collect()
 }
 
-fn never_ask(s: &mut healer::store::ProjectSettings) {
+pub(crate) fn never_ask(s: &mut healer::store::ProjectSettings) {
     // The commands here print the environment, which asks under the default; these tests are
     // about the key and the session, so the person here accepts the risk.
     s.approvals.preset = Preset::NeverAsk;
 }
 
-fn each_request_carried_the_key(bed: &AgentBed) {
+pub(crate) fn each_request_carried_the_key(bed: &AgentBed) {
     let chats = bed.server.chats();
     assert!(!chats.is_empty());
     for chat in &chats {
@@ -101,7 +106,7 @@ fn each_request_carried_the_key(bed: &AgentBed) {
 }
 
 /// The sessions opencode keeps in its database in the folder Healer keeps for it.
-fn opencode_sessions(home: &Path) -> Vec<String> {
+pub(crate) fn opencode_sessions(home: &Path) -> Vec<String> {
     let db = rusqlite::Connection::open(home.join("data/opencode/opencode.db")).expect("db");
     let mut query = db.prepare("SELECT id FROM session").expect("query");
     query
@@ -332,159 +337,6 @@ async fn agent_opencode_is_not_started_on_a_repository_with_its_own_opencode_con
     assert_ne!(file.task("t1").expect("t1").status, TaskStatus::Closed);
 }
 
-const TOLD: &str = "Stop waiting and edit greet.py now.";
-
-#[tokio::test]
-async fn agent_opencode_gets_the_persons_message_after_its_turn_by_a_resume_of_its_session() {
-    let bed = agent_bed(AgentKind::OpenCode, never_ask).await;
-    bed.task("Greet properly");
-    let wait = "while [ ! -e go ]; do python3 -c 'import time; time.sleep(0.1)'; done; echo went";
-    bed.server.script([
-        bash("call_1", wait),
-        openai::text("The file came; I am done.", TOKENS),
-        openai::text("Understood, editing greet.py.", TOKENS),
-    ]);
-    let session = bed
-        .engine
-        .run_project(bed.project.id, None)
-        .expect("started");
-    // opencode prints a tool once it is done: its command is seen running by its marks.
-    let marks = marker_of(&bed.engine, session.id);
-    eventually("opencode in its command", Duration::from_secs(60), || {
-        (bed.server.chats().len() == 1 && marked_processes(&marks).len() >= 2).then_some(())
-    })
-    .await;
-    bed.engine
-        .say_to_session(session.id, TOLD)
-        .expect("the message waits");
-    std::fs::write(bed.first_worktree().join("go"), "").expect("go");
-    let ended = finished(&bed.engine, session.id).await;
-    assert_ne!(ended.status, SessionStatus::Running);
-
-    // The turn ended; opencode was resumed with the message: the next request carries it, and
-    // the whole history before it (the task, the command's output), in the same session.
-    let chats = bed.server.chats();
-    assert_eq!(chats.len(), 3, "the turn's two calls, then the resume");
-    assert!(
-        !chats[1].body.to_string().contains(TOLD),
-        "not before the turn ended"
-    );
-    let resumed = chats[2].body.to_string();
-    assert!(resumed.contains(TOLD), "{resumed}");
-    assert!(resumed.contains("Your task: Greet properly"), "{resumed}");
-    assert!(resumed.contains("went"), "{resumed}");
-    assert!(resumed.contains("The file came; I am done."), "{resumed}");
-    let id = ended
-        .agent_session_id
-        .clone()
-        .expect("opencode's session id");
-    assert_eq!(
-        opencode_sessions(&bed.agent_home()),
-        vec![id],
-        "the resume continued the one session"
-    );
-    each_request_carried_the_key(&bed);
-
-    let steps = bed
-        .engine
-        .store()
-        .session_steps(session.id, 0)
-        .expect("steps");
-    assert!(steps
-        .iter()
-        .any(|s| s.step.source == StepSource::User && s.step.text.contains(TOLD)));
-    assert!(steps
-        .iter()
-        .any(|s| s.step.text == "Understood, editing greet.py."));
-    let timeline = bed
-        .engine
-        .store()
-        .steering_timeline(bed.project.id, "t1")
-        .expect("timeline");
-    // The person's message, on the timeline, delivered by the resume.
-    let message = timeline
-        .iter()
-        .find(|e| e.kind == SteeringKind::Message)
-        .expect("the person's message");
-    let delivered = message.delivery.clone().expect("delivered");
-    assert_eq!(delivered.state, healer::store::DeliveryState::Delivered);
-    assert_eq!(delivered.via.as_deref(), Some("resume"));
-    assert!(!bed
-        .engine
-        .store()
-        .steering_waiting(session.id)
-        .expect("waiting"));
-}
-
-#[tokio::test]
-async fn agent_opencode_going_in_circles_is_caught_and_told_by_a_resume_at_zero_tokens() {
-    let bed = agent_bed(AgentKind::OpenCode, never_ask).await;
-    bed.task("Greet properly");
-    let same = |n: usize| bash(&format!("call_{n}"), "cat config.ini");
-    bed.server.script([
-        same(1),
-        same(2),
-        same(3),
-        same(4),
-        same(5),
-        openai::text("I give up.", TOKENS),
-        // The resume with what Healer saw; one answer for each resume that may follow.
-        openai::text("Understood, I will stop reading config.ini.", TOKENS),
-        openai::text("Still done.", TOKENS),
-        openai::text("Really done.", TOKENS),
-    ]);
-    let session = bed
-        .engine
-        .run_project_and_wait(bed.project.id, None)
-        .await
-        .expect("run");
-    let timeline = bed
-        .engine
-        .store()
-        .steering_timeline(bed.project.id, "t1")
-        .expect("timeline");
-    let looped = timeline
-        .iter()
-        .find(|e| e.kind == SteeringKind::Loop)
-        .expect("the loop");
-    assert_eq!(looped.tokens, 0);
-    assert_eq!(looped.session_id, Some(session.id));
-    assert!(
-        looped.detail.contains("wrote it what it saw"),
-        "opencode can be told: {}",
-        looped.detail
-    );
-    assert!(looped.evidence.iter().all(|e| e.contains("config.ini")));
-    let delivery = timeline
-        .iter()
-        .find(|e| e.kind == SteeringKind::Delivery)
-        .expect("the delivery");
-    assert!(delivery.detail.contains("resumed"), "{}", delivery.detail);
-    let told = looped.message.clone().expect("what it was told");
-    // The first request that carries the message is the resume, after the turn's six calls;
-    // no request was steering's own.
-    let chats = bed.server.chats();
-    let first = chats
-        .iter()
-        .position(|c| {
-            c.body
-                .to_string()
-                .contains("Healer, which watches this session")
-        })
-        .expect("a request carries the message");
-    assert_eq!(first, 6, "told after the turn, by the resume");
-    assert!(chats[first]
-        .body
-        .to_string()
-        .contains(&told[..40.min(told.len())]));
-    assert!(chats[first].body.to_string().contains("cat config.ini"));
-    let id = session
-        .agent_session_id
-        .clone()
-        .expect("opencode's session id");
-    assert_eq!(opencode_sessions(&bed.agent_home()), vec![id]);
-}
-
 /// Live processes of `marks` whose command line holds `text`.
 fn running(marks: &[String], text: &str) -> usize {
     marked_processes(marks)
@@ -556,7 +408,7 @@ fn spec_on(
 }
 
 #[tokio::test]
-async fn agent_opencode_runs_what_the_project_allows_refuses_the_rest_and_resumes_its_session() {
+async fn agent_opencode_runs_what_the_project_allows_refuses_what_it_cannot_ask_and_resumes() {
     let ws = workspace();
     let server = ModelServer::start(Some(KEY));
     let settings = healer::store::ProjectSettings {
@@ -603,14 +455,16 @@ async fn agent_opencode_runs_what_the_project_allows_refuses_the_rest_and_resume
         "{:?}",
         results[0]
     );
+    // What the approvals would ask the person is refused when nobody supervises the session
+    // to ask (the adapter alone), and opencode hears why.
     assert!(results[1].is_error, "{:?}", results[1]);
     assert!(
-        results[1].text.contains("rule which prevents you"),
+        results[1].text.contains("Nobody supervises this session"),
         "{:?}",
         results[1]
     );
     assert!(!ws.repo.join("fetched.txt").exists());
-    // The prompt reached the model as written, on opencode's stdin.
+    // The prompt reached the model as written.
     let chats = server.chats();
     let asked = chats[0].body["messages"].to_string();
     assert!(asked.contains("Look around.\\nThen stop."), "{asked}");

@@ -6,6 +6,7 @@ mod agent_codex;
 mod agent_fixtures;
 mod agent_gemini;
 mod agent_opencode;
+mod agent_opencode_live;
 mod agent_transcripts;
 mod agent_updates;
 mod approvals;

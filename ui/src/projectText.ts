@@ -29,7 +29,7 @@ export const agentProgramName: Record<AgentKind, string> = {
  * choice of what it may do decides instead. `null`: it asks as the choice says.
  */
 export function cannotAsk(agent: AgentKind, preset: Preset): string | null {
-  if (agent !== "opencode" && agent !== "gemini-cli") return null;
+  if (agent !== "gemini-cli") return null;
   const name = agentLabel[agent];
   if (preset === "never_ask") return null;
   if (preset === "ask_every")

@@ -178,23 +178,25 @@ test("choosing opencode or Gemini CLI: only the providers that speak their API, 
   await user.click(await screen.findByTestId("agent-opencode"));
   const fields = await screen.findByTestId("agent-fields");
   expect(within(fields).getByTestId("field-agent-program")).toHaveAttribute("placeholder", "/usr/local/bin/opencode");
-  expect(screen.getByTestId("agent-cannot-ask")).toHaveTextContent(
-    "opencode cannot stop to ask you in a session Healer runs, so your choice here decides for it: it edits files in the task's folder and runs the project's checks and the commands listed below",
-  );
+  // opencode asks through its server: nothing to warn about.
+  expect(screen.queryByTestId("agent-cannot-ask")).not.toBeInTheDocument();
   await user.click(within(fields).getByTestId("agent-healer-provider"));
   const select = within(fields).getByTestId("field-agent-provider");
   expect(within(select).getAllByRole("option").map((o) => o.textContent)).toEqual(["openai"]);
   await user.click(screen.getByTestId("preset-ask_every"));
-  expect(screen.getByTestId("agent-cannot-ask")).toHaveTextContent("every command it wants to run is refused without asking");
-  await user.click(screen.getByTestId("preset-never_ask"));
   expect(screen.queryByTestId("agent-cannot-ask")).not.toBeInTheDocument();
 
   await user.click(screen.getByTestId("agent-gemini-cli"));
   const gemini = await screen.findByTestId("agent-fields");
   await user.click(within(gemini).getByTestId("agent-healer-provider"));
   expect(within(within(gemini).getByTestId("field-agent-provider")).getAllByRole("option").map((o) => o.textContent)).toEqual(["google"]);
+  expect(screen.getByTestId("agent-cannot-ask")).toHaveTextContent("every command it wants to run is refused without asking");
   await user.click(screen.getByTestId("preset-ask_risky"));
-  expect(screen.getByTestId("agent-cannot-ask")).toHaveTextContent("Gemini CLI cannot stop to ask you");
+  expect(screen.getByTestId("agent-cannot-ask")).toHaveTextContent(
+    "Gemini CLI cannot stop to ask you in a session Healer runs, so your choice here decides for it: it edits files in the task's folder and runs the project's checks and the commands listed below",
+  );
+  await user.click(screen.getByTestId("preset-never_ask"));
+  expect(screen.queryByTestId("agent-cannot-ask")).not.toBeInTheDocument();
 });
 
 test("choosing Claude Code: its own sign-in or a provider of Healer's that speaks its API, its tools, and the project says plainly who works on it", async () => {

@@ -2,13 +2,15 @@
 //! written into the worktree): the provider configured in Healer (its key only named, as
 //! `{env:VAR}`), and what opencode may do without asking.
 //!
-//! `opencode run` asks nobody: a tool whose permission is `ask` is refused at once (the model
-//! is told "The user rejected permission to use this specific tool call."). So the project's
-//! approvals are opencode's own permission rules: *Never ask* allows everything; the asking
-//! presets allow edits inside the worktree, the commands the project runs itself (its checks
-//! and init script, exactly) and those it lists (by their first words), and refuse every other
-//! command, the web and anything outside the worktree. opencode reads the rules in order and
-//! the last one that matches wins, so the JSON is written in order by hand.
+//! opencode runs as its server, driven by Healer: a tool whose permission is `ask` waits for
+//! Healer's reply to its question, which is the project's approvals' (and the person's, when
+//! they say to ask). So *Never ask* allows everything, and the asking presets let opencode do
+//! on its own only what cannot matter — reading and searching inside the worktree, its own
+//! notes — and the commands the project runs itself (its checks and init script, exactly) or
+//! lists (by their first words); every other command, edit and web request is asked, and
+//! what is outside the worktree, git's and Healer's own files, and anything opencode adds later
+//! are refused. opencode reads the rules in order and the last one that matches wins, so the
+//! JSON is written in order by hand.
 
 use serde_json::Value;
 
@@ -28,7 +30,7 @@ pub fn permission(approvals: &ApprovalSettings, commands: &[String]) -> Vec<(Str
     if approvals.preset == Preset::NeverAsk {
         return vec![rule("*", Rule::Is("allow"))];
     }
-    let mut bash = vec![("*".to_string(), "deny")];
+    let mut bash = vec![("*".to_string(), "ask")];
     if approvals.preset == Preset::AskRisky {
         for command in commands.iter().map(|c| c.trim()).filter(|c| !c.is_empty()) {
             bash.push((command.to_string(), "allow"));
@@ -50,13 +52,14 @@ pub fn permission(approvals: &ApprovalSettings, commands: &[String]) -> Vec<(Str
         rule("list", Rule::Is("allow")),
         rule("glob", Rule::Is("allow")),
         rule("grep", Rule::Is("allow")),
-        // Edits inside the worktree, but never git's or Healer's own files there: a `.git`
-        // written by the agent would run its code in the next git command.
+        // Edits inside the worktree are asked (the approvals allow them, or ask the person),
+        // never git's or Healer's own files there: a `.git` written by the agent would run
+        // its code in the next git command.
         rule(
             "edit",
             Rule::Patterns(
                 [
-                    ("*", "allow"),
+                    ("*", "ask"),
                     (".git", "deny"),
                     (".git/*", "deny"),
                     (".healer", "deny"),
@@ -71,9 +74,9 @@ pub fn permission(approvals: &ApprovalSettings, commands: &[String]) -> Vec<(Str
         rule("task", Rule::Is("allow")),
         rule("bash", Rule::Patterns(bash)),
         rule("external_directory", Rule::Is("deny")),
-        rule("webfetch", Rule::Is("deny")),
-        rule("websearch", Rule::Is("deny")),
-        rule("codesearch", Rule::Is("deny")),
+        rule("webfetch", Rule::Is("ask")),
+        rule("websearch", Rule::Is("ask")),
+        rule("codesearch", Rule::Is("ask")),
     ]
 }
 
@@ -183,29 +186,29 @@ mod tests {
         assert!(json.starts_with(r#"{"*":"deny","read":"allow""#), "{json}");
         assert!(
             json.contains(
-                r#""bash":{"*":"deny","python3 -m pytest":"allow","python3":"allow","python3 *":"allow","make lint":"allow","make lint *":"allow"}"#
+                r#""bash":{"*":"ask","python3 -m pytest":"allow","python3":"allow","python3 *":"allow","make lint":"allow","make lint *":"allow"}"#
             ),
             "{json}"
         );
         assert!(
             json.contains(
-                r#""edit":{"*":"allow",".git":"deny",".git/*":"deny",".healer":"deny",".healer/*":"deny"}"#
+                r#""edit":{"*":"ask",".git":"deny",".git/*":"deny",".healer":"deny",".healer/*":"deny"}"#
             ),
             "{json}"
         );
-        assert!(json.contains(r#""webfetch":"deny""#), "{json}");
+        assert!(json.contains(r#""webfetch":"ask""#), "{json}");
         assert!(json.contains(r#""external_directory":"deny""#), "{json}");
         let parsed: Value = serde_json::from_str(&json).expect("JSON");
         assert_eq!(parsed["bash"]["python3 *"], "allow");
 
-        // Every command asks: none runs, edits still do.
+        // Every command asks, the project's own and listed ones too; so does every edit.
         let every = permission_json(&permission(
             &settings(Preset::AskEvery, &["python3"]),
             &checks,
         ));
-        assert!(every.contains(r#""bash":{"*":"deny"}"#), "{every}");
+        assert!(every.contains(r#""bash":{"*":"ask"}"#), "{every}");
         assert!(
-            every.contains(r#""edit":{"*":"allow",".git":"deny""#),
+            every.contains(r#""edit":{"*":"ask",".git":"deny""#),
             "{every}"
         );
     }

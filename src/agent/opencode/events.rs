@@ -1,4 +1,5 @@
-//! opencode's `run --format json` stream turned into steps.
+//! opencode's `run --format json` lines turned into steps (the server's events are read as
+//! those lines: serve.rs).
 //!
 //! Each line is one finished part of the session: `step_start` opens a model call, `text` is
 //! the model's words, `tool_use` a tool call with its result (printed once the tool is done),
@@ -20,8 +21,6 @@ pub const MAX_UNREADABLE_LINES: usize = 100;
 struct Line {
     #[serde(rename = "type")]
     kind: String,
-    #[serde(default, rename = "sessionID")]
-    session_id: Option<String>,
     #[serde(default)]
     part: Value,
     #[serde(default)]
@@ -29,10 +28,6 @@ struct Line {
 }
 
 pub(super) enum Seen {
-    /// opencode's own id of the session (`--session` resumes it).
-    Init {
-        session_id: String,
-    },
     Step(SessionStep),
     /// A line of opencode's JSON of a type Healer does not know (a newer opencode).
     Raw(String),
@@ -49,7 +44,6 @@ pub(super) struct Events {
     pub unreadable: usize,
     pub first_unreadable: Option<String>,
     unreadable_in_a_row: usize,
-    session_id: Option<String>,
     /// The steps of the model call under way.
     held: Vec<SessionStep>,
 }
@@ -61,14 +55,6 @@ impl Events {
             Err(_) => return self.unreadable(line),
         };
         self.unreadable_in_a_row = 0;
-        if let Some(id) = parsed.session_id.as_deref().filter(|id| !id.is_empty()) {
-            if self.session_id.is_none() {
-                self.session_id = Some(id.to_string());
-                seen.push(Seen::Init {
-                    session_id: id.to_string(),
-                });
-            }
-        }
         let part = &parsed.part;
         match parsed.kind.as_str() {
             "step_start" => {
@@ -132,10 +118,6 @@ impl Events {
 
     pub fn finish(&mut self, seen: &mut Vec<Seen>) {
         self.flush(seen);
-    }
-
-    pub fn session_id(&self) -> Option<String> {
-        self.session_id.clone()
     }
 
     fn flush(&mut self, seen: &mut Vec<Seen>) {
@@ -270,7 +252,6 @@ mod tests {
             r#"{"type":"text","sessionID":"ses_1","part":{"type":"text","text":"Done."}}"#,
             r#"{"type":"step_finish","sessionID":"ses_1","part":{"reason":"stop","tokens":{"input":150,"output":2,"reasoning":0,"cache":{"write":0,"read":0}}}}"#,
         ]);
-        assert!(matches!(&seen[0], Seen::Init { session_id } if session_id == "ses_1"));
         let steps = steps(&seen);
         assert_eq!(steps.len(), 4);
         assert_eq!(steps[0].kind, StepKind::Text);

@@ -65,6 +65,10 @@ export async function startModelServer() {
         res.end(JSON.stringify({ object: "list", data: [{ id: "scripted-small", object: "model" }] }));
         return;
       }
+      if (req.url.startsWith("/v1beta/")) {
+        geminiTurn(req, res, json);
+        return;
+      }
       const messages = json.messages ?? [];
       const system = messages[0]?.content ?? "";
       if (String(req.headers["user-agent"] ?? "").startsWith("opencode/")) {
@@ -137,7 +141,7 @@ function workingDirectory(messages) {
 
 /**
  * opencode's turns, streamed as Chat Completions chunks (it always streams): look at greet.py,
- * read it, edit it, run it, then say it is done. Its title request (no tools) gets a title.
+ * try the network (a question for the person), read it, edit it, run it, then say it is done. Its title request (no tools) gets a title.
  */
 function opencodeTurn(res, json, messages) {
   res.setHeader("content-type", "text/event-stream");
@@ -157,6 +161,8 @@ function opencodeTurn(res, json, messages) {
   const greet = `${dir}/greet.py`;
   const turns = [
     ["bash", { command: "python3 -c 'import greet; print(greet.greet(\"Ada\"))'", description: "Show the greeting now" }, "Let me see what it says now."],
+    // Not among the project's commands: opencode asks, and the person answers in the window.
+    ["bash", { command: "curl -s http://127.0.0.1:9/ || echo offline", description: "See whether the network is there" }, "Let me see whether the network is there."],
     ["read", { filePath: greet }, ""],
     ["edit", { filePath: greet, oldString: "'Hi ' + name", newString: "'Hello, ' + name + '!'" }, "It needs a comma and an exclamation mark."],
     ["bash", { command: "python3 -c 'import greet; print(greet.greet(\"Ada\"))'", description: "Check the greeting" }, ""],
@@ -173,5 +179,50 @@ function opencodeTurn(res, json, messages) {
       chunk({}, "stop");
     }
     end();
+  }, 1500);
+}
+
+/**
+ * Gemini CLI's turns in Google's Gemini API (`:streamGenerateContent?alt=sse`, chunks of
+ * candidates, the last with its finish reason and usage): run the greeting, replace the line,
+ * say it is done. Its side requests (counting tokens, its JSON checks of who speaks next) are
+ * answered without taking a turn.
+ */
+function geminiTurn(req, res, json) {
+  if (req.url.includes(":countTokens")) {
+    res.end(JSON.stringify({ totalTokens: Math.ceil(JSON.stringify(json).length / 4) }));
+    return;
+  }
+  const usage = { promptTokenCount: 900, candidatesTokenCount: 40, totalTokenCount: 940 };
+  const answer = (parts) => ({ candidates: [{ content: { role: "model", parts }, finishReason: "STOP", index: 0 }], usageMetadata: usage, modelVersion: "scripted" });
+  const config = json.generationConfig ?? {};
+  const streamed = req.url.includes("alt=sse");
+  if (config.responseMimeType === "application/json" || config.responseJsonSchema || config.responseSchema) {
+    const said = { next_speaker: "user", reasoning: "scripted", unproductive_state_confidence: 0, unproductive_state_analysis: "none" };
+    const value = answer([{ text: JSON.stringify(said) }]);
+    if (streamed) {
+      res.setHeader("content-type", "text/event-stream");
+      res.end(`data: ${JSON.stringify(value)}\n\n`);
+    } else {
+      res.end(JSON.stringify(value));
+    }
+    return;
+  }
+  const request = JSON.stringify(json);
+  const dir = request.match(/working in the directory: ([^"\\]+)/)?.[1]?.trim() ?? ".";
+  const turns = [
+    ["run_shell_command", { command: "python3 -c 'import greet; print(greet.greet(\"Ada\"))'", description: "Show the greeting now" }, "Let me see what it says now."],
+    ["replace", { file_path: `${dir}/greet.py`, old_string: "'Hi ' + name", new_string: "'Hello, ' + name + '!'", instruction: "Greet with a comma and an exclamation mark." }, "It needs a comma and an exclamation mark."],
+  ];
+  const done = (json.contents ?? []).flatMap((c) => c.parts ?? []).filter((p) => p.functionResponse).length;
+  res.setHeader("content-type", "text/event-stream");
+  setTimeout(() => {
+    if (done < turns.length) {
+      const [name, args, said] = turns[done];
+      res.write(`data: ${JSON.stringify({ candidates: [{ content: { role: "model", parts: [{ text: said }] }, index: 0 }], modelVersion: "scripted" })}\n\n`);
+      res.end(`data: ${JSON.stringify(answer([{ functionCall: { name, args } }]))}\n\n`);
+    } else {
+      res.end(`data: ${JSON.stringify(answer([{ text: "greet() now says Hello, Ada! with a comma and an exclamation mark." }]))}\n\n`);
+    }
   }, 1500);
 }

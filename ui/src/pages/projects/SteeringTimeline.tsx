@@ -38,7 +38,9 @@ function deliveryWords(delivery: MessageDelivery, now: number): string {
         ? "when it was resumed after its turn"
         : delivery.via === "thread"
           ? "as the next message of its conversation"
-          : "";
+          : delivery.via === "live"
+            ? "in its session while it worked"
+            : "";
   const when = delivery.delivered_at ? ` ${relativeTime(delivery.delivered_at, now)}` : "";
   return `Delivered to the agent ${how}${when}.`.replace("  ", " ");
 }

@@ -1,0 +1,83 @@
+//! The runner's side of a [`Channel`]: what an adapter that talks to its agent while it works
+//! (opencode's server) reaches — the session's mailbox, and the person through the project's
+//! approvals, exactly as an agent's hook reaches them (`healer hook`), in this process.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use crate::agent::Channel;
+use crate::approval::{told_agent, AgentRequest, ApprovalStatus};
+use crate::services::Heard;
+use crate::services::Services;
+
+/// How long past a question's deadline the answer is still waited for, before the question
+/// is closed as unanswered here (the engine's own sweep looks every minute).
+const PAST_DEADLINE: chrono::Duration = chrono::Duration::seconds(90);
+
+pub(super) struct RunnerChannel {
+    pub services: Arc<Services>,
+    pub session_id: i64,
+}
+
+#[async_trait]
+impl Channel for RunnerChannel {
+    fn waiting(&self) -> bool {
+        self.services
+            .store
+            .steering_waiting(self.session_id)
+            .unwrap_or(false)
+    }
+
+    fn take_messages(&self, via: &str) -> Option<String> {
+        let messages = match self
+            .services
+            .store
+            .take_steering_messages(self.session_id, via)
+        {
+            Ok(messages) => messages,
+            Err(e) => {
+                tracing::warn!(session_id = self.session_id, "messages not taken: {e}");
+                return None;
+            }
+        };
+        let text = messages
+            .iter()
+            .map(|m| m.for_agent())
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        (!text.is_empty()).then_some(text)
+    }
+
+    async fn ask(&self, call: Option<String>, request: AgentRequest) -> Option<String> {
+        let heard = self
+            .services
+            .ask_agent(self.session_id, call.as_deref(), request, None);
+        let asked = match heard {
+            Ok(Heard::Allowed) => return None,
+            Ok(Heard::Refused(reason)) => return Some(format!("Not allowed: {reason}.")),
+            Ok(Heard::Asked(asked)) => asked,
+            Err(e) => {
+                return Some(format!(
+                    "Healer could not ask the person supervising you ({e}), so this was not \
+                     allowed."
+                ))
+            }
+        };
+        let deadline = chrono::DateTime::parse_from_rfc3339(&asked.ask.deadline_at)
+            .map(|d| d.with_timezone(&chrono::Utc))
+            .unwrap_or_else(|_| chrono::Utc::now());
+        match self
+            .services
+            .store
+            .hear_answer(asked.ask.id, deadline + PAST_DEADLINE)
+            .await
+        {
+            Ok(ask) if ask.status == ApprovalStatus::Allowed => None,
+            Ok(ask) => told_agent(&ask).or_else(|| Some("It was not allowed.".to_string())),
+            Err(e) => Some(format!(
+                "Healer could not hear the person's answer ({e}), so this was not allowed."
+            )),
+        }
+    }
+}

@@ -1,0 +1,236 @@
+//! opencode's live session (the real pinned CLI, 1.18.33, as its server, driven by Healer)
+//! offline against the scripted server: the person's message and the loop detector's reach it
+//! while it works, in its one session, without a resume; a command the project's approvals
+//! say to ask about waits for the person as a checkpoint — a denial reaches the model with
+//! the person's reason, Allow once runs it once.
+
+use std::time::Duration;
+
+use healer::checkpoint::CheckpointAction;
+use healer::session::{AgentKind, SessionStatus, StepSource};
+use healer::store::{DeliveryState, SteeringKind};
+
+use crate::agent_opencode::{bash, each_request_carried_the_key, never_ask, opencode_sessions};
+use crate::approvals::{ended, option, passing_check, question, requests, Counter};
+use crate::model_server::{openai, TOKENS};
+use crate::project_agent_fixtures::*;
+use crate::project_fixtures::{eventually, finished, marked_processes, marker_of};
+
+const TOLD: &str = "Stop waiting and edit greet.py now.";
+
+#[tokio::test]
+async fn agent_opencode_gets_the_persons_message_while_it_works_in_its_live_session() {
+    let bed = agent_bed(AgentKind::OpenCode, never_ask).await;
+    bed.task("Greet properly");
+    let wait = "while [ ! -e go ]; do python3 -c 'import time; time.sleep(0.1)'; done; echo went";
+    bed.server.script([
+        bash("call_1", wait),
+        openai::text("Understood, editing greet.py.", TOKENS),
+        openai::text("Still here.", TOKENS),
+    ]);
+    let session = bed
+        .engine
+        .run_project(bed.project.id, None)
+        .expect("started");
+    let marks = marker_of(&bed.engine, session.id);
+    eventually("opencode in its command", Duration::from_secs(60), || {
+        (bed.server.chats().len() == 1 && marked_processes(&marks).len() >= 2).then_some(())
+    })
+    .await;
+    bed.engine
+        .say_to_session(session.id, TOLD)
+        .expect("the message waits");
+    // Given to opencode while its command still runs.
+    eventually("the message given", Duration::from_secs(30), || {
+        (!bed.engine.store().steering_waiting(session.id).ok()?).then_some(())
+    })
+    .await;
+    std::fs::write(bed.first_worktree().join("go"), "").expect("go");
+    let ended = finished(&bed.engine, session.id).await;
+    // The script never edits greet.py: the check fails, which is not this story.
+    assert_ne!(ended.status, SessionStatus::Running);
+
+    // The model's next call after the command carries its output and the message: one turn,
+    // one session, no resume.
+    let chats = bed.server.chats();
+    assert_eq!(chats.len(), 2, "the command, then the answer to both");
+    let next = chats[1].body.to_string();
+    assert!(next.contains(TOLD), "{next}");
+    assert!(next.contains("went"), "{next}");
+    assert!(next.contains("Your task: Greet properly"), "{next}");
+    let id = ended
+        .agent_session_id
+        .clone()
+        .expect("opencode's session id");
+    assert_eq!(opencode_sessions(&bed.agent_home()), vec![id]);
+    each_request_carried_the_key(&bed);
+
+    let steps = bed
+        .engine
+        .store()
+        .session_steps(session.id, 0)
+        .expect("steps");
+    assert!(steps
+        .iter()
+        .any(|s| s.step.source == StepSource::User && s.step.text.contains(TOLD)));
+    assert!(steps
+        .iter()
+        .any(|s| s.step.source == StepSource::Agent && s.step.text == "Understood, editing greet.py."));
+    assert!(
+        !steps.iter().any(|s| s.step.source == StepSource::Agent
+            && s.step.text.contains("Your task: Greet properly")),
+        "Healer's own words are not shown as the agent's"
+    );
+    let timeline = bed
+        .engine
+        .store()
+        .steering_timeline(bed.project.id, "t1")
+        .expect("timeline");
+    let message = timeline
+        .iter()
+        .find(|e| e.kind == SteeringKind::Message)
+        .expect("the person's message");
+    let delivered = message.delivery.clone().expect("delivered");
+    assert_eq!(delivered.state, DeliveryState::Delivered);
+    assert_eq!(delivered.via.as_deref(), Some("live"));
+}
+
+#[tokio::test]
+async fn agent_opencode_going_in_circles_is_caught_and_told_in_its_live_session_at_zero_tokens() {
+    let bed = agent_bed(AgentKind::OpenCode, never_ask).await;
+    bed.task("Greet properly");
+    let same = |n: usize| bash(&format!("call_{n}"), "cat config.ini");
+    bed.server.script([
+        same(1),
+        same(2),
+        same(3),
+        same(4),
+        same(5),
+        openai::text("I give up.", TOKENS),
+        // An answer to the message, if it came after the last call.
+        openai::text("Understood, I will stop reading config.ini.", TOKENS),
+        openai::text("Still done.", TOKENS),
+    ]);
+    let session = bed
+        .engine
+        .run_project_and_wait(bed.project.id, None)
+        .await
+        .expect("run");
+    let timeline = bed
+        .engine
+        .store()
+        .steering_timeline(bed.project.id, "t1")
+        .expect("timeline");
+    let looped = timeline
+        .iter()
+        .find(|e| e.kind == SteeringKind::Loop)
+        .expect("the loop");
+    assert_eq!(looped.tokens, 0);
+    assert_eq!(looped.session_id, Some(session.id));
+    assert!(
+        looped.detail.contains("wrote it what it saw"),
+        "opencode can be told: {}",
+        looped.detail
+    );
+    assert!(looped.evidence.iter().all(|e| e.contains("config.ini")));
+    let delivered = looped.delivery.clone().expect("delivered");
+    assert_eq!(delivered.via.as_deref(), Some("live"), "{delivered:?}");
+    let told = looped.message.clone().expect("what it was told");
+    let chats = bed.server.chats();
+    let first = chats
+        .iter()
+        .position(|c| {
+            c.body
+                .to_string()
+                .contains("Healer, which watches this session")
+        })
+        .expect("a request carries the message");
+    assert!(chats[first]
+        .body
+        .to_string()
+        .contains(&told[..40.min(told.len())]));
+    assert!(chats[first].body.to_string().contains("cat config.ini"));
+    let id = session
+        .agent_session_id
+        .clone()
+        .expect("opencode's session id");
+    assert_eq!(opencode_sessions(&bed.agent_home()), vec![id]);
+}
+
+#[tokio::test]
+async fn agent_opencode_asks_through_its_server_a_denial_carries_the_reason_and_allow_once_runs_it()
+{
+    let counter = Counter::start();
+    let bed = agent_bed(AgentKind::OpenCode, |s| s.verify = vec![passing_check()]).await;
+    let engine = &bed.engine;
+
+    let first = bed.task("Install the helper");
+    bed.server.script([
+        bash("call_1", &counter.command()),
+        openai::text("Done without it.", TOKENS),
+    ]);
+    let session = engine
+        .run_project(bed.project.id, Some(&first.id))
+        .expect("started");
+    let asked = question(engine).await;
+    assert_eq!(asked.title, "opencode asks to run a command");
+    assert_eq!(counter.hits(), 0, "nothing ran before the answer");
+    let reason = "use the copy in vendor/ instead";
+    engine
+        .decide_checkpoint(
+            asked.id,
+            Some(option(&asked, CheckpointAction::Deny)),
+            Some(reason),
+        )
+        .await
+        .expect("denied");
+    let first_end = ended(engine, session.id).await;
+    assert_eq!(
+        first_end.status,
+        SessionStatus::Finished,
+        "{}",
+        first_end.summary
+    );
+    assert_eq!(counter.hits(), 0);
+    assert!(
+        requests(&bed).iter().any(|r| r.contains(reason)),
+        "the reason reached opencode's model"
+    );
+
+    let second = bed.task("Install it after all");
+    bed.server.script([
+        bash("call_2", &counter.command()),
+        openai::text("Installed.", TOKENS),
+    ]);
+    let session = engine
+        .run_project(bed.project.id, Some(&second.id))
+        .expect("started");
+    let asked = question(engine).await;
+    engine
+        .decide_checkpoint(
+            asked.id,
+            Some(option(&asked, CheckpointAction::AllowOnce)),
+            None,
+        )
+        .await
+        .expect("allowed");
+    let second_end = ended(engine, session.id).await;
+    assert_eq!(
+        second_end.status,
+        SessionStatus::Finished,
+        "{}",
+        second_end.summary
+    );
+    assert_eq!(
+        counter.hits(),
+        1,
+        "allowed once, it reached the network once"
+    );
+    let steps = engine.store().session_steps(session.id, 0).expect("steps");
+    assert!(
+        steps
+            .iter()
+            .any(|s| s.step.text.contains("ran-from-the-download")),
+        "the command's output is a step"
+    );
+}
