@@ -12,6 +12,7 @@
 
 pub mod config;
 mod events;
+mod follow;
 mod serve;
 
 pub(crate) use self::events::tool_steps;

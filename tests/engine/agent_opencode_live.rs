@@ -75,7 +75,8 @@ async fn agent_opencode_gets_the_persons_message_while_it_works_in_its_live_sess
         .any(|s| s.step.source == StepSource::User && s.step.text.contains(TOLD)));
     assert!(steps
         .iter()
-        .any(|s| s.step.source == StepSource::Agent && s.step.text == "Understood, editing greet.py."));
+        .any(|s| s.step.source == StepSource::Agent
+            && s.step.text == "Understood, editing greet.py."));
     assert!(
         !steps.iter().any(|s| s.step.source == StepSource::Agent
             && s.step.text.contains("Your task: Greet properly")),
