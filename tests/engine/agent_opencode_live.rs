@@ -2,7 +2,8 @@
 //! offline against the scripted server: the person's message and the loop detector's reach it
 //! while it works, in its one session, without a resume; a command the project's approvals
 //! say to ask about waits for the person as a checkpoint — a denial reaches the model with
-//! the person's reason, Allow once runs it once.
+//! the person's reason, Allow once runs it once — and survives its engine SIGKILLed while it
+//! waits and the next one killed while it carries the answer out.
 
 use std::time::Duration;
 
@@ -234,4 +235,24 @@ async fn agent_opencode_asks_through_its_server_a_denial_carries_the_reason_and_
             .any(|s| s.step.text.contains("ran-from-the-download")),
         "the command's output is a step"
     );
+}
+
+#[tokio::test]
+async fn agent_opencode_killed_with_its_engine_while_it_asks_is_resumed_with_the_answer_once() {
+    crate::approvals::killed_while_it_asks(AgentKind::OpenCode, |counter| {
+        vec![
+            bash("call_1", &counter.command()),
+            openai::tool_calls(
+                &[(
+                    "call_2",
+                    "bash",
+                    &serde_json::json!({"command": counter.command(), "description": "Install"})
+                        .to_string(),
+                )],
+                TOKENS,
+            ),
+            openai::text("Installed.", TOKENS),
+        ]
+    })
+    .await;
 }

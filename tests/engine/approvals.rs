@@ -475,32 +475,45 @@ async fn a_question_nobody_answers_is_denied_at_the_shipped_thirty_minutes_never
 
 #[tokio::test]
 async fn a_daemon_killed_while_a_question_waits_carries_the_answer_out_after_its_restart() {
+    killed_while_it_asks(AgentKind::ClaudeCode, |counter| {
+        vec![
+            anthropic::tool_calls(
+                "",
+                &[(
+                    "toolu_1",
+                    "Bash",
+                    &json!({ "command": counter.command() }).to_string(),
+                )],
+                TOKENS,
+            ),
+            anthropic::tool_calls(
+                "I was told it is allowed now.",
+                &[(
+                    "toolu_2",
+                    "Bash",
+                    &json!({ "command": counter.command() }).to_string(),
+                )],
+                TOKENS,
+            ),
+            anthropic::text("Installed.", TOKENS),
+        ]
+    })
+    .await;
+}
+
+/// The story of a daemon SIGKILLed while `kind`'s question waits, and the next one killed
+/// while it carries the answer out: the one after resumes the agent with it, once. `script`:
+/// the agent's turns — the first session asks; the resumed one asks for the same command
+/// again and goes on.
+pub(crate) async fn killed_while_it_asks(
+    kind: AgentKind,
+    script: impl FnOnce(&Counter) -> Vec<crate::model_server::Reply>,
+) {
     let counter = Counter::start();
-    let bed = agent_bed(AgentKind::ClaudeCode, |s| s.verify = vec![passing_check()]).await;
+    let bed = agent_bed(kind, |s| s.verify = vec![passing_check()]).await;
     let t = bed.task("Install the helper");
     let project = bed.project.name.clone();
-    // The first session asks; the resumed one asks for the same command again and goes on.
-    bed.server.script([
-        anthropic::tool_calls(
-            "",
-            &[(
-                "toolu_1",
-                "Bash",
-                &json!({ "command": counter.command() }).to_string(),
-            )],
-            TOKENS,
-        ),
-        anthropic::tool_calls(
-            "I was told it is allowed now.",
-            &[(
-                "toolu_2",
-                "Bash",
-                &json!({ "command": counter.command() }).to_string(),
-            )],
-            TOKENS,
-        ),
-        anthropic::text("Installed.", TOKENS),
-    ]);
+    bed.server.script(script(&counter));
     let AgentBed {
         tmp,
         paths,
