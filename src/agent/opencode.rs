@@ -54,11 +54,8 @@ const KEPT_DATA: [&str; 3] = ["opencode.db", "opencode.db-wal", "opencode.db-shm
 /// The permissions (`OPENCODE_CONFIG_CONTENT`'s `permission`, as JSON in order) for a project:
 /// what Healer's runner gives the session in `spec.agent_settings` (a JSON string).
 pub fn agent_settings(settings: &ProjectSettings) -> serde_json::Value {
-    let mut commands: Vec<String> = settings.verify.iter().map(|c| c.command.clone()).collect();
-    commands.extend(settings.init_script.clone());
     serde_json::Value::String(config::permission_json(&config::permission(
         &settings.approvals,
-        &commands,
     )))
 }
 
@@ -501,7 +498,7 @@ fn permission_for(spec: &SessionSpec) -> String {
                 },
                 ..crate::approval::ApprovalSettings::default()
             };
-            config::permission_json(&config::permission(&approvals, &[]))
+            config::permission_json(&config::permission(&approvals))
         }
     }
 }

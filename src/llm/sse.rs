@@ -20,12 +20,29 @@ pub struct SseParser {
     scanned: usize,
     /// Bytes looked at for an event's end, in all: what keeps the parsing linear, told.
     examined: usize,
+    /// The event under way is being passed over (see [`SseParser::skip_event`]).
+    skipping: bool,
 }
 
 impl SseParser {
     /// Feed a piece of the body; returns the events it completed.
     pub fn feed(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, String> {
         self.buffer.extend_from_slice(bytes);
+        if self.skipping {
+            match event_end(&self.buffer, 0) {
+                Some((end, skip)) => {
+                    self.buffer.drain(..end + skip);
+                    self.skipping = false;
+                    self.scanned = 0;
+                }
+                None => {
+                    // A separator may be cut between pieces: its first bytes stay.
+                    let keep = self.buffer.len().saturating_sub(3);
+                    self.buffer.drain(..keep);
+                    return Ok(Vec::new());
+                }
+            }
+        }
         let mut events = Vec::new();
         let mut start = 0;
         let mut from = self.scanned;
@@ -49,6 +66,16 @@ impl SseParser {
             ));
         }
         Ok(events)
+    }
+
+    /// After an event too large to read (`feed`'s error): pass over the rest of it, and read
+    /// the events after it. For a stream that goes on (a server's events), not a model's
+    /// answer, where a broken event is a broken answer.
+    pub fn skip_event(&mut self) {
+        let keep = self.buffer.len().saturating_sub(3);
+        self.buffer.drain(..keep);
+        self.scanned = 0;
+        self.skipping = true;
     }
 
     /// The body ended: whatever is left is the last event (a server may omit the blank line).
@@ -107,6 +134,24 @@ fn parse_event(text: &str) -> Option<SseEvent> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_event_too_large_is_passed_over_and_the_next_one_read() {
+        let mut p = SseParser::default();
+        let big = vec![b'x'; MAX_EVENT_BYTES + 10];
+        assert!(p.feed(b"data: ").is_ok());
+        assert!(p.feed(&big).is_err());
+        p.skip_event();
+        assert_eq!(p.feed(b"xxxx\n").unwrap_or_default(), vec![]);
+        let events = p.feed(b"\ndata: {\"next\":1}\n\n").unwrap_or_default();
+        assert_eq!(
+            events,
+            vec![SseEvent {
+                name: None,
+                data: "{\"next\":1}".to_string()
+            }]
+        );
+    }
 
     #[test]
     fn events_split_across_pieces_are_put_back_together() {

@@ -2,16 +2,17 @@
 //! the runner on a provider configured in Healer (the model gateway between them), and by its
 //! adapter alone. A task done and committed; the provider's key nowhere opencode or its folder
 //! could hold it; a repository's own opencode settings and plugins refused; a session resumed;
-//! a stop that leaves nothing running; the project's approvals as opencode's own permissions,
-//! and what they would ask refused when nobody supervises the session. Messages and questions
+//! a stop that leaves nothing running; every command asked through opencode's server and
+//! judged by the project's approvals (the person is asked in agent_opencode_live.rs). Messages and questions
 //! in the live session: agent_opencode_live.rs.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use healer::agent::opencode::{self, OpenCode};
-use healer::agent::{AgentUpdate, ModelEndpoint};
-use healer::approval::Preset;
+use healer::agent::{AgentUpdate, Channel, ModelEndpoint, SessionChannel};
+use healer::approval::{judge, AgentRequest, Place, Preset, Verdict};
 use healer::llm::{ApiKey, ProviderKind};
 use healer::session::{AgentKind, SessionStatus, StepKind, StepSource};
 use healer::store::StoredStep;
@@ -404,11 +405,45 @@ fn spec_on(
         prices: vec![],
     });
     spec.agent_settings = Some(opencode::agent_settings(settings));
+    spec.channel = Some(SessionChannel(Arc::new(Judged {
+        approvals: settings.approvals.clone(),
+        place: Place {
+            worktree: std::fs::canonicalize(&ws.repo).expect("repo"),
+            tmp: ws.dir.path().join("tmp"),
+            home: None,
+            checks: vec![],
+        },
+    })));
     spec
 }
 
+/// The project's approvals, and nobody to ask: what they allow goes ahead, what they would ask
+/// the person about is refused (the runner asks the person; agent_opencode_live.rs).
+struct Judged {
+    approvals: healer::approval::ApprovalSettings,
+    place: Place,
+}
+
+#[async_trait::async_trait]
+impl Channel for Judged {
+    fn waiting(&self) -> bool {
+        false
+    }
+
+    fn take_messages(&self, _via: &str) -> Option<String> {
+        None
+    }
+
+    async fn ask(&self, _call: Option<String>, request: AgentRequest) -> Option<String> {
+        match judge(&self.approvals, &[], &self.place, &request) {
+            Verdict::Allow => None,
+            Verdict::Ask(asking) => Some(format!("Not allowed without asking: {}.", asking.why)),
+        }
+    }
+}
+
 #[tokio::test]
-async fn agent_opencode_runs_what_the_project_allows_refuses_what_it_cannot_ask_and_resumes() {
+async fn agent_opencode_runs_what_the_approvals_allow_refuses_what_they_would_ask_and_resumes() {
     let ws = workspace();
     let server = ModelServer::start(Some(KEY));
     let settings = healer::store::ProjectSettings {
@@ -455,11 +490,13 @@ async fn agent_opencode_runs_what_the_project_allows_refuses_what_it_cannot_ask_
         "{:?}",
         results[0]
     );
-    // What the approvals would ask the person is refused when nobody supervises the session
-    // to ask (the adapter alone), and opencode hears why.
+    // What the approvals would ask the person about is refused here (nobody to ask), and
+    // opencode hears why.
     assert!(results[1].is_error, "{:?}", results[1]);
     assert!(
-        results[1].text.contains("Nobody supervises this session"),
+        results[1]
+            .text
+            .contains("Not allowed without asking: it reaches the network"),
         "{:?}",
         results[1]
     );

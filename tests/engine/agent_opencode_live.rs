@@ -109,9 +109,12 @@ async fn agent_opencode_going_in_circles_is_caught_and_told_in_its_live_session_
         same(4),
         same(5),
         openai::text("I give up.", TOKENS),
-        // An answer to the message, if it came after the last call.
+        // An answer to each message that came after the model's last call (the detector may
+        // tell it up to three times; when each arrives depends on the machine's pace).
         openai::text("Understood, I will stop reading config.ini.", TOKENS),
         openai::text("Still done.", TOKENS),
+        openai::text("Really done.", TOKENS),
+        openai::text("Done, truly.", TOKENS),
     ]);
     let session = bed
         .engine

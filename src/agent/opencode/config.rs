@@ -6,10 +6,10 @@
 //! Healer's reply to its question, which is the project's approvals' (and the person's, when
 //! they say to ask). So *Never ask* allows everything, and the asking presets let opencode do
 //! on its own only what cannot matter — reading and searching inside the worktree, its own
-//! notes — and the commands the project runs itself (its checks and init script, exactly) or
-//! lists (by their first words); every other command, edit and web request is asked, and
-//! what is outside the worktree, git's and Healer's own files, and anything opencode adds later
-//! are refused. opencode reads the rules in order and the last one that matches wins, so the
+//! notes; every command, edit and web request is asked (Healer allows the project's checks,
+//! the commands it lists and edits in the worktree at once, as for every agent), and what is
+//! outside the worktree, git's and Healer's own files, and anything opencode adds later are
+//! refused. opencode reads the rules in order and the last one that matches wins, so the
 //! JSON is written in order by hand.
 
 use serde_json::Value;
@@ -24,27 +24,15 @@ pub enum Rule {
 }
 
 /// opencode's permissions for a project's approvals, in order (see the module's note).
-/// `commands`: the project's check commands and init script.
-pub fn permission(approvals: &ApprovalSettings, commands: &[String]) -> Vec<(String, Rule)> {
+pub fn permission(approvals: &ApprovalSettings) -> Vec<(String, Rule)> {
     let rule = |name: &str, rule: Rule| (name.to_string(), rule);
     if approvals.preset == Preset::NeverAsk {
         return vec![rule("*", Rule::Is("allow"))];
     }
-    let mut bash = vec![("*".to_string(), "ask")];
-    if approvals.preset == Preset::AskRisky {
-        for command in commands.iter().map(|c| c.trim()).filter(|c| !c.is_empty()) {
-            bash.push((command.to_string(), "allow"));
-        }
-        for listed in approvals
-            .allowed
-            .iter()
-            .map(|c| c.trim())
-            .filter(|c| !c.is_empty())
-        {
-            bash.push((listed.to_string(), "allow"));
-            bash.push((format!("{listed} *"), "allow"));
-        }
-    }
+    // Every command is Healer's to judge (the project's own and listed ones are allowed at
+    // once there): opencode's patterns see a command's whole text, so a listed first word
+    // here would let `git -c core.fsmonitor=… status` through unjudged.
+    let bash = vec![("*".to_string(), "ask")];
     vec![
         // Anything opencode adds later is refused until Healer knows it.
         rule("*", Rule::Is("deny")),
@@ -174,22 +162,14 @@ mod tests {
 
     #[test]
     fn the_projects_approvals_become_opencodes_permissions_in_order() {
-        let checks = vec!["python3 -m pytest".to_string(), "  ".to_string()];
-        let never = permission(&settings(Preset::NeverAsk, &["make"]), &checks);
+        let never = permission(&settings(Preset::NeverAsk, &["make"]));
         assert_eq!(permission_json(&never), r#"{"*":"allow"}"#);
 
-        let risky = permission(
-            &settings(Preset::AskRisky, &["python3", "make lint"]),
-            &checks,
-        );
+        let risky = permission(&settings(Preset::AskRisky, &["python3", "make lint"]));
         let json = permission_json(&risky);
         assert!(json.starts_with(r#"{"*":"deny","read":"allow""#), "{json}");
-        assert!(
-            json.contains(
-                r#""bash":{"*":"ask","python3 -m pytest":"allow","python3":"allow","python3 *":"allow","make lint":"allow","make lint *":"allow"}"#
-            ),
-            "{json}"
-        );
+        // Listed commands are judged by Healer, never allowed by opencode's patterns.
+        assert!(json.contains(r#""bash":{"*":"ask"}"#), "{json}");
         assert!(
             json.contains(
                 r#""edit":{"*":"ask",".git":"deny",".git/*":"deny",".healer":"deny",".healer/*":"deny"}"#
@@ -199,18 +179,9 @@ mod tests {
         assert!(json.contains(r#""webfetch":"ask""#), "{json}");
         assert!(json.contains(r#""external_directory":"deny""#), "{json}");
         let parsed: Value = serde_json::from_str(&json).expect("JSON");
-        assert_eq!(parsed["bash"]["python3 *"], "allow");
-
-        // Every command asks, the project's own and listed ones too; so does every edit.
-        let every = permission_json(&permission(
-            &settings(Preset::AskEvery, &["python3"]),
-            &checks,
-        ));
-        assert!(every.contains(r#""bash":{"*":"ask"}"#), "{every}");
-        assert!(
-            every.contains(r#""edit":{"*":"ask",".git":"deny""#),
-            "{every}"
-        );
+        assert_eq!(parsed["bash"]["*"], "ask");
+        let every = permission_json(&permission(&settings(Preset::AskEvery, &["python3"])));
+        assert_eq!(every, json, "the preset is Healer's to apply");
     }
 
     #[test]

@@ -39,10 +39,18 @@ pub(super) enum Next {
     Idle,
 }
 
+/// Where a tool call under way runs its command, by its message and call id.
+struct Input {
+    part: String,
+    kept: Value,
+    /// Another part came with the same ids.
+    twice: bool,
+}
+
 pub(super) struct Follow {
     session: String,
     /// The input of each tool call seen (a question names its call).
-    inputs: HashMap<String, Value>,
+    inputs: HashMap<String, Input>,
     /// Parts already shown (a part is sent again each time it changes).
     shown: HashSet<String>,
     /// The session worked since it was last given something.
@@ -193,13 +201,30 @@ impl Follow {
             "text" => return Next::Nothing,
             "tool" => {
                 let status = part.pointer("/state/status").and_then(Value::as_str);
-                if let Some(input) = part.pointer("/state/input") {
-                    self.inputs
-                        .insert(text("callID").to_string(), input.clone());
-                }
+                let call = format!("{}/{}", text("messageID"), text("callID"));
                 match status {
-                    Some("completed" | "error") => "tool_use",
-                    _ => return Next::Nothing,
+                    Some("completed" | "error") => {
+                        self.inputs.remove(&call);
+                        "tool_use"
+                    }
+                    _ => {
+                        // Only where a command runs is kept (a file's whole text is not);
+                        // two calls under one id are a call Healer cannot tell apart.
+                        if let Some(input) = part.pointer("/state/input") {
+                            let kept = json!({"command": input.get("command"),
+                                "workdir": input.get("workdir")});
+                            let entry = self.inputs.entry(call).or_insert(Input {
+                                part: id.clone(),
+                                kept: kept.clone(),
+                                twice: false,
+                            });
+                            if entry.part != id {
+                                entry.twice = true;
+                            }
+                            entry.kept = kept;
+                        }
+                        return Next::Nothing;
+                    }
                 }
             }
             "step-start" => "step_start",
@@ -225,8 +250,10 @@ impl Follow {
             .get("permission")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let call = asked.pointer("/tool/callID").and_then(Value::as_str);
-        let input = call.and_then(|c| self.inputs.get(c));
+        let call = asked
+            .get("tool")
+            .map(|t| format!("{}/{}", str_of(t, "messageID"), str_of(t, "callID")));
+        let input = call.and_then(|c| self.inputs.get(&c));
         let metadata = asked.get("metadata").unwrap_or(&Value::Null);
         let patterns: Vec<String> = asked
             .get("patterns")
@@ -242,14 +269,19 @@ impl Follow {
             || format!("Healer could not read this {permission} request, so it was not allowed.");
         Ok(match permission {
             "bash" => {
-                // The call's own input, as the tool runs it; else what the question says.
-                let command = input
-                    .and_then(|i| i.get("command"))
-                    .or_else(|| metadata.get("command"))
+                // What the question says is what the tool runs; where, from the call's input
+                // when that is the same command (and no other call shares its id).
+                let command = metadata
+                    .get("command")
                     .and_then(Value::as_str)
                     .ok_or_else(unreadable)?;
+                // (A call still pending has no input yet: only its question says.)
+                let said = input.and_then(|i| i.kept.get("command").and_then(Value::as_str));
+                if input.is_some_and(|i| i.twice) || said.is_some_and(|c| c != command) {
+                    return Err(unreadable());
+                }
                 let cwd = input
-                    .and_then(|i| i.get("workdir"))
+                    .and_then(|i| i.kept.get("workdir"))
                     .and_then(Value::as_str)
                     .map(str::to_string);
                 vec![AgentRequest::Command {
@@ -265,9 +297,18 @@ impl Follow {
                     .chars()
                     .take(PREVIEW_CHARS)
                     .collect();
-                // Every file the question names (a patch may write several), each judged.
+                // Every file the question names, each judged: a patch may write several, and
+                // move one elsewhere (`movePath`).
                 let mut paths = patterns;
-                if let Some(path) = metadata.get("filepath").and_then(Value::as_str) {
+                let files = metadata.get("files").and_then(Value::as_array);
+                let named = metadata.get("filepath").into_iter().chain(
+                    files.into_iter().flatten().flat_map(|f| {
+                        ["filePath", "movePath"]
+                            .into_iter()
+                            .filter_map(|k| f.get(k))
+                    }),
+                );
+                for path in named.filter_map(Value::as_str) {
                     if !paths.iter().any(|p| p == path) {
                         paths.push(path.to_string());
                     }
@@ -296,6 +337,10 @@ impl Follow {
             }
         })
     }
+}
+
+fn str_of<'a>(value: &'a Value, key: &str) -> &'a str {
+    value.get(key).and_then(Value::as_str).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -332,12 +377,13 @@ mod tests {
     fn a_part_is_a_line_once_it_is_done_and_once_only() {
         let mut f = follow();
         let running = json!({"type": "message.part.updated", "properties": {"part": {
-            "id": "prt_1", "sessionID": "ses_1", "type": "tool", "tool": "bash", "callID": "c1",
-            "state": {"status": "running", "input": {"command": "ls"}}}}});
+            "id": "prt_1", "sessionID": "ses_1", "messageID": "m", "type": "tool", "tool": "bash",
+            "callID": "c1", "state": {"status": "running",
+            "input": {"command": "ls", "workdir": "src"}}}}});
         assert!(matches!(f.event(&running), Next::Nothing));
         let asked = json!({"type": "permission.asked", "properties": {"id": "per_1",
             "sessionID": "ses_1", "permission": "bash", "patterns": ["ls"],
-            "tool": {"messageID": "m", "callID": "c1"}}});
+            "metadata": {"command": "ls"}, "tool": {"messageID": "m", "callID": "c1"}}});
         match f.event(&asked) {
             Next::Ask { id, requests } => {
                 assert_eq!(id, "per_1");
@@ -345,7 +391,7 @@ mod tests {
                     requests,
                     Ok(vec![AgentRequest::Command {
                         command: "ls".to_string(),
-                        cwd: None
+                        cwd: Some("src".to_string())
                     }])
                 );
             }
@@ -353,8 +399,9 @@ mod tests {
         }
         assert!(matches!(f.event(&asked), Next::Nothing), "asked once");
         let done = json!({"type": "message.part.updated", "properties": {"part": {
-            "id": "prt_1", "sessionID": "ses_1", "type": "tool", "tool": "bash", "callID": "c1",
-            "state": {"status": "completed", "input": {"command": "ls"}, "output": "a"}}}});
+            "id": "prt_1", "sessionID": "ses_1", "messageID": "m", "type": "tool", "tool": "bash",
+            "callID": "c1", "state": {"status": "completed", "input": {"command": "ls"},
+            "output": "a"}}}});
         assert!(matches!(f.event(&done), Next::Line(l) if l.contains("\"tool_use\"")));
         assert!(matches!(f.event(&done), Next::Nothing), "shown once");
         let unknown = json!({"type": "message.part.updated", "properties": {"part": {
@@ -379,16 +426,40 @@ mod tests {
     }
 
     #[test]
+    fn a_command_is_judged_as_the_question_says_it_runs_and_two_calls_under_one_id_are_refused() {
+        let mut f = follow();
+        let part = |id: &str, command: &str| {
+            json!({"type": "message.part.updated", "properties": {"part": {
+            "id": id, "sessionID": "ses_1", "messageID": "m", "type": "tool", "tool": "bash",
+            "callID": "dup", "state": {"status": "running", "input": {"command": command}}}}})
+        };
+        let asked = json!({"permission": "bash", "metadata": {"command": "curl x"},
+            "tool": {"messageID": "m", "callID": "dup"}});
+        f.event(&part("prt_1", "curl x"));
+        assert_eq!(
+            f.requests(&asked),
+            Ok(vec![AgentRequest::Command {
+                command: "curl x".to_string(),
+                cwd: None
+            }])
+        );
+        // A second call under the same id, harmless: the question is not judged as it.
+        f.event(&part("prt_2", "ls"));
+        assert!(f.requests(&asked).is_err());
+    }
+
+    #[test]
     fn a_question_that_cannot_be_read_is_refused() {
         let f = follow();
         let asked =
             json!({"permission": "bash", "patterns": ["rm -rf /"], "tool": {"callID": "zz"}});
-        assert!(f.requests(&asked).is_err());
+        assert!(f.requests(&asked).is_err(), "no command in its metadata");
         let asked = json!({"permission": "edit", "patterns": [], "metadata": {}});
         assert!(f.requests(&asked).is_err());
-        // A patch's every file is judged, not only the one its metadata names.
+        // A patch's every file is judged, where it moves one too.
         let asked = json!({"permission": "edit", "patterns": ["a.py", "../../.bashrc"],
-            "metadata": {"filepath": "/w/a.py", "diff": "+x"}});
+            "metadata": {"filepath": "/w/a.py", "diff": "+x",
+            "files": [{"filePath": "/w/a.py", "movePath": ".git/hooks/pre-commit"}]}});
         let paths: Vec<String> = f
             .requests(&asked)
             .expect("read")
@@ -398,6 +469,9 @@ mod tests {
                 other => panic!("{other:?}"),
             })
             .collect();
-        assert_eq!(paths, ["a.py", "../../.bashrc", "/w/a.py"]);
+        assert_eq!(
+            paths,
+            ["a.py", "../../.bashrc", "/w/a.py", ".git/hooks/pre-commit"]
+        );
     }
 }

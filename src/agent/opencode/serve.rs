@@ -144,6 +144,17 @@ impl Server {
         .map(|_| ())
     }
 
+    /// The questions waiting for an answer, as the events that asked them.
+    async fn waiting_questions(&self) -> Vec<Value> {
+        match self.call(reqwest::Method::GET, "/permission", None).await {
+            Ok(Value::Array(waiting)) => waiting
+                .into_iter()
+                .map(|asked| json!({"type": "permission.asked", "properties": asked}))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Answer a question: allowed once, or refused with the reason opencode tells the model.
     async fn reply(&self, request: &str, refused: Option<&str>) -> Result<(), String> {
         let body = match refused {
@@ -242,18 +253,29 @@ pub(super) async fn drive(d: Drive<'_>, events: &mut Events) -> Driven {
                     Ok(None) => return lost("opencode's server ended its event stream".to_string(), Some(session)),
                     Err(e) => return lost(format!("opencode's event stream broke: {e}"), Some(session)),
                 };
-                let parsed = match parser.feed(&bytes) {
-                    Ok(parsed) => parsed,
-                    Err(why) => return lost(format!("opencode's event stream: {why}"), Some(session)),
+                let parsed: Vec<Value> = match parser.feed(&bytes) {
+                    Ok(parsed) => parsed
+                        .into_iter()
+                        .map(|e| serde_json::from_str(&e.data).unwrap_or(Value::String(e.data)))
+                        .collect(),
+                    // An event larger than Healer reads (a question about a huge file's
+                    // change, a whole file written): passed over, and the questions waiting
+                    // are read from the server instead, so none is left unanswered.
+                    Err(why) => {
+                        tracing::warn!("opencode's event stream: {why}; the event is passed over");
+                        parser.skip_event();
+                        d.server.waiting_questions().await
+                    }
                 };
                 for event in parsed {
-                    let Ok(event) = serde_json::from_str::<Value>(&event.data) else {
-                        events_line(events, d.updates, &event.data);
+                    let Value::Object(_) = event else {
+                        let line = event.as_str().unwrap_or_default();
+                        events_line(events, d.updates, line, &d.server.password);
                         continue;
                     };
                     match follow.event(&event) {
                         Next::Nothing => {}
-                        Next::Line(line) => events_line(events, d.updates, &line),
+                        Next::Line(line) => events_line(events, d.updates, &line, &d.server.password),
                         Next::Ask { id, requests } => {
                             let server = d.server.clone();
                             let channel = d.channel.clone();
@@ -312,13 +334,30 @@ fn say(updates: &mpsc::UnboundedSender<AgentUpdate>, text: &str) {
 }
 
 /// A line through the `run --format json` reader, what it saw sent on.
-fn events_line(events: &mut Events, updates: &mpsc::UnboundedSender<AgentUpdate>, line: &str) {
+/// The server's password is never in a step (a command may print its environment).
+fn events_line(
+    events: &mut Events,
+    updates: &mpsc::UnboundedSender<AgentUpdate>,
+    line: &str,
+    password: &str,
+) {
     let mut seen = Vec::new();
     events.line(line, &mut seen);
+    let hide = |text: String| {
+        if text.contains(password) {
+            text.replace(password, crate::secrets::REDACTED)
+        } else {
+            text
+        }
+    };
     for item in seen {
         let update = match item {
-            Seen::Raw(line) => AgentUpdate::Raw(line),
-            Seen::Step(step) => AgentUpdate::Step(step),
+            Seen::Raw(line) => AgentUpdate::Raw(hide(line)),
+            Seen::Step(mut step) => {
+                step.text = hide(step.text);
+                step.arguments = step.arguments.map(hide);
+                AgentUpdate::Step(step)
+            }
         };
         let _ = updates.send(update);
     }
