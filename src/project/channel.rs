@@ -8,6 +8,7 @@ use async_trait::async_trait;
 
 use crate::agent::Channel;
 use crate::approval::{told_agent, AgentRequest, ApprovalStatus};
+use crate::llm::{scrub, ApiKey};
 use crate::services::Heard;
 use crate::services::Services;
 
@@ -18,6 +19,32 @@ const PAST_DEADLINE: chrono::Duration = chrono::Duration::seconds(90);
 pub(super) struct RunnerChannel {
     pub services: Arc<Services>,
     pub session_id: i64,
+    /// The pass the agent was given: the model read it wherever a command printed it, and may
+    /// put it into a request; it never reaches the store or a checkpoint.
+    pub key: Option<ApiKey>,
+}
+
+impl RunnerChannel {
+    fn scrubbed(&self, request: AgentRequest) -> AgentRequest {
+        let key = self.key.as_ref();
+        match request {
+            AgentRequest::Command { command, cwd } => AgentRequest::Command {
+                command: scrub(&command, key),
+                cwd: cwd.map(|c| scrub(&c, key)),
+            },
+            AgentRequest::Edit { path, preview } => AgentRequest::Edit {
+                path: scrub(&path, key),
+                preview: scrub(&preview, key),
+            },
+            AgentRequest::Read { path } => AgentRequest::Read {
+                path: scrub(&path, key),
+            },
+            AgentRequest::Tool { name, detail } => AgentRequest::Tool {
+                name: scrub(&name, key),
+                detail: scrub(&detail, key),
+            },
+        }
+    }
 }
 
 #[async_trait]
@@ -50,6 +77,7 @@ impl Channel for RunnerChannel {
     }
 
     async fn ask(&self, call: Option<String>, request: AgentRequest) -> Option<String> {
+        let request = self.scrubbed(request);
         let heard = self
             .services
             .ask_agent(self.session_id, call.as_deref(), request, None);

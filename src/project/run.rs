@@ -524,6 +524,7 @@ impl Ctx<'_> {
                 SessionChannel(Arc::new(super::channel::RunnerChannel {
                     services: self.projects.services.clone(),
                     session_id: self.session_id,
+                    key: self.secret.get().cloned(),
                 }))
             }),
         };
