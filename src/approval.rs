@@ -310,7 +310,7 @@ pub fn judge(
             }
             let why = if matches!(
                 name.as_str(),
-                "WebFetch" | "WebSearch" | "web_search" | "web_fetch"
+                "WebFetch" | "WebSearch" | "web_search" | "web_fetch" | "webfetch" | "websearch"
             ) {
                 format!(
                     "it reaches the network ({})",

@@ -239,6 +239,15 @@ fn never_ask_allows_everything_and_tools_healer_does_not_know_ask() {
         "it reaches the network (https://example.com)"
     );
     assert!(asks(&b, &s, &["WebFetch"], &fetch).is_none());
+    // opencode's name for the same.
+    let fetch = AgentRequest::Tool {
+        name: "webfetch".to_string(),
+        detail: "https://example.com".to_string(),
+    };
+    assert_eq!(
+        asks(&b, &s, &[], &fetch).expect("asks").why,
+        "it reaches the network (https://example.com)"
+    );
     let read = AgentRequest::Read {
         path: "/home/ada/.aws/credentials".to_string(),
     };

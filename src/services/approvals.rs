@@ -276,7 +276,7 @@ fn question(project: &Project, session: &SessionRecord, ask: &AgentAsk) -> NewCh
     );
     // A tool Healer does not know can do anything with what it is given: never for good.
     let unknown_tool = matches!(&ask.request, AgentRequest::Tool { name, .. }
-        if !matches!(name.as_str(), "WebFetch" | "WebSearch"));
+        if !matches!(name.as_str(), "WebFetch" | "WebSearch" | "webfetch" | "websearch"));
     let options = if unknown_tool {
         vec![once, deny]
     } else {
