@@ -162,7 +162,8 @@ impl Agent for OpenCode {
             )
         })?;
         let mark = process::new_mark();
-        // The server's password: only Healer and opencode's own processes hold it.
+        // The server's password, new for each session (the commands opencode runs can read
+        // it too: docs/agents.md says what that allows).
         let password = process::new_mark();
         let mut env = environment(&spec, &home, model, &mark);
         process::set(&mut env, PASSWORD_VAR, password.clone());

@@ -32,6 +32,9 @@ pub(super) const START_WAIT: Duration = Duration::from_secs(60);
 /// How long one request to the server may take (not the event stream).
 const REQUEST_WAIT: Duration = Duration::from_secs(30);
 
+/// Times a session's unanswered messages are given again when it goes idle.
+const MAX_GIVEN_AGAIN: u32 = 2;
+
 /// How often the mailbox is looked at while opencode works.
 const MAILBOX_EVERY: Duration = Duration::from_millis(500);
 
@@ -241,6 +244,7 @@ pub(super) async fn drive(d: Drive<'_>, events: &mut Events) -> Driven {
         return lost(why, Some(session));
     }
     let mut follow = Follow::new(session.clone());
+    let mut given_again = 0;
     let mut parser = SseParser::default();
     let mut asks: JoinSet<Result<(), String>> = JoinSet::new();
     let mut mailbox = tokio::time::interval(MAILBOX_EVERY);
@@ -286,8 +290,10 @@ pub(super) async fn drive(d: Drive<'_>, events: &mut Events) -> Driven {
                         }
                         Next::Idle => {
                             // A message given while it worked that it did not read (it had
-                            // just decided to stop) is given again; then what waits since.
-                            let unread = follow.unread();
+                            // just decided to stop) is given again, twice at most (a session
+                            // that never answers is not fed forever); then what waits since.
+                            let unread = follow.unread().filter(|_| given_again < MAX_GIVEN_AGAIN);
+                            given_again += u32::from(unread.is_some());
                             let waiting = d.channel.as_ref().and_then(|c| c.0.take_messages("live"));
                             if let Some(text) = &waiting {
                                 say(d.updates, text);
