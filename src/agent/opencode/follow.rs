@@ -37,6 +37,9 @@ pub(super) enum Next {
     },
     /// The session stopped working.
     Idle,
+    /// Something other than Healer answered a question for good (Healer never answers
+    /// "always"): a command the agent ran reached its server. The session cannot be trusted.
+    Tampered,
 }
 
 /// Where a tool call under way runs its command, by its message and call id.
@@ -179,6 +182,7 @@ impl Follow {
                     }
                 }
             }
+            "permission.replied" if str_of(props, "reply") == "always" => Next::Tampered,
             "session.error" if of_ours => {
                 let error = props.get("error").cloned().unwrap_or(Value::Null);
                 Next::Line(
@@ -407,6 +411,17 @@ mod tests {
         let unknown = json!({"type": "message.part.updated", "properties": {"part": {
             "id": "prt_2", "sessionID": "ses_1", "type": "hologram"}}});
         assert!(matches!(f.event(&unknown), Next::Line(l) if l.contains("part:hologram")));
+    }
+
+    #[test]
+    fn a_question_answered_for_good_by_anyone_is_tampering() {
+        let mut f = follow();
+        let replied = |reply: &str| {
+            json!({"type": "permission.replied", "properties": {"sessionID": "ses_9",
+            "requestID": "per_1", "reply": reply}})
+        };
+        assert!(matches!(f.event(&replied("once")), Next::Nothing));
+        assert!(matches!(f.event(&replied("always")), Next::Tampered));
     }
 
     #[test]

@@ -288,6 +288,15 @@ pub(super) async fn drive(d: Drive<'_>, events: &mut Events) -> Driven {
                                 server.reply(&id, refused.as_deref()).await
                             });
                         }
+                        Next::Tampered => {
+                            return lost(
+                                "a question of opencode's was answered \"always\" by something \
+                                 other than Healer: a command it ran reached its server, so \
+                                 Healer ended the session"
+                                    .to_string(),
+                                Some(session),
+                            );
+                        }
                         Next::Idle => {
                             // A message given while it worked that it did not read (it had
                             // just decided to stop) is given again, twice at most (a session
