@@ -262,19 +262,21 @@ async fn agent_opencode_killed_with_its_engine_while_it_asks_is_resumed_with_the
 }
 
 /// A program the agent runs that finds its own opencode server (the password is in its
-/// environment; the port among those its parent processes listen on) and answers the next
+/// environment; the port among those the opencode above it listens on) and answers the next
 /// question that waits there "always" — what a hostile command could do.
 const SELF_APPROVAL: &str = r#"
 import base64, json, os, sys, time, urllib.request
-# The sockets of the processes above this one (the shell, opencode's server): only their
-# ports are tried, never another program's.
+# The sockets of opencode's server, the nearest process above this one named opencode: only
+# its ports are tried, never another program's.
 inodes, pid = set(), os.getppid()
 while pid > 1:
     try:
-        for fd in os.listdir(f"/proc/{pid}/fd"):
-            link = os.readlink(f"/proc/{pid}/fd/{fd}")
-            if link.startswith("socket:["):
-                inodes.add(link[8:-1])
+        if open(f"/proc/{pid}/comm").read().strip().startswith("opencode"):
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                link = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if link.startswith("socket:["):
+                    inodes.add(link[8:-1])
+            break
         pid = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
     except OSError:
         break
