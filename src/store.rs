@@ -78,8 +78,9 @@ pub use runs::{AttemptEnd, InterruptedAttempt};
 pub use sessions::{NewSession, PastSession, SessionOutcome, SessionRecord, StoredStep};
 pub use snapshots::{NewSnapshot, SnapshotRecord};
 pub use steering::{
-    DeliveryState, JudgeAction, MessageDelivery, NewSteeringEntry, SessionPulse, SteeringEntry,
-    SteeringKind, SteeringMessage, SteeringOrigin, HEARTBEAT_NOTE_SECS, MAX_PERSON_MESSAGE,
+    for_agent, DeliveryState, JudgeAction, MessageDelivery, NewSteeringEntry, SessionPulse,
+    SteeringEntry, SteeringKind, SteeringMessage, SteeringOrigin, HEARTBEAT_NOTE_SECS,
+    MAX_PERSON_MESSAGE,
 };
 pub use steering_settings::{
     SteeringSettings, DEFAULT_JUDGE_EVERY_SECS, DEFAULT_MAX_LOOP_MESSAGES,

@@ -16,11 +16,10 @@ use std::io::Read;
 use std::time::Duration;
 
 use clap::Subcommand;
-use healer::approval::{judge, told_agent, AgentRequest, ApprovalStatus, Verdict};
+use healer::approval::{judge, AgentRequest, Verdict};
 use healer::client::{self, Request as EngineRequest, Response};
 use healer::engine::AgentAnswer;
 use healer::session::SessionStatus;
-use healer::store::Store;
 use healer::{Paths, Result};
 use serde_json::{json, Value};
 
@@ -32,10 +31,6 @@ const MAX_INPUT_BYTES: u64 = 4 * 1024 * 1024;
 
 /// How long the hook waits for the engine to take its question (not for the person).
 const ENGINE_WAIT: Duration = Duration::from_secs(60);
-
-/// How long past a question's deadline the hook still waits for the engine to deny it, before
-/// it denies it itself (the engine looks every minute).
-const PAST_DEADLINE: Duration = Duration::from_secs(90);
 
 /// The most of a file's new text a question shows.
 const PREVIEW_CHARS: usize = 4000;
@@ -219,20 +214,8 @@ async fn pre_tool_use(
     match answer {
         AgentAnswer::Allowed => Ok(None),
         AgentAnswer::Refused { reason } => Ok(Some(format!("Not allowed: {reason}."))),
-        AgentAnswer::Asked { id, deadline_at } => hear(&store, id, &deadline_at).await,
+        AgentAnswer::Asked { id, deadline_at } => store.hear_for_agent(id, &deadline_at).await,
     }
-}
-
-async fn hear(store: &Store, id: i64, deadline_at: &str) -> Result<Option<String>> {
-    let deadline = chrono::DateTime::parse_from_rfc3339(deadline_at)
-        .map(|d| d.with_timezone(&chrono::Utc))
-        .unwrap_or_else(|_| chrono::Utc::now());
-    let until = deadline + chrono::Duration::from_std(PAST_DEADLINE).unwrap_or_default();
-    let ask = store.hear_answer(id, until).await?;
-    Ok(match ask.status {
-        ApprovalStatus::Allowed => None,
-        _ => told_agent(&ask).or_else(|| Some("It was not allowed.".to_string())),
-    })
 }
 
 /// What a tool call wants, as approvals judge it (none: the agent's own bookkeeping); `Err`
@@ -401,11 +384,5 @@ fn claude_code(paths: &Paths, session: i64, hook: &Value) -> Result<Option<Strin
     if messages.is_empty() {
         return Ok(None);
     }
-    Ok(Some(
-        messages
-            .iter()
-            .map(|m| m.for_agent())
-            .collect::<Vec<_>>()
-            .join("\n\n"),
-    ))
+    Ok(Some(healer::store::for_agent(&messages)))
 }

@@ -7,14 +7,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use crate::agent::Channel;
-use crate::approval::{told_agent, AgentRequest, ApprovalStatus};
+use crate::approval::AgentRequest;
 use crate::llm::{scrub, ApiKey};
 use crate::services::Heard;
 use crate::services::Services;
-
-/// How long past a question's deadline the answer is still waited for, before the question
-/// is closed as unanswered here (the engine's own sweep looks every minute).
-const PAST_DEADLINE: chrono::Duration = chrono::Duration::seconds(90);
 
 pub(super) struct RunnerChannel {
     pub services: Arc<Services>,
@@ -68,11 +64,7 @@ impl Channel for RunnerChannel {
                 return None;
             }
         };
-        let text = messages
-            .iter()
-            .map(|m| m.for_agent())
-            .collect::<Vec<_>>()
-            .join("\n\n");
+        let text = crate::store::for_agent(&messages);
         (!text.is_empty()).then_some(text)
     }
 
@@ -92,20 +84,14 @@ impl Channel for RunnerChannel {
                 ))
             }
         };
-        let deadline = chrono::DateTime::parse_from_rfc3339(&asked.ask.deadline_at)
-            .map(|d| d.with_timezone(&chrono::Utc))
-            .unwrap_or_else(|_| chrono::Utc::now());
-        match self
-            .services
+        self.services
             .store
-            .hear_answer(asked.ask.id, deadline + PAST_DEADLINE)
+            .hear_for_agent(asked.ask.id, &asked.ask.deadline_at)
             .await
-        {
-            Ok(ask) if ask.status == ApprovalStatus::Allowed => None,
-            Ok(ask) => told_agent(&ask).or_else(|| Some("It was not allowed.".to_string())),
-            Err(e) => Some(format!(
-                "Healer could not hear the person's answer ({e}), so this was not allowed."
-            )),
-        }
+            .unwrap_or_else(|e| {
+                Some(format!(
+                    "Healer could not hear the person's answer ({e}), so this was not allowed."
+                ))
+            })
     }
 }

@@ -49,11 +49,7 @@ impl Ctx<'_> {
                 break;
             }
             let messages = store.take_steering_messages(self.session_id, "resume")?;
-            let text = messages
-                .iter()
-                .map(|m| m.for_agent())
-                .collect::<Vec<_>>()
-                .join("\n\n");
+            let text = crate::store::for_agent(&messages);
             if text.is_empty() {
                 break;
             }

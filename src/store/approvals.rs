@@ -7,6 +7,10 @@ use super::{now, Store};
 use crate::approval::{AgentAsk, AgentRequest, ApprovalScope, ApprovalStatus};
 use crate::error::{Error, Result};
 
+/// How long past a question's deadline an agent still waits for the engine to deny it, before
+/// it is denied where the agent waits (the engine looks every minute).
+pub const PAST_DEADLINE: chrono::Duration = chrono::Duration::seconds(90);
+
 const COLUMNS: &str = "id, session_id, agent, request, why, rule, status, scope, reason,
     created_at, deadline_at, answered_at, project_id, task_id, call_id, checkpoint_id, used_at,
     resumed_session";
@@ -388,6 +392,21 @@ impl Store {
             }
         }
         Ok(total)
+    }
+
+    /// Wait for the answer to question `id` (due at `deadline_at`) as an agent waits for it:
+    /// until [`PAST_DEADLINE`] after its deadline (the engine's sweep denies it first, looking
+    /// every minute). `None`: it may go ahead; else what the agent is told.
+    pub async fn hear_for_agent(&self, id: i64, deadline_at: &str) -> Result<Option<String>> {
+        let deadline = chrono::DateTime::parse_from_rfc3339(deadline_at)
+            .map(|d| d.with_timezone(&chrono::Utc))
+            .unwrap_or_else(|_| chrono::Utc::now());
+        let ask = self.hear_answer(id, deadline + PAST_DEADLINE).await?;
+        Ok(match ask.status {
+            ApprovalStatus::Allowed => None,
+            _ => crate::approval::told_agent(&ask)
+                .or_else(|| Some("It was not allowed.".to_string())),
+        })
     }
 
     /// Wait for the answer to question `id`, looking every few hundred milliseconds, until

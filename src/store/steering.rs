@@ -209,6 +209,15 @@ impl SteeringMessage {
     }
 }
 
+/// Messages as the agent receives them, one after another.
+pub fn for_agent(messages: &[SteeringMessage]) -> String {
+    messages
+        .iter()
+        .map(SteeringMessage::for_agent)
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
 /// A session's true heartbeat and its loop verdict.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 pub struct SessionPulse {
