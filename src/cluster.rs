@@ -7,6 +7,9 @@
 //! - [`worker`]: the attempt activity and `healer worker`, which runs it anywhere;
 //! - `control`: the control room's side — start, wait, store, heal, re-attach after a restart;
 //! - `schedules`: a cluster workflow's schedule as a Temporal Schedule, and its runs imported;
+//! - [`session_flow`] / [`session_worker`]: `HealerSession`, a project's agent session on a
+//!   worker, and the worker's side of it (issue 42); [`gateway_access`]: how workers reach the
+//!   control room's model gateway;
 //! - [`codec`]: every payload sealed with the cluster key, so Temporal stores only ciphertext;
 //! - [`connection`]: the settings, the key, the client, the workers a queue has.
 
@@ -14,8 +17,11 @@ pub mod codec;
 pub mod connection;
 mod control;
 pub mod flow;
+pub mod gateway_access;
 mod manage;
 mod schedules;
+pub mod session_flow;
+pub mod session_worker;
 pub mod worker;
 
 use std::path::PathBuf;
@@ -31,7 +37,7 @@ pub use connection::{
     connect, queue_workers, worker_key, ClusterSettings, ClusterWorker, QueueWorkers,
     CLUSTER_SETTINGS, DEFAULT_NAMESPACE, DEFAULT_QUEUE, KEY_ENV,
 };
-pub(crate) use control::{execute_run, reattach};
+pub(crate) use control::{client as cluster_client, execute_run, reattach};
 pub use flow::HealerRun;
 pub use manage::{
     cluster_status, connect_cluster, disconnect_cluster, refuse_without_connection, runs_on,
@@ -58,6 +64,9 @@ pub struct WorkerSetup {
     /// The file the cluster key was read from (hidden from every script); `None`: the key came
     /// from `HEALER_CLUSTER_KEY`.
     pub key_file: Option<PathBuf>,
+    /// The control room's model gateway as this worker reaches it (`http://host:port`), for
+    /// agent sessions; its token is read from `HEALER_GATEWAY_TOKEN`.
+    pub gateway: Option<String>,
 }
 
 /// The default drain time after SIGTERM.
@@ -116,13 +125,46 @@ pub async fn run_worker(setup: WorkerSetup, key: ClusterKey, ready: impl FnOnce(
         isolated,
     );
     let draining = activities.draining.clone();
+    let gateway = match &setup.gateway {
+        Some(address) => {
+            let token = crate::secrets::env_var(gateway_access::GATEWAY_TOKEN_ENV).ok_or_else(|| {
+                Error::InvalidInput(format!(
+                    "a worker given --gateway needs its token in {}: the control room makes one \
+                     per worker (Settings → More computers, or `healer cluster worker-token NAME`)",
+                    gateway_access::GATEWAY_TOKEN_ENV
+                ))
+            })?;
+            let shutdown_forwarder = tokio_util::sync::CancellationToken::new();
+            let addr = crate::gateway::forwarder(
+                address,
+                crate::llm::ApiKey::new(token),
+                shutdown_forwarder.clone(),
+            )
+            .await?;
+            // Lives as long as the worker.
+            std::mem::forget(shutdown_forwarder);
+            Some(addr)
+        }
+        None => None,
+    };
+    let sessions = session_worker::SessionActivities {
+        name: setup.name.clone(),
+        cache: setup.cache.clone(),
+        gateway,
+        draining: draining.clone(),
+    };
     let options = WorkerOptions::new(setup.settings.queue.clone())
         .register_workflow::<HealerRun>()
         .map_err(|e| Error::Internal(format!("HealerRun could not be registered: {e}")))?
+        .register_workflow::<session_flow::HealerSession>()
+        .map_err(|e| Error::Internal(format!("HealerSession could not be registered: {e}")))?
         .register_activities(activities)
-        // Heartbeats reach Temporal as often as they are made, so a Stop arrives within seconds.
-        .max_heartbeat_throttle_interval(flow::HEARTBEAT_EVERY)
-        .default_heartbeat_throttle_interval(flow::HEARTBEAT_EVERY)
+        .register_activities(sessions)
+        // Heartbeats reach Temporal as often as they are made (an attempt beats every 5 s, a
+        // session every half second and at each step), so a Stop arrives within a second and
+        // a session's steps reach the window at once.
+        .max_heartbeat_throttle_interval(session_flow::SESSION_BEAT)
+        .default_heartbeat_throttle_interval(session_flow::SESSION_BEAT)
         .client_identity_override(setup.name.clone())
         .tuner(tuner)
         .activity_task_poller_behavior(attempt_pollers(slots))

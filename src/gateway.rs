@@ -8,6 +8,7 @@
 //! session has ended. So nothing the agent runs — the repository's tests, a hook, a planted
 //! settings file — can read the key or send it elsewhere (docs/decisions.md, issue 36).
 
+mod forward;
 mod meter;
 mod serve;
 
@@ -22,7 +23,9 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{Error, Result};
 use crate::llm::{ApiKey, ModelPrice, ProviderKind, Usage};
 
+pub use forward::forwarder;
 pub use meter::Meter;
+pub use serve::WorkerCheck;
 
 /// The most a session may spend on its model before Healer stops it: money where the model has
 /// a price in Healer, tokens where it has none. 0 is no cap.
@@ -180,8 +183,30 @@ impl Gateway {
             passes: Mutex::new(Passes::default()),
             client,
         });
-        tokio::spawn(serve::serve(listener, inner.clone(), cancel));
+        tokio::spawn(serve::serve(listener, inner.clone(), cancel, None));
         Ok(Gateway { inner, addr })
+    }
+
+    /// Listen for workers on `address` too (an address they can reach), with the same passes:
+    /// a request there needs, besides its session's pass, a worker's token that `check`
+    /// knows (issue 42: an agent on a worker reaches the model through the control room).
+    pub async fn open_to_workers(
+        &self,
+        address: &str,
+        check: WorkerCheck,
+        cancel: CancellationToken,
+    ) -> Result<SocketAddr> {
+        let listener = tokio::net::TcpListener::bind(address).await.map_err(|e| {
+            Error::io(
+                format!("the model gateway could not listen for workers on {address}"),
+                e,
+            )
+        })?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| Error::io("the model gateway has no address", e))?;
+        tokio::spawn(serve::serve(listener, self.inner.clone(), cancel, Some(check)));
+        Ok(addr)
     }
 
     /// A pass for one session.

@@ -31,6 +31,21 @@ pub enum ClusterCommand {
     },
     /// Bring every workflow back to this computer and forget the cluster
     Disconnect,
+    /// Let workers reach this computer's model gateway for agent sessions, on host:port
+    /// (such as 0.0.0.0:7480); each worker also needs a token of its own (worker-token)
+    Gateway {
+        /// The address to listen on
+        #[arg(long)]
+        listen: String,
+    },
+    /// Make a token for a worker to reach the model gateway (printed once, or written to
+    /// --out, readable by its owner only); it replaces that worker's earlier token
+    WorkerToken {
+        /// The worker's name
+        name: String,
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Write the cluster key for workers to a file (readable by its owner only)
     Key {
         /// Where to write it
@@ -89,6 +104,10 @@ pub struct WorkerArgs {
     /// After SIGTERM, seconds running attempts may take before they are handed back
     #[arg(long, default_value_t = DEFAULT_DRAIN.as_secs())]
     drain: u64,
+    /// The control room's model gateway for agent sessions (http://host:port); the worker's
+    /// token is read from HEALER_GATEWAY_TOKEN
+    #[arg(long, value_name = "URL")]
+    gateway: Option<String>,
 }
 
 pub async fn run(command: ClusterCommand, paths: &Paths) -> Result<bool> {
@@ -139,6 +158,33 @@ pub async fn run(command: ClusterCommand, paths: &Paths) -> Result<bool> {
             }
             Ok(true)
         }
+        ClusterCommand::Gateway { listen } => {
+            let store = open(paths)?;
+            let gateway = cluster::gateway_access::open_to_workers(&store, &listen)?;
+            println!(
+                "Workers reach the model gateway on {} (from the next session on the cluster; \
+                 restart a running Healer to move it). Give each worker a token: healer cluster worker-token NAME",
+                gateway.listen.unwrap_or_default()
+            );
+            Ok(true)
+        }
+        ClusterCommand::WorkerToken { name, out } => {
+            let store = open(paths)?;
+            let token = cluster::gateway_access::make_worker_token(&store, &name)?;
+            match out {
+                Some(file) => {
+                    write_private(&file, &token)?;
+                    println!(
+                        "Wrote the token of the worker “{}” to {}. Start it with {}=<the token> and --gateway http://<this computer>:<port>.",
+                        name.trim(),
+                        file.display(),
+                        cluster::gateway_access::GATEWAY_TOKEN_ENV
+                    );
+                }
+                None => println!("{token}"),
+            }
+            Ok(true)
+        }
         ClusterCommand::Key { out } => {
             let key = healer::cluster::connection::control_key(&keep, &instance)?;
             healer::cluster::connection::write_key_file(&out, &key)?;
@@ -185,6 +231,7 @@ pub async fn worker(args: WorkerArgs) -> Result<bool> {
             .key_file
             .as_deref()
             .map(|f| std::fs::canonicalize(f).unwrap_or_else(|_| f.to_path_buf())),
+        gateway: args.gateway,
     };
     let queue = setup.settings.queue.clone();
     cluster::run_worker(setup, key, || {
@@ -193,4 +240,19 @@ pub async fn worker(args: WorkerArgs) -> Result<bool> {
     .await?;
     eprintln!("Worker {name} stopped.");
     Ok(true)
+}
+
+/// Write `text` to a new file readable by its owner only.
+fn write_private(path: &std::path::Path, text: &str) -> Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| healer::Error::io(format!("cannot write {}", path.display()), e))?;
+    file.write_all(text.as_bytes())
+        .map_err(|e| healer::Error::io(format!("cannot write {}", path.display()), e))
 }

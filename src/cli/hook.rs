@@ -59,6 +59,12 @@ pub enum HookCommand {
         #[arg(long)]
         limit: Option<u32>,
     },
+    /// A Claude Code hook of a session on a worker (reads the hook's JSON on stdin, and what
+    /// the worker put in the box: the project's approvals, the messages for the agent)
+    Worker {
+        #[arg(long = "box")]
+        dir: std::path::PathBuf,
+    },
     /// A Codex hook of a session Healer started (reads the hook's JSON on stdin)
     Codex {
         /// Healer's id of the session
@@ -81,6 +87,7 @@ pub async fn run(command: HookCommand, paths: &Paths) -> Result<bool> {
     let (agent, session, limit) = match command {
         HookCommand::ClaudeCode { session, limit } => (Agent::ClaudeCode, session, limit),
         HookCommand::Codex { session, limit } => (Agent::Codex, session, limit),
+        HookCommand::Worker { dir } => return on_worker(&dir),
     };
     // A hook that breaks must deny, never let a tool through: Codex runs a tool whose hook
     // said nothing.
@@ -122,6 +129,53 @@ pub async fn run(command: HookCommand, paths: &Paths) -> Result<bool> {
             Ok(true)
         }
     }
+}
+
+/// A Claude Code hook on a worker: a tool call judged by the project's approvals from the box
+/// (what would ask the person is refused: a worker cannot ask yet), a step answered with the
+/// messages waiting in the box's mail.
+fn on_worker(dir: &std::path::Path) -> Result<bool> {
+    std::panic::set_hook(Box::new(move |_| {
+        let _ = answer_tool_call(
+            Agent::ClaudeCode,
+            Some("Healer's check of this request failed, so it was not allowed.".to_string()),
+        );
+    }));
+    let mut input = Vec::new();
+    let _ = std::io::stdin()
+        .take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut input);
+    let hook: Value = if input.len() as u64 > MAX_INPUT_BYTES {
+        Value::Null
+    } else {
+        serde_json::from_slice(&input).unwrap_or(Value::Null)
+    };
+    if hook["hook_event_name"].as_str() == Some("PreToolUse") || hook.is_null() {
+        let denied = match healer::project::on_worker::WorkerBox::read(dir) {
+            Err(e) => Some(format!(
+                "Healer could not read the project's approvals on this worker ({e}), so this was not allowed."
+            )),
+            Ok(found) => match requests_of(&hook) {
+                Err(why) => Some(why),
+                Ok(requests) => {
+                    let place = found.place();
+                    requests.iter().find_map(|r| match judge(&found.approvals, &[], &place, r) {
+                        Verdict::Allow => None,
+                        Verdict::Ask(asking) => Some(format!(
+                            "Not allowed: it would need the person's approval ({}), and this session runs on a worker, from where Healer cannot ask yet. Do the task without it.",
+                            asking.why
+                        )),
+                    })
+                }
+            },
+        };
+        return answer_tool_call(Agent::ClaudeCode, denied);
+    }
+    let told = healer::project::on_worker::take_mail(dir);
+    if told.is_empty() {
+        return Ok(true);
+    }
+    print_json(&json!({"decision": "block", "reason": told.join("\n\n")}))
 }
 
 /// Say the verdict on a tool call as the agent reads it (`denied`: why not).

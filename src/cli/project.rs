@@ -79,6 +79,17 @@ pub enum ProjectCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Where the project's sessions run: local (this computer) or cluster (the workers of
+    /// the connected Temporal cluster, which fetch the repository from its remote and push the
+    /// task's branch); refused without a connection or a remote
+    RunsOn {
+        name: String,
+        /// local or cluster
+        place: String,
+        /// The cluster's queue (default: the connection's)
+        #[arg(long)]
+        queue: Option<String>,
+    },
     /// Forget a project (its repository and branches are not touched)
     Remove {
         name: String,
@@ -392,6 +403,7 @@ pub async fn run(command: ProjectCommand, paths: &Paths) -> Result<bool> {
             Ok(true)
         }
         ProjectCommand::Task { command } => add_task(command, paths),
+        ProjectCommand::RunsOn { name, place, queue } => runs_on(paths, &name, &place, queue),
         ProjectCommand::Run {
             name,
             task,
@@ -571,4 +583,36 @@ pub fn status_word(status: healer::session::SessionStatus) -> &'static str {
         S::Stopped => "stopped",
         S::Interrupted => "interrupted",
     }
+}
+
+/// `healer project runs-on NAME local|cluster [--queue Q]`.
+fn runs_on(paths: &Paths, name: &str, place: &str, queue: Option<String>) -> Result<bool> {
+    let store = open(paths)?;
+    let project = store.project_by_name(name)?;
+    let mut settings = project.settings.clone();
+    settings.runs_on = super::workflow::parse_place(place, queue)?;
+    let input = healer::project::ProjectInput {
+        path: project.path.clone(),
+        name: project.name.clone(),
+        settings: settings.clone(),
+    };
+    // Refused before anything is saved.
+    if let Some(problem) = healer::project::cluster_problem(&store, &input) {
+        return Err(healer::Error::InvalidInput(problem.message));
+    }
+    store.update_project(project.id, &project.name, &settings)?;
+    match &settings.runs_on {
+        healer::store::RunsOn::Local => {
+            println!("The sessions of \u{201c}{}\u{201d} run on this computer.", project.name)
+        }
+        healer::store::RunsOn::Cluster { queue } if queue.is_empty() => println!(
+            "The sessions of \u{201c}{}\u{201d} run on the cluster's workers.",
+            project.name
+        ),
+        healer::store::RunsOn::Cluster { queue } => println!(
+            "The sessions of \u{201c}{}\u{201d} run on the cluster's workers (queue {queue}).",
+            project.name
+        ),
+    }
+    Ok(true)
 }

@@ -285,7 +285,7 @@ fn show(paths: &Paths, name: &str, json: bool) -> Result<bool> {
 }
 
 /// `local` or `cluster` as a person writes it.
-fn parse_place(place: &str, queue: Option<String>) -> Result<RunsOn> {
+pub(crate) fn parse_place(place: &str, queue: Option<String>) -> Result<RunsOn> {
     match place.trim().to_ascii_lowercase().as_str() {
         "local" | "this-computer" => Ok(RunsOn::Local),
         "cluster" => Ok(RunsOn::Cluster {

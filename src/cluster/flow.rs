@@ -339,7 +339,7 @@ fn lost_attempt(number: u32, why: &str) -> AttemptRecord {
 }
 
 /// The cause of a lost attempt in Healer's own words, whatever text came with it.
-fn known_loss(why: &str) -> &'static str {
+pub(super) fn known_loss(why: &str) -> &'static str {
     let lower = why.to_ascii_lowercase();
     if lower.contains("heartbeat") {
         "it stopped sending signs of life"

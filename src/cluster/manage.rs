@@ -33,15 +33,7 @@ pub struct ClusterStatus {
     pub workflows_on_cluster: u32,
 }
 
-/// Where a workflow runs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum RunsOn {
-    /// This computer (the default).
-    Local,
-    /// The cluster, on this queue.
-    Cluster { queue: String },
-}
+pub use crate::store::RunsOn;
 
 /// The identity the control room shows the cluster.
 fn identity() -> String {

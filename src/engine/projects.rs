@@ -79,14 +79,16 @@ impl Handle {
         own_id: Option<i64>,
     ) -> Result<Vec<FieldProblem>> {
         let store = &self.services.store;
-        Ok(project::validate(
+        let mut problems = project::validate(
             input,
             self.projects().agents(),
             &store.list_projects()?,
             &self.services.llm.budgets()?,
             &store.list_providers()?,
             own_id,
-        ))
+        );
+        problems.extend(project::cluster_problem(store, input));
+        Ok(problems)
     }
 
     pub fn add_project(&self, input: ProjectInput) -> Result<Project> {

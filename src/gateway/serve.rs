@@ -20,7 +20,7 @@ use super::meter::Meter;
 use super::{Grant, Holder, Inner};
 use crate::llm::ProviderKind;
 
-type Body = UnsyncBoxBody<Bytes, std::io::Error>;
+pub(super) type Body = UnsyncBoxBody<Bytes, std::io::Error>;
 
 /// The largest request an agent may send (a long conversation with its files).
 const MAX_REQUEST: usize = 64 * 1024 * 1024;
@@ -88,10 +88,18 @@ const X_API_KEY: HeaderName = HeaderName::from_static("x-api-key");
 /// Google's API key header (Gemini CLI sends its key, here the session's pass, in it).
 const X_GOOG_API_KEY: HeaderName = HeaderName::from_static("x-goog-api-key");
 
+/// The header a worker's forwarder carries its token in (the gateway's listener for workers
+/// lets nothing through without a token the control room made; never passed on).
+pub(super) const X_HEALER_WORKER: HeaderName = HeaderName::from_static("x-healer-worker");
+
+/// Whether a worker's token is one the control room made (the listener for workers).
+pub type WorkerCheck = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
 pub(super) async fn serve(
     listener: tokio::net::TcpListener,
     inner: Arc<Inner>,
     cancel: CancellationToken,
+    workers: Option<WorkerCheck>,
 ) {
     loop {
         let accepted = tokio::select! {
@@ -103,10 +111,29 @@ pub(super) async fn serve(
         };
         let inner = inner.clone();
         let cancel = cancel.clone();
+        let workers = workers.clone();
         tokio::spawn(async move {
-            let service = service_fn(move |request| {
+            let service = service_fn(move |request: Request<Incoming>| {
                 let inner = inner.clone();
-                async move { Ok::<_, Infallible>(handle(&inner, request).await) }
+                let known = match &workers {
+                    None => true,
+                    Some(check) => request
+                        .headers()
+                        .get(X_HEALER_WORKER)
+                        .and_then(|v| v.to_str().ok())
+                        .is_some_and(|token| check(token.trim())),
+                };
+                async move {
+                    if !known {
+                        return Ok::<_, Infallible>(refuse(
+                            StatusCode::UNAUTHORIZED,
+                            "authentication_error",
+                            "Healer's model gateway did not recognise this worker: give it a \
+                             token the control room made for it.",
+                        ));
+                    }
+                    Ok::<_, Infallible>(handle(&inner, request).await)
+                }
             });
             let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
             tokio::select! {
@@ -118,7 +145,7 @@ pub(super) async fn serve(
 }
 
 /// An error in the shape both Anthropic's and OpenAI's clients read (`error.message`).
-fn refuse(status: StatusCode, kind: &str, message: &str) -> Response<Body> {
+pub(super) fn refuse(status: StatusCode, kind: &str, message: &str) -> Response<Body> {
     let body = serde_json::json!({
         "type": "error",
         "error": {"type": kind, "message": message, "code": kind},
@@ -325,6 +352,7 @@ fn outgoing_headers(incoming: &HeaderMap, grant: &Grant) -> HeaderMap {
             || name == AUTHORIZATION
             || name == X_API_KEY
             || name == X_GOOG_API_KEY
+            || name == X_HEALER_WORKER
             || name == hyper::header::HOST
             || name == hyper::header::ACCEPT_ENCODING;
         if !dropped {
@@ -345,7 +373,7 @@ fn outgoing_headers(incoming: &HeaderMap, grant: &Grant) -> HeaderMap {
     headers
 }
 
-fn hop_by_hop(name: &HeaderName) -> bool {
+pub(super) fn hop_by_hop(name: &HeaderName) -> bool {
     use hyper::header::{CONNECTION, CONTENT_LENGTH, TE, TRAILER, TRANSFER_ENCODING, UPGRADE};
     [
         CONNECTION,

@@ -44,6 +44,16 @@ pub fn hook_command(
     )
 }
 
+/// The shell command of a Claude Code hook on a worker (issue 42): it reads what the worker
+/// put in `dir` (the project's approvals, the messages for the agent), no data folder.
+pub fn worker_hook_command(program: &Path, dir: &Path) -> String {
+    format!(
+        "{} hook worker --box {}",
+        quote(&program.display().to_string()),
+        quote(&dir.display().to_string())
+    )
+}
+
 /// How much longer than a question's time limit an agent lets the hook that asks take: the
 /// hook denies at the limit itself, and an agent whose hook runs out lets the tool through
 /// (Claude Code when the tool is allowed anyway, Codex always), so its own limit must never

@@ -69,7 +69,11 @@ impl Ctx<'_> {
             AgentKind::Builtin | AgentKind::Codex | AgentKind::OpenCode | AgentKind::GeminiCli => {
                 true
             }
-            AgentKind::ClaudeCode => self.agent_settings.get().is_some(),
+            // On the cluster, messages go to the worker as signals (Claude Code's hooks there).
+            AgentKind::ClaudeCode => {
+                self.agent_settings.get().is_some()
+                    || matches!(self.project.settings.runs_on, crate::store::RunsOn::Cluster { .. })
+            }
         }
     }
 

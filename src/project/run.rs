@@ -114,7 +114,11 @@ pub(super) async fn run_session(
         understood: std::sync::atomic::AtomicU32::new(0),
         raw: std::sync::atomic::AtomicU32::new(0),
     };
-    let ending = match drive(&ctx, agent).await {
+    let driven = match ctx.project.settings.runs_on {
+        crate::store::RunsOn::Cluster { .. } => ctx.drive_on_cluster().await,
+        crate::store::RunsOn::Local => drive(&ctx, agent).await,
+    };
+    let ending = match driven {
         Ok(ending) => ending,
         Err(e) => Ending::failed(
             ProjectScenario::RuntimeError,
@@ -570,7 +574,7 @@ impl Ctx<'_> {
         })
     }
 
-    fn take(&self, update: AgentUpdate) -> Result<()> {
+    pub(super) fn take(&self, update: AgentUpdate) -> Result<()> {
         let store = &self.projects.services.store;
         match update {
             AgentUpdate::Started {

@@ -65,6 +65,8 @@ pub struct Projects {
     pub(crate) spares: bool,
     /// The model gateway, started for the first session that needs it.
     gateway: tokio::sync::OnceCell<crate::gateway::Gateway>,
+    /// Where it listens for workers (sessions on the cluster), once opened.
+    pub(super) worker_gateway: tokio::sync::OnceCell<std::net::SocketAddr>,
 }
 
 impl Projects {
@@ -76,6 +78,7 @@ impl Projects {
     ) -> Arc<Projects> {
         Arc::new(Projects {
             gateway: tokio::sync::OnceCell::new(),
+            worker_gateway: tokio::sync::OnceCell::new(),
             runtime: tokio::runtime::Handle::current(),
             creating: Mutex::new(HashSet::new()),
             spares,

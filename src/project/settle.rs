@@ -34,6 +34,9 @@ pub(super) enum Ending {
     Stopped,
     /// The engine stopped while it ran.
     Interrupted,
+    /// The worker running it on the cluster was lost (Temporal heard nothing from it): the
+    /// task is open again with what was pushed kept.
+    Lost { reason: String },
     /// Steering ended it: no activity for too long.
     Stuck { reason: String },
     /// The steering judge replaced the agent.
@@ -233,6 +236,18 @@ pub(super) async fn settle(ctx: &Ctx<'_>, ending: Ending) -> Result<()> {
                 None,
             )
         }
+        Ending::Lost { reason } => (
+            SessionStatus::Interrupted,
+            SessionOutcome {
+                summary: format!("{reason}; what it pushed is kept"),
+                ..SessionOutcome::default()
+            },
+            reopen(format!(
+                "{reason} on {day}; what it pushed is kept on the branch {branch}, and the next session continues from there"
+            )),
+            None,
+            None,
+        ),
         Ending::Failed {
             scenario,
             class,

@@ -147,6 +147,11 @@ pub struct ProjectSettings {
     /// fast-forward and rebase.)
     #[serde(default)]
     pub finishing: FinishSettings,
+    /// Where its sessions run: this computer, or the workers of a Temporal cluster, which
+    /// clone the repository from its remote and push the task's branch (issue 42). (A project
+    /// saved before this setting existed runs here.)
+    #[serde(default)]
+    pub runs_on: RunsOn,
 }
 
 /// Projects saved before [`ProjectSettings::commit_without_checks`] committed an agent's work
@@ -170,6 +175,17 @@ pub const DEFAULT_MAX_STEPS: u32 = 60;
 /// price.
 pub const DEFAULT_SESSION_CAP_CENTS: u32 = 500;
 pub const DEFAULT_SESSION_CAP_TOKENS: u64 = 5_000_000;
+
+/// Where a workflow runs, or a project's agent sessions (issue 26, issue 42).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RunsOn {
+    /// This computer (the default).
+    #[default]
+    Local,
+    /// The cluster, on this queue (empty: the connection's).
+    Cluster { queue: String },
+}
 
 impl Default for ProjectSettings {
     fn default() -> Self {
@@ -195,6 +211,7 @@ impl Default for ProjectSettings {
             session_cap_tokens: DEFAULT_SESSION_CAP_TOKENS,
             approvals: crate::approval::ApprovalSettings::default(),
             finishing: FinishSettings::default(),
+            runs_on: RunsOn::Local,
         }
     }
 }

@@ -1,0 +1,494 @@
+//! The control room's side of a session that runs on the cluster (issue 42): instead of the
+//! worktree and the agent here, a `HealerSession` workflow on the project's queue, whose worker
+//! clones the repository from its remote, works, and pushes `healer/<task>`. The session is
+//! supervised as if it ran here: its steps come back in the worker's heartbeats and go through
+//! the same path as a local agent's (stored, shown live, the loop detector, the steering
+//! judge's view); the person's messages and steering's guidance go out as signals; Stop
+//! cancels the workflow. When it ends, the pushed branch is brought into the task's worktree
+//! here, where review and accepting work as for any session, and a failure becomes the same
+//! `Failure` in the pipeline.
+
+use std::time::Duration;
+
+use temporalio_client::{
+    WorkflowCancelOptions, WorkflowDescribeOptions, WorkflowGetResultOptions,
+    WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowSignalOptions, WorkflowStartOptions,
+};
+
+use super::agent_setup;
+use super::prompt::{read_progress, task_prompt};
+use super::run::Ctx;
+use super::settle::Ending;
+use crate::agent::AgentUpdate;
+use crate::cluster::session_flow::{
+    new_session_id, GatewayPass, HealerSession, SessionInput, SessionResult, StepWindow,
+    WorkerEnding,
+};
+use crate::error::{Error, Result};
+use crate::failure::{FailureClass, ProjectScenario};
+use crate::session::SessionStatus;
+use crate::store::RunsOn;
+
+/// How often the control room reads the session's newest steps from the cluster.
+const LOOK_EVERY: Duration = Duration::from_millis(200);
+/// How long a stopped session may take to end on its worker.
+const STOP_PATIENCE: Duration = Duration::from_secs(30);
+
+impl Ctx<'_> {
+    /// Run this session on the cluster and say how it ended.
+    pub(super) async fn drive_on_cluster(&self) -> Result<Ending> {
+        let settings = &self.project.settings;
+        let RunsOn::Cluster { queue } = &settings.runs_on else {
+            return Err(Error::Internal("not a project on the cluster".to_string()));
+        };
+        let refused = |why: String| {
+            Ok(Ending::failed(
+                ProjectScenario::RuntimeError,
+                FailureClass::Environment,
+                SessionStatus::Failed,
+                why,
+                None,
+            ))
+        };
+        let services = &self.projects.services;
+        let (cluster, client) = match crate::cluster::cluster_client(services).await {
+            Ok(found) => found,
+            Err(e) => return refused(format!("The session could not go to the cluster: {e}")),
+        };
+        let queue = if queue.trim().is_empty() {
+            cluster.queue.clone()
+        } else {
+            queue.trim().to_string()
+        };
+        let remote = match super::push::remote_for(&self.repo, &settings.main_branch)? {
+            Some(remote) => remote,
+            None => {
+                return refused(
+                    "The session could not go to the cluster: the repository has no remote for \
+                     workers to fetch it from and push the task's branch to"
+                        .to_string(),
+                )
+            }
+        };
+        let base = main_commit(&self.repo, &settings.main_branch)?;
+        services.store.set_session_base(self.session_id, &base)?;
+        let endpoint = match agent_setup::endpoint(&services.llm, settings).await {
+            Ok(Some(endpoint)) => endpoint,
+            Ok(None) => {
+                return refused(format!(
+                    "{} was not started on the cluster: a worker never holds a model key or a \
+                     sign-in, so the project must use a model provider configured in Healer (its \
+                     settings, “Model”), which workers reach through Healer's model gateway",
+                    settings.agent.name()
+                ))
+            }
+            Err(why) => return refused(why),
+        };
+        if let Err(why) = self.projects.worker_gateway().await {
+            return refused(why);
+        }
+        let pass = self.open_pass(&endpoint).await?;
+        let _ = self.secret.set(pass.token.clone());
+        let path = url::Url::parse(&pass.base_url)
+            .map(|u| u.path().trim_end_matches('/').to_string())
+            .unwrap_or_default();
+        let prompt = match &self.resume {
+            Some(resume) => resume.message.clone(),
+            None => task_prompt(&self.task, &settings.verify, &read_progress(&self.repo)),
+        };
+        let temporal_id = new_session_id(services.instance(), self.project.id, self.session_id);
+        let input = SessionInput {
+            sealed_for: temporal_id.clone(),
+            instance: services.instance().to_string(),
+            session_id: self.session_id,
+            project: self.project.name.clone(),
+            task_id: self.task.id.clone(),
+            task_title: self.task.title.clone(),
+            prompt,
+            resume: self.resume.as_ref().and_then(|r| r.agent_session_id.clone()),
+            settings: settings.clone(),
+            remote: remote.url.clone(),
+            base: base.clone(),
+            model: Some(GatewayPass {
+                provider: endpoint.provider.clone(),
+                kind: endpoint.kind,
+                path,
+                token: pass.token.expose().to_string(),
+            }),
+            commit_message: self.task.title.trim().to_string(),
+        };
+        self.note(&format!(
+            "Sent to the cluster (queue {queue}): a worker fetches the repository from {} and \
+             works on the branch {}.",
+            remote.url,
+            super::worktree::branch_name(&self.task.id)
+        ))?;
+        let options = WorkflowStartOptions::new(queue.clone(), temporal_id.clone())
+            .id_reuse_policy(WorkflowIdReusePolicy::RejectDuplicate)
+            .id_conflict_policy(WorkflowIdConflictPolicy::UseExisting)
+            .build();
+        if let Err(e) = client
+            .start_workflow(HealerSession::run, input, options)
+            .await
+        {
+            return refused(format!("The cluster did not start the session: {e}"));
+        }
+        let result = self.follow(&client, &temporal_id).await;
+        // The worker is done: its pass is refused from here on.
+        drop(pass);
+        let result = match result {
+            Ok(result) => result,
+            Err(why) => return refused(why),
+        };
+        self.ending_of(result, &remote, &base).await
+    }
+
+    /// Follow the session on the cluster until it ends: its steps into the session, the
+    /// mailbox out as signals, Stop as a cancellation.
+    async fn follow(
+        &self,
+        client: &temporalio_client::Client,
+        temporal_id: &str,
+    ) -> std::result::Result<SessionResult, String> {
+        let handle = client.get_workflow_handle::<HealerSession>(temporal_id.to_string());
+        let result = handle.get_result(WorkflowGetResultOptions::default());
+        tokio::pin!(result);
+        let mut seen = 0u64;
+        let mut look = tokio::time::interval(LOOK_EVERY);
+        let store = &self.projects.services.store;
+        loop {
+            tokio::select! {
+                done = &mut result => {
+                    return match done {
+                        Ok(result) if result.ran_as == temporal_id => {
+                            if let Some(outcome) = &result.outcome {
+                                self.take_window(&outcome.tail, &mut seen);
+                            }
+                            Ok(result)
+                        }
+                        Ok(_) => Err("The cluster's answer was another session's, so it was not believed".to_string()),
+                        Err(e) => Err(format!("The cluster could not say how the session went: {e}")),
+                    };
+                }
+                () = self.cancel.cancelled() => {
+                    let _ = handle
+                        .cancel(WorkflowCancelOptions::builder().reason("stopped in the control room".to_string()).build())
+                        .await;
+                    // Whatever happens on the worker, the control room waits no longer than this.
+                    let waited = tokio::time::timeout(STOP_PATIENCE, &mut result).await;
+                    if let Ok(Ok(result)) = waited {
+                        if let Some(outcome) = &result.outcome {
+                            self.take_window(&outcome.tail, &mut seen);
+                        }
+                        return Ok(result);
+                    }
+                    return Ok(SessionResult { ran_as: temporal_id.to_string(), outcome: None, lost: None, stopped: true });
+                }
+                _ = look.tick() => {
+                    if let Ok(description) = handle.describe(WorkflowDescribeOptions::default()).await {
+                        for pending in &description.raw().pending_activities {
+                            if let Some(details) = &pending.heartbeat_details {
+                                if let Some(window) = window_of(client, details) {
+                                    self.take_window(&window, &mut seen);
+                                }
+                            }
+                        }
+                    }
+                    let messages = store.take_steering_messages(self.session_id, "cluster").unwrap_or_default();
+                    let text = crate::store::for_agent(&messages);
+                    if !text.is_empty() {
+                        if let Err(e) = handle.signal(HealerSession::tell, text, WorkflowSignalOptions::default()).await {
+                            tracing::warn!(session_id = self.session_id, "a message did not reach the cluster: {e}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The steps of `window` not seen yet, as a local agent's steps are taken.
+    fn take_window(&self, window: &StepWindow, seen: &mut u64) {
+        if window.from > *seen {
+            let _ = self.note(&format!(
+                "({} steps on the worker came and went between two looks and are not shown.)",
+                window.from - *seen
+            ));
+            *seen = window.from;
+        }
+        for (i, step) in window.steps.iter().enumerate() {
+            let number = window.from + i as u64;
+            if number < *seen {
+                continue;
+            }
+            if let Err(e) = self.take(AgentUpdate::Step(step.clone())) {
+                tracing::warn!(session_id = self.session_id, "a step was not stored: {e}");
+            }
+            *seen = number + 1;
+        }
+    }
+
+    /// How a session on the cluster ended, for the session and its task.
+    async fn ending_of(
+        &self,
+        result: SessionResult,
+        remote: &super::push::Remote,
+        base: &str,
+    ) -> Result<Ending> {
+        if result.stopped || self.cancel.is_cancelled() {
+            self.bring_back(remote, base, None).await;
+            return Ok(self.cancelled());
+        }
+        let Some(outcome) = result.outcome else {
+            let why = result.lost.unwrap_or_else(|| "it ended without a word".to_string());
+            self.note(&format!(
+                "The worker running this session was lost ({why}); what it pushed is kept on the branch, and the next session continues from there on any worker."
+            ))?;
+            self.bring_back(remote, base, None).await;
+            return Ok(Ending::Lost {
+                reason: format!("The worker running it was lost ({why})"),
+            });
+        };
+        if let Some(id) = &outcome.agent_session_id {
+            let _ = self
+                .projects
+                .services
+                .store
+                .set_agent_session(self.session_id, id, None);
+        }
+        self.bring_back(remote, base, outcome.pushed.as_deref()).await;
+        let summary = self.scrub(&outcome.summary);
+        let failed = |scenario, class, status, evidence| {
+            Ok(Ending::failed(scenario, class, status, summary.clone(), evidence))
+        };
+        match outcome.ending {
+            WorkerEnding::Green { .. } => {
+                let accept = self.resume.as_ref().and_then(|r| r.accept);
+                self.commit(self.project.settings.merge, accept, &summary).await
+            }
+            WorkerEnding::NoChange => Ok(Ending::NoChange { summary }),
+            WorkerEnding::Unchecked => Ok(Ending::Unchecked),
+            WorkerEnding::Stopped => Ok(self.cancelled()),
+            WorkerEnding::NotRun => failed(
+                ProjectScenario::RuntimeError,
+                FailureClass::Environment,
+                SessionStatus::Failed,
+                None,
+            ),
+            WorkerEnding::AgentFailed {
+                status,
+                exit_code,
+                program_failed,
+            } => {
+                let crashed = program_failed || exit_code.is_some_and(|c| c != 0);
+                let (scenario, class) = match (status, crashed) {
+                    (SessionStatus::TimedOut, _) => {
+                        (ProjectScenario::RuntimeError, FailureClass::Timeout)
+                    }
+                    (_, true) => (ProjectScenario::RuntimeError, FailureClass::Unknown),
+                    (_, false) => (ProjectScenario::SubtaskFailed, FailureClass::Logic),
+                };
+                Ok(Ending::Failed {
+                    scenario,
+                    class,
+                    status,
+                    exit_code,
+                    summary,
+                    evidence: None,
+                })
+            }
+            WorkerEnding::CheckFailed {
+                init,
+                could_not_run,
+                evidence,
+            } => {
+                let scenario = if init {
+                    ProjectScenario::of_init_output(evidence.stack.as_deref().unwrap_or_default())
+                } else {
+                    ProjectScenario::VerificationFailed
+                };
+                let class = if could_not_run {
+                    FailureClass::Environment
+                } else if init {
+                    scenario.class()
+                } else {
+                    FailureClass::Logic
+                };
+                failed(scenario, class, SessionStatus::Failed, Some(evidence))
+            }
+        }
+    }
+
+    /// The task's worktree here, at what the worker pushed (`pushed`, or the branch as the
+    /// remote has it): review, accepting and the healer service work on it as on any
+    /// session's. The person's own checkout is not touched.
+    async fn bring_back(&self, remote: &super::push::Remote, base: &str, pushed: Option<&str>) {
+        let (repo, main, task, path) = (
+            self.repo.clone(),
+            self.project.settings.main_branch.clone(),
+            self.task.id.clone(),
+            self.worktree.clone(),
+        );
+        let prepared = tokio::task::spawn_blocking(move || {
+            super::worktree::prepare(&repo, &main, &task, &path)
+        })
+        .await;
+        if !matches!(prepared, Ok(Ok(_))) {
+            tracing::warn!(session_id = self.session_id, "no worktree for the pushed branch");
+            return;
+        }
+        let branch = super::worktree::branch_name(&self.task.id);
+        let fetched = fetch_into(&self.worktree, &remote.name, &branch).await;
+        let target = pushed.map(str::to_string).or(fetched);
+        if let Some(target) = target {
+            if target != base {
+                match reset_to(&self.worktree, &target).await {
+                    Ok(()) => {
+                        let _ = self.note(&format!(
+                            "The branch {branch} as the worker pushed it ({}) is in the task's worktree here.",
+                            &target[..target.len().min(7)]
+                        ));
+                    }
+                    Err(e) => tracing::warn!(session_id = self.session_id, "{e}"),
+                }
+            }
+        }
+    }
+}
+
+/// The main branch's last commit in the person's repository.
+fn main_commit(repo: &std::path::Path, main: &str) -> Result<String> {
+    let repository = git2::Repository::open(repo)
+        .map_err(|e| super::repo::git_error("cannot open the repository", e))?;
+    let commit = repository
+        .revparse_single(&format!("refs/heads/{main}"))
+        .and_then(|o| o.peel_to_commit())
+        .map_err(|e| super::repo::git_error(&format!("cannot read {main}'s last commit"), e))?;
+    Ok(commit.id().to_string())
+}
+
+/// Fetch `branch` from `remote` into the worktree; the commit fetched.
+async fn fetch_into(worktree: &std::path::Path, remote: &str, branch: &str) -> Option<String> {
+    let out = tokio::process::Command::new("git")
+        .args([
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "credential.interactive=never",
+            "fetch",
+            "--no-tags",
+            "--quiet",
+            "--",
+            remote,
+            &format!("refs/heads/{branch}"),
+        ])
+        .current_dir(worktree)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let head = tokio::process::Command::new("git")
+        .args(["rev-parse", "FETCH_HEAD"])
+        .current_dir(worktree)
+        .output()
+        .await
+        .ok()?;
+    let text = String::from_utf8_lossy(&head.stdout).trim().to_string();
+    (text.len() == 40).then_some(text)
+}
+
+async fn reset_to(worktree: &std::path::Path, commit: &str) -> std::result::Result<(), String> {
+    let out = tokio::process::Command::new("git")
+        .args(["-c", "core.hooksPath=/dev/null", "reset", "--quiet", "--hard", commit])
+        .current_dir(worktree)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .map_err(|e| format!("git could not start: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the worktree could not be moved to the pushed branch: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// The step window a heartbeat carried, opened (the client's codec has unsealed it already).
+fn window_of(
+    client: &temporalio_client::Client,
+    details: &temporalio_common::protos::temporal::api::common::v1::Payloads,
+) -> Option<StepWindow> {
+    use temporalio_client::NamespacedClient;
+    use temporalio_common::data_converters::{DecodablePayloads, SerializationContextData};
+    DecodablePayloads::new(
+        details.payloads.clone(),
+        client.data_converter().payload_converter().clone(),
+        SerializationContextData::None,
+    )
+    .deserialize::<StepWindow>()
+    .ok()
+}
+
+impl super::runner::Projects {
+    /// The address the model gateway listens on for workers, opened on first use; `Err` is a
+    /// sentence for the session when workers cannot reach it.
+    pub(super) async fn worker_gateway(&self) -> std::result::Result<std::net::SocketAddr, String> {
+        let store = &self.services.store;
+        let access = crate::cluster::gateway_access::worker_gateway(store).map_err(|e| e.to_string())?;
+        let Some(listen) = access.listen else {
+            return Err("The session could not go to the cluster: Healer's model gateway is not open to workers. In Settings → More computers, give the address workers reach this computer on, and a token for each worker".to_string());
+        };
+        let gateway = self.gateway().await.map_err(|e| e.to_string())?;
+        let services = self.services.clone();
+        let cancel = self.shutdown.child_token();
+        self.worker_gateway
+            .get_or_try_init(|| async move {
+                let check: crate::gateway::WorkerCheck = std::sync::Arc::new(move |token: &str| {
+                    crate::cluster::gateway_access::knows_worker(&services.store, token)
+                });
+                gateway.open_to_workers(&listen, check, cancel).await
+            })
+            .await
+            .copied()
+            .map_err(|e| format!("The session could not go to the cluster: {e}"))
+    }
+}
+
+/// Why a project's sessions cannot run on the cluster as `input` says they should, if they
+/// cannot: no connection, no remote for workers, or an agent that does not run on workers.
+pub fn cluster_problem(
+    store: &crate::store::Store,
+    input: &super::ProjectInput,
+) -> Option<crate::workflow::FieldProblem> {
+    let settings = &input.settings;
+    if settings.runs_on == RunsOn::Local {
+        return None;
+    }
+    let said = |message: &str| {
+        Some(crate::workflow::FieldProblem {
+            field: "runs_on".to_string(),
+            message: format!("Its sessions cannot run on the cluster: {message}"),
+        })
+    };
+    let connected = store
+        .setting::<crate::cluster::ClusterSettings>(crate::cluster::CLUSTER_SETTINGS)
+        .ok()
+        .flatten()
+        .is_some();
+    if !connected {
+        return said("this Healer is not connected to one. Connect it first in Settings → More computers");
+    }
+    if settings.agent == crate::session::AgentKind::Builtin {
+        return said("Healer's own agent works only on this computer. Choose Claude Code, Codex, opencode or Gemini CLI");
+    }
+    let path = std::path::Path::new(input.path.trim());
+    match super::push::remote_for(path, &settings.main_branch) {
+        Ok(Some(_)) => None,
+        _ => said("the repository has no remote (a server such as GitHub, GitLab or your team's) for workers to fetch it from and push the task's branch to"),
+    }
+}

@@ -1,0 +1,771 @@
+//! A session's work on a `healer worker` (issue 42): what the runner does at home, done from
+//! the repository's remote in a scratch folder of the worker's. The repository is cloned with
+//! the worker's own sign-in, `healer/<task>` is made from the commit the control room named
+//! (or continued where an earlier session pushed it), the agent runs against the control
+//! room's model gateway (through the worker's forwarder: the worker never holds a model key),
+//! the project's checks run, and the work is committed and pushed — green or not, so the next
+//! session (on any worker) and the healer service find it on the branch. Every step goes to
+//! the [`SessionSink`], which the activity sends back in its heartbeats.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::agent_setup;
+use super::command::{run_project_command, toolchain_env, CommandPlace};
+use crate::agent::{AgentUpdate, ModelEndpoint, SessionEnd, SessionSpec};
+use crate::cluster::session_flow::{
+    SessionInput, StepWindow, WorkerEnding, STEP_CHARS, WINDOW_BYTES,
+};
+use crate::failure::Evidence;
+use crate::llm::{scrub, ApiKey};
+use crate::session::{AgentKind, SessionStatus, SessionStep, StepKind, StepSource};
+
+/// How long one git command of the worker's may take (a clone of a large repository).
+const GIT_TIME_LIMIT: Duration = Duration::from_secs(10 * 60);
+/// After its own time limit, how long an agent gets before it is ended.
+const AGENT_GRACE: Duration = Duration::from_secs(30);
+/// Times an agent is resumed with messages that came while its turn ran.
+const MAX_RESUMES: usize = 3;
+/// Lines of a failed command's output kept as evidence.
+const EVIDENCE_LINES: usize = 60;
+
+/// What a Claude Code hook on a worker reads: the project's approvals with where the session
+/// works, and (in `mail/`) the messages for the agent. Written by the worker into the
+/// session's scratch folder; the agent can write there too, as it can write Healer's store at
+/// home (the same trust: it is its own session).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct WorkerBox {
+    pub approvals: crate::approval::ApprovalSettings,
+    pub worktree: PathBuf,
+    pub tmp: PathBuf,
+    pub home: Option<PathBuf>,
+    pub checks: Vec<String>,
+}
+
+impl WorkerBox {
+    const FILE: &'static str = "approvals.json";
+
+    pub fn place(&self) -> crate::approval::Place {
+        crate::approval::Place {
+            worktree: self.worktree.clone(),
+            tmp: self.tmp.clone(),
+            home: self.home.clone(),
+            checks: self.checks.clone(),
+        }
+    }
+
+    pub fn read(dir: &Path) -> Result<WorkerBox, String> {
+        let text = crate::capped::read_file(&dir.join(Self::FILE), 1024 * 1024, "the worker's box")
+            .map_err(|e| e.to_string())?;
+        serde_json::from_slice(&text).map_err(|e| e.to_string())
+    }
+
+    fn write(&self, dir: &Path) -> std::io::Result<()> {
+        std::fs::create_dir_all(dir.join("mail"))?;
+        let text = serde_json::to_vec(self).map_err(std::io::Error::other)?;
+        std::fs::write(dir.join(Self::FILE), text)
+    }
+}
+
+/// The messages waiting in a worker box's mail, taken (oldest first).
+pub fn take_mail(dir: &Path) -> Vec<String> {
+    let mail = dir.join("mail");
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&mail)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+        .into_iter()
+        .filter_map(|path| {
+            let text = std::fs::read_to_string(&path).ok();
+            std::fs::remove_file(&path).ok()?;
+            text
+        })
+        .collect()
+}
+
+/// Where a worker does a session.
+pub struct WorkerPlace {
+    pub worker: String,
+    /// The session's own folder (removed afterwards).
+    pub scratch: PathBuf,
+    /// Where its processes' control groups are recorded (ended when a worker next starts).
+    pub groups: PathBuf,
+    /// The worker's forwarder to the control room's model gateway.
+    pub gateway: Option<std::net::SocketAddr>,
+}
+
+/// What a session on a worker says as it goes, and the messages that reach it.
+#[derive(Default)]
+pub struct SessionSink {
+    steps: Mutex<Vec<SessionStep>>,
+    told: Mutex<VecDeque<String>>,
+    /// Secrets scrubbed from every step (the session's pass).
+    secret: Mutex<Option<ApiKey>>,
+    /// The box of the agent's hooks, when it has them: messages go into its mail.
+    mailbox: std::sync::OnceLock<PathBuf>,
+    sent: std::sync::atomic::AtomicU64,
+    pub changed: tokio::sync::Notify,
+}
+
+impl SessionSink {
+    /// Keep a step (its text cut to what crosses Temporal, the pass scrubbed).
+    pub fn push(&self, mut step: SessionStep) {
+        let secret = lock(&self.secret).clone();
+        step.text = scrub(&step.text, secret.as_ref());
+        step.arguments = step.arguments.map(|a| scrub(&a, secret.as_ref()));
+        if let Some((cut, _)) = step.text.char_indices().nth(STEP_CHARS) {
+            let rest = step.text.len() - cut;
+            step.text.truncate(cut);
+            step.text
+                .push_str(&format!("\n[{rest} more bytes were not sent from the worker]"));
+        }
+        if let Some(args) = step.arguments.as_mut() {
+            if let Some((cut, _)) = args.char_indices().nth(STEP_CHARS) {
+                args.truncate(cut);
+            }
+        }
+        lock(&self.steps).push(step);
+        self.changed.notify_one();
+    }
+
+    fn note(&self, text: impl Into<String>) {
+        self.push(crate::agent::text_step(StepSource::System, text.into()));
+    }
+
+    /// How many steps there are.
+    pub fn len(&self) -> u64 {
+        lock(&self.steps).len() as u64
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The newest steps that fit in one heartbeat, in order.
+    pub fn window(&self) -> StepWindow {
+        let steps = lock(&self.steps);
+        let mut bytes = 0;
+        let mut from = steps.len();
+        while from > 0 {
+            let size = steps[from - 1].text.len()
+                + steps[from - 1].arguments.as_ref().map_or(0, String::len)
+                + 256;
+            if bytes + size > WINDOW_BYTES && from < steps.len() {
+                break;
+            }
+            bytes += size;
+            from -= 1;
+        }
+        StepWindow {
+            from: from as u64,
+            steps: steps[from..].to_vec(),
+        }
+    }
+
+    /// A message for the agent arrived (through the workflow's signal).
+    pub fn tell(&self, message: String) {
+        if let Some(dir) = self.mailbox.get() {
+            let n = self.sent.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let part = dir.join("mail").join(format!(".{n:06}"));
+            let written = std::fs::write(&part, &message)
+                .and_then(|()| std::fs::rename(&part, dir.join("mail").join(format!("{n:06}.txt"))));
+            if written.is_ok() {
+                return;
+            }
+        }
+        lock(&self.told).push_back(message);
+        self.changed.notify_one();
+    }
+
+    /// Messages the agent has not had (from its hooks' mail too).
+    fn take_told(&self) -> Vec<String> {
+        let mut told: Vec<String> = self.mailbox.get().map(|d| take_mail(d)).unwrap_or_default();
+        told.extend(lock(&self.told).drain(..));
+        told
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// How the work went.
+pub struct Worked {
+    pub ending: WorkerEnding,
+    pub summary: String,
+    pub pushed: Option<String>,
+    pub agent_session_id: Option<String>,
+}
+
+impl Worked {
+    fn not_run(summary: String) -> Worked {
+        Worked {
+            ending: WorkerEnding::NotRun,
+            summary,
+            pushed: None,
+            agent_session_id: None,
+        }
+    }
+}
+
+/// Do the session's work on this worker.
+pub async fn work(
+    place: &WorkerPlace,
+    input: &SessionInput,
+    sink: &Arc<SessionSink>,
+    cancel: &CancellationToken,
+) -> Worked {
+    let tree = place.scratch.join("work");
+    let branch = super::worktree::branch_name(&input.task_id);
+    if let Err(e) = std::fs::create_dir_all(place.scratch.join("tmp")) {
+        return Worked::not_run(format!("The worker could not make its scratch folder: {e}"));
+    }
+    sink.note(format!(
+        "On the worker {}: fetching the repository from {}.",
+        place.worker, input.remote
+    ));
+    let start = match checkout(input, &tree, &branch).await {
+        Ok((start, continued)) => {
+            sink.note(if continued {
+                format!(
+                    "Continuing {branch} where it was pushed ({}).",
+                    short(&start)
+                )
+            } else {
+                format!(
+                    "A new branch {branch} from {}'s commit {}.",
+                    input.settings.main_branch,
+                    short(&start)
+                )
+            });
+            start
+        }
+        Err(why) => return Worked::not_run(why),
+    };
+    let mut worked = agent_and_checks(place, input, sink, cancel, &tree).await;
+    if cancel.is_cancelled() {
+        worked.ending = WorkerEnding::Stopped;
+    }
+    // What the agent did is kept on the branch whatever the checks said (and whoever stopped
+    // it): the next session continues from there, on any worker.
+    match keep_work(input, &tree, &branch, &start, &worked).await {
+        Ok(Some(pushed)) => {
+            sink.note(format!("Pushed {branch} at {}.", short(&pushed)));
+            if let WorkerEnding::Green { commit } = &mut worked.ending {
+                *commit = pushed.clone();
+            }
+            worked.pushed = Some(pushed);
+        }
+        Ok(None) => {
+            if matches!(worked.ending, WorkerEnding::Green { .. }) {
+                sink.note("The agent changed no file, so there is nothing to commit.");
+                worked.ending = WorkerEnding::NoChange;
+            }
+        }
+        Err(why) => {
+            sink.note(why.clone());
+            if matches!(worked.ending, WorkerEnding::Green { .. }) {
+                return Worked::not_run(why);
+            }
+        }
+    }
+    worked
+}
+
+/// Clone the remote into `tree` and put `branch` where the session starts: where it was
+/// pushed, else at the named commit. `(start, continued)`.
+async fn checkout(
+    input: &SessionInput,
+    tree: &Path,
+    branch: &str,
+) -> Result<(String, bool), String> {
+    let parent = tree.parent().unwrap_or(tree);
+    git(
+        parent,
+        &[
+            "clone",
+            "--no-tags",
+            "--quiet",
+            "--no-checkout",
+            "--",
+            &input.remote,
+            "work",
+        ],
+    )
+    .await
+    .map_err(|e| format!("The worker could not fetch the repository from {}: {e}", input.remote))?;
+    if !is_full_hash(&input.base)
+        || git(tree, &["cat-file", "-e", &format!("{}^{{commit}}", input.base)])
+            .await
+            .is_err()
+    {
+        return Err(format!(
+            "The repository at {} does not have the commit {} of {} that this session starts \
+             from: push {} there, then run the task again",
+            input.remote,
+            short(&input.base),
+            input.settings.main_branch,
+            input.settings.main_branch
+        ));
+    }
+    let pushed = git(
+        tree,
+        &["rev-parse", "--verify", "--quiet", &format!("refs/remotes/origin/{branch}^{{commit}}")],
+    )
+    .await
+    .ok()
+    .map(|s| s.trim().to_string())
+    .filter(|s| is_full_hash(s));
+    let start = pushed.clone().unwrap_or_else(|| input.base.clone());
+    git(tree, &["checkout", "--quiet", "-B", branch, &start])
+        .await
+        .map_err(|e| format!("The worker could not make the branch {branch}: {e}"))?;
+    Ok((start, pushed.is_some()))
+}
+
+/// The agent, then the checks.
+async fn agent_and_checks(
+    place: &WorkerPlace,
+    input: &SessionInput,
+    sink: &Arc<SessionSink>,
+    cancel: &CancellationToken,
+    tree: &Path,
+) -> Worked {
+    let settings = &input.settings;
+    let marks = agent_setup::marks(&input.instance, input.session_id);
+    let tmp = place.scratch.join("tmp");
+    let command_place = CommandPlace {
+        worktree: tree,
+        tmp: &tmp,
+        marker: &marks,
+        groups: &place.groups,
+    };
+    let limit = Duration::from_secs(u64::from(settings.command_time_limit_secs));
+    if let Some(init) = settings
+        .init_script
+        .as_deref()
+        .filter(|s| !s.trim().is_empty() && input.resume.is_none())
+    {
+        sink.note(format!("Running the init script: {init}"));
+        match run_command(&command_place, "init script", init, limit, sink, cancel).await {
+            None => return Worked::not_run("Stopped".to_string()),
+            Some(Err(failed)) => return failed_check(true, false, failed),
+            Some(Ok(())) => {}
+        }
+    }
+    let Some(pass) = &input.model else {
+        return Worked::not_run(
+            "A session on a worker needs a model provider configured in Healer: the worker \
+             never uses a key or sign-in of its own. Choose one in the project's settings"
+                .to_string(),
+        );
+    };
+    let Some(gateway) = place.gateway else {
+        return Worked::not_run(format!(
+            "The worker {} has no connection to the control room's model gateway: start it \
+             with --gateway and its token (docs/cluster.md)",
+            place.worker
+        ));
+    };
+    let token = ApiKey::new(pass.token.clone());
+    *lock(&sink.secret) = Some(token.clone());
+    let endpoint = ModelEndpoint {
+        provider: pass.provider.clone(),
+        base_url: format!("http://{gateway}{}", pass.path),
+        key: Some(token),
+        kind: pass.kind,
+        prices: Vec::new(),
+    };
+    let Some(agent) = crate::agent::cli(settings.agent, None) else {
+        return Worked::not_run(
+            "Healer's own agent does not run on workers: choose Claude Code, Codex, opencode or \
+             Gemini CLI for a project on the cluster"
+                .to_string(),
+        );
+    };
+    let agent: Arc<dyn crate::agent::Agent> = Arc::from(agent);
+    let home = place.scratch.join("home");
+    if let Err(e) = agent_setup::fresh_home(&home, settings.agent) {
+        return Worked::not_run(format!("The worker could not prepare the agent's folder: {e}"));
+    }
+    let spec = SessionSpec {
+        session_id: input.session_id,
+        cwd: tree.to_path_buf(),
+        prompt: input.prompt.clone(),
+        resume: input.resume.clone(),
+        allowed_tools: match (settings.agent, settings.approvals.preset) {
+            (AgentKind::GeminiCli, preset) => crate::agent::gemini::allowed_tools(
+                preset,
+                &super::followed::runs_freely(settings),
+            ),
+            (_, crate::approval::Preset::NeverAsk) => settings.allowed_tools.clone(),
+            _ => Vec::new(),
+        },
+        env: toolchain_env(&agent_setup::agent_env(settings, &home, &marks)),
+        program: None,
+        model: settings.model.clone().filter(|m| !m.trim().is_empty()),
+        endpoint: Some(endpoint),
+        agent_settings: (settings.agent == AgentKind::OpenCode)
+            .then(|| crate::agent::opencode::agent_settings(settings)),
+        time_limit: Duration::from_secs(u64::from(settings.agent_time_limit_secs)),
+        groups: Some(place.groups.clone()),
+        channel: None,
+    };
+    let spec = SessionSpec {
+        agent_settings: spec
+            .agent_settings
+            .clone()
+            .or_else(|| claude_hooks(place, input, sink, tree, &tmp)),
+        ..spec
+    };
+    let mut end = run_agent(agent.clone(), spec.clone(), sink, cancel).await;
+    for _ in 0..MAX_RESUMES {
+        let Some(id) = end.agent_session_id.clone() else {
+            break;
+        };
+        if end.status != SessionStatus::Finished || cancel.is_cancelled() {
+            break;
+        }
+        let told = sink.take_told();
+        if told.is_empty() {
+            break;
+        }
+        sink.note("Resuming the agent with a message for it.");
+        let again = SessionSpec {
+            prompt: told.join("\n\n"),
+            resume: Some(id),
+            ..spec.clone()
+        };
+        end = run_agent(agent.clone(), again, sink, cancel).await;
+    }
+    let agent_session_id = end.agent_session_id.clone();
+    let failed = |ending| Worked {
+        ending,
+        summary: end.summary.clone(),
+        pushed: None,
+        agent_session_id: agent_session_id.clone(),
+    };
+    if cancel.is_cancelled() {
+        return failed(WorkerEnding::Stopped);
+    }
+    if end.status != SessionStatus::Finished {
+        return failed(WorkerEnding::AgentFailed {
+            status: end.status,
+            exit_code: end.exit_code,
+            program_failed: end.program_failed,
+        });
+    }
+    if settings.verify.is_empty() && !settings.commit_without_checks {
+        sink.note("This project has no check, and its settings do not say that an agent's work may be committed without one: nothing is committed.");
+        return failed(WorkerEnding::Unchecked);
+    }
+    for check in &settings.verify {
+        sink.note(format!("Verifying: {} ({})", check.name, check.command));
+        match run_command(&command_place, &check.name, &check.command, limit, sink, cancel).await
+        {
+            None => return failed(WorkerEnding::Stopped),
+            Some(Err(result)) => {
+                let could_not_run =
+                    super::detect::check_could_not_run(&check.command, &result.stack.clone().unwrap_or_default())
+                        .is_some();
+                let mut worked = failed_check(false, could_not_run, result);
+                worked.agent_session_id = agent_session_id;
+                return worked;
+            }
+            Some(Ok(())) => {}
+        }
+    }
+    Worked {
+        ending: WorkerEnding::Green {
+            commit: String::new(),
+        },
+        summary: end.summary,
+        pushed: None,
+        agent_session_id,
+    }
+}
+
+/// Claude Code's hooks on a worker: steering delivered before its next step, and each tool
+/// call judged by the project's approvals — what would ask the person is refused there with a
+/// sentence, as a worker cannot ask yet. `None` (no hooks) when the `healer` program is not
+/// found or the box cannot be written.
+fn claude_hooks(
+    place: &WorkerPlace,
+    input: &SessionInput,
+    sink: &SessionSink,
+    tree: &Path,
+    tmp: &Path,
+) -> Option<serde_json::Value> {
+    if input.settings.agent != AgentKind::ClaudeCode {
+        return None;
+    }
+    let program = super::hooks::cli_program()?;
+    let dir = place.scratch.join("box");
+    let mut checks: Vec<String> = input.settings.verify.iter().map(|v| v.command.clone()).collect();
+    checks.extend(input.settings.init_script.clone());
+    let box_ = WorkerBox {
+        approvals: input.settings.approvals.clone(),
+        worktree: std::fs::canonicalize(tree).unwrap_or_else(|_| tree.to_path_buf()),
+        tmp: tmp.to_path_buf(),
+        home: std::env::var_os("HOME").map(PathBuf::from),
+        checks,
+    };
+    box_.write(&dir).ok()?;
+    let _ = sink.mailbox.set(dir.clone());
+    let asking = input.settings.approvals.preset != crate::approval::Preset::NeverAsk;
+    let command = super::hooks::worker_hook_command(&program, &dir);
+    Some(super::hooks::settings(
+        &command,
+        asking.then_some(input.settings.approvals.time_limit_secs),
+    ))
+}
+
+fn failed_check(init: bool, could_not_run: bool, evidence: Evidence) -> Worked {
+    Worked {
+        summary: evidence.message.clone(),
+        ending: WorkerEnding::CheckFailed {
+            init,
+            could_not_run,
+            evidence,
+        },
+        pushed: None,
+        agent_session_id: None,
+    }
+}
+
+/// One of the project's commands as a step; `None` when stopped, `Err` with its evidence when
+/// it failed.
+async fn run_command(
+    place: &CommandPlace<'_>,
+    name: &str,
+    command: &str,
+    limit: Duration,
+    sink: &SessionSink,
+    cancel: &CancellationToken,
+) -> Option<Result<(), Evidence>> {
+    let result = tokio::select! {
+        () = cancel.cancelled() => return None,
+        result = run_project_command(place, name, command, limit) => result,
+    };
+    let result = match result {
+        Ok(result) => result,
+        Err(e) => {
+            let message = format!("{name} ({command}) could not run: {e}");
+            sink.note(message.clone());
+            return Some(Err(Evidence {
+                error_type: None,
+                message,
+                stack: None,
+            }));
+        }
+    };
+    let tail = result.tail(EVIDENCE_LINES);
+    let mut step = crate::agent::text_step(
+        StepSource::System,
+        format!("{}: {}", name, result.verdict()),
+    );
+    step.kind = StepKind::ToolResult;
+    step.tool = Some(name.to_string());
+    step.is_error = !result.passed();
+    if !tail.is_empty() {
+        step.text.push_str(&format!("\n{tail}"));
+    }
+    sink.push(step);
+    if result.passed() {
+        return Some(Ok(()));
+    }
+    let last = tail
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    Some(Err(Evidence {
+        error_type: None,
+        message: format!("{name} ({command}) {}: {last}", result.verdict()),
+        stack: Some(tail),
+    }))
+}
+
+/// Run the agent, its steps into the sink, within its time limit.
+async fn run_agent(
+    agent: Arc<dyn crate::agent::Agent>,
+    spec: SessionSpec,
+    sink: &Arc<SessionSink>,
+    cancel: &CancellationToken,
+) -> SessionEnd {
+    let limit = spec.time_limit;
+    let (tx, mut rx) = mpsc::unbounded_channel::<AgentUpdate>();
+    let agent_cancel = cancel.child_token();
+    let stopper = agent_cancel.clone();
+    let mut agent_session = None;
+    let running = async move {
+        let run = agent.run(spec, tx, agent_cancel);
+        tokio::pin!(run);
+        tokio::select! {
+            end = &mut run => end,
+            () = tokio::time::sleep(limit + AGENT_GRACE) => {
+                stopper.cancel();
+                let _ = tokio::time::timeout(Duration::from_secs(10), &mut run).await;
+                Ok(SessionEnd {
+                    status: SessionStatus::TimedOut,
+                    exit_code: None,
+                    summary: format!(
+                        "The agent ran past its time limit of {} s and was ended",
+                        limit.as_secs()
+                    ),
+                    agent_session_id: None,
+                    program_failed: false,
+                })
+            }
+        }
+    };
+    let consume = async {
+        while let Some(update) = rx.recv().await {
+            match update {
+                AgentUpdate::Step(step) => sink.push(step),
+                AgentUpdate::Started {
+                    agent_session_id, ..
+                } => agent_session = Some(agent_session_id),
+                AgentUpdate::Process { .. } | AgentUpdate::Raw(_) => {}
+            }
+        }
+    };
+    let (end, ()) = tokio::join!(running, consume);
+    let secret = lock(&sink.secret).clone();
+    match end {
+        Ok(mut end) => {
+            end.summary = scrub(&end.summary, secret.as_ref());
+            if end.agent_session_id.is_none() {
+                end.agent_session_id = agent_session;
+            }
+            end
+        }
+        Err(e) => SessionEnd {
+            status: SessionStatus::Failed,
+            exit_code: None,
+            summary: scrub(&format!("The agent could not run: {e}"), secret.as_ref()),
+            agent_session_id: agent_session,
+            program_failed: true,
+        },
+    }
+}
+
+/// Commit what the agent left (green or not) and push the branch; the commit pushed, or
+/// `None` when there was nothing new since `start`.
+async fn keep_work(
+    input: &SessionInput,
+    tree: &Path,
+    branch: &str,
+    start: &str,
+    worked: &Worked,
+) -> Result<Option<String>, String> {
+    if matches!(worked.ending, WorkerEnding::NotRun) || !tree.join(".git").exists() {
+        return Ok(None);
+    }
+    let message = match &worked.ending {
+        WorkerEnding::Green { .. } => commit_message(input, &worked.summary),
+        _ => format!(
+            "Work in progress: {}\n\n{}\n\nHealer task: {}",
+            input.task_title.trim(),
+            worked.summary.trim(),
+            input.task_id
+        ),
+    };
+    let path = tree.to_path_buf();
+    tokio::task::spawn_blocking(move || super::worktree::commit_all(&path, &message))
+        .await
+        .map_err(|e| format!("The worker's commit stopped: {e}"))?
+        .map_err(|e| format!("The worker could not commit the work: {e}"))?;
+    let head = git(tree, &["rev-parse", "HEAD"])
+        .await
+        .map(|h| h.trim().to_string())
+        .map_err(|e| format!("The worker could not read the branch: {e}"))?;
+    if head == start {
+        return Ok(None);
+    }
+    git(
+        tree,
+        &[
+            "push",
+            "--quiet",
+            "--no-verify",
+            "origin",
+            &format!("HEAD:refs/heads/{branch}"),
+        ],
+    )
+    .await
+    .map_err(|e| format!("The worker could not push {branch} to {}: {e}", input.remote))?;
+    Ok(Some(head))
+}
+
+fn commit_message(input: &SessionInput, summary: &str) -> String {
+    let mut message = input.commit_message.trim().to_string();
+    if !summary.trim().is_empty() {
+        message.push_str(&format!("\n\n{}", summary.trim()));
+    }
+    message.push_str(&format!("\n\nHealer task: {}", input.task_id));
+    message
+}
+
+/// Run git in `dir` for the worker: its own sign-in, nothing that asks, no hook or
+/// repository setting that runs a program.
+async fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
+    let mut cmd = tokio::process::Command::new("git");
+    cmd.args([
+        "-c",
+        "core.hooksPath=/dev/null",
+        "-c",
+        "core.fsmonitor=false",
+        "-c",
+        "credential.interactive=never",
+    ])
+    .args(args)
+    .current_dir(dir)
+    .env("GIT_TERMINAL_PROMPT", "0")
+    .env_remove("GIT_DIR")
+    .env_remove("GIT_WORK_TREE")
+    .stdin(std::process::Stdio::null())
+    .kill_on_drop(true);
+    if std::env::var_os("GIT_SSH_COMMAND").is_none() {
+        cmd.env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes");
+    }
+    let out = tokio::time::timeout(GIT_TIME_LIMIT, cmd.output())
+        .await
+        .map_err(|_| format!("git {} took longer than {} minutes", args[0], GIT_TIME_LIMIT.as_secs() / 60))?
+        .map_err(|e| format!("git could not start: {e}"))?;
+    if out.status.success() {
+        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+    }
+    let said = String::from_utf8_lossy(&out.stderr);
+    let last: Vec<&str> = said.lines().filter(|l| !l.trim().is_empty()).collect();
+    Err(last
+        .iter()
+        .rev()
+        .take(3)
+        .rev()
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" / "))
+}
+
+fn is_full_hash(text: &str) -> bool {
+    text.len() == 40 && text.chars().all(|c| c.is_ascii_hexdigit())
+}
+
+fn short(commit: &str) -> &str {
+    commit.get(..7).unwrap_or(commit)
+}
