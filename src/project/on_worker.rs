@@ -685,11 +685,24 @@ async fn keep_work(
             input.task_id
         ),
     };
-    let path = tree.to_path_buf();
-    tokio::task::spawn_blocking(move || super::worktree::commit_all(&path, &message))
+    // Everything the agent changed, but Healer's own folder (the task list).
+    git(tree, &["add", "--all", "--", ".", ":(exclude).healer"])
         .await
-        .map_err(|e| format!("The worker's commit stopped: {e}"))?
+        .map_err(|e| format!("The worker could not add the work: {e}"))?;
+    let staged = git(tree, &["diff", "--cached", "--quiet"]).await.is_err();
+    if staged {
+        let name = format!("user.name={}", super::worktree::AGENT_NAME);
+        let email = format!("user.email={}", super::worktree::AGENT_EMAIL);
+        git(
+            tree,
+            &[
+                "-c", &name, "-c", &email, "-c", "commit.gpgsign=false", "commit", "--quiet",
+                "--no-verify", "-m", &message,
+            ],
+        )
+        .await
         .map_err(|e| format!("The worker could not commit the work: {e}"))?;
+    }
     let head = git(tree, &["rev-parse", "HEAD"])
         .await
         .map(|h| h.trim().to_string())

@@ -170,6 +170,19 @@ impl Worker {
         dir: &Path,
         extra: &[&str],
     ) -> Worker {
+        Worker::start_env(server, queue, name, key_file, dir, extra, &[])
+    }
+
+    /// A worker with more options and variables (an agent's folder on PATH, its gateway token).
+    pub fn start_env(
+        server: &TemporalDev,
+        queue: &str,
+        name: &str,
+        key_file: &Path,
+        dir: &Path,
+        extra: &[&str],
+        env: &[(&str, String)],
+    ) -> Worker {
         let log = dir.join(format!("{name}.log"));
         let file = std::fs::File::create(&log).expect("log");
         let child = Command::new(env!("CARGO_BIN_EXE_healer"))
@@ -189,6 +202,7 @@ impl Worker {
             .args(extra)
             .env_remove("HEALER_DATA_DIR")
             .env_remove("HEALER_CLUSTER_KEY")
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .stdout(Stdio::null())
             .stderr(file)
             .spawn()

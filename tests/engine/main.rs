@@ -19,6 +19,7 @@ mod classify;
 mod cli;
 mod cluster;
 mod cluster_bed;
+mod cluster_sessions;
 mod cluster_trust;
 mod deps;
 mod engine;
