@@ -122,6 +122,8 @@ impl SessionActivities {
                 () = ctx.cancelled() => {
                     cancel.cancel();
                     let _ = tokio::time::timeout(STOP_WAIT, &mut job).await;
+                    // What the agent's commands started in groups of their own ends too.
+                    crate::project::end_marked_processes(&input.instance, input.session_id);
                     let _ = std::fs::remove_dir_all(&scratch);
                     if self.draining.load(Ordering::SeqCst) {
                         return Err(ActivityError::from(std::io::Error::other(
@@ -132,6 +134,7 @@ impl SessionActivities {
                 }
             }
         };
+        crate::project::end_marked_processes(&input.instance, input.session_id);
         let _ = std::fs::remove_dir_all(&scratch);
         let worked = worked.map_err(|e| {
             ActivityError::from(std::io::Error::other(format!(

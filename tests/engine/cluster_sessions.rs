@@ -26,6 +26,7 @@ const QUEUE: &str = "agents";
 struct Bed {
     server: TemporalDev,
     tmp: tempfile::TempDir,
+    paths: Paths,
     engine: Engine,
     model: ModelServer,
     repo: PathBuf,
@@ -87,6 +88,7 @@ async fn bed() -> Bed {
         .id;
     Bed {
         server,
+        paths,
         engine,
         model,
         repo,
@@ -285,9 +287,18 @@ async fn a_looping_session_on_a_worker_is_steered_a_message_reaches_it_and_stop_
         "stopped in {:?}",
         stopped_at.elapsed()
     );
+    // This test's session: the session's number and this Healer's mark (other tests' sessions
+    // have numbers of their own).
     let mark = format!("HEALER_AGENT_SESSION={}", session.id);
-    let gone = wait_for(Duration::from_secs(2), || carrying(&mark).is_empty()).await;
-    assert!(gone, "left running: {:?}", carrying(&mark));
+    let ours = format!("HEALER_INSTANCE={}", bed.paths.instance_mark());
+    let left = || {
+        carrying(&mark)
+            .into_iter()
+            .filter(|pid| carrying(&ours).contains(pid))
+            .collect::<Vec<_>>()
+    };
+    let gone = wait_for(Duration::from_secs(2), || left().is_empty()).await;
+    assert!(gone, "left running: {:?}", left());
     assert_eq!(bed.task_status(), TaskStatus::Open);
 }
 
@@ -305,13 +316,15 @@ async fn a_worker_killed_mid_session_reopens_the_task_within_the_heartbeat_timeo
     git(&bed.repo, &["checkout", "--quiet", "main"]);
     git(&bed.repo, &["branch", "--quiet", "-D", "healer/t1"]);
     let earlier = bed.remote_branch().expect("pushed");
-    bed.model.script([call("toolu_1", "sleep 120")]);
+    bed.model.script([call("toolu_1", "python3 -c 'import time; time.sleep(120)'")]);
     let mut first = bed.worker("rack-1");
     let session = bed.engine.run_project(bed.project, None).expect("started");
     let running = wait_for(Duration::from_secs(60), || {
-        bed.steps_text(session.id).contains("sleep 120")
+        bed.steps_text(session.id).contains("time.sleep(120)")
     }).await;
     assert!(running, "{}", bed.steps_text(session.id));
+    // A second worker polls the queue: it runs the session's workflow on, and the next session.
+    let _second = bed.worker("rack-2");
     let killed_at = Instant::now();
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(i32::try_from(first.child.id()).expect("pid")),
@@ -326,14 +339,23 @@ async fn a_worker_killed_mid_session_reopens_the_task_within_the_heartbeat_timeo
     assert!(ended.summary.contains("was lost"), "{}", ended.summary);
     assert_eq!(bed.task_status(), TaskStatus::Open);
     assert_eq!(bed.remote_branch().as_deref(), Some(earlier.as_str()), "what was pushed is kept");
-    // What the killed worker started is ended when a worker next starts there.
+    // Nothing of the killed worker's session is left running (the agent, its command).
     drop(first);
+    let mark = format!("HEALER_AGENT_SESSION={}", session.id);
+    let ours = format!("HEALER_INSTANCE={}", bed.paths.instance_mark());
+    let left = || {
+        carrying(&mark)
+            .into_iter()
+            .filter(|pid| carrying(&ours).contains(pid))
+            .collect::<Vec<_>>()
+    };
+    let gone = wait_for(Duration::from_secs(10), || left().is_empty()).await;
+    assert!(gone, "left running: {:?}", left());
     // A second worker takes the next session, from the pushed branch.
     bed.model.script([
         call("toolu_2", FIX),
         anthropic::text("greet() now says Hello, Ada!", TOKENS),
     ]);
-    let _second = bed.worker("rack-2");
     let next = bed
         .engine
         .run_project_and_wait(bed.project, None)
@@ -353,6 +375,8 @@ async fn a_project_cannot_move_to_the_cluster_without_a_connection_or_a_remote()
     let paths = Paths::new(tmp.path().join("data"));
     paths.ensure().expect("data");
     let engine = start_engine(&paths).await;
+    let model = ModelServer::start(Some(KEY));
+    configure_providers(&engine, &model);
     let repo = tmp.path().join("greeter");
     git_repo(&repo, GREETER);
     let mut settings = agent_settings(AgentKind::ClaudeCode);
