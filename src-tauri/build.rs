@@ -119,6 +119,10 @@ fn main() {
         "set_runs_on",
         "stop_run",
         "export_cluster_key",
+        "worker_gateway",
+        "open_gateway_to_workers",
+        "make_worker_token",
+        "forget_worker_token",
         "export_session_trajectory",
         "list_own_past_sessions",
     ]);

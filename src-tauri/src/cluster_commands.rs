@@ -1,6 +1,7 @@
 //! Tauri commands for running on more computers: the connection to a Temporal cluster
 //! (Settings → "Run on more computers"), where a workflow runs, and Stop on a run there.
 
+use healer::cluster::gateway_access::WorkerGateway;
 use healer::cluster::{ClusterSettings, ClusterStatus, QueueWorkers, RunsOn};
 use healer::ErrorPayload;
 use tauri::State;
@@ -73,4 +74,33 @@ pub async fn export_cluster_key(
         .engine()?
         .export_cluster_key(path.map(std::path::PathBuf::from))
         .await?)
+}
+
+/// Where workers reach the model gateway for agent sessions, and the workers that may.
+#[tauri::command]
+#[specta::specta]
+pub fn worker_gateway(state: State<'_, AppState>) -> CmdResult<WorkerGateway> {
+    Ok(state.engine()?.worker_gateway()?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn open_gateway_to_workers(
+    state: State<'_, AppState>,
+    listen: String,
+) -> CmdResult<WorkerGateway> {
+    Ok(state.engine()?.open_gateway_to_workers(&listen)?)
+}
+
+/// A new token for a worker, shown once.
+#[tauri::command]
+#[specta::specta]
+pub fn make_worker_token(state: State<'_, AppState>, name: String) -> CmdResult<String> {
+    Ok(state.engine()?.make_worker_token(&name)?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn forget_worker_token(state: State<'_, AppState>, name: String) -> CmdResult<WorkerGateway> {
+    Ok(state.engine()?.forget_worker_token(&name)?)
 }

@@ -121,4 +121,39 @@ impl Handle {
         crate::cluster::connection::write_key_file(&path, &key)?;
         Ok(path.display().to_string())
     }
+
+    /// Where workers reach the model gateway for agent sessions, and the workers that may.
+    pub fn worker_gateway(&self) -> Result<cluster::gateway_access::WorkerGateway> {
+        cluster::gateway_access::worker_gateway(&self.services.store)
+    }
+
+    /// Let workers reach the model gateway on `listen` (host:port).
+    pub fn open_gateway_to_workers(
+        &self,
+        listen: &str,
+    ) -> Result<cluster::gateway_access::WorkerGateway> {
+        let gateway = cluster::gateway_access::open_to_workers(&self.services.store, listen)?;
+        self.services.bus.emit(Event::ClusterChanged {
+            what: "workers reach the model gateway".to_string(),
+        })?;
+        Ok(gateway)
+    }
+
+    /// A new token for worker `name` (shown once; only its hash is kept).
+    pub fn make_worker_token(&self, name: &str) -> Result<String> {
+        let token = cluster::gateway_access::make_worker_token(&self.services.store, name)?;
+        self.services.bus.emit(Event::ClusterChanged {
+            what: format!("a token for the worker {}", name.trim()),
+        })?;
+        Ok(token)
+    }
+
+    /// Take back worker `name`'s token: refused from now on.
+    pub fn forget_worker_token(&self, name: &str) -> Result<cluster::gateway_access::WorkerGateway> {
+        cluster::gateway_access::forget_worker(&self.services.store, name)?;
+        self.services.bus.emit(Event::ClusterChanged {
+            what: format!("the worker {}'s token taken back", name.trim()),
+        })?;
+        self.worker_gateway()
+    }
 }

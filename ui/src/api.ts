@@ -277,6 +277,12 @@ export const api = {
   stopRun: (runId: number) => unwrap(commands.stopRun(runId)),
   /** Saves the key workers need in the Downloads folder; the file's path. */
   exportClusterKey: (path: string | null) => unwrap(commands.exportClusterKey(path)),
+  /** Where workers reach the model gateway for agent sessions, and the workers that may. */
+  workerGateway: () => unwrap(commands.workerGateway()),
+  openGatewayToWorkers: (listen: string) => unwrap(commands.openGatewayToWorkers(listen)),
+  /** A new token for a worker: shown once, only its hash is kept. */
+  makeWorkerToken: (name: string) => unwrap(commands.makeWorkerToken(name)),
+  forgetWorkerToken: (name: string) => unwrap(commands.forgetWorkerToken(name)),
 };
 
 /** A command that cannot fail on its own: only transport errors become ApiErrors. */

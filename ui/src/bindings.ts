@@ -166,6 +166,12 @@ export const commands = {
 	disconnectCluster: () => typedError<string[], ErrorPayload>(__TAURI_INVOKE("disconnect_cluster")),
 	getRunsOn: (workflowId: number) => typedError<RunsOn, ErrorPayload>(__TAURI_INVOKE("get_runs_on", { workflowId })),
 	setRunsOn: (workflowId: number, runsOn: RunsOn) => typedError<RunsOn, ErrorPayload>(__TAURI_INVOKE("set_runs_on", { workflowId, runsOn })),
+	/**  Where workers reach the model gateway for agent sessions, and the workers that may. */
+	workerGateway: () => typedError<WorkerGateway, ErrorPayload>(__TAURI_INVOKE("worker_gateway")),
+	openGatewayToWorkers: (listen: string) => typedError<WorkerGateway, ErrorPayload>(__TAURI_INVOKE("open_gateway_to_workers", { listen })),
+	/**  A new token for a worker, shown once. */
+	makeWorkerToken: (name: string) => typedError<string, ErrorPayload>(__TAURI_INVOKE("make_worker_token", { name })),
+	forgetWorkerToken: (name: string) => typedError<WorkerGateway, ErrorPayload>(__TAURI_INVOKE("forget_worker_token", { name })),
 	stopRun: (runId: number) => typedError<null, ErrorPayload>(__TAURI_INVOKE("stop_run", { runId })),
 	/**
 	 *  Save the cluster key for workers where the person chose in the save dialog (else the
@@ -979,6 +985,13 @@ export type FolderState =
 /**  HEAD is detached and no `main` or `master` branch exists to build on. */
 { kind: "no_branch" };
 
+/**  A worker that may use the gateway: its name and its token's hash. */
+export type GatewayWorker = {
+	name: string,
+	token_sha256: string,
+	made_at: string,
+};
+
 /**  A heal as stored: the failure, every remedy tried, and the outcome. */
 export type HealRecord = {
 	id: number,
@@ -1512,6 +1525,12 @@ export type ProjectSettings = {
 	 *  fast-forward and rebase.)
 	 */
 	finishing?: FinishSettings,
+	/**
+	 *  Where its sessions run: this computer, or the workers of a Temporal cluster, which
+	 *  clone the repository from its remote and push the task's branch (issue 42). (A project
+	 *  saved before this setting existed runs here.)
+	 */
+	runs_on?: RunsOn,
 };
 
 export type ProjectSummary = {
@@ -1828,11 +1847,11 @@ export type RunTrigger = "schedule" | "manual" |
 /**  Healer put back the last version of the major that ran green: this run proves it. */
 "rollback";
 
-/**  Where a workflow runs. */
+/**  Where a workflow runs, or a project's agent sessions (issue 26, issue 42). */
 export type RunsOn = 
 /**  This computer (the default). */
 { kind: "local" } | 
-/**  The cluster, on this queue. */
+/**  The cluster, on this queue (empty: the connection's). */
 { kind: "cluster"; queue: string };
 
 /**  What runs the script. */
@@ -2362,6 +2381,16 @@ export type VerifyCommand = {
 export type Version = {
 	major: number,
 	minor: number,
+};
+
+/**  Where workers reach the model gateway, and the workers that may. */
+export type WorkerGateway = {
+	/**
+	 *  host:port the gateway listens on for workers (none: workers cannot reach it, and a
+	 *  project's sessions cannot run on the cluster).
+	 */
+	listen: string | null,
+	workers: GatewayWorker[],
 };
 
 export type Workflow = {

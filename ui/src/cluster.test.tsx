@@ -154,3 +154,28 @@ test("a worker that stopped asking for work is shown as stopped, not as taking w
   expect(workers[1]).toHaveTextContent("stopped: it last asked for work 5 min ago");
   expect(workers[0]).toHaveTextContent("asked for work just now");
 });
+
+test("agents on workers: the address workers reach the model on is saved, a worker gets a token shown once, and it can be taken back", async () => {
+  const healer = new FakeHealer().install();
+  healer.cluster.settings = { address: "127.0.0.1:7233", namespace: "default", queue: "healer", tls: false, api_key_env: null };
+  const { user } = renderApp("#/settings/computers");
+  const card = await screen.findByTestId("worker-gateway");
+  expect(card).toHaveTextContent("never gets a model key");
+  await user.type(within(card).getByTestId("worker-gateway-listen"), "everywhere");
+  await user.click(within(card).getByTestId("worker-gateway-save"));
+  expect(await within(card).findByRole("alert")).toHaveTextContent("is not an address to listen on");
+  await user.clear(within(card).getByTestId("worker-gateway-listen"));
+  await user.type(within(card).getByTestId("worker-gateway-listen"), "0.0.0.0:7480");
+  await user.click(within(card).getByTestId("worker-gateway-save"));
+  await waitFor(() => expect(healer.cluster.gateway.listen).toBe("0.0.0.0:7480"));
+
+  await user.type(within(card).getByTestId("worker-token-name"), "rack-2");
+  await user.click(within(card).getByTestId("worker-token-make"));
+  expect(await within(card).findByTestId("worker-token")).toHaveTextContent(/^healer-worker-/);
+  expect(within(card).getByTestId("worker-token-made")).toHaveTextContent("can't show it again");
+  const listed = await within(card).findByTestId("gateway-worker");
+  expect(listed).toHaveTextContent("rack-2");
+  await user.click(within(listed).getByTestId("gateway-worker-forget"));
+  await waitFor(() => expect(within(card).queryByTestId("gateway-worker")).toBeNull());
+  expect(healer.cluster.gateway.workers).toEqual([]);
+});

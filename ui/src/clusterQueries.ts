@@ -8,6 +8,7 @@ import { workflowKeys } from "./queries";
 export const clusterKeys = {
   status: ["cluster-status"] as const,
   runsOn: (workflowId: number) => ["runs-on", workflowId] as const,
+  workerGateway: ["worker-gateway"] as const,
 };
 
 /** Workers come and go: the list is looked at again every few seconds while it is shown. */
@@ -69,4 +70,32 @@ export function useStopRun(workflowId: number) {
 
 export function useExportClusterKey() {
   return useMutation({ mutationFn: (path: string) => api.exportClusterKey(path) });
+}
+
+export function useWorkerGateway() {
+  return useQuery({ queryKey: clusterKeys.workerGateway, queryFn: api.workerGateway });
+}
+
+export function useOpenGatewayToWorkers() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (listen: string) => api.openGatewayToWorkers(listen),
+    onSuccess: (gateway) => queryClient.setQueryData(clusterKeys.workerGateway, gateway),
+  });
+}
+
+export function useMakeWorkerToken() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (name: string) => api.makeWorkerToken(name),
+    onSettled: () => void queryClient.invalidateQueries({ queryKey: clusterKeys.workerGateway }),
+  });
+}
+
+export function useForgetWorkerToken() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (name: string) => api.forgetWorkerToken(name),
+    onSuccess: (gateway) => queryClient.setQueryData(clusterKeys.workerGateway, gateway),
+  });
 }

@@ -656,3 +656,20 @@ test("a session whose agent asked says it waits for you, what it asked, until wh
   expect(within(waiting).getByTestId("session-answer")).toHaveTextContent("Answer it");
   expect(waiting).not.toHaveTextContent("claude-code");
 });
+
+test("a project's tasks move to the cluster's workers from its settings, refused with a sentence without a connection", async () => {
+  const healer = healerWithProject();
+  const { user } = renderApp("#/projects/1/settings");
+  await user.click(await screen.findByTestId("project-runs-on-cluster"));
+  expect(await screen.findByTestId("field-error-runs-on")).toHaveTextContent("this Healer is not connected to one");
+  expect(screen.getByTestId("save-project")).toBeDisabled();
+  expect(healer.projects.projects[0].settings.runs_on).toBeUndefined();
+  // Connected: the same choice is saved.
+  healer.cluster.settings = { address: "127.0.0.1:7233", namespace: "default", queue: "healer", tls: false, api_key_env: null };
+  await user.clear(screen.getByTestId("field-name"));
+  await user.type(screen.getByTestId("field-name"), "greeter on workers");
+  await waitFor(() => expect(screen.queryByTestId("field-error-runs-on")).toBeNull());
+  await waitFor(() => expect(screen.getByTestId("save-project")).toBeEnabled());
+  await user.click(screen.getByTestId("save-project"));
+  await waitFor(() => expect(healer.projects.projects[0].settings.runs_on).toEqual({ kind: "cluster", queue: "" }));
+});

@@ -13,6 +13,7 @@ import { RelativeTime } from "../components/RelativeTime";
 import { useNow } from "../time";
 import { toast } from "../toasts";
 import { plural } from "../workflowText";
+import { WorkerGateway } from "./WorkerGateway";
 
 const blank: Settings = { address: "", namespace: "default", queue: "healer", tls: false, api_key_env: null };
 /** The line that starts a worker for this connection on another computer. */
@@ -347,6 +348,7 @@ function Connected({ status }: { status: ClusterStatus & { settings: Settings } 
         )}
         {exportKey.isError && <InlineError lead="The key wasn't saved." error={exportKey.error} />}
       </div>
+      <WorkerGateway />
       {leaving && <DisconnectDialog onCancel={() => setLeaving(false)} />}
     </div>
   );

@@ -1,6 +1,6 @@
 // The fake engine's cluster (src/cluster): a connection that answers or not, the workers each
 // queue has, where each workflow runs, and the runs stopped.
-import type { ClusterSettings, ClusterStatus, QueueWorkers, RunsOn } from "../bindings";
+import type { ClusterSettings, ClusterStatus, QueueWorkers, RunsOn, WorkerGateway } from "../bindings";
 
 export class FakeCluster {
   /** The cluster at any address answers (false: it cannot be reached). */
@@ -13,6 +13,8 @@ export class FakeCluster {
   placement = new Map<number, string>();
   stopped: number[] = [];
   keyExports = 0;
+  /** Where workers reach the model gateway, and the workers with a token. */
+  gateway: WorkerGateway = { listen: null, workers: [] };
   /** What the save dialog returns for the key (null: the person closed it). */
   keySaveAs: string | null = "/home/you/Documents/healer-cluster.key";
 
@@ -39,6 +41,29 @@ export class FakeCluster {
 
   handle(cmd: string, args: Record<string, unknown>): (() => unknown) | undefined {
     switch (cmd) {
+      case "worker_gateway":
+        return () => this.gateway;
+      case "open_gateway_to_workers":
+        return () => {
+          const listen = String(args.listen);
+          if (!/^\d+\.\d+\.\d+\.\d+:\d+$/.test(listen)) {
+            throw { code: "invalid_input", message: `“${listen}” is not an address to listen on: give an IP address and a port, such as 0.0.0.0:7480` };
+          }
+          this.gateway = { ...this.gateway, listen };
+          return this.gateway;
+        };
+      case "make_worker_token":
+        return () => {
+          const name = String(args.name);
+          const made = { name, token_sha256: "f".repeat(64), made_at: new Date().toISOString() };
+          this.gateway = { ...this.gateway, workers: [...this.gateway.workers.filter((w) => w.name !== name), made] };
+          return `healer-worker-${"ab".repeat(32)}`;
+        };
+      case "forget_worker_token":
+        return () => {
+          this.gateway = { ...this.gateway, workers: this.gateway.workers.filter((w) => w.name !== args.name) };
+          return this.gateway;
+        };
       case "cluster_status":
         return () => this.status();
       case "test_cluster":

@@ -299,7 +299,7 @@ export class FakeHealer {
   /** Each workflow's own packages; none installed unless a test adds them. */
   deps = new FakeDeps(this);
   /** Projects, their boards and sessions; none unless a test adds them. */
-  projects = new FakeProjects();
+  projects = new FakeProjects(() => this.cluster.settings !== null);
   private failures = new Map<string, ErrorPayload>();
   private listening: Promise<void> = Promise.resolve();
   private nextHealId = 12;

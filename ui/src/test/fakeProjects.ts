@@ -17,6 +17,9 @@ export function step(text: string, fields: Partial<SessionStep> = {}): SessionSt
 }
 
 export class FakeProjects {
+  /** `clusterConnected`: whether the fake engine is connected to a cluster. */
+  constructor(private clusterConnected: () => boolean = () => false) {}
+
   projects: Project[] = [];
   tasks: ProjectTask[] = [];
   problems: TaskListProblem[] = [];
@@ -107,6 +110,12 @@ export class FakeProjects {
     (input.settings.verify ?? []).forEach((v, i) => {
       if (!v.command.trim()) problems.push({ field: `verify.${i}`, message: "The command is empty; fill it in or remove the row" });
     });
+    if (input.settings.runs_on?.kind === "cluster" && !this.clusterConnected()) {
+      problems.push({
+        field: "runs_on",
+        message: "Its sessions cannot run on the cluster: this Healer is not connected to one. Connect it first in Settings → More computers",
+      });
+    }
     return problems;
   }
 
@@ -178,6 +187,15 @@ export class FakeProjects {
           const added: Project = { id: this.projects.length + 1, name: input.name, path: input.path, settings: input.settings, created_at: "", updated_at: "" };
           this.projects.push(added);
           return added;
+        };
+      case "update_project":
+        return () => {
+          const input = args.input as ProjectInput;
+          const problems = this.validate(input);
+          if (problems.length > 0) throw { code: "invalid_input", message: problems.map((p) => `${p.field}: ${p.message}`).join("; ") };
+          const found = project();
+          found.settings = input.settings;
+          return found;
         };
       case "list_projects":
         return () => this.projects.map((p) => this.summary(p));

@@ -310,6 +310,23 @@ export function ProjectSettingsForm({
           />
         </Section>
 
+        <Section
+          title="Where its tasks run"
+          description="On the cluster's workers, the agent works on another computer: it fetches the repository from its remote, and pushes the task's branch when it is done. You follow and steer it here as if it ran on this computer."
+        >
+          <div className="schedule-choices" role="radiogroup" aria-label="Where its tasks run">
+            <label className="schedule-choice">
+              <input type="radio" name="runs-on" checked={form.runsOn === "local"} onChange={() => change({ runsOn: "local" })} data-testid="project-runs-here" />
+              <span>On this computer</span>
+            </label>
+            <label className="schedule-choice">
+              <input type="radio" name="runs-on" checked={form.runsOn === "cluster"} onChange={() => change({ runsOn: "cluster" })} data-testid="project-runs-on-cluster" />
+              <span>On the cluster's workers</span>
+            </label>
+          </div>
+          <FieldProblems problems={under("runsOn")} id={`${ids.errors}-runs-on`} testId="field-error-runs-on" />
+        </Section>
+
         <Section title="Limits" description="Every run is bounded; these are the bounds.">
           <div className="limits-grid">
             <Limit label="Tasks at once" unit="" value={form.maxParallel} onChange={(v) => change({ maxParallel: v })} problems={under("maxParallel")} testId="field-parallel" />

@@ -40,6 +40,8 @@ export type ProjectForm = {
   allowedCommands: string;
   /** How long a question waits for an answer before it is denied. */
   askMinutes: string;
+  /** Where its sessions run: here, or on the cluster's workers. */
+  runsOn: "local" | "cluster";
   /** What the form does not show, kept as it was. */
   rest: ProjectSettings;
 };
@@ -80,6 +82,7 @@ export function formFrom(input: ProjectInput): ProjectForm {
     preset: s.approvals?.preset ?? "ask_risky",
     allowedCommands: (s.approvals?.allowed ?? []).join("\n"),
     askMinutes: minutes(s.approvals?.time_limit_secs, 1800),
+    runsOn: s.runs_on?.kind === "cluster" ? "cluster" : "local",
     rest: s,
   };
 }
@@ -146,6 +149,10 @@ export function toInput(form: ProjectForm): ProjectInput {
           .filter((line) => line !== ""),
         time_limit_secs: number(form.askMinutes) * 60,
       },
+      runs_on:
+        form.runsOn === "local"
+          ? { kind: "local" }
+          : { kind: "cluster", queue: form.rest.runs_on?.kind === "cluster" ? form.rest.runs_on.queue : "" },
     },
   };
 }
@@ -170,4 +177,5 @@ export const fieldOf: Record<string, string> = {
   session_cap_tokens: "capTokens",
   "approvals.time_limit_secs": "askMinutes",
   "approvals.allowed": "allowedCommands",
+  runs_on: "runsOn",
 };
