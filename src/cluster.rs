@@ -151,6 +151,7 @@ pub async fn run_worker(setup: WorkerSetup, key: ClusterKey, ready: impl FnOnce(
         name: setup.name.clone(),
         cache: setup.cache.clone(),
         gateway,
+        key_in_file: setup.key_file.is_some(),
         draining: draining.clone(),
     };
     let options = WorkerOptions::new(setup.settings.queue.clone())

@@ -94,6 +94,9 @@ pub type OnUse = Box<dyn Fn(&Usage, Option<f64>) + Send + Sync>;
 /// What a session's pass lets through, and what it reports back.
 pub struct GrantSpec {
     pub session_id: i64,
+    /// A session on a worker: its pass is good on the listener for workers (and only such
+    /// passes are: a pass of a session here is never taken from the network).
+    pub for_workers: bool,
     /// The provider's base URL in the agent's own convention (Anthropic's without `/v1`, an
     /// OpenAI-style one up to and including `/v1`).
     pub upstream: String,

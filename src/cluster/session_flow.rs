@@ -81,6 +81,10 @@ pub struct SessionInput {
 /// A window of the session's steps, numbered from `from` (0 is the first step).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepWindow {
+    /// The execution whose steps these are (a window copied into another session's heartbeat
+    /// is not that session's).
+    #[serde(default)]
+    pub for_session: String,
     pub from: u64,
     pub steps: Vec<SessionStep>,
 }
@@ -163,10 +167,7 @@ impl HealerSession {
             .into());
         }
         let settings = &input.settings;
-        let checks = u64::from(settings.command_time_limit_secs)
-            * (settings.verify.len() as u64 + 1);
-        let limit = Duration::from_secs(u64::from(settings.agent_time_limit_secs) + checks);
-        let options = ActivityOptions::with_start_to_close_timeout(limit + SESSION_ALLOWANCE)
+        let options = ActivityOptions::with_start_to_close_timeout(session_limit(settings))
             .task_queue(ctx.task_queue().to_string())
             .heartbeat_timeout(SESSION_HEARTBEAT_TIMEOUT)
             // A lost session is not run again by Temporal: the task goes back to open in the
@@ -223,6 +224,14 @@ impl HealerSession {
             .cloned()
             .collect()
     }
+}
+
+/// The longest a session's work may take on its worker: the agent's and the checks' limits,
+/// and time to fetch, commit and push.
+pub fn session_limit(settings: &ProjectSettings) -> Duration {
+    let checks =
+        u64::from(settings.command_time_limit_secs) * (settings.verify.len() as u64 + 1);
+    Duration::from_secs(u64::from(settings.agent_time_limit_secs) + checks) + SESSION_ALLOWANCE
 }
 
 /// A new Temporal id for a session (stored before it starts; nobody can guess it).

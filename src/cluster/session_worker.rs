@@ -30,6 +30,9 @@ pub struct SessionActivities {
     pub(super) cache: PathBuf,
     /// The worker's forwarder to the control room's model gateway, when it was given one.
     pub(super) gateway: Option<SocketAddr>,
+    /// The cluster key came from a file (`--key-file`): sessions are refused, since the agent
+    /// runs as the worker's user and could read it.
+    pub(super) key_in_file: bool,
     pub(super) draining: Arc<AtomicBool>,
 }
 
@@ -45,6 +48,7 @@ impl SessionActivities {
     ) -> Result<SessionOutcome, ActivityError> {
         let for_session = ctx.info().workflow_id.clone().unwrap_or_default();
         let sink = Arc::new(SessionSink::default());
+        *sink.for_session.lock().unwrap_or_else(|p| p.into_inner()) = for_session.clone();
         let outcome = |ending, summary: String, worked: Option<&on_worker::Worked>| SessionOutcome {
             for_session: for_session.clone(),
             worker: self.name.clone(),
@@ -61,6 +65,18 @@ impl SessionActivities {
                 WorkerEnding::NotRun,
                 "The worker refused to run it: its input was sealed for another session"
                     .to_string(),
+                None,
+            ));
+        }
+        if self.key_in_file {
+            return Ok(outcome(
+                WorkerEnding::NotRun,
+                format!(
+                    "The worker {} keeps its cluster key in a file, which an agent working as the \
+                     worker's user could read: start workers that run agents with the key in {}",
+                    self.name,
+                    super::KEY_ENV
+                ),
                 None,
             ));
         }

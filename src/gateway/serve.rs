@@ -112,6 +112,7 @@ pub(super) async fn serve(
         let inner = inner.clone();
         let cancel = cancel.clone();
         let workers = workers.clone();
+        let workers_listener = workers.is_some();
         tokio::spawn(async move {
             let service = service_fn(move |request: Request<Incoming>| {
                 let inner = inner.clone();
@@ -132,7 +133,7 @@ pub(super) async fn serve(
                              token the control room made for it.",
                         ));
                     }
-                    Ok::<_, Infallible>(handle(&inner, request).await)
+                    Ok::<_, Infallible>(handle(&inner, request, workers_listener).await)
                 }
             });
             let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
@@ -177,9 +178,9 @@ fn pass_of(headers: &HeaderMap) -> Option<&str> {
         .map(str::trim)
 }
 
-async fn handle(inner: &Inner, request: Request<Incoming>) -> Response<Body> {
+async fn handle(inner: &Inner, request: Request<Incoming>, from_workers: bool) -> Response<Body> {
     let grant = match pass_of(request.headers()).map(|t| inner.holder(t)) {
-        Some(Holder::Open(grant)) => grant,
+        Some(Holder::Open(grant)) if grant.spec.for_workers == from_workers => grant,
         Some(Holder::Ended) => {
             return refuse(
                 StatusCode::FORBIDDEN,

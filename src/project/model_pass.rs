@@ -17,6 +17,7 @@ impl Ctx<'_> {
     pub(super) async fn open_pass(
         &self,
         endpoint: &ModelEndpoint,
+        for_workers: bool,
     ) -> Result<crate::gateway::SessionPass> {
         let gateway = self.projects.gateway().await?;
         let services = self.projects.services.clone();
@@ -25,6 +26,7 @@ impl Ctx<'_> {
         let settings = &self.project.settings;
         gateway.open(crate::gateway::GrantSpec {
             session_id,
+            for_workers,
             upstream: endpoint.base_url.clone(),
             kind: endpoint.kind,
             key: endpoint.key.clone(),

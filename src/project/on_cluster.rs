@@ -22,7 +22,7 @@ use super::settle::Ending;
 use crate::agent::AgentUpdate;
 use crate::cluster::session_flow::{
     new_session_id, GatewayPass, HealerSession, SessionInput, SessionResult, StepWindow,
-    WorkerEnding,
+    WorkerEnding, STEP_CHARS,
 };
 use crate::error::{Error, Result};
 use crate::failure::{FailureClass, ProjectScenario};
@@ -31,6 +31,9 @@ use crate::store::RunsOn;
 
 /// How often the control room reads the session's newest steps from the cluster.
 const LOOK_EVERY: Duration = Duration::from_millis(200);
+/// The most steps one window may carry (a worker sends far fewer: its windows are bounded in
+/// bytes).
+const MAX_WINDOW_STEPS: usize = 4096;
 /// How long a stopped session may take to end on its worker.
 const STOP_PATIENCE: Duration = Duration::from_secs(30);
 
@@ -87,7 +90,7 @@ impl Ctx<'_> {
         if let Err(why) = self.projects.worker_gateway().await {
             return refused(why);
         }
-        let pass = self.open_pass(&endpoint).await?;
+        let pass = self.open_pass(&endpoint, true).await?;
         let _ = self.secret.set(pass.token.clone());
         let path = url::Url::parse(&pass.base_url)
             .map(|u| u.path().trim_end_matches('/').to_string())
@@ -153,6 +156,14 @@ impl Ctx<'_> {
         let handle = client.get_workflow_handle::<HealerSession>(temporal_id.to_string());
         let result = handle.get_result(WorkflowGetResultOptions::default());
         tokio::pin!(result);
+        // However the cluster behaves (a workflow task that keeps failing, no worker at all),
+        // the control room waits no longer than the session may take, and a minute.
+        let deadline = tokio::time::sleep(
+            crate::cluster::session_flow::session_limit(&self.project.settings)
+                + crate::cluster::session_flow::SESSION_HEARTBEAT_TIMEOUT
+                + Duration::from_secs(60),
+        );
+        tokio::pin!(deadline);
         let mut seen = 0u64;
         let mut look = tokio::time::interval(LOOK_EVERY);
         let store = &self.projects.services.store;
@@ -162,13 +173,24 @@ impl Ctx<'_> {
                     return match done {
                         Ok(result) if result.ran_as == temporal_id => {
                             if let Some(outcome) = &result.outcome {
-                                self.take_window(&outcome.tail, &mut seen);
+                                self.take_window(&outcome.tail, &mut seen, temporal_id);
                             }
                             Ok(result)
                         }
                         Ok(_) => Err("The cluster's answer was another session's, so it was not believed".to_string()),
-                        Err(e) => Err(format!("The cluster could not say how the session went: {e}")),
+                        Err(e) => {
+                            // Anyone who can reach the cluster can fail a workflow with any
+                            // words: they are logged, not stored.
+                            tracing::warn!(session_id = self.session_id, "no result from the cluster: {e}");
+                            Err("The cluster could not say how the session went: its workflow ended without a result Healer can read".to_string())
+                        }
                     };
+                }
+                () = &mut deadline => {
+                    let _ = handle
+                        .terminate(temporalio_client::WorkflowTerminateOptions::builder().reason("past its time".to_string()).build())
+                        .await;
+                    return Err("The session on the cluster did not end within its time limits, so Healer ended it".to_string());
                 }
                 () = self.cancel.cancelled() => {
                     let _ = handle
@@ -178,7 +200,7 @@ impl Ctx<'_> {
                     let waited = tokio::time::timeout(STOP_PATIENCE, &mut result).await;
                     if let Ok(Ok(result)) = waited {
                         if let Some(outcome) = &result.outcome {
-                            self.take_window(&outcome.tail, &mut seen);
+                            self.take_window(&outcome.tail, &mut seen, temporal_id);
                         }
                         return Ok(result);
                     }
@@ -189,7 +211,7 @@ impl Ctx<'_> {
                         for pending in &description.raw().pending_activities {
                             if let Some(details) = &pending.heartbeat_details {
                                 if let Some(window) = window_of(client, details) {
-                                    self.take_window(&window, &mut seen);
+                                    self.take_window(&window, &mut seen, temporal_id);
                                 }
                             }
                         }
@@ -207,7 +229,16 @@ impl Ctx<'_> {
     }
 
     /// The steps of `window` not seen yet, as a local agent's steps are taken.
-    fn take_window(&self, window: &StepWindow, seen: &mut u64) {
+    fn take_window(&self, window: &StepWindow, seen: &mut u64, temporal_id: &str) {
+        // Only this session's window, and only as much as a worker sends: anything else is not
+        // believed.
+        if window.for_session != temporal_id
+            || window.steps.len() > MAX_WINDOW_STEPS
+            || window.from > seen.saturating_add(MAX_WINDOW_STEPS as u64 * 64)
+        {
+            tracing::warn!(session_id = self.session_id, "a window of steps that is not this session's was ignored");
+            return;
+        }
         if window.from > *seen {
             let _ = self.note(&format!(
                 "({} steps on the worker came and went between two looks and are not shown.)",
@@ -216,11 +247,19 @@ impl Ctx<'_> {
             *seen = window.from;
         }
         for (i, step) in window.steps.iter().enumerate() {
-            let number = window.from + i as u64;
+            let number = window.from.saturating_add(i as u64);
             if number < *seen {
                 continue;
             }
-            if let Err(e) = self.take(AgentUpdate::Step(step.clone())) {
+            let mut step = step.clone();
+            cut(&mut step.text, STEP_CHARS);
+            if let Some(arguments) = step.arguments.as_mut() {
+                cut(arguments, STEP_CHARS);
+            }
+            for small in [&mut step.tool, &mut step.call_id, &mut step.model].into_iter().flatten() {
+                cut(small, 200);
+            }
+            if let Err(e) = self.take(AgentUpdate::Step(step)) {
                 tracing::warn!(session_id = self.session_id, "a step was not stored: {e}");
             }
             *seen = number + 1;
@@ -337,15 +376,24 @@ impl Ctx<'_> {
             return;
         }
         let branch = super::worktree::branch_name(&self.task.id);
+        // What the remote has is what is brought in; the worker's word is only compared.
         let fetched = fetch_into(&self.worktree, &remote.name, &branch).await;
-        let target = pushed.map(str::to_string).or(fetched);
-        if let Some(target) = target {
+        if let (Some(said), Some(has)) = (pushed, &fetched) {
+            if said != has {
+                let _ = self.note(&format!(
+                    "The worker said it pushed {}, but the remote has {}: what the remote has is used.",
+                    said.get(..7).unwrap_or("something else"),
+                    &has[..7]
+                ));
+            }
+        }
+        if let Some(target) = fetched {
             if target != base {
                 match reset_to(&self.worktree, &target).await {
                     Ok(()) => {
                         let _ = self.note(&format!(
                             "The branch {branch} as the worker pushed it ({}) is in the task's worktree here.",
-                            &target[..target.len().min(7)]
+                            &target[..7]
                         ));
                     }
                     Err(e) => tracing::warn!(session_id = self.session_id, "{e}"),
@@ -397,7 +445,7 @@ async fn fetch_into(worktree: &std::path::Path, remote: &str, branch: &str) -> O
         .await
         .ok()?;
     let text = String::from_utf8_lossy(&head.stdout).trim().to_string();
-    (text.len() == 40).then_some(text)
+    (text.len() == 40 && text.chars().all(|c| c.is_ascii_hexdigit())).then_some(text)
 }
 
 async fn reset_to(worktree: &std::path::Path, commit: &str) -> std::result::Result<(), String> {
@@ -490,5 +538,12 @@ pub fn cluster_problem(
     match super::push::remote_for(path, &settings.main_branch) {
         Ok(Some(_)) => None,
         _ => said("the repository has no remote (a server such as GitHub, GitLab or your team's) for workers to fetch it from and push the task's branch to"),
+    }
+}
+
+/// `text` cut to at most `chars` characters.
+fn cut(text: &mut String, chars: usize) {
+    if let Some((at, _)) = text.char_indices().nth(chars) {
+        text.truncate(at);
     }
 }

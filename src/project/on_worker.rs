@@ -116,6 +116,8 @@ pub struct SessionSink {
     /// The box of the agent's hooks, when it has them: messages go into its mail.
     mailbox: std::sync::OnceLock<PathBuf>,
     sent: std::sync::atomic::AtomicU64,
+    /// The execution the steps are for (named in every window).
+    pub for_session: Mutex<String>,
     pub changed: tokio::sync::Notify,
 }
 
@@ -169,6 +171,7 @@ impl SessionSink {
             from -= 1;
         }
         StepWindow {
+            for_session: lock(&self.for_session).clone(),
             from: from as u64,
             steps: steps[from..].to_vec(),
         }
@@ -229,6 +232,9 @@ pub async fn work(
 ) -> Worked {
     let tree = place.scratch.join("work");
     let branch = super::worktree::branch_name(&input.task_id);
+    if input.remote.starts_with('-') || input.remote.trim().is_empty() {
+        return Worked::not_run(format!("“{}” is not a repository's address", input.remote));
+    }
     if let Err(e) = std::fs::create_dir_all(place.scratch.join("tmp")) {
         return Worked::not_run(format!("The worker could not make its scratch folder: {e}"));
     }
@@ -254,7 +260,16 @@ pub async fn work(
         }
         Err(why) => return Worked::not_run(why),
     };
+    // The clone's settings as they came: the agent and the project's commands can change
+    // `.git/config` (a push URL elsewhere, a filter that runs a program, another worktree),
+    // and the worker's own git must not act on that when it commits and pushes.
+    let config = std::fs::read(tree.join(".git").join("config")).ok();
     let mut worked = agent_and_checks(place, input, sink, cancel, &tree).await;
+    if let Some(config) = &config {
+        if let Err(e) = std::fs::write(tree.join(".git").join("config"), config) {
+            return Worked::not_run(format!("The worker could not restore the clone's settings: {e}"));
+        }
+    }
     if cancel.is_cancelled() {
         worked.ending = WorkerEnding::Stopped;
     }
@@ -716,7 +731,7 @@ async fn keep_work(
             "push",
             "--quiet",
             "--no-verify",
-            "origin",
+            &input.remote,
             &format!("HEAD:refs/heads/{branch}"),
         ],
     )

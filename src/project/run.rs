@@ -243,7 +243,7 @@ async fn drive(ctx: &Ctx<'_>, agent: Arc<dyn Agent>) -> Result<Ending> {
     // The agent gets the gateway's pass for this session, never the provider's key.
     let (endpoint, pass) = match endpoint {
         Some(endpoint) => {
-            let pass = ctx.open_pass(&endpoint).await?;
+            let pass = ctx.open_pass(&endpoint, false).await?;
             let given = ModelEndpoint {
                 base_url: pass.base_url.clone(),
                 key: Some(pass.token.clone()),

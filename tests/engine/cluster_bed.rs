@@ -185,18 +185,21 @@ impl Worker {
     ) -> Worker {
         let log = dir.join(format!("{name}.log"));
         let file = std::fs::File::create(&log).expect("log");
-        let child = Command::new(env!("CARGO_BIN_EXE_healer"))
-            .arg("worker")
-            .args([
-                "--temporal",
-                &server.address(),
-                "--queue",
-                queue,
-                "--name",
-                name,
-            ])
-            .arg("--key-file")
-            .arg(key_file)
+        // The key in the worker's environment instead of a file, when it is given there.
+        let key_in_env = env.iter().any(|(k, _)| *k == "HEALER_CLUSTER_KEY");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_healer"));
+        command.arg("worker").args([
+            "--temporal",
+            &server.address(),
+            "--queue",
+            queue,
+            "--name",
+            name,
+        ]);
+        if !key_in_env {
+            command.arg("--key-file").arg(key_file);
+        }
+        let child = command
             .arg("--cache")
             .arg(dir.join(format!("{name}-cache")))
             .args(extra)

@@ -118,6 +118,11 @@ impl Bed {
             &[
                 ("PATH", path),
                 ("HEALER_GATEWAY_TOKEN", token),
+                // In its environment, not a file the agent could read.
+                (
+                    "HEALER_CLUSTER_KEY",
+                    std::fs::read_to_string(&self.key_file).expect("key"),
+                ),
                 (healer::project::HOOK_CLI_VAR, String::new()),
             ],
         )
@@ -367,6 +372,36 @@ async fn a_worker_killed_mid_session_reopens_the_task_within_the_heartbeat_timeo
     assert!(said.contains(&format!("where it was pushed ({})", &earlier[..7])), "{said}");
     let pushed = bed.remote_branch().expect("pushed");
     assert_eq!(git(&bed.remote, &["merge-base", "--is-ancestor", &earlier, &pushed]), "");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_worker_that_keeps_its_cluster_key_in_a_file_runs_no_agent_and_says_why() {
+    let bed = bed().await;
+    bed.task("Greet properly", "greet() must say Hello.");
+    let token = healer::cluster::gateway_access::make_worker_token(bed.engine.store(), "filed")
+        .expect("token");
+    let _worker = Worker::start_env(
+        &bed.server,
+        QUEUE,
+        "filed",
+        &bed.key_file,
+        bed.tmp.path(),
+        &["--gateway", &bed.gateway],
+        &[("HEALER_GATEWAY_TOKEN", token)],
+    );
+    let session = bed
+        .engine
+        .run_project_and_wait(bed.project, None)
+        .await
+        .expect("run");
+    assert_eq!(session.status, SessionStatus::Failed);
+    assert!(
+        session.summary.contains("keeps its cluster key in a file"),
+        "{}",
+        session.summary
+    );
+    assert!(bed.model.chats().is_empty(), "no agent ran");
+    assert_eq!(bed.remote_branch(), None);
 }
 
 #[tokio::test]

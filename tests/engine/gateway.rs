@@ -292,6 +292,7 @@ async fn a_pass_reaches_only_model_calls_however_the_path_is_written_and_a_strea
     let counted = used.clone();
     let pass = gateway
         .open(healer::gateway::GrantSpec {
+            for_workers: false,
             session_id: 1,
             upstream: format!("{}/v1", server.url),
             kind: ProviderKind::OpenaiCompatible,
