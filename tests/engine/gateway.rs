@@ -365,3 +365,89 @@ async fn a_pass_reaches_only_model_calls_however_the_path_is_written_and_a_strea
     assert!(*used.lock().expect("count") > 0, "its use was counted");
     cancel.cancel();
 }
+
+/// A pass for `session` through `gateway` to the scripted server (OpenAI-compatible).
+fn pass_for(
+    gateway: &healer::gateway::Gateway,
+    server: &ModelServer,
+    for_workers: bool,
+) -> healer::gateway::SessionPass {
+    gateway
+        .open(healer::gateway::GrantSpec {
+            for_workers,
+            session_id: 7,
+            upstream: format!("{}/v1", server.url),
+            kind: ProviderKind::OpenaiCompatible,
+            key: Some(healer::llm::ApiKey::new(KEY)),
+            prices: Vec::new(),
+            cap: healer::gateway::SpendCap {
+                cents: healer::gateway::DEFAULT_SESSION_CAP_CENTS,
+                tokens: healer::gateway::DEFAULT_SESSION_CAP_TOKENS,
+            },
+            on_use: Box::new(|_, _| {}),
+            on_cap: Box::new(|_| {}),
+        })
+        .expect("a pass")
+}
+
+#[tokio::test]
+async fn workers_reach_the_gateway_only_with_their_own_token_and_a_pass_made_for_a_session_on_a_worker(
+) {
+    let server = ModelServer::start(Some(KEY));
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let gateway = healer::gateway::Gateway::start(cancel.clone())
+        .await
+        .expect("gateway");
+    let check: healer::gateway::WorkerCheck =
+        std::sync::Arc::new(|token: &str| token == "healer-worker-good");
+    let for_workers = gateway
+        .open_to_workers("127.0.0.1:0", check, cancel.clone())
+        .await
+        .expect("listening for workers");
+    let remote = pass_for(&gateway, &server, true);
+    let here = pass_for(&gateway, &server, false);
+    let path = |pass: &healer::gateway::SessionPass| {
+        url::Url::parse(&pass.base_url)
+            .expect("url")
+            .path()
+            .to_string()
+    };
+    let ask = |base: String, pass: String, worker: Option<&'static str>| async move {
+        let mut request = reqwest::Client::new()
+            .post(format!("{base}/chat/completions"))
+            .bearer_auth(pass)
+            .json(&json!({"model": "m", "messages": []}));
+        if let Some(token) = worker {
+            request = request.header("x-healer-worker", token);
+        }
+        let answer = request.send().await.expect("an answer");
+        answer.status().as_u16()
+    };
+    let direct = format!("http://{for_workers}{}", path(&remote));
+    let token = remote.token.expose().to_string();
+    // Straight to the listener for workers: no token, a wrong one, or a pass of a session here.
+    assert_eq!(ask(direct.clone(), token.clone(), None).await, 401);
+    assert_eq!(ask(direct.clone(), token.clone(), Some("healer-worker-bad")).await, 401);
+    let local = here.token.expose().to_string();
+    assert_eq!(ask(direct.clone(), local, Some("healer-worker-good")).await, 401);
+    // A worker's pass is not taken on the listener of sessions here either.
+    assert_eq!(ask(remote.base_url.clone(), token.clone(), None).await, 401);
+    assert!(server.seen().is_empty(), "nothing reached the provider");
+    // Through a worker's forwarder, which adds the worker's token: passed to the provider, with
+    // the real key and without the worker's token.
+    let forwarder = healer::gateway::forwarder(
+        &format!("http://{for_workers}"),
+        healer::llm::ApiKey::new("healer-worker-good"),
+        cancel.clone(),
+    )
+    .await
+    .expect("forwarder");
+    server.script([openai::text("Hello.", TOKENS)]);
+    let through = format!("http://{forwarder}{}", path(&remote));
+    assert_eq!(ask(through, token, Some("healer-worker-forged")).await, 200);
+    let chats = server.chats();
+    assert_eq!(chats.len(), 1);
+    assert_eq!(chats[0].header("authorization"), Some(format!("Bearer {KEY}").as_str()));
+    assert_eq!(chats[0].header("x-healer-worker"), None);
+    cancel.cancel();
+}
