@@ -69,7 +69,9 @@ fn main() {
             STEPS_P90.to_string(),
         ],
     );
-    println!("Coding agents on a Temporal cluster (dev server on 127.0.0.1, one worker, Claude Code)");
+    println!(
+        "Coding agents on a Temporal cluster (dev server on 127.0.0.1, one worker, Claude Code)"
+    );
     runtime.block_on(bench(&figures));
 }
 
@@ -93,7 +95,15 @@ fn repository(dir: &Path, name: &str) -> std::path::PathBuf {
     git(&repo, &["commit", "--quiet", "-m", "first"]);
     let remote = format!("{name}.git");
     git(dir, &["clone", "--quiet", "--bare", name, &remote]);
-    git(&repo, &["remote", "add", "origin", &dir.join(&remote).display().to_string()]);
+    git(
+        &repo,
+        &[
+            "remote",
+            "add",
+            "origin",
+            &dir.join(&remote).display().to_string(),
+        ],
+    );
     repo
 }
 
@@ -118,8 +128,8 @@ async fn bench(figures: &Figures) {
         .expect("connected");
     let listen = format!("127.0.0.1:{}", free_port());
     healer::cluster::gateway_access::open_to_workers(engine.store(), &listen).expect("gateway");
-    let token = healer::cluster::gateway_access::make_worker_token(engine.store(), "bench")
-        .expect("token");
+    let token =
+        healer::cluster::gateway_access::make_worker_token(engine.store(), "bench").expect("token");
     let key_file = write_key(&paths, tmp.path());
     let claude = agent_fixtures::claude();
     let path = format!(
@@ -205,11 +215,18 @@ async fn bench(figures: &Figures) {
             let _ = engine.wait_session(session.id).await;
             if round > 0 || rounds == 1 {
                 // The first round warms both paths (the worker's first workflow task).
-                if i == 0 { here.push(first) } else { away.push(first) }
+                if i == 0 {
+                    here.push(first)
+                } else {
+                    away.push(first)
+                }
             }
         }
     }
-    println!("\n1. Run to the agent's first model request (median of {})", here.len());
+    println!(
+        "\n1. Run to the agent's first model request (median of {})",
+        here.len()
+    );
     figures.report(FIRST_HERE, ms(median(&mut here)), "ms", Goal::Shown);
     figures.report(FIRST_AWAY, ms(median(&mut away)), "ms", Goal::Shown);
 
@@ -260,12 +277,18 @@ async fn bench(figures: &Figures) {
     })
     .await;
     if waited.is_err() {
-        println!("   (the session's steps stopped coming; {} measured)", latencies.len());
+        println!(
+            "   (the session's steps stopped coming; {} measured)",
+            latencies.len()
+        );
     }
     let _ = engine.wait_session(session.id).await;
     latencies.sort();
     let at = |q: f64| latencies[((latencies.len() - 1) as f64 * q) as usize];
-    println!("\n2. Steps-to-window latency over {} agent steps", latencies.len());
+    println!(
+        "\n2. Steps-to-window latency over {} agent steps",
+        latencies.len()
+    );
     figures.report(STEPS_P50, ms(at(0.5)), "ms", Goal::AtMost(1000.0));
     figures.report(STEPS_P90, ms(at(0.9)), "ms", Goal::Shown);
     engine.shutdown().await;

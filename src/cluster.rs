@@ -127,13 +127,14 @@ pub async fn run_worker(setup: WorkerSetup, key: ClusterKey, ready: impl FnOnce(
     let draining = activities.draining.clone();
     let gateway = match &setup.gateway {
         Some(address) => {
-            let token = crate::secrets::env_var(gateway_access::GATEWAY_TOKEN_ENV).ok_or_else(|| {
-                Error::InvalidInput(format!(
+            let token =
+                crate::secrets::env_var(gateway_access::GATEWAY_TOKEN_ENV).ok_or_else(|| {
+                    Error::InvalidInput(format!(
                     "a worker given --gateway needs its token in {}: the control room makes one \
                      per worker (Settings → More computers, or `healer cluster worker-token NAME`)",
                     gateway_access::GATEWAY_TOKEN_ENV
                 ))
-            })?;
+                })?;
             let shutdown_forwarder = tokio_util::sync::CancellationToken::new();
             let addr = crate::gateway::forwarder(
                 address,

@@ -208,7 +208,12 @@ impl Gateway {
         let addr = listener
             .local_addr()
             .map_err(|e| Error::io("the model gateway has no address", e))?;
-        tokio::spawn(serve::serve(listener, self.inner.clone(), cancel, Some(check)));
+        tokio::spawn(serve::serve(
+            listener,
+            self.inner.clone(),
+            cancel,
+            Some(check),
+        ));
         Ok(addr)
     }
 

@@ -67,10 +67,9 @@ pub use maintenance::{Entered, FixResult};
 pub use model_use::SessionModelUse;
 pub use projects::{
     AcceptHow, BringMainIn, FinishSettings, MergePolicy, Project, ProjectSettings, RunsOn,
-    VerifyCommand,
-    DEFAULT_AGENT_TIME_LIMIT_SECS, DEFAULT_ALLOWED_TOOLS, DEFAULT_COMMAND_TIME_LIMIT_SECS,
-    DEFAULT_MAX_PARALLEL, DEFAULT_MAX_STEPS, DEFAULT_SESSION_CAP_CENTS, DEFAULT_SESSION_CAP_TOKENS,
-    DEFAULT_TOKEN_BUDGET,
+    VerifyCommand, DEFAULT_AGENT_TIME_LIMIT_SECS, DEFAULT_ALLOWED_TOOLS,
+    DEFAULT_COMMAND_TIME_LIMIT_SECS, DEFAULT_MAX_PARALLEL, DEFAULT_MAX_STEPS,
+    DEFAULT_SESSION_CAP_CENTS, DEFAULT_SESSION_CAP_TOKENS, DEFAULT_TOKEN_BUDGET,
 };
 pub use pull_requests::{PullRequestReading, PullRequestRecord};
 pub use requests::{RequestRow, RequestStatus};

@@ -603,7 +603,10 @@ fn runs_on(paths: &Paths, name: &str, place: &str, queue: Option<String>) -> Res
     store.update_project(project.id, &project.name, &settings)?;
     match &settings.runs_on {
         healer::store::RunsOn::Local => {
-            println!("The sessions of \u{201c}{}\u{201d} run on this computer.", project.name)
+            println!(
+                "The sessions of \u{201c}{}\u{201d} run on this computer.",
+                project.name
+            )
         }
         healer::store::RunsOn::Cluster { queue } if queue.is_empty() => println!(
             "The sessions of \u{201c}{}\u{201d} run on the cluster's workers.",

@@ -161,6 +161,15 @@ pub async fn disconnect_cluster(store: &Store, keep: &Keep, instance: &str) -> R
             back.push(w.title);
         }
     }
+    // A project's sessions come home too (issue 42).
+    for project in store.list_projects()? {
+        if project.settings.runs_on != RunsOn::Local {
+            let mut settings = project.settings.clone();
+            settings.runs_on = RunsOn::Local;
+            store.update_project(project.id, &project.name, &settings)?;
+            back.push(project.name);
+        }
+    }
     store.delete_setting(CLUSTER_SETTINGS)?;
     Ok(back)
 }

@@ -191,7 +191,9 @@ impl HealerSession {
                 false,
             )),
             Ok(outcome) => Ok(result(Some(outcome), None, false)),
-            Err(ActivityExecutionError::Cancelled(_)) if ctx.cancellation_token().is_cancelled() => {
+            Err(ActivityExecutionError::Cancelled(_))
+                if ctx.cancellation_token().is_cancelled() =>
+            {
                 Ok(result(None, None, true))
             }
             Err(e) => {
@@ -204,7 +206,11 @@ impl HealerSession {
                         f.message.clone()
                     })
                     .unwrap_or_else(|| e.to_string());
-                Ok(result(None, Some(super::flow::known_loss(&why).to_string()), false))
+                Ok(result(
+                    None,
+                    Some(super::flow::known_loss(&why).to_string()),
+                    false,
+                ))
             }
         }
     }
@@ -229,8 +235,7 @@ impl HealerSession {
 /// The longest a session's work may take on its worker: the agent's and the checks' limits,
 /// and time to fetch, commit and push.
 pub fn session_limit(settings: &ProjectSettings) -> Duration {
-    let checks =
-        u64::from(settings.command_time_limit_secs) * (settings.verify.len() as u64 + 1);
+    let checks = u64::from(settings.command_time_limit_secs) * (settings.verify.len() as u64 + 1);
     Duration::from_secs(u64::from(settings.agent_time_limit_secs) + checks) + SESSION_ALLOWANCE
 }
 

@@ -16,7 +16,9 @@ use temporalio_macros::activities;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
 use tokio_util::sync::CancellationToken;
 
-use super::session_flow::{HealerSession, SessionInput, SessionOutcome, WorkerEnding, SESSION_BEAT};
+use super::session_flow::{
+    HealerSession, SessionInput, SessionOutcome, WorkerEnding, SESSION_BEAT,
+};
 use crate::project::on_worker::{self, SessionSink, WorkerPlace};
 
 /// How often the worker asks the workflow for new messages.
@@ -49,15 +51,16 @@ impl SessionActivities {
         let for_session = ctx.info().workflow_id.clone().unwrap_or_default();
         let sink = Arc::new(SessionSink::default());
         *sink.for_session.lock().unwrap_or_else(|p| p.into_inner()) = for_session.clone();
-        let outcome = |ending, summary: String, worked: Option<&on_worker::Worked>| SessionOutcome {
-            for_session: for_session.clone(),
-            worker: self.name.clone(),
-            ending,
-            summary,
-            pushed: worked.and_then(|w| w.pushed.clone()),
-            agent_session_id: worked.and_then(|w| w.agent_session_id.clone()),
-            tail: sink.window(),
-        };
+        let outcome =
+            |ending, summary: String, worked: Option<&on_worker::Worked>| SessionOutcome {
+                for_session: for_session.clone(),
+                worker: self.name.clone(),
+                ending,
+                summary,
+                pushed: worked.and_then(|w| w.pushed.clone()),
+                agent_session_id: worked.and_then(|w| w.agent_session_id.clone()),
+                tail: sink.window(),
+            };
         // Only the execution its input was sealed for may ask for this work.
         if input.sealed_for != for_session {
             tracing::warn!("refused a session: sealed for another execution");
@@ -157,6 +160,10 @@ impl SessionActivities {
                 "the session's work stopped: {e}"
             )))
         })?;
-        Ok(outcome(worked.ending.clone(), worked.summary.clone(), Some(&worked)))
+        Ok(outcome(
+            worked.ending.clone(),
+            worked.summary.clone(),
+            Some(&worked),
+        ))
     }
 }

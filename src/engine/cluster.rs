@@ -149,7 +149,10 @@ impl Handle {
     }
 
     /// Take back worker `name`'s token: refused from now on.
-    pub fn forget_worker_token(&self, name: &str) -> Result<cluster::gateway_access::WorkerGateway> {
+    pub fn forget_worker_token(
+        &self,
+        name: &str,
+    ) -> Result<cluster::gateway_access::WorkerGateway> {
         cluster::gateway_access::forget_worker(&self.services.store, name)?;
         self.services.bus.emit(Event::ClusterChanged {
             what: format!("the worker {}'s token taken back", name.trim()),

@@ -100,7 +100,10 @@ async fn pass_on(target: &Target, request: Request<Incoming>) -> Response<Body> 
         value.set_sensitive(true);
         headers.insert(X_HEALER_WORKER, value);
     }
-    let body = match Limited::new(request.into_body(), MAX_REQUEST).collect().await {
+    let body = match Limited::new(request.into_body(), MAX_REQUEST)
+        .collect()
+        .await
+    {
         Ok(body) => body.to_bytes(),
         Err(_) => {
             return refuse(
@@ -136,7 +139,8 @@ async fn pass_on(target: &Target, request: Request<Incoming>) -> Response<Body> 
             response = response.header(name, value);
         }
     }
-    let (tx, rx) = tokio::sync::mpsc::channel::<std::result::Result<Frame<Bytes>, std::io::Error>>(8);
+    let (tx, rx) =
+        tokio::sync::mpsc::channel::<std::result::Result<Frame<Bytes>, std::io::Error>>(8);
     tokio::spawn(async move {
         loop {
             match answer.chunk().await {

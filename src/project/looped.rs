@@ -72,7 +72,10 @@ impl Ctx<'_> {
             // On the cluster, messages go to the worker as signals (Claude Code's hooks there).
             AgentKind::ClaudeCode => {
                 self.agent_settings.get().is_some()
-                    || matches!(self.project.settings.runs_on, crate::store::RunsOn::Cluster { .. })
+                    || matches!(
+                        self.project.settings.runs_on,
+                        crate::store::RunsOn::Cluster { .. }
+                    )
             }
         }
     }

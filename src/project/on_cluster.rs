@@ -63,16 +63,15 @@ impl Ctx<'_> {
         } else {
             queue.trim().to_string()
         };
-        let remote = match super::push::remote_for(&self.repo, &settings.main_branch)? {
-            Some(remote) => remote,
-            None => {
-                return refused(
+        let remote =
+            match super::push::remote_for(&self.repo, &settings.main_branch)? {
+                Some(remote) => remote,
+                None => return refused(
                     "The session could not go to the cluster: the repository has no remote for \
                      workers to fetch it from and push the task's branch to"
                         .to_string(),
-                )
-            }
-        };
+                ),
+            };
         let base = main_commit(&self.repo, &settings.main_branch)?;
         services.store.set_session_base(self.session_id, &base)?;
         let endpoint = match agent_setup::endpoint(&services.llm, settings).await {
@@ -108,7 +107,10 @@ impl Ctx<'_> {
             task_id: self.task.id.clone(),
             task_title: self.task.title.clone(),
             prompt,
-            resume: self.resume.as_ref().and_then(|r| r.agent_session_id.clone()),
+            resume: self
+                .resume
+                .as_ref()
+                .and_then(|r| r.agent_session_id.clone()),
             settings: settings.clone(),
             remote: remote.url.clone(),
             base: base.clone(),
@@ -236,7 +238,10 @@ impl Ctx<'_> {
             || window.steps.len() > MAX_WINDOW_STEPS
             || window.from > seen.saturating_add(MAX_WINDOW_STEPS as u64 * 64)
         {
-            tracing::warn!(session_id = self.session_id, "a window of steps that is not this session's was ignored");
+            tracing::warn!(
+                session_id = self.session_id,
+                "a window of steps that is not this session's was ignored"
+            );
             return;
         }
         if window.from > *seen {
@@ -256,7 +261,10 @@ impl Ctx<'_> {
             if let Some(arguments) = step.arguments.as_mut() {
                 cut(arguments, STEP_CHARS);
             }
-            for small in [&mut step.tool, &mut step.call_id, &mut step.model].into_iter().flatten() {
+            for small in [&mut step.tool, &mut step.call_id, &mut step.model]
+                .into_iter()
+                .flatten()
+            {
                 cut(small, 200);
             }
             if let Err(e) = self.take(AgentUpdate::Step(step)) {
@@ -278,7 +286,9 @@ impl Ctx<'_> {
             return Ok(self.cancelled());
         }
         let Some(outcome) = result.outcome else {
-            let why = result.lost.unwrap_or_else(|| "it ended without a word".to_string());
+            let why = result
+                .lost
+                .unwrap_or_else(|| "it ended without a word".to_string());
             self.note(&format!(
                 "The worker running this session was lost ({why}); what it pushed is kept on the branch, and the next session continues from there on any worker."
             ))?;
@@ -294,15 +304,23 @@ impl Ctx<'_> {
                 .store
                 .set_agent_session(self.session_id, id, None);
         }
-        self.bring_back(remote, base, outcome.pushed.as_deref()).await;
+        self.bring_back(remote, base, outcome.pushed.as_deref())
+            .await;
         let summary = self.scrub(&outcome.summary);
         let failed = |scenario, class, status, evidence| {
-            Ok(Ending::failed(scenario, class, status, summary.clone(), evidence))
+            Ok(Ending::failed(
+                scenario,
+                class,
+                status,
+                summary.clone(),
+                evidence,
+            ))
         };
         match outcome.ending {
             WorkerEnding::Green { .. } => {
                 let accept = self.resume.as_ref().and_then(|r| r.accept);
-                self.commit(self.project.settings.merge, accept, &summary).await
+                self.commit(self.project.settings.merge, accept, &summary)
+                    .await
             }
             WorkerEnding::NoChange => Ok(Ending::NoChange { summary }),
             WorkerEnding::Unchecked => Ok(Ending::Unchecked),
@@ -372,7 +390,10 @@ impl Ctx<'_> {
         })
         .await;
         if !matches!(prepared, Ok(Ok(_))) {
-            tracing::warn!(session_id = self.session_id, "no worktree for the pushed branch");
+            tracing::warn!(
+                session_id = self.session_id,
+                "no worktree for the pushed branch"
+            );
             return;
         }
         let branch = super::worktree::branch_name(&self.task.id);
@@ -450,7 +471,14 @@ async fn fetch_into(worktree: &std::path::Path, remote: &str, branch: &str) -> O
 
 async fn reset_to(worktree: &std::path::Path, commit: &str) -> std::result::Result<(), String> {
     let out = tokio::process::Command::new("git")
-        .args(["-c", "core.hooksPath=/dev/null", "reset", "--quiet", "--hard", commit])
+        .args([
+            "-c",
+            "core.hooksPath=/dev/null",
+            "reset",
+            "--quiet",
+            "--hard",
+            commit,
+        ])
         .current_dir(worktree)
         .stdin(std::process::Stdio::null())
         .output()
@@ -487,7 +515,8 @@ impl super::runner::Projects {
     /// sentence for the session when workers cannot reach it.
     pub(super) async fn worker_gateway(&self) -> std::result::Result<std::net::SocketAddr, String> {
         let store = &self.services.store;
-        let access = crate::cluster::gateway_access::worker_gateway(store).map_err(|e| e.to_string())?;
+        let access =
+            crate::cluster::gateway_access::worker_gateway(store).map_err(|e| e.to_string())?;
         let Some(listen) = access.listen else {
             return Err("The session could not go to the cluster: Healer's model gateway is not open to workers. In Settings → More computers, give the address workers reach this computer on, and a token for each worker".to_string());
         };
@@ -529,7 +558,9 @@ pub fn cluster_problem(
         .flatten()
         .is_some();
     if !connected {
-        return said("this Healer is not connected to one. Connect it first in Settings → More computers");
+        return said(
+            "this Healer is not connected to one. Connect it first in Settings → More computers",
+        );
     }
     if settings.agent == crate::session::AgentKind::Builtin {
         return said("Healer's own agent works only on this computer. Choose Claude Code, Codex, opencode or Gemini CLI");

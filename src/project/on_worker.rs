@@ -7,9 +7,10 @@
 //! session (on any worker) and the healer service find it on the branch. Every step goes to
 //! the [`SessionSink`], which the activity sends back in its heartbeats.
 
-use std::collections::VecDeque;
+mod sink;
+
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -18,12 +19,13 @@ use tokio_util::sync::CancellationToken;
 use super::agent_setup;
 use super::command::{run_project_command, toolchain_env, CommandPlace};
 use crate::agent::{AgentUpdate, ModelEndpoint, SessionEnd, SessionSpec};
-use crate::cluster::session_flow::{
-    SessionInput, StepWindow, WorkerEnding, STEP_CHARS, WINDOW_BYTES,
-};
+use crate::cluster::session_flow::{SessionInput, WorkerEnding};
 use crate::failure::Evidence;
 use crate::llm::{scrub, ApiKey};
-use crate::session::{AgentKind, SessionStatus, SessionStep, StepKind, StepSource};
+use crate::session::{AgentKind, SessionStatus, StepKind, StepSource};
+
+use sink::lock;
+pub use sink::{take_mail, SessionSink, WorkerBox};
 
 /// How long one git command of the worker's may take (a clone of a large repository).
 const GIT_TIME_LIMIT: Duration = Duration::from_secs(10 * 60);
@@ -34,67 +36,6 @@ const MAX_RESUMES: usize = 3;
 /// Lines of a failed command's output kept as evidence.
 const EVIDENCE_LINES: usize = 60;
 
-/// What a Claude Code hook on a worker reads: the project's approvals with where the session
-/// works, and (in `mail/`) the messages for the agent. Written by the worker into the
-/// session's scratch folder; the agent can write there too, as it can write Healer's store at
-/// home (the same trust: it is its own session).
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct WorkerBox {
-    pub approvals: crate::approval::ApprovalSettings,
-    pub worktree: PathBuf,
-    pub tmp: PathBuf,
-    pub home: Option<PathBuf>,
-    pub checks: Vec<String>,
-}
-
-impl WorkerBox {
-    const FILE: &'static str = "approvals.json";
-
-    pub fn place(&self) -> crate::approval::Place {
-        crate::approval::Place {
-            worktree: self.worktree.clone(),
-            tmp: self.tmp.clone(),
-            home: self.home.clone(),
-            checks: self.checks.clone(),
-        }
-    }
-
-    pub fn read(dir: &Path) -> Result<WorkerBox, String> {
-        let text = crate::capped::read_file(&dir.join(Self::FILE), 1024 * 1024, "the worker's box")
-            .map_err(|e| e.to_string())?;
-        serde_json::from_slice(&text).map_err(|e| e.to_string())
-    }
-
-    fn write(&self, dir: &Path) -> std::io::Result<()> {
-        std::fs::create_dir_all(dir.join("mail"))?;
-        let text = serde_json::to_vec(self).map_err(std::io::Error::other)?;
-        std::fs::write(dir.join(Self::FILE), text)
-    }
-}
-
-/// The messages waiting in a worker box's mail, taken (oldest first).
-pub fn take_mail(dir: &Path) -> Vec<String> {
-    let mail = dir.join("mail");
-    let mut names: Vec<PathBuf> = std::fs::read_dir(&mail)
-        .map(|entries| {
-            entries
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
-        .into_iter()
-        .filter_map(|path| {
-            let text = std::fs::read_to_string(&path).ok();
-            std::fs::remove_file(&path).ok()?;
-            text
-        })
-        .collect()
-}
-
 /// Where a worker does a session.
 pub struct WorkerPlace {
     pub worker: String,
@@ -104,104 +45,6 @@ pub struct WorkerPlace {
     pub groups: PathBuf,
     /// The worker's forwarder to the control room's model gateway.
     pub gateway: Option<std::net::SocketAddr>,
-}
-
-/// What a session on a worker says as it goes, and the messages that reach it.
-#[derive(Default)]
-pub struct SessionSink {
-    steps: Mutex<Vec<SessionStep>>,
-    told: Mutex<VecDeque<String>>,
-    /// Secrets scrubbed from every step (the session's pass).
-    secret: Mutex<Option<ApiKey>>,
-    /// The box of the agent's hooks, when it has them: messages go into its mail.
-    mailbox: std::sync::OnceLock<PathBuf>,
-    sent: std::sync::atomic::AtomicU64,
-    /// The execution the steps are for (named in every window).
-    pub for_session: Mutex<String>,
-    pub changed: tokio::sync::Notify,
-}
-
-impl SessionSink {
-    /// Keep a step (its text cut to what crosses Temporal, the pass scrubbed).
-    pub fn push(&self, mut step: SessionStep) {
-        let secret = lock(&self.secret).clone();
-        step.text = scrub(&step.text, secret.as_ref());
-        step.arguments = step.arguments.map(|a| scrub(&a, secret.as_ref()));
-        if let Some((cut, _)) = step.text.char_indices().nth(STEP_CHARS) {
-            let rest = step.text.len() - cut;
-            step.text.truncate(cut);
-            step.text
-                .push_str(&format!("\n[{rest} more bytes were not sent from the worker]"));
-        }
-        if let Some(args) = step.arguments.as_mut() {
-            if let Some((cut, _)) = args.char_indices().nth(STEP_CHARS) {
-                args.truncate(cut);
-            }
-        }
-        lock(&self.steps).push(step);
-        self.changed.notify_one();
-    }
-
-    fn note(&self, text: impl Into<String>) {
-        self.push(crate::agent::text_step(StepSource::System, text.into()));
-    }
-
-    /// How many steps there are.
-    pub fn len(&self) -> u64 {
-        lock(&self.steps).len() as u64
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The newest steps that fit in one heartbeat, in order.
-    pub fn window(&self) -> StepWindow {
-        let steps = lock(&self.steps);
-        let mut bytes = 0;
-        let mut from = steps.len();
-        while from > 0 {
-            let size = steps[from - 1].text.len()
-                + steps[from - 1].arguments.as_ref().map_or(0, String::len)
-                + 256;
-            if bytes + size > WINDOW_BYTES && from < steps.len() {
-                break;
-            }
-            bytes += size;
-            from -= 1;
-        }
-        StepWindow {
-            for_session: lock(&self.for_session).clone(),
-            from: from as u64,
-            steps: steps[from..].to_vec(),
-        }
-    }
-
-    /// A message for the agent arrived (through the workflow's signal).
-    pub fn tell(&self, message: String) {
-        if let Some(dir) = self.mailbox.get() {
-            let n = self.sent.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            let part = dir.join("mail").join(format!(".{n:06}"));
-            let written = std::fs::write(&part, &message)
-                .and_then(|()| std::fs::rename(&part, dir.join("mail").join(format!("{n:06}.txt"))));
-            if written.is_ok() {
-                return;
-            }
-        }
-        lock(&self.told).push_back(message);
-        self.changed.notify_one();
-    }
-
-    /// Messages the agent has not had (from its hooks' mail too).
-    fn take_told(&self) -> Vec<String> {
-        let mut told: Vec<String> = self.mailbox.get().map(|d| take_mail(d)).unwrap_or_default();
-        told.extend(lock(&self.told).drain(..));
-        told
-    }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// How the work went.
@@ -267,7 +110,9 @@ pub async fn work(
     let mut worked = agent_and_checks(place, input, sink, cancel, &tree).await;
     if let Some(config) = &config {
         if let Err(e) = std::fs::write(tree.join(".git").join("config"), config) {
-            return Worked::not_run(format!("The worker could not restore the clone's settings: {e}"));
+            return Worked::not_run(format!(
+                "The worker could not restore the clone's settings: {e}"
+            ));
         }
     }
     if cancel.is_cancelled() {
@@ -320,11 +165,19 @@ async fn checkout(
         ],
     )
     .await
-    .map_err(|e| format!("The worker could not fetch the repository from {}: {e}", input.remote))?;
+    .map_err(|e| {
+        format!(
+            "The worker could not fetch the repository from {}: {e}",
+            input.remote
+        )
+    })?;
     if !is_full_hash(&input.base)
-        || git(tree, &["cat-file", "-e", &format!("{}^{{commit}}", input.base)])
-            .await
-            .is_err()
+        || git(
+            tree,
+            &["cat-file", "-e", &format!("{}^{{commit}}", input.base)],
+        )
+        .await
+        .is_err()
     {
         return Err(format!(
             "The repository at {} does not have the commit {} of {} that this session starts \
@@ -337,7 +190,12 @@ async fn checkout(
     }
     let pushed = git(
         tree,
-        &["rev-parse", "--verify", "--quiet", &format!("refs/remotes/origin/{branch}^{{commit}}")],
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("refs/remotes/origin/{branch}^{{commit}}"),
+        ],
     )
     .await
     .ok()
@@ -413,7 +271,9 @@ async fn agent_and_checks(
     let agent: Arc<dyn crate::agent::Agent> = Arc::from(agent);
     let home = place.scratch.join("home");
     if let Err(e) = agent_setup::fresh_home(&home, settings.agent) {
-        return Worked::not_run(format!("The worker could not prepare the agent's folder: {e}"));
+        return Worked::not_run(format!(
+            "The worker could not prepare the agent's folder: {e}"
+        ));
     }
     let spec = SessionSpec {
         session_id: input.session_id,
@@ -421,10 +281,9 @@ async fn agent_and_checks(
         prompt: input.prompt.clone(),
         resume: input.resume.clone(),
         allowed_tools: match (settings.agent, settings.approvals.preset) {
-            (AgentKind::GeminiCli, preset) => crate::agent::gemini::allowed_tools(
-                preset,
-                &super::followed::runs_freely(settings),
-            ),
+            (AgentKind::GeminiCli, preset) => {
+                crate::agent::gemini::allowed_tools(preset, &super::followed::runs_freely(settings))
+            }
             (_, crate::approval::Preset::NeverAsk) => settings.allowed_tools.clone(),
             _ => Vec::new(),
         },
@@ -488,13 +347,23 @@ async fn agent_and_checks(
     }
     for check in &settings.verify {
         sink.note(format!("Verifying: {} ({})", check.name, check.command));
-        match run_command(&command_place, &check.name, &check.command, limit, sink, cancel).await
+        match run_command(
+            &command_place,
+            &check.name,
+            &check.command,
+            limit,
+            sink,
+            cancel,
+        )
+        .await
         {
             None => return failed(WorkerEnding::Stopped),
             Some(Err(result)) => {
-                let could_not_run =
-                    super::detect::check_could_not_run(&check.command, &result.stack.clone().unwrap_or_default())
-                        .is_some();
+                let could_not_run = super::detect::check_could_not_run(
+                    &check.command,
+                    &result.stack.clone().unwrap_or_default(),
+                )
+                .is_some();
                 let mut worked = failed_check(false, could_not_run, result);
                 worked.agent_session_id = agent_session_id;
                 return worked;
@@ -528,7 +397,12 @@ fn claude_hooks(
     }
     let program = super::hooks::cli_program()?;
     let dir = place.scratch.join("box");
-    let mut checks: Vec<String> = input.settings.verify.iter().map(|v| v.command.clone()).collect();
+    let mut checks: Vec<String> = input
+        .settings
+        .verify
+        .iter()
+        .map(|v| v.command.clone())
+        .collect();
     checks.extend(input.settings.init_script.clone());
     let box_ = WorkerBox {
         approvals: input.settings.approvals.clone(),
@@ -711,8 +585,17 @@ async fn keep_work(
         git(
             tree,
             &[
-                "-c", &name, "-c", &email, "-c", "commit.gpgsign=false", "commit", "--quiet",
-                "--no-verify", "-m", &message,
+                "-c",
+                &name,
+                "-c",
+                &email,
+                "-c",
+                "commit.gpgsign=false",
+                "commit",
+                "--quiet",
+                "--no-verify",
+                "-m",
+                &message,
             ],
         )
         .await
@@ -736,7 +619,12 @@ async fn keep_work(
         ],
     )
     .await
-    .map_err(|e| format!("The worker could not push {branch} to {}: {e}", input.remote))?;
+    .map_err(|e| {
+        format!(
+            "The worker could not push {branch} to {}: {e}",
+            input.remote
+        )
+    })?;
     Ok(Some(head))
 }
 
@@ -773,7 +661,13 @@ async fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
     }
     let out = tokio::time::timeout(GIT_TIME_LIMIT, cmd.output())
         .await
-        .map_err(|_| format!("git {} took longer than {} minutes", args[0], GIT_TIME_LIMIT.as_secs() / 60))?
+        .map_err(|_| {
+            format!(
+                "git {} took longer than {} minutes",
+                args[0],
+                GIT_TIME_LIMIT.as_secs() / 60
+            )
+        })?
         .map_err(|e| format!("git could not start: {e}"))?;
     if out.status.success() {
         return Ok(String::from_utf8_lossy(&out.stdout).into_owned());

@@ -70,7 +70,10 @@ async fn bed() -> Bed {
         tmp.path(),
         &["clone", "--quiet", "--bare", "greeter", "remote.git"],
     );
-    git(&repo, &["remote", "add", "origin", &remote.display().to_string()]);
+    git(
+        &repo,
+        &["remote", "add", "origin", &remote.display().to_string()],
+    );
     let listen = format!("127.0.0.1:{}", free_port());
     healer::cluster::gateway_access::open_to_workers(engine.store(), &listen).expect("gateway");
     let key_file = write_key(&paths, tmp.path());
@@ -103,9 +106,8 @@ async fn bed() -> Bed {
 impl Bed {
     /// A worker with Claude Code on its PATH and a gateway token of its own.
     fn worker(&self, name: &str) -> Worker {
-        let token =
-            healer::cluster::gateway_access::make_worker_token(self.engine.store(), name)
-                .expect("token");
+        let token = healer::cluster::gateway_access::make_worker_token(self.engine.store(), name)
+            .expect("token");
         let agents = claude().parent().expect("folder").display().to_string();
         let path = format!("{agents}:{}", std::env::var("PATH").unwrap_or_default());
         Worker::start_env(
@@ -147,7 +149,13 @@ impl Bed {
             .session_steps(session, 0)
             .expect("steps")
             .iter()
-            .map(|s| format!("{} {}", s.step.text, s.step.arguments.clone().unwrap_or_default()))
+            .map(|s| {
+                format!(
+                    "{} {}",
+                    s.step.text,
+                    s.step.arguments.clone().unwrap_or_default()
+                )
+            })
             .collect::<Vec<_>>()
             .join("\n")
     }
@@ -186,7 +194,10 @@ async fn a_task_runs_on_a_worker_through_the_gateway_its_branch_is_pushed_and_ac
 ) {
     let bed = bed().await;
     let canary = format!("canary-{}", uuid::Uuid::new_v4());
-    bed.task("Greet properly", &format!("greet() must say Hello, with a comma. ({canary})"));
+    bed.task(
+        "Greet properly",
+        &format!("greet() must say Hello, with a comma. ({canary})"),
+    );
     bed.model.script([
         // Something that would ask the person at home is refused on a worker, with a sentence.
         call("toolu_1", "curl -s https://example.com"),
@@ -205,10 +216,15 @@ async fn a_task_runs_on_a_worker_through_the_gateway_its_branch_is_pushed_and_ac
     assert!(said.contains("On the worker rack-1"), "{said}");
     assert!(said.contains("from where Healer cannot ask yet"), "{said}");
     // The agent's own steps came back, in the session as for a local agent.
-    let steps = bed.engine.store().session_steps(session.id, 0).expect("steps");
+    let steps = bed
+        .engine
+        .store()
+        .session_steps(session.id, 0)
+        .expect("steps");
     assert!(
-        steps.iter().any(|s| s.step.source == StepSource::Agent
-            && s.step.tool.as_deref() == Some("Bash")),
+        steps
+            .iter()
+            .any(|s| s.step.source == StepSource::Agent && s.step.tool.as_deref() == Some("Bash")),
         "{said}"
     );
     // Pushed from the worker, brought into the control room and accepted into main.
@@ -237,7 +253,10 @@ async fn a_task_runs_on_a_worker_through_the_gateway_its_branch_is_pushed_and_ac
     worker.kill();
     let stored = bed.server.stored_bytes();
     assert!(stored.len() > 10_000, "Temporal's database was read");
-    assert!(!contains(&stored, canary.as_bytes()), "the canary is in Temporal's database");
+    assert!(
+        !contains(&stored, canary.as_bytes()),
+        "the canary is in Temporal's database"
+    );
     assert!(!contains(&stored, b"Greet properly"));
 }
 
@@ -257,12 +276,18 @@ async fn a_looping_session_on_a_worker_is_steered_a_message_reaches_it_and_stop_
     let session = bed.engine.run_project(bed.project, None).expect("started");
     // The loop is caught here, from the steps the worker sent, and told to the agent there.
     let told = wait_for(Duration::from_secs(60), || {
-        bed.model
-            .chats()
-            .iter()
-            .any(|c| c.body.to_string().contains("Healer, which watches this session"))
-    }).await;
-    assert!(told, "the loop's message never reached the agent: {}", bed.steps_text(session.id));
+        bed.model.chats().iter().any(|c| {
+            c.body
+                .to_string()
+                .contains("Healer, which watches this session")
+        })
+    })
+    .await;
+    assert!(
+        told,
+        "the loop's message never reached the agent: {}",
+        bed.steps_text(session.id)
+    );
     let timeline = bed
         .engine
         .store()
@@ -280,7 +305,8 @@ async fn a_looping_session_on_a_worker_is_steered_a_message_reaches_it_and_stop_
             .chats()
             .iter()
             .any(|c| c.body.to_string().contains("keep the name as it is given"))
-    }).await;
+    })
+    .await;
     assert!(heard, "the person's message never reached the agent");
     // Stop: ended within 5 s, nothing of the session left running on the worker.
     let stopped_at = Instant::now();
@@ -316,17 +342,31 @@ async fn a_worker_killed_mid_session_reopens_the_task_within_the_heartbeat_timeo
     git(&bed.repo, &["checkout", "--quiet", "-b", "healer/t1"]);
     std::fs::write(bed.repo.join("NOTES.md"), "earlier work\n").expect("notes");
     git(&bed.repo, &["add", "NOTES.md"]);
-    git(&bed.repo, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-m", "earlier work"]);
+    git(
+        &bed.repo,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "--quiet",
+            "-m",
+            "earlier work",
+        ],
+    );
     git(&bed.repo, &["push", "--quiet", "origin", "healer/t1"]);
     git(&bed.repo, &["checkout", "--quiet", "main"]);
     git(&bed.repo, &["branch", "--quiet", "-D", "healer/t1"]);
     let earlier = bed.remote_branch().expect("pushed");
-    bed.model.script([call("toolu_1", "python3 -c 'import time; time.sleep(120)'")]);
+    bed.model
+        .script([call("toolu_1", "python3 -c 'import time; time.sleep(120)'")]);
     let mut first = bed.worker("rack-1");
     let session = bed.engine.run_project(bed.project, None).expect("started");
     let running = wait_for(Duration::from_secs(60), || {
         bed.steps_text(session.id).contains("time.sleep(120)")
-    }).await;
+    })
+    .await;
     assert!(running, "{}", bed.steps_text(session.id));
     // A second worker polls the queue: it runs the session's workflow on, and the next session.
     let _second = bed.worker("rack-2");
@@ -339,11 +379,19 @@ async fn a_worker_killed_mid_session_reopens_the_task_within_the_heartbeat_timeo
     let _ = first.child.wait();
     let ended = bed.engine.wait_session(session.id).await.expect("ended");
     let within = healer::cluster::session_flow::SESSION_HEARTBEAT_TIMEOUT + Duration::from_secs(60);
-    assert!(killed_at.elapsed() < within, "noticed after {:?}", killed_at.elapsed());
+    assert!(
+        killed_at.elapsed() < within,
+        "noticed after {:?}",
+        killed_at.elapsed()
+    );
     assert_eq!(ended.status, SessionStatus::Interrupted);
     assert!(ended.summary.contains("was lost"), "{}", ended.summary);
     assert_eq!(bed.task_status(), TaskStatus::Open);
-    assert_eq!(bed.remote_branch().as_deref(), Some(earlier.as_str()), "what was pushed is kept");
+    assert_eq!(
+        bed.remote_branch().as_deref(),
+        Some(earlier.as_str()),
+        "what was pushed is kept"
+    );
     // Nothing of the killed worker's session is left running (the agent, its command).
     drop(first);
     let mark = format!("HEALER_AGENT_SESSION={}", session.id);
@@ -369,9 +417,18 @@ async fn a_worker_killed_mid_session_reopens_the_task_within_the_heartbeat_timeo
     let said = bed.steps_text(next.id);
     assert_eq!(next.status, SessionStatus::Finished, "{said}");
     assert!(said.contains("On the worker rack-2"), "{said}");
-    assert!(said.contains(&format!("where it was pushed ({})", &earlier[..7])), "{said}");
+    assert!(
+        said.contains(&format!("where it was pushed ({})", &earlier[..7])),
+        "{said}"
+    );
     let pushed = bed.remote_branch().expect("pushed");
-    assert_eq!(git(&bed.remote, &["merge-base", "--is-ancestor", &earlier, &pushed]), "");
+    assert_eq!(
+        git(
+            &bed.remote,
+            &["merge-base", "--is-ancestor", &earlier, &pushed]
+        ),
+        ""
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -444,7 +501,12 @@ async fn a_project_cannot_move_to_the_cluster_without_a_connection_or_a_remote()
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("not connected"), "{said}");
     assert_eq!(
-        engine.store().project(project.id).expect("p").settings.runs_on,
+        engine
+            .store()
+            .project(project.id)
+            .expect("p")
+            .settings
+            .runs_on,
         RunsOn::Local
     );
     // Connected, but the repository has no remote.

@@ -427,9 +427,15 @@ async fn workers_reach_the_gateway_only_with_their_own_token_and_a_pass_made_for
     let token = remote.token.expose().to_string();
     // Straight to the listener for workers: no token, a wrong one, or a pass of a session here.
     assert_eq!(ask(direct.clone(), token.clone(), None).await, 401);
-    assert_eq!(ask(direct.clone(), token.clone(), Some("healer-worker-bad")).await, 401);
+    assert_eq!(
+        ask(direct.clone(), token.clone(), Some("healer-worker-bad")).await,
+        401
+    );
     let local = here.token.expose().to_string();
-    assert_eq!(ask(direct.clone(), local, Some("healer-worker-good")).await, 401);
+    assert_eq!(
+        ask(direct.clone(), local, Some("healer-worker-good")).await,
+        401
+    );
     // A worker's pass is not taken on the listener of sessions here either.
     assert_eq!(ask(remote.base_url.clone(), token.clone(), None).await, 401);
     assert!(server.seen().is_empty(), "nothing reached the provider");
@@ -447,7 +453,10 @@ async fn workers_reach_the_gateway_only_with_their_own_token_and_a_pass_made_for
     assert_eq!(ask(through, token, Some("healer-worker-forged")).await, 200);
     let chats = server.chats();
     assert_eq!(chats.len(), 1);
-    assert_eq!(chats[0].header("authorization"), Some(format!("Bearer {KEY}").as_str()));
+    assert_eq!(
+        chats[0].header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
     assert_eq!(chats[0].header("x-healer-worker"), None);
     cancel.cancel();
 }
