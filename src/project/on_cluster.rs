@@ -549,7 +549,7 @@ pub fn cluster_problem(
     let said = |message: &str| {
         Some(crate::workflow::FieldProblem {
             field: "runs_on".to_string(),
-            message: format!("Its sessions cannot run on the cluster: {message}"),
+            message: format!("Its tasks cannot run on the cluster's workers: {message}."),
         })
     };
     let connected = store

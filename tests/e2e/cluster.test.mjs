@@ -6,8 +6,8 @@
 
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { CLI_BIN, freePort, sleep } from "./lib/harness.mjs";
@@ -152,5 +152,40 @@ describe("Running on more computers in the real window", { timeout: 480_000 }, (
       what: "the worker shown as stopped",
     });
     await app.shot("worker-stopped");
+  });
+
+  test("coding agents on workers: the gateway's address and a worker's token in Settings, and a project refused the cluster with a sentence", { timeout: 120_000 }, async () => {
+    await session.executeScript("window.location.hash = '#/settings/computers';");
+    const card = await session.waitFor('[data-testid="worker-gateway"]', { timeoutMs: 20_000, what: "agents on workers" });
+    assert.match(await session.getText(card.id), /never gets a model key/);
+    const gatewayPort = await freePort();
+    await session.sendKeys((await session.waitFor('[data-testid="worker-gateway-listen"]')).id, `127.0.0.1:${gatewayPort}`);
+    await session.click((await session.waitFor('[data-testid="worker-gateway-save"]:not([disabled])')).id);
+    await session.until(async () => JSON.parse(await app.cli("cluster", "status", "--json")).settings !== null, { timeoutMs: 5_000, what: "still connected" });
+    await session.sendKeys((await session.waitFor('[data-testid="worker-token-name"]')).id, "rack-2");
+    await session.click((await session.waitFor('[data-testid="worker-token-make"]:not([disabled])')).id);
+    const token = await session.waitFor('[data-testid="worker-token"]', { timeoutMs: 10_000, what: "the token" });
+    assert.match(await session.getText(token.id), /^healer-worker-[0-9a-f]{64}$/);
+    await session.waitFor('[data-testid="gateway-worker"]', { timeoutMs: 10_000, predicate: (t) => t.includes("rack-2"), what: "the worker listed" });
+    await app.shot("worker-gateway");
+
+    // A project with Healer's own agent is refused the cluster, in words, under the choice.
+    const repo = path.join(scratch, "site");
+    const git = (...args) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: repo });
+    mkdirSync(repo, { recursive: true });
+    writeFileSync(path.join(repo, "README.md"), "a site\n");
+    git("init", "--quiet", "--initial-branch=main");
+    git("add", ".");
+    git("commit", "--quiet", "-m", "first");
+    execFileSync("git", ["clone", "--quiet", "--bare", repo, path.join(scratch, "site.git")]);
+    git("remote", "add", "origin", path.join(scratch, "site.git"));
+    const added = JSON.parse(await app.cli("project", "add", repo, "--no-checks", "--json"));
+    const id = added.id ?? added.project?.id;
+    await session.executeScript(`window.location.hash = ${JSON.stringify(`#/projects/${id}/settings`)};`);
+    await session.click((await session.waitFor('[data-testid="project-runs-on-cluster"]', { timeoutMs: 20_000, what: "where its tasks run" })).id);
+    const refused = await session.waitFor('[data-testid="field-error-runs-on"]', { timeoutMs: 10_000, what: "the refusal" });
+    assert.match(await session.getText(refused.id), /Healer's own agent works only on this computer/);
+    await session.executeScript("document.querySelector('[data-testid=\"field-error-runs-on\"]').scrollIntoView({block: 'center'});");
+    await app.shot("project-runs-on-refused");
   });
 });

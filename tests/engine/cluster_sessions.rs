@@ -51,6 +51,10 @@ fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 async fn bed() -> Bed {
+    bed_with(|_| {}).await
+}
+
+async fn bed_with(change: impl FnOnce(&mut healer::store::ProjectSettings)) -> Bed {
     crate::project_agent_fixtures::hooks_program();
     let server = TemporalDev::start();
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
@@ -81,6 +85,7 @@ async fn bed() -> Bed {
     settings.runs_on = RunsOn::Cluster {
         queue: String::new(),
     };
+    change(&mut settings);
     let project = engine
         .add_project(ProjectInput {
             path: repo.display().to_string(),
@@ -429,6 +434,73 @@ async fn a_worker_killed_mid_session_reopens_the_task_within_the_heartbeat_timeo
         ),
         ""
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn work_pushed_from_a_worker_is_reviewed_here_and_accepted_after_main_moved_with_its_checks_run_again(
+) {
+    let bed = bed_with(|s| s.merge = healer::store::MergePolicy::LeaveBranch).await;
+    bed.task("Greet properly", "greet() must say Hello, with a comma.");
+    bed.model.script([
+        call("toolu_1", FIX),
+        anthropic::text("greet() now says Hello, Ada!", TOKENS),
+    ]);
+    let _worker = bed.worker("rack-1");
+    let session = bed
+        .engine
+        .run_project_and_wait(bed.project, None)
+        .await
+        .expect("run");
+    assert_eq!(
+        session.status,
+        SessionStatus::Finished,
+        "{}",
+        bed.steps_text(session.id)
+    );
+    let pushed = bed.remote_branch().expect("pushed");
+    // Left on its branch: main is untouched, the work is reviewed here.
+    let main_before = git(&bed.repo, &["rev-parse", "refs/heads/main"]);
+    assert_ne!(main_before, pushed);
+    let review = bed
+        .engine
+        .review_task(bed.project, "t1")
+        .await
+        .expect("review");
+    assert!(
+        review
+            .files
+            .iter()
+            .any(|f| f.path == "greet.py" && f.how == "modified"),
+        "{review:?}"
+    );
+    // The person's main moves on meanwhile; accepting brings it in and runs the checks again.
+    std::fs::write(bed.repo.join("NOTES.md"), "a note\n").expect("notes");
+    git(&bed.repo, &["add", "NOTES.md"]);
+    git(
+        &bed.repo,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "--quiet",
+            "-m",
+            "a note",
+        ],
+    );
+    let accepted = bed
+        .engine
+        .accept_task(bed.project, "t1", None)
+        .await
+        .expect("accept");
+    let healer::engine::Acceptance::Accepted { said, .. } = &accepted else {
+        panic!("{accepted:?}")
+    };
+    assert!(said.contains("checks passed again"), "{said}");
+    let greet = git(&bed.repo, &["show", "main:greet.py"]);
+    assert!(greet.contains("'Hello, ' + name + '!'"), "{greet}");
+    assert!(git(&bed.repo, &["show", "main:NOTES.md"]).contains("a note"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

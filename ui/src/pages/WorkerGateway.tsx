@@ -82,7 +82,7 @@ export function WorkerGateway() {
         {make.isError && <InlineError lead="No token was made." error={make.error} />}
       </form>
       {make.isSuccess && (
-        <div className="result" role="status" data-testid="worker-token-made">
+        <div className="result worker-token-made" role="status" data-testid="worker-token-made">
           <p>
             Copy this token now: Healer keeps only a fingerprint of it and can't show it again. On that worker, put it in the
             HEALER_GATEWAY_TOKEN variable.

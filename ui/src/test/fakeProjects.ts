@@ -113,7 +113,7 @@ export class FakeProjects {
     if (input.settings.runs_on?.kind === "cluster" && !this.clusterConnected()) {
       problems.push({
         field: "runs_on",
-        message: "Its sessions cannot run on the cluster: this Healer is not connected to one. Connect it first in Settings → More computers",
+        message: "Its tasks cannot run on the cluster's workers: this Healer is not connected to one. Connect it first in Settings → More computers.",
       });
     }
     return problems;
