@@ -128,6 +128,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("store/migrations/0029_accept_intents.sql"),
     include_str!("store/migrations/0030_provider_waits.sql"),
     include_str!("store/migrations/0031_agent_versions.sql"),
+    include_str!("store/migrations/0032_cluster_sessions.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -250,3 +250,30 @@ pub async fn stop_cluster_run(
         .await
         .map_err(|e| Error::Cluster(format!("the cluster did not stop the run: {e}")))
 }
+
+/// Cancel a session's workflow on the cluster (its control room died while it ran).
+pub async fn cancel_session(
+    store: &Store,
+    keep: &Keep,
+    instance: &str,
+    temporal_id: &str,
+) -> Result<()> {
+    let settings = store
+        .setting::<ClusterSettings>(CLUSTER_SETTINGS)?
+        .ok_or_else(|| Error::Cluster("this Healer is not connected to a cluster".to_string()))?;
+    let key = control_key(keep, instance)?;
+    let client = connect(&settings, &key, &identity()).await?;
+    match client
+        .get_workflow_handle::<super::session_flow::HealerSession>(temporal_id.to_string())
+        .cancel(
+            WorkflowCancelOptions::builder()
+                .reason("its control room stopped while it ran".to_string())
+                .build(),
+        )
+        .await
+    {
+        Ok(()) => Ok(()),
+        Err(e) if e.to_string().to_lowercase().contains("not found") || e.to_string().contains("completed") => Ok(()),
+        Err(e) => Err(Error::Cluster(format!("the cluster did not cancel the session: {e}"))),
+    }
+}

@@ -128,6 +128,11 @@ impl Ctx<'_> {
             remote.url,
             super::worktree::branch_name(&self.task.id)
         ))?;
+        // Kept before it starts: a control room that dies while it runs cancels it at its next
+        // start (`cancel_orphaned`).
+        services
+            .store
+            .set_session_cluster_id(self.session_id, &temporal_id)?;
         let options = WorkflowStartOptions::new(queue.clone(), temporal_id.clone())
             .id_reuse_policy(WorkflowIdReusePolicy::RejectDuplicate)
             .id_conflict_policy(WorkflowIdConflictPolicy::UseExisting)
@@ -577,4 +582,27 @@ fn cut(text: &mut String, chars: usize) {
     if let Some((at, _)) = text.char_indices().nth(chars) {
         text.truncate(at);
     }
+}
+
+/// A session on the cluster whose control room died while it ran: its workflow is cancelled
+/// (in the background, once the engine runs), so that the worker ends the agent and pushes what
+/// it did; the session itself was settled as interrupted with its task open again.
+pub(crate) fn cancel_orphaned(services: &crate::services::Services, session_id: i64) {
+    let Ok(Some(temporal_id)) = services.store.session_cluster_id(session_id) else {
+        return;
+    };
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    let (store, keep, instance) = (
+        services.store.clone(),
+        services.llm.keep(),
+        services.instance().to_string(),
+    );
+    runtime.spawn(async move {
+        match crate::cluster::cancel_session(&store, &keep, &instance, &temporal_id).await {
+            Ok(()) => tracing::info!(session_id, "the session left on the cluster was cancelled"),
+            Err(e) => tracing::warn!(session_id, "the session left on the cluster was not cancelled: {e}"),
+        }
+    });
 }

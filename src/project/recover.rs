@@ -38,6 +38,8 @@ pub(crate) fn settle_interrupted(services: &Services) -> Result<usize> {
     let sessions = services.store.running_sessions()?;
     for session in &sessions {
         let ended = end_marked_processes(services.instance(), session.id);
+        // A session on the cluster goes on there without its control room: it is cancelled.
+        super::on_cluster::cancel_orphaned(services, session.id);
         // Its agent asked the person: the task waits for the answer, and the agent is resumed
         // with it (engine::approvals), instead of going back to open.
         let asking = services.store.session_has_unheard_question(session.id)?;

@@ -264,6 +264,28 @@ impl Store {
         Ok(())
     }
 
+    /// The Temporal id of the session's workflow on the cluster (kept before it starts).
+    pub fn set_session_cluster_id(&self, id: i64, cluster_id: &str) -> Result<()> {
+        self.call(|c| {
+            c.execute(
+                "UPDATE agent_sessions SET cluster_id = ?2 WHERE id = ?1",
+                params![id, cluster_id],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// The Temporal id of the session's workflow, when it ran on the cluster.
+    pub fn session_cluster_id(&self, id: i64) -> Result<Option<String>> {
+        self.call(|c| {
+            c.query_row(
+                "SELECT cluster_id FROM agent_sessions WHERE id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+        })
+    }
+
     pub fn set_session_process(&self, id: i64, pgid: Option<i32>) -> Result<()> {
         self.call(|c| {
             c.execute(

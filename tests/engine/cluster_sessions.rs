@@ -533,6 +533,82 @@ async fn a_worker_that_keeps_its_cluster_key_in_a_file_runs_no_agent_and_says_wh
     assert_eq!(bed.remote_branch(), None);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_control_room_killed_mid_session_cancels_the_session_on_the_cluster_at_its_next_start() {
+    let bed = bed().await;
+    bed.task("Greet properly", "greet() must say Hello.");
+    bed.model
+        .script([call("toolu_1", "python3 -c 'import time; time.sleep(120)'")]);
+    let _worker = bed.worker("rack-1");
+    let Bed {
+        engine,
+        paths,
+        model,
+        repo,
+        tmp,
+        ..
+    } = bed;
+    engine.shutdown().await;
+    drop(engine);
+    // The control room as a person runs it: `healer daemon`, killed with SIGKILL mid-session.
+    let daemon = |log: &str| {
+        let log = tmp.path().join(log);
+        let file = std::fs::File::create(&log).expect("log");
+        let child = Command::new(env!("CARGO_BIN_EXE_healer"))
+            .arg("daemon")
+            .env("HEALER_DATA_DIR", paths.data_dir())
+            .env("HEALER_KEYRING", "off")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(file)
+            .spawn()
+            .expect("daemon");
+        (child, log)
+    };
+    let (mut first, log) = daemon("first.log");
+    let ready = wait_for(Duration::from_secs(30), || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains("Press Ctrl-C to stop")
+    })
+    .await;
+    assert!(ready, "{}", std::fs::read_to_string(&log).unwrap_or_default());
+    let out = Command::new(env!("CARGO_BIN_EXE_healer"))
+        .args(["project", "run", "greeter"])
+        .env("HEALER_DATA_DIR", paths.data_dir())
+        .env("HEALER_KEYRING", "off")
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mark = "HEALER_AGENT_SESSION=1".to_string();
+    let ours = format!("HEALER_INSTANCE={}", paths.instance_mark());
+    let left = || {
+        carrying(&mark)
+            .into_iter()
+            .filter(|pid| carrying(&ours).contains(pid))
+            .collect::<Vec<_>>()
+    };
+    let waiting = wait_for(Duration::from_secs(60), || {
+        !model.chats().is_empty() && !left().is_empty()
+    })
+    .await;
+    assert!(waiting, "the agent never started on the worker");
+    first.kill().expect("SIGKILL");
+    let _ = first.wait();
+    // The agent goes on on the worker while no control room is there…
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(!left().is_empty(), "the worker's session ended by itself");
+    // …until the control room starts again: the session is cancelled there.
+    let (mut second, log) = daemon("second.log");
+    let gone = wait_for(Duration::from_secs(45), || left().is_empty()).await;
+    let said = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = second.kill();
+    let _ = second.wait();
+    assert!(gone, "left running on the worker: {:?}\n{said}", left());
+    let file = healer::tasklist::read_file(&repo.join(healer::tasklist::TASKS_FILE)).expect("tasks");
+    assert_eq!(file.task("t1").expect("t1").status, TaskStatus::Open);
+}
+
 #[tokio::test]
 async fn a_project_cannot_move_to_the_cluster_without_a_connection_or_a_remote() {
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
