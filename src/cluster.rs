@@ -40,8 +40,8 @@ pub use connection::{
 pub(crate) use control::{client as cluster_client, execute_run, reattach};
 pub use flow::HealerRun;
 pub use manage::{
-    cancel_session, cluster_status, connect_cluster, disconnect_cluster, refuse_without_connection, runs_on,
-    set_runs_on, stop_cluster_run, test_cluster, ClusterStatus, RunsOn,
+    cancel_session, cluster_status, connect_cluster, disconnect_cluster, refuse_without_connection,
+    runs_on, set_runs_on, stop_cluster_run, test_cluster, ClusterStatus, RunsOn,
 };
 pub(crate) use schedules::cluster_loop;
 use worker::RunActivities;

@@ -273,7 +273,14 @@ pub async fn cancel_session(
         .await
     {
         Ok(()) => Ok(()),
-        Err(e) if e.to_string().to_lowercase().contains("not found") || e.to_string().contains("completed") => Ok(()),
-        Err(e) => Err(Error::Cluster(format!("the cluster did not cancel the session: {e}"))),
+        Err(e)
+            if e.to_string().to_lowercase().contains("not found")
+                || e.to_string().contains("completed") =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(Error::Cluster(format!(
+            "the cluster did not cancel the session: {e}"
+        ))),
     }
 }

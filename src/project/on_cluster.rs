@@ -602,7 +602,10 @@ pub(crate) fn cancel_orphaned(services: &crate::services::Services, session_id: 
     runtime.spawn(async move {
         match crate::cluster::cancel_session(&store, &keep, &instance, &temporal_id).await {
             Ok(()) => tracing::info!(session_id, "the session left on the cluster was cancelled"),
-            Err(e) => tracing::warn!(session_id, "the session left on the cluster was not cancelled: {e}"),
+            Err(e) => tracing::warn!(
+                session_id,
+                "the session left on the cluster was not cancelled: {e}"
+            ),
         }
     });
 }

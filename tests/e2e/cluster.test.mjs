@@ -167,6 +167,7 @@ describe("Running on more computers in the real window", { timeout: 480_000 }, (
     const token = await session.waitFor('[data-testid="worker-token"]', { timeoutMs: 10_000, what: "the token" });
     assert.match(await session.getText(token.id), /^healer-worker-[0-9a-f]{64}$/);
     await session.waitFor('[data-testid="gateway-worker"]', { timeoutMs: 10_000, predicate: (t) => t.includes("rack-2"), what: "the worker listed" });
+    await session.executeScript("document.querySelector('[data-testid=\"worker-token-made\"]').scrollIntoView({block: 'center'});");
     await app.shot("worker-gateway");
 
     // A project with Healer's own agent is refused the cluster, in words, under the choice.

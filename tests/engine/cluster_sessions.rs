@@ -572,14 +572,22 @@ async fn a_control_room_killed_mid_session_cancels_the_session_on_the_cluster_at
             .contains("Press Ctrl-C to stop")
     })
     .await;
-    assert!(ready, "{}", std::fs::read_to_string(&log).unwrap_or_default());
+    assert!(
+        ready,
+        "{}",
+        std::fs::read_to_string(&log).unwrap_or_default()
+    );
     let out = Command::new(env!("CARGO_BIN_EXE_healer"))
         .args(["project", "run", "greeter"])
         .env("HEALER_DATA_DIR", paths.data_dir())
         .env("HEALER_KEYRING", "off")
         .output()
         .expect("run");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let mark = "HEALER_AGENT_SESSION=1".to_string();
     let ours = format!("HEALER_INSTANCE={}", paths.instance_mark());
     let left = || {
@@ -605,7 +613,8 @@ async fn a_control_room_killed_mid_session_cancels_the_session_on_the_cluster_at
     let _ = second.kill();
     let _ = second.wait();
     assert!(gone, "left running on the worker: {:?}\n{said}", left());
-    let file = healer::tasklist::read_file(&repo.join(healer::tasklist::TASKS_FILE)).expect("tasks");
+    let file =
+        healer::tasklist::read_file(&repo.join(healer::tasklist::TASKS_FILE)).expect("tasks");
     assert_eq!(file.task("t1").expect("t1").status, TaskStatus::Open);
 }
 
