@@ -89,23 +89,7 @@ pub async fn run(command: HookCommand, paths: &Paths) -> Result<bool> {
         HookCommand::Codex { session, limit } => (Agent::Codex, session, limit),
         HookCommand::Worker { dir } => return on_worker(&dir),
     };
-    // A hook that breaks must deny, never let a tool through: Codex runs a tool whose hook
-    // said nothing.
-    std::panic::set_hook(Box::new(move |_| {
-        let _ = answer_tool_call(
-            agent,
-            Some("Healer's check of this request failed, so it was not allowed.".to_string()),
-        );
-    }));
-    let mut input = Vec::new();
-    let _ = std::io::stdin()
-        .take(MAX_INPUT_BYTES + 1)
-        .read_to_end(&mut input);
-    let hook: Value = if input.len() as u64 > MAX_INPUT_BYTES {
-        Value::Null
-    } else {
-        serde_json::from_slice(&input).unwrap_or(Value::Null)
-    };
+    let hook = read_hook(agent);
     // Codex is given this hook for its tool calls only: what cannot be read is denied.
     let event = hook["hook_event_name"].as_str();
     if event == Some("PreToolUse") || (agent == Agent::Codex && event.is_none()) {
@@ -131,13 +115,13 @@ pub async fn run(command: HookCommand, paths: &Paths) -> Result<bool> {
     }
 }
 
-/// A Claude Code hook on a worker: a tool call judged by the project's approvals from the box
-/// (what would ask the person is refused: a worker cannot ask yet), a step answered with the
-/// messages waiting in the box's mail.
-fn on_worker(dir: &std::path::Path) -> Result<bool> {
+/// The hook's JSON from standard input (`Null` when it cannot be read or is too large), with a
+/// panic answered as a denial: a hook that breaks must deny, never let a tool through (Codex
+/// runs a tool whose hook said nothing).
+fn read_hook(agent: Agent) -> Value {
     std::panic::set_hook(Box::new(move |_| {
         let _ = answer_tool_call(
-            Agent::ClaudeCode,
+            agent,
             Some("Healer's check of this request failed, so it was not allowed.".to_string()),
         );
     }));
@@ -145,11 +129,18 @@ fn on_worker(dir: &std::path::Path) -> Result<bool> {
     let _ = std::io::stdin()
         .take(MAX_INPUT_BYTES + 1)
         .read_to_end(&mut input);
-    let hook: Value = if input.len() as u64 > MAX_INPUT_BYTES {
+    if input.len() as u64 > MAX_INPUT_BYTES {
         Value::Null
     } else {
         serde_json::from_slice(&input).unwrap_or(Value::Null)
-    };
+    }
+}
+
+/// A Claude Code hook on a worker: a tool call judged by the project's approvals from the box
+/// (what would ask the person is refused: a worker cannot ask yet), a step answered with the
+/// messages waiting in the box's mail.
+fn on_worker(dir: &std::path::Path) -> Result<bool> {
+    let hook = read_hook(Agent::ClaudeCode);
     if hook["hook_event_name"].as_str() == Some("PreToolUse") || hook.is_null() {
         let denied = match healer::project::on_worker::WorkerBox::read(dir) {
             Err(e) => Some(format!(

@@ -294,16 +294,7 @@ impl HealerRun {
                     // The innermost cause says what happened ("the worker stopped before the
                     // attempt ended", "activity Heartbeat timeout"), but anyone who can poll the
                     // queue can fail an attempt with any words: only a known cause is said.
-                    let why = e
-                        .failure()
-                        .map(|mut f| {
-                            while let Some(inner) = f.cause.as_deref() {
-                                f = inner;
-                            }
-                            f.message.clone()
-                        })
-                        .unwrap_or_else(|| e.to_string());
-                    attempts.push(lost_attempt(number, known_loss(&why)));
+                    attempts.push(lost_attempt(number, known_loss(&innermost(&e))));
                     if lost_in_a_row >= MAX_LOST {
                         break;
                     }
@@ -336,6 +327,18 @@ fn lost_attempt(number: u32, why: &str) -> AttemptRecord {
         summary: format!("Attempt {number}: {LOST}"),
         retry_in_ms: None,
     }
+}
+
+/// The innermost cause of an activity's failure, as Temporal or the poller wrote it.
+pub(super) fn innermost(e: &ActivityExecutionError) -> String {
+    e.failure()
+        .map(|mut f| {
+            while let Some(inner) = f.cause.as_deref() {
+                f = inner;
+            }
+            f.message.clone()
+        })
+        .unwrap_or_else(|| e.to_string())
 }
 
 /// The cause of a lost attempt in Healer's own words, whatever text came with it.

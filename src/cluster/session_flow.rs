@@ -38,6 +38,8 @@ pub const SESSION_HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Time a session may take beyond its agent's and checks' limits: fetching the repository,
 /// committing and pushing.
 const SESSION_ALLOWANCE: Duration = Duration::from_secs(15 * 60);
+/// Times an agent on a worker is resumed with messages that came while its turn ran.
+pub const MAX_RESUMES: u64 = 3;
 /// The most of one step's text that crosses Temporal (the control room stores 64 KB).
 pub const STEP_CHARS: usize = 16 * 1024;
 /// The most step text one heartbeat carries: the newest steps, in order.
@@ -68,6 +70,10 @@ pub struct SessionInput {
     pub prompt: String,
     /// An earlier session of the agent's own to continue, with this prompt as its message.
     pub resume: Option<String>,
+    /// Run the checks and commit (false: the healer service's emergency subtask, which it
+    /// checks itself: the work is only pushed).
+    #[serde(default = "yes")]
+    pub verify: bool,
     pub settings: ProjectSettings,
     /// Where the repository is fetched from and the branch pushed to, without credentials:
     /// the worker's own sign-in is used.
@@ -116,6 +122,12 @@ pub enum WorkerEnding {
     NotRun,
     /// Cancelled by the control room.
     Stopped,
+    /// An emergency subtask's work, pushed unchecked for the healer service to check.
+    HandedBack,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// What the worker says when the session ends.
@@ -197,15 +209,7 @@ impl HealerSession {
                 Ok(result(None, None, true))
             }
             Err(e) => {
-                let why = e
-                    .failure()
-                    .map(|mut f| {
-                        while let Some(inner) = f.cause.as_deref() {
-                            f = inner;
-                        }
-                        f.message.clone()
-                    })
-                    .unwrap_or_else(|| e.to_string());
+                let why = super::flow::innermost(&e);
                 Ok(result(
                     None,
                     Some(super::flow::known_loss(&why).to_string()),
@@ -236,7 +240,10 @@ impl HealerSession {
 /// and time to fetch, commit and push.
 pub fn session_limit(settings: &ProjectSettings) -> Duration {
     let checks = u64::from(settings.command_time_limit_secs) * (settings.verify.len() as u64 + 1);
-    Duration::from_secs(u64::from(settings.agent_time_limit_secs) + checks) + SESSION_ALLOWANCE
+    // The agent may be resumed with messages that came while its turn ran, each time within
+    // its own limit.
+    let agent = u64::from(settings.agent_time_limit_secs) * (1 + MAX_RESUMES);
+    Duration::from_secs(agent + checks) + SESSION_ALLOWANCE
 }
 
 /// A new Temporal id for a session (stored before it starts; nobody can guess it).

@@ -107,10 +107,10 @@ impl Ctx<'_> {
             task_id: self.task.id.clone(),
             task_title: self.task.title.clone(),
             prompt,
-            resume: self
-                .resume
-                .as_ref()
-                .and_then(|r| r.agent_session_id.clone()),
+            // The agent's own earlier session lived in a worker's scratch folder: a message
+            // starts a new one.
+            resume: None,
+            verify: self.resume.as_ref().is_none_or(|r| r.verify),
             settings: settings.clone(),
             remote: remote.url.clone(),
             base: base.clone(),
@@ -189,6 +189,10 @@ impl Ctx<'_> {
                             // Anyone who can reach the cluster can fail a workflow with any
                             // words: they are logged, not stored.
                             tracing::warn!(session_id = self.session_id, "no result from the cluster: {e}");
+                            // It is not left running there without anyone following it.
+                            let _ = handle
+                                .terminate(temporalio_client::WorkflowTerminateOptions::builder().reason("no readable result".to_string()).build())
+                                .await;
                             Err("The cluster could not say how the session went: its workflow ended without a result Healer can read".to_string())
                         }
                     };
@@ -287,7 +291,9 @@ impl Ctx<'_> {
         base: &str,
     ) -> Result<Ending> {
         if result.stopped || self.cancel.is_cancelled() {
-            self.bring_back(remote, base, None).await;
+            if let Err(why) = self.bring_back(remote, base, None).await {
+                tracing::warn!(session_id = self.session_id, "{why}");
+            }
             return Ok(self.cancelled());
         }
         let Some(outcome) = result.outcome else {
@@ -295,21 +301,19 @@ impl Ctx<'_> {
                 .lost
                 .unwrap_or_else(|| "it ended without a word".to_string());
             self.note(&format!(
-                "The worker running this session was lost ({why}); what it pushed is kept on the branch, and the next session continues from there on any worker."
+                "The worker running this session was lost ({why}); whatever it pushed stays on the branch, and the next session continues from there on any worker."
             ))?;
-            self.bring_back(remote, base, None).await;
+            if let Err(why) = self.bring_back(remote, base, None).await {
+                tracing::warn!(session_id = self.session_id, "{why}");
+            }
             return Ok(Ending::Lost {
                 reason: format!("The worker running it was lost ({why})"),
             });
         };
-        if let Some(id) = &outcome.agent_session_id {
-            let _ = self
-                .projects
-                .services
-                .store
-                .set_agent_session(self.session_id, id, None);
-        }
-        self.bring_back(remote, base, outcome.pushed.as_deref())
+        // The agent's own session is not kept: its transcripts were in the worker's scratch
+        // folder, so a later session starts a new one with the message.
+        let brought = self
+            .bring_back(remote, base, outcome.pushed.as_deref())
             .await;
         let summary = self.scrub(&outcome.summary);
         let failed = |scenario, class, status, evidence| {
@@ -322,11 +326,36 @@ impl Ctx<'_> {
             ))
         };
         match outcome.ending {
-            WorkerEnding::Green { .. } => {
-                let accept = self.resume.as_ref().and_then(|r| r.accept);
-                self.commit(self.project.settings.merge, accept, &summary)
-                    .await
-            }
+            WorkerEnding::Green { commit } => match brought {
+                Ok(Some(here)) if here == commit => {
+                    self.commit(self.project.settings.merge, None, &summary)
+                        .await
+                }
+                Ok(_) => failed(
+                    ProjectScenario::RuntimeError,
+                    FailureClass::Environment,
+                    SessionStatus::Failed,
+                    Some(crate::failure::Evidence {
+                        error_type: None,
+                        message: "The work passed its checks on the worker, but the branch on \
+                                  the remote is not the commit the worker checked, so nothing \
+                                  was accepted"
+                            .to_string(),
+                        stack: None,
+                    }),
+                ),
+                Err(why) => failed(
+                    ProjectScenario::RuntimeError,
+                    FailureClass::Environment,
+                    SessionStatus::Failed,
+                    Some(crate::failure::Evidence {
+                        error_type: None,
+                        message: format!("The work passed its checks on the worker, but {why}"),
+                        stack: None,
+                    }),
+                ),
+            },
+            WorkerEnding::HandedBack => Ok(Ending::HandedBack { summary }),
             WorkerEnding::NoChange => Ok(Ending::NoChange { summary }),
             WorkerEnding::Unchecked => Ok(Ending::Unchecked),
             WorkerEnding::Stopped => Ok(self.cancelled()),
@@ -380,10 +409,16 @@ impl Ctx<'_> {
         }
     }
 
-    /// The task's worktree here, at what the worker pushed (`pushed`, or the branch as the
-    /// remote has it): review, accepting and the healer service work on it as on any
-    /// session's. The person's own checkout is not touched.
-    async fn bring_back(&self, remote: &super::push::Remote, base: &str, pushed: Option<&str>) {
+    /// The task's worktree here, at the branch as the remote has it: review, accepting and the
+    /// healer service work on it as on any session's. The person's own checkout is not
+    /// touched. `Ok(Some(commit))`: the worktree stands at it; `Ok(None)`: the remote has no
+    /// such branch; `Err`: why it could not be brought in.
+    async fn bring_back(
+        &self,
+        remote: &super::push::Remote,
+        base: &str,
+        pushed: Option<&str>,
+    ) -> std::result::Result<Option<String>, String> {
         let (repo, main, task, path) = (
             self.repo.clone(),
             self.project.settings.main_branch.clone(),
@@ -393,40 +428,48 @@ impl Ctx<'_> {
         let prepared = tokio::task::spawn_blocking(move || {
             super::worktree::prepare(&repo, &main, &task, &path)
         })
-        .await;
-        if !matches!(prepared, Ok(Ok(_))) {
-            tracing::warn!(
-                session_id = self.session_id,
-                "no worktree for the pushed branch"
-            );
-            return;
-        }
+        .await
+        .map_err(|e| format!("the task's worktree could not be made: {e}"))?;
+        prepared.map_err(|e| format!("the task's worktree could not be made: {e}"))?;
         let branch = super::worktree::branch_name(&self.task.id);
-        // What the remote has is what is brought in; the worker's word is only compared.
-        let fetched = fetch_into(&self.worktree, &remote.name, &branch).await;
-        if let (Some(said), Some(has)) = (pushed, &fetched) {
-            if said != has {
-                let _ = self.note(&format!(
-                    "The worker said it pushed {}, but the remote has {}: what the remote has is used.",
-                    said.get(..7).unwrap_or("something else"),
-                    &has[..7]
+        // What the remote has is what is brought in (from where the worker pushed); the
+        // worker's word is only compared.
+        let Some(fetched) = fetch_into(&self.worktree, &remote.url, &branch).await else {
+            return Ok(None);
+        };
+        if let Some(said) = pushed.filter(|said| *said != fetched) {
+            let _ = self.note(&format!(
+                "The worker said it pushed {}, but the remote has {}: what the remote has is used.",
+                said.get(..7).unwrap_or("something else"),
+                &fetched[..7]
+            ));
+        }
+        if fetched != base {
+            // Commits of the branch here that the pushed one lacks are not thrown away.
+            if !is_ancestor(&self.worktree, "HEAD", &fetched).await {
+                return Err(format!(
+                    "the branch {branch} here has commits that the one on the remote lacks, so it was left as it is"
                 ));
             }
+            reset_to(&self.worktree, &fetched).await?;
+            let _ = self.note(&format!(
+                "The branch {branch} as the worker pushed it ({}) is in the task's worktree here.",
+                &fetched[..7]
+            ));
         }
-        if let Some(target) = fetched {
-            if target != base {
-                match reset_to(&self.worktree, &target).await {
-                    Ok(()) => {
-                        let _ = self.note(&format!(
-                            "The branch {branch} as the worker pushed it ({}) is in the task's worktree here.",
-                            &target[..7]
-                        ));
-                    }
-                    Err(e) => tracing::warn!(session_id = self.session_id, "{e}"),
-                }
-            }
-        }
+        Ok(Some(fetched))
     }
+}
+
+/// Whether `older` is an ancestor of (or the same commit as) `newer` in `dir`.
+async fn is_ancestor(dir: &std::path::Path, older: &str, newer: &str) -> bool {
+    tokio::process::Command::new("git")
+        .args(["merge-base", "--is-ancestor", older, newer])
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .status()
+        .await
+        .is_ok_and(|s| s.success())
 }
 
 /// The main branch's last commit in the person's repository.
@@ -442,6 +485,9 @@ fn main_commit(repo: &std::path::Path, main: &str) -> Result<String> {
 
 /// Fetch `branch` from `remote` into the worktree; the commit fetched.
 async fn fetch_into(worktree: &std::path::Path, remote: &str, branch: &str) -> Option<String> {
+    if remote.starts_with('-') {
+        return None;
+    }
     let out = tokio::process::Command::new("git")
         .args([
             "-c",

@@ -7,6 +7,7 @@
 //! session (on any worker) and the healer service find it on the branch. Every step goes to
 //! the [`SessionSink`], which the activity sends back in its heartbeats.
 
+mod git;
 mod sink;
 
 use std::path::{Path, PathBuf};
@@ -24,15 +25,12 @@ use crate::failure::Evidence;
 use crate::llm::{scrub, ApiKey};
 use crate::session::{AgentKind, SessionStatus, StepKind, StepSource};
 
+use git::{git, is_full_hash, short};
 use sink::lock;
 pub use sink::{take_mail, SessionSink, WorkerBox};
 
-/// How long one git command of the worker's may take (a clone of a large repository).
-const GIT_TIME_LIMIT: Duration = Duration::from_secs(10 * 60);
 /// After its own time limit, how long an agent gets before it is ended.
 const AGENT_GRACE: Duration = Duration::from_secs(30);
-/// Times an agent is resumed with messages that came while its turn ran.
-const MAX_RESUMES: usize = 3;
 /// Lines of a failed command's output kept as evidence.
 const EVIDENCE_LINES: usize = 60;
 
@@ -109,7 +107,10 @@ pub async fn work(
     let config = std::fs::read(tree.join(".git").join("config")).ok();
     let mut worked = agent_and_checks(place, input, sink, cancel, &tree).await;
     if let Some(config) = &config {
-        if let Err(e) = std::fs::write(tree.join(".git").join("config"), config) {
+        // Removed first: a link the agent put in its place is not followed.
+        let path = tree.join(".git").join("config");
+        let _ = std::fs::remove_file(&path);
+        if let Err(e) = std::fs::write(&path, config) {
             return Worked::not_run(format!(
                 "The worker could not restore the clone's settings: {e}"
             ));
@@ -261,6 +262,16 @@ async fn agent_and_checks(
         kind: pass.kind,
         prices: Vec::new(),
     };
+    let asking = settings.approvals.preset != crate::approval::Preset::NeverAsk;
+    if asking && settings.agent == AgentKind::Codex {
+        // Safe by default: an agent that cannot ask runs nothing.
+        return Worked::not_run(
+            "Codex was not started on the worker: Healer judges what it runs through a hook it \
+             cannot give Codex there yet. Let it work without asking in the project's settings, \
+             or run the project's tasks on this computer"
+                .to_string(),
+        );
+    }
     let Some(agent) = crate::agent::cli(settings.agent, None) else {
         return Worked::not_run(
             "Healer's own agent does not run on workers: choose Claude Code, Codex, opencode or \
@@ -305,7 +316,7 @@ async fn agent_and_checks(
         ..spec
     };
     let mut end = run_agent(agent.clone(), spec.clone(), sink, cancel).await;
-    for _ in 0..MAX_RESUMES {
+    for _ in 0..crate::cluster::session_flow::MAX_RESUMES {
         let Some(id) = end.agent_session_id.clone() else {
             break;
         };
@@ -340,6 +351,9 @@ async fn agent_and_checks(
             exit_code: end.exit_code,
             program_failed: end.program_failed,
         });
+    }
+    if !input.verify {
+        return failed(WorkerEnding::HandedBack);
     }
     if settings.verify.is_empty() && !settings.commit_without_checks {
         sink.note("This project has no check, and its settings do not say that an agent's work may be committed without one: nothing is committed.");
@@ -635,59 +649,4 @@ fn commit_message(input: &SessionInput, summary: &str) -> String {
     }
     message.push_str(&format!("\n\nHealer task: {}", input.task_id));
     message
-}
-
-/// Run git in `dir` for the worker: its own sign-in, nothing that asks, no hook or
-/// repository setting that runs a program.
-async fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
-    let mut cmd = tokio::process::Command::new("git");
-    cmd.args([
-        "-c",
-        "core.hooksPath=/dev/null",
-        "-c",
-        "core.fsmonitor=false",
-        "-c",
-        "credential.interactive=never",
-    ])
-    .args(args)
-    .current_dir(dir)
-    .env("GIT_TERMINAL_PROMPT", "0")
-    .env_remove("GIT_DIR")
-    .env_remove("GIT_WORK_TREE")
-    .stdin(std::process::Stdio::null())
-    .kill_on_drop(true);
-    if std::env::var_os("GIT_SSH_COMMAND").is_none() {
-        cmd.env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes");
-    }
-    let out = tokio::time::timeout(GIT_TIME_LIMIT, cmd.output())
-        .await
-        .map_err(|_| {
-            format!(
-                "git {} took longer than {} minutes",
-                args[0],
-                GIT_TIME_LIMIT.as_secs() / 60
-            )
-        })?
-        .map_err(|e| format!("git could not start: {e}"))?;
-    if out.status.success() {
-        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
-    }
-    let said = String::from_utf8_lossy(&out.stderr);
-    let last: Vec<&str> = said.lines().filter(|l| !l.trim().is_empty()).collect();
-    Err(last
-        .iter()
-        .rev()
-        .take(3)
-        .rev()
-        .copied()
-        .collect::<Vec<_>>()
-        .join(" / "))
-}
-
-fn is_full_hash(text: &str) -> bool {
-    text.len() == 40 && text.chars().all(|c| c.is_ascii_hexdigit())
-}
-
-fn short(commit: &str) -> &str {
-    commit.get(..7).unwrap_or(commit)
 }

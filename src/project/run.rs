@@ -114,9 +114,12 @@ pub(super) async fn run_session(
         understood: std::sync::atomic::AtomicU32::new(0),
         raw: std::sync::atomic::AtomicU32::new(0),
     };
+    // A conflict with main the agent resolves before the work is accepted runs here, in the
+    // task's worktree (which holds the pushed branch): accepting happens here.
+    let resolving = ctx.resume.as_ref().is_some_and(|r| r.accept.is_some());
     let driven = match ctx.project.settings.runs_on {
-        crate::store::RunsOn::Cluster { .. } => ctx.drive_on_cluster().await,
-        crate::store::RunsOn::Local => drive(&ctx, agent).await,
+        crate::store::RunsOn::Cluster { .. } if !resolving => ctx.drive_on_cluster().await,
+        _ => drive(&ctx, agent).await,
     };
     let ending = match driven {
         Ok(ending) => ending,

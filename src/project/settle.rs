@@ -239,11 +239,11 @@ pub(super) async fn settle(ctx: &Ctx<'_>, ending: Ending) -> Result<()> {
         Ending::Lost { reason } => (
             SessionStatus::Interrupted,
             SessionOutcome {
-                summary: format!("{reason}; what it pushed is kept"),
+                summary: format!("{reason}; whatever it pushed is kept"),
                 ..SessionOutcome::default()
             },
             reopen(format!(
-                "{reason} on {day}; what it pushed is kept on the branch {branch}, and the next session continues from there"
+                "{reason} on {day}; whatever it pushed stays on the branch {branch}, and the next session continues from there"
             )),
             None,
             None,

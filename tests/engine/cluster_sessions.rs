@@ -323,16 +323,7 @@ async fn a_looping_session_on_a_worker_is_steered_a_message_reaches_it_and_stop_
         "stopped in {:?}",
         stopped_at.elapsed()
     );
-    // This test's session: the session's number and this Healer's mark (other tests' sessions
-    // have numbers of their own).
-    let mark = format!("HEALER_AGENT_SESSION={}", session.id);
-    let ours = format!("HEALER_INSTANCE={}", bed.paths.instance_mark());
-    let left = || {
-        carrying(&mark)
-            .into_iter()
-            .filter(|pid| carrying(&ours).contains(pid))
-            .collect::<Vec<_>>()
-    };
+    let left = || left_running(&bed.paths, session.id);
     let gone = wait_for(Duration::from_secs(2), || left().is_empty()).await;
     assert!(gone, "left running: {:?}", left());
     assert_eq!(bed.task_status(), TaskStatus::Open);
@@ -399,14 +390,7 @@ async fn a_worker_killed_mid_session_reopens_the_task_within_the_heartbeat_timeo
     );
     // Nothing of the killed worker's session is left running (the agent, its command).
     drop(first);
-    let mark = format!("HEALER_AGENT_SESSION={}", session.id);
-    let ours = format!("HEALER_INSTANCE={}", bed.paths.instance_mark());
-    let left = || {
-        carrying(&mark)
-            .into_iter()
-            .filter(|pid| carrying(&ours).contains(pid))
-            .collect::<Vec<_>>()
-    };
+    let left = || left_running(&bed.paths, session.id);
     let gone = wait_for(Duration::from_secs(10), || left().is_empty()).await;
     assert!(gone, "left running: {:?}", left());
     // A second worker takes the next session, from the pushed branch.
@@ -588,14 +572,7 @@ async fn a_control_room_killed_mid_session_cancels_the_session_on_the_cluster_at
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mark = "HEALER_AGENT_SESSION=1".to_string();
-    let ours = format!("HEALER_INSTANCE={}", paths.instance_mark());
-    let left = || {
-        carrying(&mark)
-            .into_iter()
-            .filter(|pid| carrying(&ours).contains(pid))
-            .collect::<Vec<_>>()
-    };
+    let left = || left_running(&paths, 1);
     let waiting = wait_for(Duration::from_secs(60), || {
         !model.chats().is_empty() && !left().is_empty()
     })
@@ -676,6 +653,16 @@ async fn a_project_cannot_move_to_the_cluster_without_a_connection_or_a_remote()
         .update_project(project.id, input)
         .expect_err("no remote");
     assert!(refused.to_string().contains("has no remote"), "{refused}");
+}
+
+/// The processes of session `session` of this Healer still running (their environment carries
+/// both marks: other tests' sessions have numbers of their own).
+fn left_running(paths: &Paths, session: i64) -> Vec<i32> {
+    let ours = format!("HEALER_INSTANCE={}", paths.instance_mark());
+    carrying(&format!("HEALER_AGENT_SESSION={session}"))
+        .into_iter()
+        .filter(|pid| carrying(&ours).contains(pid))
+        .collect()
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {

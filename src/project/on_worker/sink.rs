@@ -160,8 +160,9 @@ impl SessionSink {
 
     /// Messages the agent has not had (from its hooks' mail too).
     pub(super) fn take_told(&self) -> Vec<String> {
-        let mut told: Vec<String> = self.mailbox.get().map(|d| take_mail(d)).unwrap_or_default();
-        told.extend(lock(&self.told).drain(..));
+        // Oldest first: what was queued before the hooks' mail existed, then the mail.
+        let mut told: Vec<String> = lock(&self.told).drain(..).collect();
+        told.extend(self.mailbox.get().map(|d| take_mail(d)).unwrap_or_default());
         told
     }
 }
