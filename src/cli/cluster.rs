@@ -173,7 +173,9 @@ pub async fn run(command: ClusterCommand, paths: &Paths) -> Result<bool> {
             let token = cluster::gateway_access::make_worker_token(&store, &name)?;
             match out {
                 Some(file) => {
-                    write_private(&file, &token)?;
+                    healer::secrets::write_private(&file, token.as_bytes()).map_err(|e| {
+                        healer::Error::io(format!("cannot write {}", file.display()), e)
+                    })?;
                     println!(
                         "Wrote the token of the worker “{}” to {}. Start it with {}=<the token> and --gateway http://<this computer>:<port>.",
                         name.trim(),
@@ -240,19 +242,4 @@ pub async fn worker(args: WorkerArgs) -> Result<bool> {
     .await?;
     eprintln!("Worker {name} stopped.");
     Ok(true)
-}
-
-/// Write `text` to a new file readable by its owner only.
-fn write_private(path: &std::path::Path, text: &str) -> Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(|e| healer::Error::io(format!("cannot write {}", path.display()), e))?;
-    file.write_all(text.as_bytes())
-        .map_err(|e| healer::Error::io(format!("cannot write {}", path.display()), e))
 }

@@ -26,9 +26,6 @@ use crate::llm::ProviderKind;
 use crate::session::{SessionStatus, SessionStep};
 use crate::store::ProjectSettings;
 
-/// The name of the Temporal workflow type.
-pub const SESSION_WORKFLOW_TYPE: &str = "HealerSession";
-
 /// How often a session's worker beats while nothing new happened (a step beats at once).
 pub const SESSION_BEAT: Duration = Duration::from_millis(500);
 /// Silence after which Temporal gives a session's worker up as lost: the design's zombie rule
@@ -81,7 +78,6 @@ pub struct SessionInput {
     /// The main branch's commit the branch starts from (unless the branch is on the remote).
     pub base: String,
     pub model: Option<GatewayPass>,
-    pub commit_message: String,
 }
 
 /// A window of the session's steps, numbered from `from` (0 is the first step).

@@ -62,6 +62,19 @@ pub fn agent_env(
     env
 }
 
+/// The tools the agent may use on its own say-so. While it must ask, none: each call is let
+/// through by Healer's hook alone, so a hook that fails lets nothing through. Gemini CLI, which
+/// cannot ask, gets what the project's choice lets it do.
+pub fn allowed_tools(settings: &ProjectSettings) -> Vec<String> {
+    match (settings.agent, settings.approvals.preset) {
+        (AgentKind::GeminiCli, preset) => {
+            crate::agent::gemini::allowed_tools(preset, &super::followed::runs_freely(settings))
+        }
+        (_, crate::approval::Preset::NeverAsk) => settings.allowed_tools.clone(),
+        _ => Vec::new(),
+    }
+}
+
 /// The provider the project chose for its external agent, with its key; `Ok(None)` on the
 /// agent's own login. `Err` is a sentence for the task: why the agent cannot start.
 pub async fn endpoint(

@@ -10,6 +10,8 @@ use std::time::Duration;
 use crate::error::Result;
 use crate::sandbox::{run_in_place, InPlace, SandboxLimits, SandboxRun};
 
+/// Lines of a command's output kept in its step and as a failure's evidence.
+pub const EVIDENCE_LINES: usize = 60;
 /// Output kept of each stream of one command.
 const OUTPUT_BYTES: usize = 64 * 1024;
 /// The data memory of each process: builds and test runners need room.
@@ -52,6 +54,43 @@ impl CommandResult {
             format!("failed with exit code {code} after {secs:.1} s")
         } else {
             format!("was killed after {secs:.1} s")
+        }
+    }
+
+    /// The command as a step of the session: its verdict and the last lines it printed.
+    pub fn step(&self) -> crate::session::SessionStep {
+        let mut step = crate::agent::text_step(
+            crate::session::StepSource::System,
+            format!("{}: {}", self.name, self.verdict()),
+        );
+        step.kind = crate::session::StepKind::ToolResult;
+        step.tool = Some(self.name.clone());
+        step.is_error = !self.passed();
+        let tail = self.tail(EVIDENCE_LINES);
+        if !tail.is_empty() {
+            step.text.push_str(&format!("\n{tail}"));
+        }
+        step
+    }
+
+    /// What a failed command says of itself: its verdict and last line, and its last lines.
+    pub fn evidence(&self) -> crate::failure::Evidence {
+        let tail = self.tail(EVIDENCE_LINES);
+        let last = tail
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or_default();
+        crate::failure::Evidence {
+            error_type: None,
+            message: format!(
+                "{} ({}) {}: {}",
+                self.name,
+                self.command,
+                self.verdict(),
+                last.trim()
+            ),
+            stack: Some(tail),
         }
     }
 

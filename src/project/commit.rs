@@ -169,10 +169,15 @@ pub(super) async fn blocking<T: Send + 'static>(
 }
 
 fn commit_message(task: &Task, summary: &str) -> String {
-    let mut message = task.title.trim().to_string();
+    message_for(&task.title, &task.id, summary)
+}
+
+/// A task's commit message: its title, the agent's summary, and the task's id.
+pub(super) fn message_for(title: &str, task_id: &str, summary: &str) -> String {
+    let mut message = title.trim().to_string();
     if !summary.trim().is_empty() {
         message.push_str(&format!("\n\n{}", summary.trim()));
     }
-    message.push_str(&format!("\n\nHealer task: {}", task.id));
+    message.push_str(&format!("\n\nHealer task: {task_id}"));
     message
 }

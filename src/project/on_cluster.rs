@@ -34,6 +34,8 @@ const LOOK_EVERY: Duration = Duration::from_millis(200);
 /// The most steps one window may carry (a worker sends far fewer: its windows are bounded in
 /// bytes).
 const MAX_WINDOW_STEPS: usize = 4096;
+/// The most of a worker's summary or a failure's message that is kept.
+const SUMMARY_CHARS: usize = 4000;
 /// How long a stopped session may take to end on its worker.
 const STOP_PATIENCE: Duration = Duration::from_secs(30);
 
@@ -120,7 +122,6 @@ impl Ctx<'_> {
                 path,
                 token: pass.token.expose().to_string(),
             }),
-            commit_message: self.task.title.trim().to_string(),
         };
         self.note(&format!(
             "Sent to the cluster (queue {queue}): a worker fetches the repository from {} and \
@@ -227,7 +228,12 @@ impl Ctx<'_> {
                             }
                         }
                     }
-                    let messages = store.take_steering_messages(self.session_id, "cluster").unwrap_or_default();
+                    // A read first: most looks find nothing, and taking is a write.
+                    let waiting = store.steering_waiting(self.session_id).unwrap_or(false);
+                    let messages = match waiting {
+                        true => store.take_steering_messages(self.session_id, "cluster").unwrap_or_default(),
+                        false => Vec::new(),
+                    };
                     let text = crate::store::for_agent(&messages);
                     if !text.is_empty() {
                         if let Err(e) = handle.signal(HealerSession::tell, text, WorkflowSignalOptions::default()).await {
@@ -315,7 +321,9 @@ impl Ctx<'_> {
         let brought = self
             .bring_back(remote, base, outcome.pushed.as_deref())
             .await;
-        let summary = self.scrub(&outcome.summary);
+        // What the worker wrote is bounded before it is stored or reaches a repair prompt.
+        let mut summary = self.scrub(&outcome.summary);
+        cut(&mut summary, SUMMARY_CHARS);
         let failed = |scenario, class, status, evidence| {
             Ok(Ending::failed(
                 scenario,
@@ -390,8 +398,12 @@ impl Ctx<'_> {
             WorkerEnding::CheckFailed {
                 init,
                 could_not_run,
-                evidence,
+                mut evidence,
             } => {
+                cut(&mut evidence.message, SUMMARY_CHARS);
+                if let Some(stack) = evidence.stack.as_mut() {
+                    cut(stack, STEP_CHARS);
+                }
                 let scenario = if init {
                     ProjectScenario::of_init_output(evidence.stack.as_deref().unwrap_or_default())
                 } else {
@@ -517,7 +529,7 @@ async fn fetch_into(worktree: &std::path::Path, remote: &str, branch: &str) -> O
         .await
         .ok()?;
     let text = String::from_utf8_lossy(&head.stdout).trim().to_string();
-    (text.len() == 40 && text.chars().all(|c| c.is_ascii_hexdigit())).then_some(text)
+    super::push::is_full_hash(&text).then_some(text)
 }
 
 async fn reset_to(worktree: &std::path::Path, commit: &str) -> std::result::Result<(), String> {

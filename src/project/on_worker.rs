@@ -23,16 +23,15 @@ use crate::agent::{AgentUpdate, ModelEndpoint, SessionEnd, SessionSpec};
 use crate::cluster::session_flow::{SessionInput, WorkerEnding};
 use crate::failure::Evidence;
 use crate::llm::{scrub, ApiKey};
-use crate::session::{AgentKind, SessionStatus, StepKind, StepSource};
+use crate::session::{AgentKind, SessionStatus};
 
-use git::{git, is_full_hash, short};
+use super::push::is_full_hash;
+use git::{git, short};
 use sink::lock;
 pub use sink::{take_mail, SessionSink, WorkerBox};
 
 /// After its own time limit, how long an agent gets before it is ended.
 const AGENT_GRACE: Duration = Duration::from_secs(30);
-/// Lines of a failed command's output kept as evidence.
-const EVIDENCE_LINES: usize = 60;
 
 /// Where a worker does a session.
 pub struct WorkerPlace {
@@ -110,7 +109,7 @@ pub async fn work(
         // Removed first: a link the agent put in its place is not followed.
         let path = tree.join(".git").join("config");
         let _ = std::fs::remove_file(&path);
-        if let Err(e) = std::fs::write(&path, config) {
+        if let Err(e) = write_new(&path, config) {
             return Worked::not_run(format!(
                 "The worker could not restore the clone's settings: {e}"
             ));
@@ -291,13 +290,7 @@ async fn agent_and_checks(
         cwd: tree.to_path_buf(),
         prompt: input.prompt.clone(),
         resume: input.resume.clone(),
-        allowed_tools: match (settings.agent, settings.approvals.preset) {
-            (AgentKind::GeminiCli, preset) => {
-                crate::agent::gemini::allowed_tools(preset, &super::followed::runs_freely(settings))
-            }
-            (_, crate::approval::Preset::NeverAsk) => settings.allowed_tools.clone(),
-            _ => Vec::new(),
-        },
+        allowed_tools: agent_setup::allowed_tools(settings),
         env: toolchain_env(&agent_setup::agent_env(settings, &home, &marks)),
         program: None,
         model: settings.model.clone().filter(|m| !m.trim().is_empty()),
@@ -474,33 +467,11 @@ async fn run_command(
             }));
         }
     };
-    let tail = result.tail(EVIDENCE_LINES);
-    let mut step = crate::agent::text_step(
-        StepSource::System,
-        format!("{}: {}", name, result.verdict()),
-    );
-    step.kind = StepKind::ToolResult;
-    step.tool = Some(name.to_string());
-    step.is_error = !result.passed();
-    if !tail.is_empty() {
-        step.text.push_str(&format!("\n{tail}"));
-    }
-    sink.push(step);
+    sink.push(result.step());
     if result.passed() {
         return Some(Ok(()));
     }
-    let last = tail
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or_default()
-        .trim()
-        .to_string();
-    Some(Err(Evidence {
-        error_type: None,
-        message: format!("{name} ({command}) {}: {last}", result.verdict()),
-        stack: Some(tail),
-    }))
+    Some(Err(result.evidence()))
 }
 
 /// Run the agent, its steps into the sink, within its time limit.
@@ -580,7 +551,9 @@ async fn keep_work(
         return Ok(None);
     }
     let message = match &worked.ending {
-        WorkerEnding::Green { .. } => commit_message(input, &worked.summary),
+        WorkerEnding::Green { .. } => {
+            super::commit::message_for(&input.task_title, &input.task_id, &worked.summary)
+        }
         _ => format!(
             "Work in progress: {}\n\n{}\n\nHealer task: {}",
             input.task_title.trim(),
@@ -642,11 +615,12 @@ async fn keep_work(
     Ok(Some(head))
 }
 
-fn commit_message(input: &SessionInput, summary: &str) -> String {
-    let mut message = input.commit_message.trim().to_string();
-    if !summary.trim().is_empty() {
-        message.push_str(&format!("\n\n{}", summary.trim()));
-    }
-    message.push_str(&format!("\n\nHealer task: {}", input.task_id));
-    message
+/// Write a file that must not exist yet: a link the agent put at `path` is never followed.
+fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?
+        .write_all(bytes)
 }

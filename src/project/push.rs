@@ -344,7 +344,7 @@ fn chooses_own_ssh(repo: &Path) -> bool {
         .is_ok_and(|v| !v.is_empty())
 }
 
-fn is_full_hash(text: &str) -> bool {
+pub(super) fn is_full_hash(text: &str) -> bool {
     matches!(text.len(), 40 | 64) && text.chars().all(|c| c.is_ascii_hexdigit())
 }
 

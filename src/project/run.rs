@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::agent_setup::{self, marks};
 use super::command::{
-    run_project_command, session_tmp, toolchain_env, CommandPlace, CommandResult,
+    run_project_command, session_tmp, toolchain_env, CommandPlace, CommandResult, EVIDENCE_LINES,
 };
 use super::prompt::{read_progress, task_prompt};
 use super::runner::{Projects, SessionStop};
@@ -20,7 +20,7 @@ use super::settle::{settle, Ending};
 use super::worktree;
 use crate::agent::{Agent, AgentUpdate, ModelEndpoint, SessionChannel, SessionEnd, SessionSpec};
 use crate::error::Result;
-use crate::failure::{Evidence, FailureClass, ProjectScenario};
+use crate::failure::{FailureClass, ProjectScenario};
 use crate::llm::{scrub, ApiKey};
 use crate::session::{AgentKind, SessionStatus, SessionStep, StepKind, StepSource};
 use crate::store::{Project, StoredStep};
@@ -36,8 +36,6 @@ const AGENT_GRACE: Duration = Duration::from_secs(30);
 const CANCEL_WAIT: Duration = Duration::from_secs(10);
 /// The most of one step's text that is stored (an agent's tool output can be huge).
 const MAX_STEP_CHARS: usize = 64 * 1024;
-/// Lines of a failed command's output kept as the failure's evidence.
-const EVIDENCE_LINES: usize = 60;
 
 /// What a session needs while it runs.
 pub(super) struct Ctx<'a> {
@@ -226,7 +224,7 @@ async fn drive(ctx: &Ctx<'_>, agent: Arc<dyn Agent>) -> Result<Ending> {
                 scenario.class(),
                 SessionStatus::Failed,
                 format!("The init script {}", result.verdict()),
-                Some(evidence(&result)),
+                Some(result.evidence()),
             ));
         }
     }
@@ -388,7 +386,7 @@ async fn drive(ctx: &Ctx<'_>, agent: Arc<dyn Agent>) -> Result<Ending> {
                          Install it, or change the project's check; the agent's work is kept",
                         check.name
                     ),
-                    Some(evidence(&result)),
+                    Some(result.evidence()),
                 ));
             }
             return Ok(Ending::failed(
@@ -396,7 +394,7 @@ async fn drive(ctx: &Ctx<'_>, agent: Arc<dyn Agent>) -> Result<Ending> {
                 FailureClass::Logic,
                 SessionStatus::Failed,
                 format!("Verification failed: {} {}", check.name, result.verdict()),
-                Some(evidence(&result)),
+                Some(result.evidence()),
             ));
         }
     }
@@ -472,15 +470,7 @@ impl Ctx<'_> {
             () = self.cancel.cancelled() => return Ok(None),
             result = run => result?,
         };
-        let mut step = system_step(format!("{}: {}", name, result.verdict()));
-        step.kind = StepKind::ToolResult;
-        step.tool = Some(name.to_string());
-        step.is_error = !result.passed();
-        let tail = result.tail(EVIDENCE_LINES);
-        if !tail.is_empty() {
-            step.text.push_str(&format!("\n{tail}"));
-        }
-        self.record(step)?;
+        self.record(result.step())?;
         self.alive("a check's output");
         Ok(Some(result))
     }
@@ -508,17 +498,7 @@ impl Ctx<'_> {
             cwd: self.worktree.clone(),
             prompt,
             resume,
-            // While the agent must ask, no tool runs on Claude Code's own say-so: each call is
-            // let through by Healer's hook alone, so a hook that fails lets nothing through.
-            allowed_tools: match (agent.kind(), settings.approvals.preset) {
-                // Gemini CLI cannot ask: what it may do is its list of allowed tools.
-                (AgentKind::GeminiCli, preset) => crate::agent::gemini::allowed_tools(
-                    preset,
-                    &super::followed::runs_freely(settings),
-                ),
-                (_, crate::approval::Preset::NeverAsk) => settings.allowed_tools.clone(),
-                _ => Vec::new(),
-            },
+            allowed_tools: agent_setup::allowed_tools(settings),
             env: self.spec_env(),
             program,
             model: settings.model.clone().filter(|m| !m.trim().is_empty()),
@@ -662,25 +642,5 @@ pub(super) fn system_step(text: String) -> SessionStep {
         is_error: false,
         model: None,
         usage: None,
-    }
-}
-
-fn evidence(result: &CommandResult) -> Evidence {
-    let tail = result.tail(EVIDENCE_LINES);
-    let last = tail
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or_default();
-    Evidence {
-        error_type: None,
-        message: format!(
-            "{} ({}) {}: {}",
-            result.name,
-            result.command,
-            result.verdict(),
-            last.trim()
-        ),
-        stack: Some(tail),
     }
 }

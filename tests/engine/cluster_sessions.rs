@@ -36,6 +36,25 @@ struct Bed {
     project: i64,
 }
 
+/// A commit of NOTES.md saying `text` on the branch checked out in `repo`, as a person makes it.
+fn commit_notes(repo: &Path, text: &str) {
+    std::fs::write(repo.join("NOTES.md"), format!("{text}\n")).expect("notes");
+    git(repo, &["add", "NOTES.md"]);
+    git(
+        repo,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "--quiet",
+            "-m",
+            text,
+        ],
+    );
+}
+
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(args)
@@ -336,21 +355,7 @@ async fn a_worker_killed_mid_session_reopens_the_task_within_the_heartbeat_timeo
     bed.task("Greet properly", "greet() must say Hello.");
     // Work pushed earlier on the task's branch (by an earlier session).
     git(&bed.repo, &["checkout", "--quiet", "-b", "healer/t1"]);
-    std::fs::write(bed.repo.join("NOTES.md"), "earlier work\n").expect("notes");
-    git(&bed.repo, &["add", "NOTES.md"]);
-    git(
-        &bed.repo,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "--quiet",
-            "-m",
-            "earlier work",
-        ],
-    );
+    commit_notes(&bed.repo, "earlier work");
     git(&bed.repo, &["push", "--quiet", "origin", "healer/t1"]);
     git(&bed.repo, &["checkout", "--quiet", "main"]);
     git(&bed.repo, &["branch", "--quiet", "-D", "healer/t1"]);
@@ -458,21 +463,7 @@ async fn work_pushed_from_a_worker_is_reviewed_here_and_accepted_after_main_move
         "{review:?}"
     );
     // The person's main moves on meanwhile; accepting brings it in and runs the checks again.
-    std::fs::write(bed.repo.join("NOTES.md"), "a note\n").expect("notes");
-    git(&bed.repo, &["add", "NOTES.md"]);
-    git(
-        &bed.repo,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "--quiet",
-            "-m",
-            "a note",
-        ],
-    );
+    commit_notes(&bed.repo, "a note");
     let accepted = bed
         .engine
         .accept_task(bed.project, "t1", None)

@@ -54,10 +54,6 @@ pub(super) async fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
         .join(" / "))
 }
 
-pub(super) fn is_full_hash(text: &str) -> bool {
-    text.len() == 40 && text.chars().all(|c| c.is_ascii_hexdigit())
-}
-
 pub(super) fn short(commit: &str) -> &str {
     commit.get(..7).unwrap_or(commit)
 }

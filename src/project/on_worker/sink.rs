@@ -147,7 +147,7 @@ impl SessionSink {
         if let Some(dir) = self.mailbox.get() {
             let n = self.sent.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             let part = dir.join("mail").join(format!(".{n:06}"));
-            let written = std::fs::write(&part, &message).and_then(|()| {
+            let written = super::write_new(&part, message.as_bytes()).and_then(|()| {
                 std::fs::rename(&part, dir.join("mail").join(format!("{n:06}.txt")))
             });
             if written.is_ok() {
@@ -169,4 +169,42 @@ impl SessionSink {
 
 pub(super) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_window_carries_the_newest_steps_within_the_shipped_bound_and_says_where_they_start() {
+        let sink = SessionSink::default();
+        *lock(&sink.for_session) = "healer-x-p1-s1-0".to_string();
+        // Forty steps past the cut: each is kept at STEP_CHARS.
+        for n in 0..40 {
+            sink.push(crate::agent::text_step(
+                StepSource::Agent,
+                format!("{n} {}", "x".repeat(STEP_CHARS * 2)),
+            ));
+        }
+        let window = sink.window();
+        let bytes: usize = window.steps.iter().map(|s| s.text.len()).sum();
+        assert!(bytes <= WINDOW_BYTES, "{bytes}");
+        assert!(window.steps.len() >= 10, "{}", window.steps.len());
+        assert_eq!(window.from + window.steps.len() as u64, 40);
+        assert!(window.steps[0]
+            .text
+            .starts_with(&format!("{} ", window.from)));
+        assert!(window
+            .steps
+            .iter()
+            .all(|s| s.text.contains("more bytes were not sent")));
+        assert_eq!(window.for_session, "healer-x-p1-s1-0");
+        // One step larger than a window on its own is still sent (cut), never nothing.
+        let lone = SessionSink::default();
+        lone.push(crate::agent::text_step(
+            StepSource::Agent,
+            "y".repeat(WINDOW_BYTES * 2),
+        ));
+        assert_eq!(lone.window().steps.len(), 1);
+    }
 }
