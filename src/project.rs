@@ -57,6 +57,7 @@ pub use detect::{Detection, InstalledAgent};
 pub use folder::{open_folder, trust_repository};
 pub use hooks::{cli_program, CLI_VAR as HOOK_CLI_VAR};
 pub use on_cluster::cluster_problem;
+pub(crate) use on_cluster::rewind_pushed;
 pub use prompt::{append_progress, read_progress, task_prompt};
 pub use recover::end_marked_processes;
 pub(crate) use recover::settle_interrupted;

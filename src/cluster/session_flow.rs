@@ -136,6 +136,10 @@ pub struct SessionOutcome {
     pub summary: String,
     /// The branch's tip on the remote after the session (what was pushed is kept).
     pub pushed: Option<String>,
+    /// The worker's own commit of what the agent left unchecked (a session that did not pass
+    /// its checks), when it made one: opened in the control room as changes not committed.
+    #[serde(default)]
+    pub kept: Option<String>,
     pub agent_session_id: Option<String>,
     /// The last steps, so none said just before the end is missed.
     pub tail: StepWindow,

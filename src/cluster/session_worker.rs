@@ -58,6 +58,7 @@ impl SessionActivities {
                 ending,
                 summary,
                 pushed: worked.and_then(|w| w.pushed.clone()),
+                kept: worked.and_then(|w| w.kept.clone()),
                 agent_session_id: worked.and_then(|w| w.agent_session_id.clone()),
                 tail: sink.window(),
             };

@@ -15,6 +15,11 @@ use temporalio_client::{
     WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowSignalOptions, WorkflowStartOptions,
 };
 
+mod git;
+
+pub(crate) use git::rewind_pushed;
+use git::{fetch_into, is_ancestor, main_commit, parent_of, reset_to, unpack_to};
+
 use super::agent_setup;
 use super::prompt::{read_progress, task_prompt};
 use super::run::Ctx;
@@ -297,7 +302,7 @@ impl Ctx<'_> {
         base: &str,
     ) -> Result<Ending> {
         if result.stopped || self.cancel.is_cancelled() {
-            if let Err(why) = self.bring_back(remote, base, None).await {
+            if let Err(why) = self.bring_back(remote, base, None, None).await {
                 tracing::warn!(session_id = self.session_id, "{why}");
             }
             return Ok(self.cancelled());
@@ -309,7 +314,7 @@ impl Ctx<'_> {
             self.note(&format!(
                 "The worker running this session was lost ({why}); whatever it pushed stays on the branch, and the next session continues from there on any worker."
             ))?;
-            if let Err(why) = self.bring_back(remote, base, None).await {
+            if let Err(why) = self.bring_back(remote, base, None, None).await {
                 tracing::warn!(session_id = self.session_id, "{why}");
             }
             return Ok(Ending::Lost {
@@ -318,8 +323,12 @@ impl Ctx<'_> {
         };
         // The agent's own session is not kept: its transcripts were in the worker's scratch
         // folder, so a later session starts a new one with the message.
+        let kept = match outcome.ending {
+            WorkerEnding::Green { .. } => None,
+            _ => outcome.kept.as_deref(),
+        };
         let brought = self
-            .bring_back(remote, base, outcome.pushed.as_deref())
+            .bring_back(remote, base, outcome.pushed.as_deref(), kept)
             .await;
         // What the worker wrote is bounded before it is stored or reaches a repair prompt.
         let mut summary = self.scrub(&outcome.summary);
@@ -430,6 +439,7 @@ impl Ctx<'_> {
         remote: &super::push::Remote,
         base: &str,
         pushed: Option<&str>,
+        kept: Option<&str>,
     ) -> std::result::Result<Option<String>, String> {
         let (repo, main, task, path) = (
             self.repo.clone(),
@@ -456,104 +466,38 @@ impl Ctx<'_> {
                 &fetched[..7]
             ));
         }
-        if fetched != base {
-            // Commits of the branch here that the pushed one lacks are not thrown away.
-            if !is_ancestor(&self.worktree, "HEAD", &fetched).await {
-                return Err(format!(
-                    "the branch {branch} here has commits that the one on the remote lacks, so it was left as it is"
-                ));
-            }
-            reset_to(&self.worktree, &fetched).await?;
+        if fetched == base {
+            return Ok(Some(fetched));
+        }
+        // The worker's commit of what the agent left unchecked is, here, what a session here
+        // leaves: changes not committed on top of the branch, for the healer service's spells
+        // (a rewind of them is carried to the remote) and the review.
+        let unchecked = match kept.filter(|k| *k == fetched) {
+            Some(_) => parent_of(&self.worktree, &fetched).await,
+            None => None,
+        };
+        let at = unchecked.as_deref().unwrap_or(&fetched);
+        // Commits of the branch here that the pushed one lacks are not thrown away.
+        if !is_ancestor(&self.worktree, "HEAD", at).await {
+            return Err(format!(
+                "the branch {branch} here has commits that the one on the remote lacks, so it was left as it is"
+            ));
+        }
+        reset_to(&self.worktree, &fetched).await?;
+        if let Some(parent) = &unchecked {
+            unpack_to(&self.worktree, parent).await?;
+            let _ = self.note(&format!(
+                "The branch {branch} as the worker pushed it is in the task's worktree here: what the agent left unchecked ({}) as changes not yet committed, on top of {}.",
+                &fetched[..7],
+                &parent[..7]
+            ));
+        } else {
             let _ = self.note(&format!(
                 "The branch {branch} as the worker pushed it ({}) is in the task's worktree here.",
                 &fetched[..7]
             ));
         }
         Ok(Some(fetched))
-    }
-}
-
-/// Whether `older` is an ancestor of (or the same commit as) `newer` in `dir`.
-async fn is_ancestor(dir: &std::path::Path, older: &str, newer: &str) -> bool {
-    tokio::process::Command::new("git")
-        .args(["merge-base", "--is-ancestor", older, newer])
-        .current_dir(dir)
-        .stdin(std::process::Stdio::null())
-        .status()
-        .await
-        .is_ok_and(|s| s.success())
-}
-
-/// The main branch's last commit in the person's repository.
-fn main_commit(repo: &std::path::Path, main: &str) -> Result<String> {
-    let repository = git2::Repository::open(repo)
-        .map_err(|e| super::repo::git_error("cannot open the repository", e))?;
-    let commit = repository
-        .revparse_single(&format!("refs/heads/{main}"))
-        .and_then(|o| o.peel_to_commit())
-        .map_err(|e| super::repo::git_error(&format!("cannot read {main}'s last commit"), e))?;
-    Ok(commit.id().to_string())
-}
-
-/// Fetch `branch` from `remote` into the worktree; the commit fetched.
-async fn fetch_into(worktree: &std::path::Path, remote: &str, branch: &str) -> Option<String> {
-    if remote.starts_with('-') {
-        return None;
-    }
-    let out = tokio::process::Command::new("git")
-        .args([
-            "-c",
-            "core.hooksPath=/dev/null",
-            "-c",
-            "credential.interactive=never",
-            "fetch",
-            "--no-tags",
-            "--quiet",
-            "--",
-            remote,
-            &format!("refs/heads/{branch}"),
-        ])
-        .current_dir(worktree)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .await
-        .ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    let head = tokio::process::Command::new("git")
-        .args(["rev-parse", "FETCH_HEAD"])
-        .current_dir(worktree)
-        .output()
-        .await
-        .ok()?;
-    let text = String::from_utf8_lossy(&head.stdout).trim().to_string();
-    super::push::is_full_hash(&text).then_some(text)
-}
-
-async fn reset_to(worktree: &std::path::Path, commit: &str) -> std::result::Result<(), String> {
-    let out = tokio::process::Command::new("git")
-        .args([
-            "-c",
-            "core.hooksPath=/dev/null",
-            "reset",
-            "--quiet",
-            "--hard",
-            commit,
-        ])
-        .current_dir(worktree)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .await
-        .map_err(|e| format!("git could not start: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "the worktree could not be moved to the pushed branch: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
     }
 }
 

@@ -49,6 +49,9 @@ pub struct Worked {
     pub ending: WorkerEnding,
     pub summary: String,
     pub pushed: Option<String>,
+    /// The commit the worker made of what the agent left, when the session did not pass its
+    /// checks: work not yet checked, which the control room opens as changes not committed.
+    pub kept: Option<String>,
     pub agent_session_id: Option<String>,
 }
 
@@ -58,6 +61,7 @@ impl Worked {
             ending: WorkerEnding::NotRun,
             summary,
             pushed: None,
+            kept: None,
             agent_session_id: None,
         }
     }
@@ -121,10 +125,12 @@ pub async fn work(
     // What the agent did is kept on the branch whatever the checks said (and whoever stopped
     // it): the next session continues from there, on any worker.
     match keep_work(input, &tree, &branch, &start, &worked).await {
-        Ok(Some(pushed)) => {
+        Ok(Some((pushed, own))) => {
             sink.note(format!("Pushed {branch} at {}.", short(&pushed)));
             if let WorkerEnding::Green { commit } = &mut worked.ending {
                 *commit = pushed.clone();
+            } else if own {
+                worked.kept = Some(pushed.clone());
             }
             worked.pushed = Some(pushed);
         }
@@ -333,6 +339,7 @@ async fn agent_and_checks(
         ending,
         summary: end.summary.clone(),
         pushed: None,
+        kept: None,
         agent_session_id: agent_session_id.clone(),
     };
     if cancel.is_cancelled() {
@@ -384,6 +391,7 @@ async fn agent_and_checks(
         },
         summary: end.summary,
         pushed: None,
+        kept: None,
         agent_session_id,
     }
 }
@@ -437,6 +445,7 @@ fn failed_check(init: bool, could_not_run: bool, evidence: Evidence) -> Worked {
             evidence,
         },
         pushed: None,
+        kept: None,
         agent_session_id: None,
     }
 }
@@ -538,15 +547,16 @@ async fn run_agent(
     }
 }
 
-/// Commit what the agent left (green or not) and push the branch; the commit pushed, or
-/// `None` when there was nothing new since `start`.
+/// Commit what the agent left (green or not) and push the branch; the commit pushed and
+/// whether it is the worker's own commit of what the agent left, or `None` when there was
+/// nothing new since `start`.
 async fn keep_work(
     input: &SessionInput,
     tree: &Path,
     branch: &str,
     start: &str,
     worked: &Worked,
-) -> Result<Option<String>, String> {
+) -> Result<Option<(String, bool)>, String> {
     if matches!(worked.ending, WorkerEnding::NotRun) || !tree.join(".git").exists() {
         return Ok(None);
     }
@@ -612,7 +622,7 @@ async fn keep_work(
             input.remote
         )
     })?;
-    Ok(Some(head))
+    Ok(Some((head, staged)))
 }
 
 /// Write a file that must not exist yet: a link the agent put at `path` is never followed.

@@ -183,19 +183,79 @@ pub async fn push_branch_within(
             ));
         }
     }
-    let shown = without_credentials(&remote.url);
     let local = prepare(repo, remote, &full)?;
+    send(repo, remote, branch, &local, &full, expect_remote_at, limit).await
+}
 
+/// The name under which a rewind keeps a task branch's earlier tip on its remote.
+pub fn pin_name(task_id: &str, seq: u32) -> String {
+    format!("{PIN_PREFIX}{task_id}/{seq}")
+}
+
+/// Where rewinds keep what a pushed branch held.
+const PIN_PREFIX: &str = "refs/healer/pinned/";
+
+/// Put the remote's `branch` (one of Healer's) back to `to`, a commit of this repository,
+/// after keeping its tip `tip` on the remote as `pin` ([`pin_name`]): the branch is replaced
+/// only while it still stands at `tip`, so nothing anyone pushed after it is lost, and what it
+/// held stays reachable from the pin.
+pub async fn pin_then_move(
+    repo: &Path,
+    remote: &Remote,
+    branch: &str,
+    tip: &str,
+    pin: &str,
+    to: &str,
+) -> Result<(), PushError> {
+    let full = checked_branch(branch)?;
+    let pin_ok = pin.len() > PIN_PREFIX.len()
+        && pin.starts_with(PIN_PREFIX)
+        && git2::Reference::is_valid_name(pin);
+    if !pin_ok || !is_full_hash(tip) || !is_full_hash(to) {
+        return Err(PushError::new(
+            PushFailure::Refused,
+            format!("Healer refused to put {branch} back on the remote: a name or commit it was given is not one it makes"),
+        ));
+    }
+    if remote.name.starts_with('-')
+        || Repository::open(repo).is_ok_and(|r| r.find_remote(&remote.name).is_err())
+    {
+        return Err(PushError::new(
+            PushFailure::NoRemote,
+            format!(
+                "The repository has no remote named \"{}\", so {branch} was not put back there",
+                remote.name
+            ),
+        ));
+    }
+    send(repo, remote, branch, tip, pin, None, PUSH_TIME_LIMIT).await?;
+    send(repo, remote, branch, to, &full, Some(tip), PUSH_TIME_LIMIT).await?;
+    Ok(())
+}
+
+/// `git push <remote> <commit>:<dst>` with the person's own sign-in and nothing that asks;
+/// with `expect_remote_at`, only while `dst` stands there (`--force-with-lease`). `branch`
+/// names what is pushed in what is said.
+async fn send(
+    repo: &Path,
+    remote: &Remote,
+    branch: &str,
+    commit: &str,
+    dst: &str,
+    expect_remote_at: Option<&str>,
+    limit: Duration,
+) -> Result<Pushed, PushError> {
+    let shown = without_credentials(&remote.url);
     let mut cmd = tokio::process::Command::new("git");
     cmd.arg("-c")
         .arg("credential.interactive=never")
         .arg("push")
         .arg("--porcelain");
     if let Some(expected) = expect_remote_at {
-        cmd.arg(format!("--force-with-lease={full}:{expected}"));
+        cmd.arg(format!("--force-with-lease={dst}:{expected}"));
     }
     cmd.arg(&remote.name)
-        .arg(format!("{full}:{full}"))
+        .arg(format!("{commit}:{dst}"))
         .current_dir(repo)
         // The repository is named by the folder, never by a variable left over from a caller.
         .env_remove("GIT_DIR")
@@ -256,12 +316,12 @@ pub async fn push_branch_within(
     };
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = scrubbed(&String::from_utf8_lossy(&output.stderr), &remote.url);
-    let Some((flag, summary)) = ref_status(&stdout, &full) else {
+    let Some((flag, summary)) = ref_status(&stdout, dst) else {
         return Err(failure(&stderr, branch, &shown));
     };
     match flag {
         ' ' | '*' | '+' | '=' => Ok(Pushed {
-            commit: local,
+            commit: commit.to_string(),
             forced: flag == '+',
             up_to_date: flag == '=',
         }),
@@ -333,7 +393,7 @@ fn prepare(repo: &Path, remote: &Remote, full: &str) -> Result<String, PushError
 
 /// The person chose how git runs ssh (GIT_SSH_COMMAND, GIT_SSH or `core.sshCommand`): theirs
 /// is used as it is.
-fn chooses_own_ssh(repo: &Path) -> bool {
+pub(super) fn chooses_own_ssh(repo: &Path) -> bool {
     let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
     if set("GIT_SSH_COMMAND") || set("GIT_SSH") {
         return true;

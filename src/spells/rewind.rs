@@ -201,6 +201,34 @@ fn declined(choice: Choice, snap: &SnapshotRecord) -> SpellReport {
     report
 }
 
+/// The rewind carried to the task's branch on the repository's remote, for a project whose
+/// tasks run on the cluster (its next session, on any worker, continues from there): before
+/// anything is undone here, so that nothing is undone here that could not be undone there.
+/// What to add to the spell's sentence, or the report of a rewind not done.
+async fn on_remote(
+    cx: &SpellContext<'_>,
+    snap: &SnapshotRecord,
+    to: &str,
+) -> std::result::Result<String, SpellReport> {
+    let not_done = |why: String| {
+        let mut report = SpellReport::not_done(format!(
+            "Nothing was undone: {why}. The work is kept as snapshot {}",
+            snap.seq
+        ));
+        report.snapshot_id = Some(snap.id);
+        report
+    };
+    let path = worktree(cx).map_err(|e| not_done(e.to_string()))?;
+    match crate::project::rewind_pushed(cx.project, path, &cx.context.task_id, snap.seq, to).await {
+        Ok(Some(tip)) => Ok(format!(
+            "; on the repository's remote too, where what the branch held ({}) stays kept",
+            short(&tip)
+        )),
+        Ok(None) => Ok(String::new()),
+        Err(why) => Err(not_done(why)),
+    }
+}
+
 async fn rewind_to(
     cx: &SpellContext<'_>,
     commit: String,
@@ -243,9 +271,13 @@ impl Spell for RewindUncommitted {
             other => return Ok(declined(other, &snap)),
         }
         let snap = current(cx, snap).await?;
+        let remote = match on_remote(cx, &snap, &head).await {
+            Ok(said) => said,
+            Err(report) => return Ok(report),
+        };
         let done = rewind_to(cx, head.clone(), false).await?;
         let mut report = SpellReport::done(format!(
-            "The worktree is back at its last commit ({}); {} kept as snapshot {}{}",
+            "The worktree is back at its last commit ({}){remote}; {} kept as snapshot {}{}",
             short(&head),
             match cx.context.git_status.len() {
                 1 => "the changed file is".to_string(),
@@ -312,9 +344,13 @@ impl Spell for RewindToLastGreen {
             other => return Ok(declined(other, &snap)),
         }
         let snap = current(cx, snap).await?;
+        let remote = match on_remote(cx, &snap, &commit).await {
+            Ok(said) => said,
+            Err(report) => return Ok(report),
+        };
         let done = rewind_to(cx, commit.clone(), true).await?;
         let mut report = SpellReport::done(format!(
-            "The branch is back at {}, its last commit that passed the checks; what came after is kept as snapshot {}{}",
+            "The branch is back at {}, its last commit that passed the checks{remote}; what came after is kept as snapshot {}{}",
             short(&commit),
             snap.seq,
             done.index_left.map(|n| format!(" ({n})")).unwrap_or_default()

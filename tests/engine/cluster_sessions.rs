@@ -586,6 +586,116 @@ async fn a_control_room_killed_mid_session_cancels_the_session_on_the_cluster_at
     assert_eq!(file.task("t1").expect("t1").status, TaskStatus::Open);
 }
 
+/// A red check on a worker heals as a red check here: what the agent left comes back as
+/// changes not committed, the healer service's rewind (asked first, at the defaults) is carried
+/// to the pushed branch — its tip pinned on the remote, then the branch put back — and the
+/// follow-up task's session goes to the cluster and passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_red_check_on_a_worker_is_rewound_on_the_pushed_branch_and_a_follow_up_on_the_cluster_passes(
+) {
+    let bed = bed().await;
+    crate::healer_service::healer_on(&bed.engine, bed.project);
+    bed.task("Greet properly", "greet() must say Hello, with a comma.");
+    const WRONG: &str = "python3 -c \"import pathlib; p = pathlib.Path('greet.py'); p.write_text(p.read_text().replace(\\\"'Hi '\\\", \\\"'Hey '\\\"))\"";
+    bed.model.script([
+        call("toolu_1", WRONG),
+        anthropic::text("greet() now says Hey.", TOKENS),
+    ]);
+    let _worker = bed.worker("rack-1");
+    let base = git(&bed.repo, &["rev-parse", "refs/heads/main"]);
+    let session = bed
+        .engine
+        .run_project_and_wait(bed.project, None)
+        .await
+        .expect("run");
+    let said = bed.steps_text(session.id);
+    assert_eq!(session.status, SessionStatus::Failed, "{said}");
+    // The worker kept the red work on the branch; here it is what a local session leaves.
+    let red = bed.remote_branch().expect("the red work was pushed");
+    assert_ne!(red, base);
+    assert!(said.contains("as changes not yet committed"), "{said}");
+    let worktree = PathBuf::from(&session.worktree);
+    assert_eq!(git(&worktree, &["rev-parse", "HEAD"]), base);
+    assert!(std::fs::read_to_string(worktree.join("greet.py"))
+        .expect("greet.py")
+        .contains("'Hey '"));
+
+    // At the defaults Healer asks before undoing; the person says go ahead.
+    let checkpoint =
+        crate::project_fixtures::eventually("the question", Duration::from_secs(60), || {
+            bed.engine
+                .checkpoints()
+                .expect("checkpoints")
+                .pending
+                .into_iter()
+                .next()
+        })
+        .await;
+    assert_eq!(
+        bed.remote_branch().as_deref(),
+        Some(red.as_str()),
+        "not before the answer"
+    );
+    bed.engine
+        .decide_checkpoint(checkpoint.id, Some(1), None)
+        .await
+        .expect("proceed");
+    let inv = crate::healer_service::ended_invocations(&bed.engine, "t1", 1)
+        .await
+        .remove(0);
+    assert_eq!(
+        crate::healer_service::repairs_of(&inv),
+        [
+            ("rewind_uncommitted_changes", true),
+            ("mark_task_blocked_with_followup", true)
+        ],
+        "{:?}",
+        inv.spells
+    );
+    assert!(
+        inv.spells[1]
+            .summary
+            .contains("on the repository's remote too"),
+        "{}",
+        inv.spells[1].summary
+    );
+    // On the remote: the tip pinned first, then the branch put back where it started.
+    let snap = bed
+        .engine
+        .snapshots(Some(bed.project), Some("t1"))
+        .expect("snapshots")
+        .remove(0);
+    let pin = healer::project::push::pin_name("t1", snap.seq);
+    assert_eq!(git(&bed.remote, &["rev-parse", &pin]), red);
+    assert_eq!(bed.remote_branch().as_deref(), Some(base.as_str()));
+    // Here: the worktree at its last commit, clean.
+    assert_eq!(git(&worktree, &["status", "--porcelain"]), "");
+    assert!(std::fs::read_to_string(worktree.join("greet.py"))
+        .expect("greet.py")
+        .contains("'Hi '"));
+    assert_eq!(bed.task_status(), TaskStatus::Blocked);
+
+    // The follow-up task's session goes to the cluster too, and passes.
+    let followup = inv.followup_task.clone().expect("a follow-up task");
+    bed.model.script([
+        call("toolu_2", FIX),
+        anthropic::text("greet() now says Hello, Ada!", TOKENS),
+    ]);
+    let next = bed
+        .engine
+        .run_project_and_wait(bed.project, Some(&followup))
+        .await
+        .expect("the follow-up");
+    let said = bed.steps_text(next.id);
+    assert_eq!(next.status, SessionStatus::Finished, "{said}");
+    assert!(said.contains("On the worker rack-1"), "{said}");
+    let greet = git(&bed.repo, &["show", "main:greet.py"]);
+    assert!(greet.contains("'Hello, ' + name + '!'"), "{greet}");
+    // The red work is in no branch of the remote: only the pin holds it.
+    let holding = git(&bed.remote, &["branch", "--contains", &red]);
+    assert_eq!(holding, "", "{holding}");
+}
+
 #[tokio::test]
 async fn a_project_cannot_move_to_the_cluster_without_a_connection_or_a_remote() {
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
