@@ -18,7 +18,7 @@ use temporalio_client::{
 mod git;
 
 pub(crate) use git::rewind_pushed;
-use git::{fetch_into, is_ancestor, main_commit, parent_of, reset_to, unpack_to};
+use git::{fetch_into, is_ancestor, main_commit, only_parent_of, reset_to, unpack_to};
 
 use super::agent_setup;
 use super::prompt::{read_progress, task_prompt};
@@ -430,6 +430,35 @@ impl Ctx<'_> {
         }
     }
 
+    /// Changes in the task's worktree here that Healer did not leave there (someone edited the
+    /// work opened here) are kept as a snapshot before the worker's branch is brought in over
+    /// them.
+    async fn keep_changes_here(&self) -> std::result::Result<(), String> {
+        let (store, project, path, task) = (
+            self.projects.services.store.clone(),
+            self.project.id,
+            self.worktree.clone(),
+            self.task.id.clone(),
+        );
+        let kept = tokio::task::spawn_blocking(move || {
+            if !super::snapshot::changed_since_remembered(&path)? {
+                return Ok(None);
+            }
+            let reason = "changes in the task's worktree here, kept before the branch a worker pushed was brought in";
+            super::snapshot::take(&store, project, &path, &task, reason).map(Some)
+        })
+        .await
+        .map_err(|e| format!("the worktree's changes could not be read: {e}"))?
+        .map_err(|e| format!("the worktree's changes could not be kept, so the branch was left as it is: {e}"))?;
+        if let Some(snap) = kept {
+            let _ = self.note(&format!(
+                "The task's worktree here had changes of someone's: they are kept as snapshot {} before the worker's branch was brought in.",
+                snap.seq
+            ));
+        }
+        Ok(())
+    }
+
     /// The task's worktree here, at the branch as the remote has it: review, accepting and the
     /// healer service work on it as on any session's. The person's own checkout is not
     /// touched. `Ok(Some(commit))`: the worktree stands at it; `Ok(None)`: the remote has no
@@ -473,7 +502,7 @@ impl Ctx<'_> {
         // leaves: changes not committed on top of the branch, for the healer service's spells
         // (a rewind of them is carried to the remote) and the review.
         let unchecked = match kept.filter(|k| *k == fetched) {
-            Some(_) => parent_of(&self.worktree, &fetched).await,
+            Some(_) => only_parent_of(&self.worktree, &fetched).await,
             None => None,
         };
         let at = unchecked.as_deref().unwrap_or(&fetched);
@@ -483,9 +512,19 @@ impl Ctx<'_> {
                 "the branch {branch} here has commits that the one on the remote lacks, so it was left as it is"
             ));
         }
+        self.keep_changes_here().await?;
         reset_to(&self.worktree, &fetched).await?;
         if let Some(parent) = &unchecked {
             unpack_to(&self.worktree, parent).await?;
+            let path = self.worktree.clone();
+            let remembered =
+                tokio::task::spawn_blocking(move || super::snapshot::remember_files(&path)).await;
+            if !matches!(remembered, Ok(Ok(()))) {
+                tracing::warn!(
+                    session_id = self.session_id,
+                    "the worktree's files were not noted"
+                );
+            }
             let _ = self.note(&format!(
                 "The branch {branch} as the worker pushed it is in the task's worktree here: what the agent left unchecked ({}) as changes not yet committed, on top of {}.",
                 &fetched[..7],

@@ -577,26 +577,36 @@ async fn keep_work(
         .map_err(|e| format!("The worker could not add the work: {e}"))?;
     let staged = git(tree, &["diff", "--cached", "--quiet"]).await.is_err();
     if staged {
+        // Built from the files alone, on HEAD alone: a merge or cherry-pick the agent left
+        // half done (its MERGE_HEAD) does not make the worker's commit a merge that drops a
+        // parent's work.
+        let failed = |e: String| format!("The worker could not commit the work: {e}");
+        let files = git(tree, &["write-tree"]).await.map_err(failed)?;
+        let parent = git(tree, &["rev-parse", "--verify", "HEAD^{commit}"])
+            .await
+            .map_err(failed)?;
         let name = format!("user.name={}", super::worktree::AGENT_NAME);
         let email = format!("user.email={}", super::worktree::AGENT_EMAIL);
-        git(
+        let made = git(
             tree,
             &[
                 "-c",
                 &name,
                 "-c",
                 &email,
-                "-c",
-                "commit.gpgsign=false",
-                "commit",
-                "--quiet",
-                "--no-verify",
+                "commit-tree",
+                files.trim(),
+                "-p",
+                parent.trim(),
                 "-m",
                 &message,
             ],
         )
         .await
-        .map_err(|e| format!("The worker could not commit the work: {e}"))?;
+        .map_err(failed)?;
+        git(tree, &["update-ref", "HEAD", made.trim(), parent.trim()])
+            .await
+            .map_err(failed)?;
     }
     let head = git(tree, &["rev-parse", "HEAD"])
         .await
@@ -605,23 +615,38 @@ async fn keep_work(
     if head == start {
         return Ok(None);
     }
-    git(
-        tree,
-        &[
-            "push",
-            "--quiet",
-            "--no-verify",
-            &input.remote,
-            &format!("HEAD:refs/heads/{branch}"),
-        ],
-    )
-    .await
-    .map_err(|e| {
-        format!(
-            "The worker could not push {branch} to {}: {e}",
+    let push = |to: String| {
+        let remote = input.remote.clone();
+        async move {
+            git(
+                tree,
+                &[
+                    "push",
+                    "--quiet",
+                    "--no-verify",
+                    &remote,
+                    &format!("HEAD:{to}"),
+                ],
+            )
+            .await
+        }
+    };
+    if let Err(e) = push(format!("refs/heads/{branch}")).await {
+        // The branch moved there meanwhile (someone pushed to it): the work is kept beside it,
+        // never lost, and never written over theirs.
+        let aside = format!("refs/healer/kept/{}/{}", input.task_id, input.session_id);
+        let kept = match push(aside.clone()).await {
+            Ok(_) => format!(
+                "; the work is kept there beside it, as {aside} ({})",
+                short(&head)
+            ),
+            Err(_) => String::new(),
+        };
+        return Err(format!(
+            "The worker could not push {branch} to {}: {e}{kept}",
             input.remote
-        )
-    })?;
+        ));
+    }
     Ok(Some((head, staged)))
 }
 

@@ -15,6 +15,10 @@ use git2::Repository;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
+mod pin;
+
+pub use pin::{pin_name, pin_then_move};
+
 use super::repo::git_error;
 use crate::error::{Error, Result};
 
@@ -184,59 +188,33 @@ pub async fn push_branch_within(
         }
     }
     let local = prepare(repo, remote, &full)?;
-    send(repo, remote, branch, &local, &full, expect_remote_at, limit).await
+    send(
+        repo,
+        remote,
+        branch,
+        &local,
+        &full,
+        expect_remote_at,
+        limit,
+        Own::Person,
+    )
+    .await
 }
 
-/// The name under which a rewind keeps a task branch's earlier tip on its remote.
-pub fn pin_name(task_id: &str, seq: u32) -> String {
-    format!("{PIN_PREFIX}{task_id}/{seq}")
-}
-
-/// Where rewinds keep what a pushed branch held.
-const PIN_PREFIX: &str = "refs/healer/pinned/";
-
-/// Put the remote's `branch` (one of Healer's) back to `to`, a commit of this repository,
-/// after keeping its tip `tip` on the remote as `pin` ([`pin_name`]): the branch is replaced
-/// only while it still stands at `tip`, so nothing anyone pushed after it is lost, and what it
-/// held stays reachable from the pin.
-pub async fn pin_then_move(
-    repo: &Path,
-    remote: &Remote,
-    branch: &str,
-    tip: &str,
-    pin: &str,
-    to: &str,
-) -> Result<(), PushError> {
-    let full = checked_branch(branch)?;
-    let pin_ok = pin.len() > PIN_PREFIX.len()
-        && pin.starts_with(PIN_PREFIX)
-        && git2::Reference::is_valid_name(pin);
-    if !pin_ok || !is_full_hash(tip) || !is_full_hash(to) {
-        return Err(PushError::new(
-            PushFailure::Refused,
-            format!("Healer refused to put {branch} back on the remote: a name or commit it was given is not one it makes"),
-        ));
-    }
-    if remote.name.starts_with('-')
-        || Repository::open(repo).is_ok_and(|r| r.find_remote(&remote.name).is_err())
-    {
-        return Err(PushError::new(
-            PushFailure::NoRemote,
-            format!(
-                "The repository has no remote named \"{}\", so {branch} was not put back there",
-                remote.name
-            ),
-        ));
-    }
-    send(repo, remote, branch, tip, pin, None, PUSH_TIME_LIMIT).await?;
-    send(repo, remote, branch, to, &full, Some(tip), PUSH_TIME_LIMIT).await?;
-    Ok(())
+/// Whose push it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Own {
+    /// The person's branch, pushed as they push (their pre-push hook runs).
+    Person,
+    /// A rewind Healer carries out by itself: no hook, tag or submodule.
+    Rewind,
 }
 
 /// `git push <remote> <commit>:<dst>` with the person's own sign-in and nothing that asks;
 /// with `expect_remote_at`, only while `dst` stands there (`--force-with-lease`). `branch`
-/// names what is pushed in what is said.
-async fn send(
+/// names what is pushed in what is said. A `dst` starting with `+` is replaced whatever it held.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn send(
     repo: &Path,
     remote: &Remote,
     branch: &str,
@@ -244,18 +222,32 @@ async fn send(
     dst: &str,
     expect_remote_at: Option<&str>,
     limit: Duration,
+    own: Own,
 ) -> Result<Pushed, PushError> {
+    let (force, dst) = match dst.strip_prefix('+') {
+        Some(dst) => ("+", dst),
+        None => ("", dst),
+    };
     let shown = without_credentials(&remote.url);
     let mut cmd = tokio::process::Command::new("git");
-    cmd.arg("-c")
-        .arg("credential.interactive=never")
-        .arg("push")
-        .arg("--porcelain");
+    cmd.arg("-c").arg("credential.interactive=never");
+    if own == Own::Rewind {
+        cmd.args([
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "core.fsmonitor=false",
+        ]);
+    }
+    cmd.arg("push").arg("--porcelain");
+    if own == Own::Rewind {
+        cmd.args(["--no-verify", "--no-follow-tags", "--recurse-submodules=no"]);
+    }
     if let Some(expected) = expect_remote_at {
         cmd.arg(format!("--force-with-lease={dst}:{expected}"));
     }
     cmd.arg(&remote.name)
-        .arg(format!("{commit}:{dst}"))
+        .arg(format!("{force}{commit}:{dst}"))
         .current_dir(repo)
         // The repository is named by the folder, never by a variable left over from a caller.
         .env_remove("GIT_DIR")

@@ -239,6 +239,36 @@ pub fn record_unrecorded(
     Ok(found)
 }
 
+/// Where the task's worktree here remembers the files it held when Healer last wrote them (a
+/// branch brought from a worker): in its own git folder, not among its files.
+const BROUGHT: &str = "healer-brought";
+
+/// Remember the worktree's files as they are now, as Healer left them.
+pub fn remember_files(worktree: &Path) -> Result<()> {
+    let repo = open(worktree)?;
+    let tree = worktree_tree(&repo)?;
+    std::fs::write(repo.path().join(BROUGHT), tree.to_string())
+        .map_err(|e| Error::io("cannot note the worktree's files", e))
+}
+
+/// Whether the worktree's files are other than Healer last left them (someone changed them
+/// since), when it has changes not committed at all.
+pub fn changed_since_remembered(worktree: &Path) -> Result<bool> {
+    let repo = open(worktree)?;
+    let mut options = StatusOptions::new();
+    options.include_untracked(true).include_ignored(false);
+    let dirty = repo
+        .statuses(Some(&mut options))
+        .map_err(|e| git_error("cannot read the worktree's changes", e))?
+        .iter()
+        .any(|s| s.path().is_ok_and(|p| !is_healer(p)));
+    if !dirty {
+        return Ok(false);
+    }
+    let left = std::fs::read_to_string(repo.path().join(BROUGHT)).unwrap_or_default();
+    Ok(worktree_tree(&repo)?.to_string() != left.trim())
+}
+
 /// The tree of every tracked and untracked (not ignored) file as it is on disk, built in an
 /// index that is never written back.
 fn worktree_tree(repo: &Repository) -> Result<Oid> {

@@ -197,7 +197,11 @@ impl Spell for MinimalSubagent {
     async fn cast(&self, cx: &SpellContext<'_>) -> Result<SpellReport> {
         // A fallback that cannot run is not tried: its own failure ("no model is configured")
         // would stand in place of the reason the person needs to read.
-        if let Err(e) = cx.services.llm.resolve_tier(cx.project.settings.tier) {
+        let on_cluster = cx.project.settings.runs_on != crate::store::RunsOn::Local;
+        if let (false, Err(e)) = (
+            on_cluster,
+            cx.services.llm.resolve_tier(cx.project.settings.tier),
+        ) {
             return Ok(SpellReport::not_done(format!(
                 "Healer's built-in agent was not tried in its place: {e}"
             )));
@@ -216,10 +220,18 @@ impl Spell for MinimalSubagent {
             ));
         }
         message.push_str("\n\nDo the task in this worktree, check your work, and finish.");
+        // Healer's own agent works only on this computer: a project whose sessions run on the
+        // cluster's workers is retried there, by its own agent given only the same words.
+        let (agent, who) = if on_cluster {
+            let agent = cx.project.settings.agent;
+            (agent, format!("{} on the cluster", agent.name()))
+        } else {
+            (AgentKind::Builtin, "The built-in agent".to_string())
+        };
         let session = cx.projects.run_with_message(
             cx.project,
             &cx.context.task_id,
-            AgentKind::Builtin,
+            agent,
             &message,
             true,
             None,
@@ -227,7 +239,7 @@ impl Spell for MinimalSubagent {
         let ended = wait_for(cx, session.id).await?;
         Ok(report_of(
             &ended,
-            "The built-in agent retried with only the failure and its files",
+            &format!("{who} retried with only the failure and its files"),
         ))
     }
 }

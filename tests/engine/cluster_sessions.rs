@@ -696,6 +696,71 @@ async fn a_red_check_on_a_worker_is_rewound_on_the_pushed_branch_and_a_follow_up
     assert_eq!(holding, "", "{holding}");
 }
 
+/// Someone pushes to the task's branch while a worker works on it: the worker's push is
+/// refused (theirs is never written over) and its work is kept on the remote beside the
+/// branch, said in the session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn work_whose_branch_moved_on_the_remote_meanwhile_is_kept_beside_it_not_lost() {
+    let bed = bed().await;
+    bed.task("Greet properly", "greet() must say Hello, with a comma.");
+    // "Someone else" pushes to healer/t1 from the worker's clone, then the clone goes back.
+    const SOMEONE: &str = r#"python3 -c "import subprocess as s; r = lambda *a: s.run(a, check=True); r('git', '-c', 'user.name=x', '-c', 'user.email=x@x', 'commit', '--allow-empty', '-qm', 'someone else'); r('git', 'push', '-q', 'origin', 'HEAD:refs/heads/healer/t1'); r('git', 'reset', '-q', '--hard', 'HEAD~1')""#;
+    bed.model.script([
+        call("toolu_1", SOMEONE),
+        call("toolu_2", FIX),
+        anthropic::text("greet() now says Hello, Ada!", TOKENS),
+        // The healer service's retry, given only the failure: on the cluster too.
+        call("toolu_3", FIX),
+        anthropic::text("greet() says Hello, Ada! again.", TOKENS),
+    ]);
+    let _worker = bed.worker("rack-1");
+    let session = bed
+        .engine
+        .run_project_and_wait(bed.project, None)
+        .await
+        .expect("run");
+    let said = bed.steps_text(session.id);
+    assert_eq!(session.status, SessionStatus::Failed, "{said}");
+    // Theirs is on the branch, not written over (Healer's repair below builds on it).
+    let theirs = git(&bed.remote, &["rev-parse", "healer/t1^{/someone else}"]);
+    // The worker's work is beside it, and the session says where.
+    let aside = format!("refs/healer/kept/t1/{}", session.id);
+    assert!(said.contains(&aside), "{said}");
+    let greet = git(&bed.remote, &["show", &format!("{aside}:greet.py")]);
+    assert!(greet.contains("'Hello, ' + name + '!'"), "{greet}");
+    // The repair Healer starts goes to the cluster with the project's own agent (Healer's
+    // works only here), continues from their commit, and passes.
+    let inv = crate::healer_service::ended_invocations(&bed.engine, "t1", 1)
+        .await
+        .remove(0);
+    let retry = inv
+        .spells
+        .iter()
+        .find(|s| s.spell == "retry_with_minimal_subagent")
+        .unwrap_or_else(|| panic!("{:?}", inv.spells));
+    assert!(retry.success, "{}", retry.summary);
+    assert!(
+        retry
+            .summary
+            .starts_with("Claude Code on the cluster retried"),
+        "{}",
+        retry.summary
+    );
+    let repaired = bed
+        .engine
+        .store()
+        .session(retry.session_id.expect("its session"))
+        .expect("session");
+    assert_eq!(repaired.agent, AgentKind::ClaudeCode);
+    let said = bed.steps_text(repaired.id);
+    assert!(said.contains("On the worker rack-1"), "{said}");
+    let pushed = bed.remote_branch().expect("pushed");
+    git(
+        &bed.remote,
+        &["merge-base", "--is-ancestor", &theirs, &pushed],
+    );
+}
+
 #[tokio::test]
 async fn a_project_cannot_move_to_the_cluster_without_a_connection_or_a_remote() {
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");

@@ -17,6 +17,8 @@ async fn run(dir: &Path, args: &[&str]) -> std::result::Result<String, String> {
         "-c",
         "core.hooksPath=/dev/null",
         "-c",
+        "core.fsmonitor=false",
+        "-c",
         "credential.interactive=never",
     ])
     .args(args)
@@ -77,20 +79,37 @@ pub(super) async fn fetch_into(worktree: &Path, remote: &str, branch: &str) -> O
         return None;
     }
     let refspec = format!("refs/heads/{branch}");
-    let args = ["fetch", "--no-tags", "--quiet", "--", remote, &refspec];
+    let args = [
+        "fetch",
+        "--no-tags",
+        "--quiet",
+        "--recurse-submodules=no",
+        "--",
+        remote,
+        &refspec,
+    ];
     run(worktree, &args).await.ok()?;
-    commit_of(run(worktree, &["rev-parse", "FETCH_HEAD"]).await)
-}
-
-/// The first parent of `commit`, when it has one.
-pub(super) async fn parent_of(worktree: &Path, commit: &str) -> Option<String> {
     commit_of(
         run(
             worktree,
-            &["rev-parse", "--verify", "--quiet", &format!("{commit}^1")],
+            &["rev-parse", "--verify", "--quiet", "FETCH_HEAD^{commit}"],
         )
         .await,
     )
+}
+
+/// The parent of `commit`, when it has exactly one (a merge is not the worker's commit of
+/// what an agent left).
+pub(super) async fn only_parent_of(worktree: &Path, commit: &str) -> Option<String> {
+    let listed = run(worktree, &["rev-list", "--parents", "-n", "1", commit])
+        .await
+        .ok()?;
+    match listed.split_whitespace().collect::<Vec<_>>().as_slice() {
+        [this, parent] if *this == commit && push::is_full_hash(parent) => {
+            Some((*parent).to_string())
+        }
+        _ => None,
+    }
 }
 
 /// The worktree's branch, index and files at `commit`.
@@ -169,6 +188,12 @@ pub(crate) async fn rewind_pushed(
     if fetch_into(worktree, &remote.url, &branch).await.as_deref() != Some(tip.as_str()) {
         return Err(format!(
             "{branch} moved on {shown} while Healer read it, so it was left as it is there"
+        ));
+    }
+    // Back along the branch only: never a commit the branch there does not hold.
+    if !is_ancestor(worktree, to, &tip).await {
+        return Err(format!(
+            "{branch} on {shown} does not hold the commit it would go back to, so it was left as it is there"
         ));
     }
     push::pin_then_move(
@@ -317,5 +342,53 @@ mod tests {
             .await
             .expect_err("not its own");
         assert_eq!(refused.failure, push::PushFailure::Refused);
+    }
+
+    #[tokio::test]
+    async fn a_merge_is_never_opened_as_one_commit_of_unchecked_work() {
+        let (_tmp, repo, base, tip, _project) = pushed();
+        assert_eq!(only_parent_of(&repo, &tip).await, Some(base.clone()));
+        sh(&repo, &["checkout", "--quiet", "-b", "side", &base]);
+        std::fs::write(repo.join("side.txt"), "side").expect("write");
+        sh(&repo, &["add", "side.txt"]);
+        sh(&repo, &["commit", "--quiet", "-m", "side"]);
+        let side = sh(&repo, &["rev-parse", "HEAD"]);
+        sh(
+            &repo,
+            &["merge", "--quiet", "--no-edit", "-m", "merged", "healer/t1"],
+        );
+        let merge = sh(&repo, &["rev-parse", "HEAD"]);
+        assert_ne!(merge, side);
+        assert_eq!(only_parent_of(&repo, &merge).await, None);
+    }
+
+    #[test]
+    fn changes_someone_made_after_healer_left_the_files_are_told_apart() {
+        let (tmp, repo, _base, _tip, _project) = pushed();
+        // The task's own worktree, as Healer makes it, of a project's repository.
+        crate::project::folder::trust_repository(&repo);
+        let repo = {
+            let wt = tmp.path().join("wt");
+            sh(
+                &repo,
+                &[
+                    "worktree",
+                    "add",
+                    "--quiet",
+                    wt.to_str().expect("path"),
+                    "healer/t1",
+                ],
+            );
+            wt
+        };
+        // Clean: nothing to keep.
+        assert!(!crate::project::snapshot::changed_since_remembered(&repo).expect("read"));
+        // Healer leaves changes not committed, and remembers them.
+        std::fs::write(repo.join("left.txt"), "the agent's\n").expect("write");
+        crate::project::snapshot::remember_files(&repo).expect("remembered");
+        assert!(!crate::project::snapshot::changed_since_remembered(&repo).expect("read"));
+        // Someone edits them afterwards.
+        std::fs::write(repo.join("left.txt"), "the agent's\nand mine\n").expect("write");
+        assert!(crate::project::snapshot::changed_since_remembered(&repo).expect("read"));
     }
 }
