@@ -7,7 +7,6 @@
 //! session (on any worker) and the healer service find it on the branch. Every step goes to
 //! the [`SessionSink`], which the activity sends back in its heartbeats.
 
-mod git;
 mod sink;
 
 use std::path::{Path, PathBuf};
@@ -26,7 +25,7 @@ use crate::llm::{scrub, ApiKey};
 use crate::session::{AgentKind, SessionStatus};
 
 use super::push::is_full_hash;
-use git::{git, short};
+use super::quiet_git::{run as git, short};
 use sink::lock;
 pub use sink::{take_mail, SessionSink, WorkerBox};
 
@@ -632,20 +631,27 @@ async fn keep_work(
         }
     };
     if let Err(e) = push(format!("refs/heads/{branch}")).await {
-        // The branch moved there meanwhile (someone pushed to it): the work is kept beside it,
-        // never lost, and never written over theirs.
+        // The branch moved there meanwhile (someone pushed to it), or the remote refused it:
+        // the work is kept beside it, never lost, and never written over theirs.
         let aside = format!("refs/healer/kept/{}/{}", input.task_id, input.session_id);
-        let kept = match push(aside.clone()).await {
-            Ok(_) => format!(
-                "; the work is kept there beside it, as {aside} ({})",
+        let remote = &input.remote;
+        if push(aside.clone()).await.is_err() {
+            return Err(format!(
+                "The worker could not push {branch} to {remote}: {e}"
+            ));
+        }
+        let moved = e.contains("fetch first") || e.contains("non-fast-forward");
+        return Err(if moved {
+            format!(
+                "Someone pushed to {branch} on {remote} while the worker worked, so the worker did not push over their work: its own is kept there beside the branch, as {aside} ({})",
                 short(&head)
-            ),
-            Err(_) => String::new(),
-        };
-        return Err(format!(
-            "The worker could not push {branch} to {}: {e}{kept}",
-            input.remote
-        ));
+            )
+        } else {
+            format!(
+                "The worker could not push {branch} to {remote} ({e}): its work is kept there beside the branch, as {aside} ({})",
+                short(&head)
+            )
+        });
     }
     Ok(Some((head, staged)))
 }

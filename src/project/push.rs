@@ -188,50 +188,45 @@ pub async fn push_branch_within(
         }
     }
     let local = prepare(repo, remote, &full)?;
-    send(
-        repo,
-        remote,
-        branch,
-        &local,
-        &full,
-        expect_remote_at,
-        limit,
-        Own::Person,
-    )
-    .await
+    let how = How::Person {
+        lease: expect_remote_at,
+    };
+    send(repo, remote, branch, &local, &full, how, limit).await
 }
 
-/// Whose push it is.
+/// How a push updates its ref.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Own {
-    /// The person's branch, pushed as they push (their pre-push hook runs).
-    Person,
-    /// A rewind Healer carries out by itself: no hook, tag or submodule.
-    Rewind,
+pub(super) enum How<'a> {
+    /// The person's branch, pushed as they push (their pre-push hook runs); with `lease`, only
+    /// while the remote's branch stands there.
+    Person { lease: Option<&'a str> },
+    /// A name of Healer's own, replaced whatever it holds (an agent may have planted it).
+    Pin,
+    /// Healer puts a branch back by itself, only while it stands at `lease`.
+    Rewind { lease: &'a str },
 }
 
-/// `git push <remote> <commit>:<dst>` with the person's own sign-in and nothing that asks;
-/// with `expect_remote_at`, only while `dst` stands there (`--force-with-lease`). `branch`
-/// names what is pushed in what is said. A `dst` starting with `+` is replaced whatever it held.
-#[allow(clippy::too_many_arguments)]
+/// `git push <remote> <commit>:<dst>` with the person's own sign-in and nothing that asks, as
+/// `how` says; Healer's own pushes run no hook and take no tag or submodule along. `branch`
+/// names what is pushed in what is said.
 pub(super) async fn send(
     repo: &Path,
     remote: &Remote,
     branch: &str,
     commit: &str,
     dst: &str,
-    expect_remote_at: Option<&str>,
+    how: How<'_>,
     limit: Duration,
-    own: Own,
 ) -> Result<Pushed, PushError> {
-    let (force, dst) = match dst.strip_prefix('+') {
-        Some(dst) => ("+", dst),
-        None => ("", dst),
+    let (own, force, lease) = match how {
+        How::Person { lease } => (false, "", lease),
+        How::Pin => (true, "+", None),
+        How::Rewind { lease } => (true, "", Some(lease)),
     };
     let shown = without_credentials(&remote.url);
     let mut cmd = tokio::process::Command::new("git");
     cmd.arg("-c").arg("credential.interactive=never");
-    if own == Own::Rewind {
+    if own {
         cmd.args([
             "-c",
             "core.hooksPath=/dev/null",
@@ -240,10 +235,10 @@ pub(super) async fn send(
         ]);
     }
     cmd.arg("push").arg("--porcelain");
-    if own == Own::Rewind {
+    if own {
         cmd.args(["--no-verify", "--no-follow-tags", "--recurse-submodules=no"]);
     }
-    if let Some(expected) = expect_remote_at {
+    if let Some(expected) = lease {
         cmd.arg(format!("--force-with-lease={dst}:{expected}"));
     }
     cmd.arg(&remote.name)

@@ -247,8 +247,27 @@ const BROUGHT: &str = "healer-brought";
 pub fn remember_files(worktree: &Path) -> Result<()> {
     let repo = open(worktree)?;
     let tree = worktree_tree(&repo)?;
-    std::fs::write(repo.path().join(BROUGHT), tree.to_string())
+    // Written anew: a link someone put in its place is removed, never followed.
+    let path = repo.path().join(BROUGHT);
+    let _ = std::fs::remove_file(&path);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .and_then(|mut file| std::io::Write::write_all(&mut file, tree.to_string().as_bytes()))
         .map_err(|e| Error::io("cannot note the worktree's files", e))
+}
+
+/// What [`remember_files`] noted, read only from a plain file, and bounded.
+fn remembered(repo: &Repository) -> String {
+    use std::io::Read;
+    let path = repo.path().join(BROUGHT);
+    if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+        return String::new();
+    }
+    let mut text = String::new();
+    let _ = std::fs::File::open(&path).map(|f| f.take(128).read_to_string(&mut text));
+    text.trim().to_string()
 }
 
 /// Whether the worktree's files are other than Healer last left them (someone changed them
@@ -265,8 +284,7 @@ pub fn changed_since_remembered(worktree: &Path) -> Result<bool> {
     if !dirty {
         return Ok(false);
     }
-    let left = std::fs::read_to_string(repo.path().join(BROUGHT)).unwrap_or_default();
-    Ok(worktree_tree(&repo)?.to_string() != left.trim())
+    Ok(worktree_tree(&repo)?.to_string() != remembered(&repo))
 }
 
 /// The tree of every tracked and untracked (not ignored) file as it is on disk, built in an

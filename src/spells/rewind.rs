@@ -12,6 +12,7 @@ use crate::checkpoint::{
     CheckpointAction, CheckpointOption, CheckpointTrigger, NewCheckpoint, Situation,
 };
 use crate::error::{Error, Result};
+use crate::project::short_commit as short;
 use crate::project::snapshot;
 use crate::session::SessionStatus;
 use crate::store::{HealerMode, SnapshotRecord};
@@ -21,10 +22,6 @@ pub const LAST_GREEN: &str = "rewind_to_last_green_commit";
 
 pub struct RewindUncommitted;
 pub struct RewindToLastGreen;
-
-fn short(commit: &str) -> &str {
-    commit.get(..7).unwrap_or(commit)
-}
 
 /// The task's worktree, which must still be there (a person may have deleted it while Healer
 /// asked).

@@ -7,50 +7,14 @@ use std::path::Path;
 
 use crate::error::Result;
 use crate::project::push::{self, Remote};
+use crate::project::quiet_git::run;
 use crate::store::{Project, RunsOn};
-
-/// Run git in `dir` with nothing that asks or runs a hook; its output, or the last of what it
-/// said.
-async fn run(dir: &Path, args: &[&str]) -> std::result::Result<String, String> {
-    let mut cmd = tokio::process::Command::new("git");
-    cmd.args([
-        "-c",
-        "core.hooksPath=/dev/null",
-        "-c",
-        "core.fsmonitor=false",
-        "-c",
-        "credential.interactive=never",
-    ])
-    .args(args)
-    .current_dir(dir)
-    .env("GIT_TERMINAL_PROMPT", "0")
-    .env("GIT_ASKPASS", "")
-    .env_remove("GIT_DIR")
-    .env_remove("GIT_WORK_TREE")
-    .stdin(std::process::Stdio::null())
-    .kill_on_drop(true);
-    if !push::chooses_own_ssh(dir) {
-        cmd.env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes");
-    }
-    let out = cmd
-        .output()
-        .await
-        .map_err(|e| format!("git could not start: {e}"))?;
-    if out.status.success() {
-        return Ok(String::from_utf8_lossy(&out.stdout).trim().to_string());
-    }
-    let said = String::from_utf8_lossy(&out.stderr);
-    Err(said
-        .lines()
-        .rfind(|l| !l.trim().is_empty())
-        .unwrap_or("git gave no reason")
-        .trim()
-        .to_string())
-}
 
 /// A full commit id git printed, or why not.
 fn commit_of(text: std::result::Result<String, String>) -> Option<String> {
-    text.ok().filter(|t| push::is_full_hash(t))
+    text.ok()
+        .map(|t| t.trim().to_string())
+        .filter(|t| push::is_full_hash(t))
 }
 
 /// Whether `older` is an ancestor of (or the same commit as) `newer` in `dir`.

@@ -6,7 +6,7 @@ use std::path::Path;
 use git2::Repository;
 
 use super::{
-    checked_branch, is_full_hash, send, Own, PushError, PushFailure, Remote, PUSH_TIME_LIMIT,
+    checked_branch, is_full_hash, send, How, PushError, PushFailure, Remote, PUSH_TIME_LIMIT,
 };
 
 /// The name under which a rewind keeps a task branch's earlier tip on its remote.
@@ -53,29 +53,8 @@ pub async fn pin_then_move(
     // Healer's own doing, not the person's: no hook of theirs runs, no tag or submodule goes
     // along; the pin is Healer's name, so whatever sits there (planted by an agent) is
     // replaced.
-    let own = Own::Rewind;
-    let forced_pin = format!("+{pin}");
-    send(
-        repo,
-        remote,
-        branch,
-        tip,
-        &forced_pin,
-        None,
-        PUSH_TIME_LIMIT,
-        own,
-    )
-    .await?;
-    send(
-        repo,
-        remote,
-        branch,
-        to,
-        &full,
-        Some(tip),
-        PUSH_TIME_LIMIT,
-        own,
-    )
-    .await?;
+    send(repo, remote, branch, tip, pin, How::Pin, PUSH_TIME_LIMIT).await?;
+    let back = How::Rewind { lease: tip };
+    send(repo, remote, branch, to, &full, back, PUSH_TIME_LIMIT).await?;
     Ok(())
 }
