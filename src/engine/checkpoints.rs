@@ -92,7 +92,10 @@ impl Handle {
                         )
                         .await
                         {
-                            Ok(done) => done,
+                            Ok(Some(done)) => done,
+                            // Another look took it up between the read and the claim: what it
+                            // did is the outcome, once it is done.
+                            Ok(None) => self.outcome_when_done(id).await?,
                             Err(e) => format!("Healer could not carry on: {e}"),
                         }
                     }

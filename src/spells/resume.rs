@@ -15,22 +15,25 @@ use crate::store::InvocationStatus;
 
 /// Carry on the invocation that waits for the answer to its question: the spell that asked is
 /// cast again with `answer`, then the rest of the plan. Returns what was done, in a sentence
-/// for the person (the checkpoint's outcome). Any engine may do it: the app, the daemon, or a
-/// CLI command that decides the question.
+/// for the person (the checkpoint's outcome); `None` when another look (this engine's at its
+/// start, or another engine's) took it up first, which then sets the outcome. Any engine may
+/// do it: the app, the daemon, or a CLI command that decides the question.
 pub(crate) async fn resume(
     services: &Services,
     projects: &Arc<Projects>,
     invocation_id: i64,
     answer: CheckpointAction,
-) -> Result<String> {
+) -> Result<Option<String>> {
     if !services
         .store
         .claim_waiting_invocation(invocation_id, this_engine())?
     {
-        return Ok("Healer had carried on already".to_string());
+        return Ok(None);
     }
     crate::failpoint::hit("healer.act_claimed");
-    carry_on(services, projects, invocation_id, answer).await
+    carry_on(services, projects, invocation_id, answer)
+        .await
+        .map(Some)
 }
 
 /// Carry out `answer` on an invocation claimed to act on it: the spell that asked is cast with
