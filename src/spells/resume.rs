@@ -179,7 +179,10 @@ pub(crate) async fn resume_answered(
         let Some(action) = chosen(services, checkpoint)? else {
             continue;
         };
-        let outcome = resume(services, projects, invocation, action).await?;
+        // Another engine (or the answer's own command) took it up: the outcome is its to say.
+        let Some(outcome) = resume(services, projects, invocation, action).await? else {
+            continue;
+        };
         services
             .store
             .set_checkpoint_outcome(checkpoint, &outcome)?;
